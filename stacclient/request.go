@@ -1,0 +1,21 @@
+package stacclient
+
+import "encoding/json"
+
+// Request is one HTTP request the client makes or will make: the first page
+// of a search, or a next link resolved exactly as the server gave it. It is
+// plain data so that a cursor can carry it across tool calls.
+type Request struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Body    json.RawMessage   `json:"body,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Cursor says where an iteration stopped: the request of the page it was in
+// and how many of that page's items were already yielded. Continuing from it
+// yields exactly the items that were not yet seen.
+type Cursor struct {
+	Request Request `json:"request"`
+	Skip    int     `json:"skip,omitempty"`
+}
