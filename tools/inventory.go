@@ -1,0 +1,105 @@
+// Package tools holds the MCP tools of stac-mcp: one file per tool, and this
+// inventory, the single list that the server, the docs and the schema
+// snapshot tests are all built from.
+//
+// Every tool is registered through define, the one adapter that resolves the
+// catalog, runs the handler inside the reliability layer (deadline, retries,
+// receipt) and shapes the result. No tool registers itself any other way.
+package tools
+
+import (
+	"context"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/stacmcp/stac-mcp/reliability"
+)
+
+// Inventory lists every tool, in the order a model should meet them.
+func Inventory() []Tool {
+	return []Tool{
+		// Filled in as tool files land: GetRoot(), GetConformance(), GetCapabilities(),
+		// SearchCollections(), GetCollection(), GetQueryables(), SearchItems(), GetItem(),
+		// GetAggregations(), EstimateDataSize(), ...
+	}
+}
+
+// Deps are the process-wide collaborators shared by every tool call and
+// every session.
+type Deps struct {
+	Layer    *reliability.Layer
+	Catalogs *Catalogs
+	Limits   Limits
+	Logger   zerolog.Logger
+}
+
+// Limits shape outputs for a model's context.
+type Limits struct {
+	MaxItemsDefault int // search_items max_items when not given (10)
+	MaxItemsCeiling int // the largest max_items accepted (STAC_MCP_MAX_ITEMS_CEILING)
+}
+
+// Call is one tool invocation as a handler sees it.
+type Call struct {
+	Deps    *Deps
+	Catalog *Catalog
+	Request *mcp.CallToolRequest
+}
+
+// CatalogArg is embedded in every tool input: every tool accepts the same
+// catalog forms as --catalog (URL, preset name, "demo", path to catalog.json).
+type CatalogArg struct {
+	CatalogURL string `json:"catalog_url,omitempty" jsonschema:"STAC API URL, preset name (earth-search, planetary-computer, usgs-landsat, demo, ...) or path to a local catalog.json; default: the server's configured catalog"`
+}
+
+func (c CatalogArg) catalogRef() string { return c.CatalogURL }
+
+type catalogInput interface{ catalogRef() string }
+
+// Handler is what each tool file writes: the structured output, a concise
+// readable text block, or an error (rendered as an isError result).
+type Handler[In catalogInput, Out any] func(ctx context.Context, c *Call, in In) (Out, string, error)
+
+// Tool is one inventory entry.
+type Tool struct {
+	Def      *mcp.Tool
+	Network  bool // true when the tool makes upstream requests
+	register func(s *mcp.Server, d *Deps)
+}
+
+// Register adds the tool to s.
+func (t Tool) Register(s *mcp.Server, d *Deps) { t.register(s, d) }
+
+// argTypeSchemas overrides the inferred schema of loose argument types
+// (arrays that may arrive as JSON strings, and so on); see args.go.
+var argTypeSchemas = map[reflect.Type]*jsonschema.Schema{}
+
+// define is the one adapter every tool goes through.
+func define[In catalogInput, Out any](def *mcp.Tool, network bool, h Handler[In, Out]) Tool {
+	// TODO(tools-core): input schema from jsonschema.For[In] with argTypeSchemas; output schema with
+	// non-nullable arrays; resolve catalog; d.Layer.Run(ctx, def.Name, host, ...); readable text +
+	// structuredContent; receipt (and denial) in _meta; errors rendered actionable.
+	return Tool{Def: def, Network: network, register: func(s *mcp.Server, d *Deps) {
+		mcp.AddTool(s, def, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+			var zero Out
+			cat, err := d.Catalogs.Resolve(ctx, in.catalogRef())
+			if err != nil {
+				return nil, zero, err
+			}
+			var out Out
+			var text string
+			_, err = d.Layer.Run(ctx, def.Name, cat.Host, func(ctx context.Context) error {
+				var herr error
+				out, text, herr = h(ctx, &Call{Deps: d, Catalog: cat, Request: req}, in)
+				return herr
+			})
+			if err != nil {
+				return nil, zero, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+		})
+	}}
+}
