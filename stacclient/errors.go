@@ -1,6 +1,11 @@
 package stacclient
 
-import "time"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // ErrorKind classifies a failed STAC request.
 type ErrorKind string
@@ -29,7 +34,45 @@ type Error struct {
 	Err        error         // underlying cause (transport or decode error)
 }
 
-func (e *Error) Error() string { panic("unimplemented") }
+// Error reads "GET https://x/v1/collections/foo: 404 not_found: Not Found":
+// the request, the status (when there was an answer), the kind, then the
+// upstream message, the cause and any Retry-After, each only when present.
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Method != "" || e.URL != "" {
+		b.WriteString(strings.TrimSpace(e.Method + " " + e.URL))
+		b.WriteString(": ")
+	}
+	if e.Status != 0 {
+		b.WriteString(strconv.Itoa(e.Status))
+		b.WriteByte(' ')
+	}
+	kind := e.Kind
+	if kind == "" {
+		kind = "error"
+	}
+	b.WriteString(string(kind))
+	if message := strings.TrimSpace(e.Message); message != "" {
+		b.WriteString(": ")
+		b.WriteString(message)
+	}
+	if e.Err != nil {
+		if e.Message == "" {
+			b.WriteString(": ")
+		} else {
+			b.WriteString(" (cause: ")
+		}
+		b.WriteString(e.Err.Error())
+		if e.Message != "" {
+			b.WriteByte(')')
+		}
+	}
+	if e.RetryAfter > 0 {
+		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
+	}
+	return b.String()
+}
+
 func (e *Error) Unwrap() error { return e.Err }
 
 // ParamError is a bad search or tool parameter, detected locally; nothing was
@@ -41,4 +84,22 @@ type ParamError struct {
 	Reason   string // what is wrong with it
 }
 
-func (e *ParamError) Error() string { panic("unimplemented") }
+// Error reads `invalid bbox: got "[1,2,3]" (3 numbers); accepted: 4 numbers
+// [west,south,east,north] or ...`, leaving out the parts that are empty.
+func (e *ParamError) Error() string {
+	var b strings.Builder
+	b.WriteString("invalid ")
+	b.WriteString(e.Param)
+	b.WriteString(": got ")
+	b.WriteString(strconv.Quote(e.Got))
+	if e.Reason != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Reason)
+		b.WriteByte(')')
+	}
+	if e.Accepted != "" {
+		b.WriteString("; accepted: ")
+		b.WriteString(e.Accepted)
+	}
+	return b.String()
+}

@@ -1,10 +1,15 @@
 package stacclient
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
 
 // SearchParams is a normalised item search: every field already validated
 // and in canonical form. Build one with ParseSearch from loose input, or fill
-// it directly from Go (then call Validate).
+// it directly from Go (then call Validate, or Normalized to also get the
+// canonical form).
 //
 // Limit is the page size hint sent to the server, NOT a total cap; the total
 // cap is SearchLimits.MaxItems.
@@ -70,43 +75,151 @@ type RawSearch struct {
 
 // ParseSearch validates and normalises loose search input. A bad value gives
 // a *ParamError naming the parameter, what was received and what is accepted.
-func ParseSearch(raw RawSearch) (SearchParams, error) { panic("unimplemented") }
+// The first bad parameter (in field order) is reported.
+func ParseSearch(raw RawSearch) (SearchParams, error) {
+	var p SearchParams
+	var err error
+	if p.Collections, err = ParseStringList("collections", raw.Collections); err != nil {
+		return SearchParams{}, err
+	}
+	if p.IDs, err = ParseStringList("ids", raw.IDs); err != nil {
+		return SearchParams{}, err
+	}
+	if p.BBox, err = ParseBBox(raw.BBox); err != nil {
+		return SearchParams{}, err
+	}
+	if p.Intersects, err = ParseIntersects(raw.Intersects); err != nil {
+		return SearchParams{}, err
+	}
+	if p.BBox != nil && p.Intersects != nil {
+		return SearchParams{}, &ParamError{
+			Param:    "bbox",
+			Got:      "both bbox and intersects",
+			Reason:   "bbox and intersects cannot be combined",
+			Accepted: "either bbox or intersects, not both (put the area in intersects as a Polygon to combine shapes)",
+		}
+	}
+	if p.Datetime, err = parseLooseDatetime(raw.Datetime); err != nil {
+		return SearchParams{}, err
+	}
+	if p.Query, err = ParseQuery(raw.Query); err != nil {
+		return SearchParams{}, err
+	}
+	if p.Filter, p.FilterLang, err = ParseFilter(raw.Filter, raw.FilterLang); err != nil {
+		return SearchParams{}, err
+	}
+	if p.SortBy, err = ParseSortBy(raw.SortBy); err != nil {
+		return SearchParams{}, err
+	}
+	if p.Fields, err = ParseFields(raw.Fields); err != nil {
+		return SearchParams{}, err
+	}
+	if p.Limit, err = ParseLimit(raw.Limit); err != nil {
+		return SearchParams{}, err
+	}
+	return p, nil
+}
 
 // Validate checks a SearchParams built in Go (same rules as ParseSearch).
-func (p SearchParams) Validate() error { panic("unimplemented") }
+// It accepts every form ParseSearch accepts (a partial date such as "2023",
+// a filter without FilterLang); use Normalized to get the canonical form
+// that is sent on the wire.
+func (p SearchParams) Validate() error {
+	_, err := p.Normalized()
+	return err
+}
+
+// Normalized re-runs the parameters through ParseSearch's rules and returns
+// the canonical form (datetime expanded to UTC, filter language inferred,
+// sort directions spelled "asc"/"desc", empty members dropped).
+func (p SearchParams) Normalized() (SearchParams, error) {
+	raw := RawSearch{FilterLang: p.FilterLang, Limit: p.Limit}
+	if p.Collections != nil {
+		raw.Collections = p.Collections
+	}
+	if p.IDs != nil {
+		raw.IDs = p.IDs
+	}
+	if p.BBox != nil {
+		raw.BBox = p.BBox
+	}
+	if p.Intersects != nil {
+		raw.Intersects = p.Intersects
+	}
+	if p.Datetime != "" {
+		raw.Datetime = p.Datetime
+	}
+	if p.Query != nil {
+		raw.Query = p.Query
+	}
+	if p.Filter != nil {
+		raw.Filter = p.Filter
+	}
+	if p.SortBy != nil {
+		raw.SortBy = p.SortBy
+	}
+	if p.Fields != nil {
+		raw.Fields = p.Fields
+	}
+	return ParseSearch(raw)
+}
+
+const stringListAccepted = `a list of strings ["a","b"], a JSON-encoded list "[\"a\",\"b\"]", or a comma-separated string "a,b"`
 
 // ParseStringList accepts a list of strings, a JSON-encoded list, or a comma
-// string ("a,b"). Empty input gives nil.
-func ParseStringList(param string, v any) ([]string, error) { panic("unimplemented") }
-
-// ParseBBox accepts 4 or 6 numbers as a list, a JSON-encoded list or "w,s,e,n".
-func ParseBBox(v any) ([]float64, error) { panic("unimplemented") }
-
-// ParseIntersects accepts a GeoJSON geometry (object or JSON string) or a
-// Feature (its geometry is taken) and validates it.
-func ParseIntersects(v any) (json.RawMessage, error) { panic("unimplemented") }
-
-// ParseDatetime normalises an instant or interval: partial dates expand to
-// their whole period, open ends are "..", everything is UTC "Z".
-func ParseDatetime(s string) (string, error) { panic("unimplemented") }
-
-// ParseQuery accepts a query object, a JSON string, or "prop<op>value" strings.
-func ParseQuery(v any) (map[string]any, error) { panic("unimplemented") }
-
-// ParseFilter accepts a CQL2 JSON object (or JSON string of one) or CQL2 text,
-// and returns the filter with its language.
-func ParseFilter(v any, lang string) (json.RawMessage, string, error) { panic("unimplemented") }
-
-// ParseSortBy accepts "-properties.datetime,+id", a list of such strings, or
-// a list of {field, direction} objects.
-func ParseSortBy(v any) ([]SortField, error) { panic("unimplemented") }
-
-// ParseFields accepts "a,-b", a list of such strings, or {include, exclude}.
-func ParseFields(v any) (*Fields, error) { panic("unimplemented") }
-
-// PostBody is the JSON body of a POST /search for these parameters.
-func (p SearchParams) PostBody() json.RawMessage { panic("unimplemented") }
-
-// QueryValues is the GET /search query string for these parameters
-// (collections=a,b; bbox=w,s,e,n; sortby=%2Bid; filter-lang defaults to cql2-text).
-func (p SearchParams) QueryString() string { panic("unimplemented") }
+// string ("a,b"). Empty input gives nil. Surrounding spaces are trimmed and
+// empty entries of a comma string (as in "a,,b" or "a,b,") are skipped.
+func ParseStringList(param string, v any) ([]string, error) {
+	bad := func(reason string) error {
+		return &ParamError{Param: param, Got: describeReceived(v), Reason: reason, Accepted: stringListAccepted}
+	}
+	var items []string
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		s := strings.TrimSpace(x)
+		if s == "" {
+			return nil, nil
+		}
+		if strings.HasPrefix(s, "[") {
+			var decoded []any
+			if err := json.Unmarshal([]byte(s), &decoded); err != nil {
+				return nil, bad("looks like a JSON list but does not decode: " + err.Error())
+			}
+			return ParseStringList(param, decoded)
+		}
+		for _, part := range strings.Split(s, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				items = append(items, part)
+			}
+		}
+	case []string:
+		for i, s := range x {
+			s = strings.TrimSpace(s)
+			if s == "" {
+				return nil, bad("entry " + strconv.Itoa(i) + " is empty")
+			}
+			items = append(items, s)
+		}
+	case []any:
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, bad("entry " + strconv.Itoa(i) + " is " + jsonTypeName(e) + ", not a string")
+			}
+			if s = strings.TrimSpace(s); s == "" {
+				return nil, bad("entry " + strconv.Itoa(i) + " is empty")
+			}
+			items = append(items, s)
+		}
+	case json.RawMessage:
+		return parseJSONThen(param, x, stringListAccepted, func(d any) ([]string, error) { return ParseStringList(param, d) })
+	default:
+		return nil, bad("a " + jsonTypeName(v) + " is not a list of strings")
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	return items, nil
+}

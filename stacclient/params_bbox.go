@@ -1,0 +1,102 @@
+package stacclient
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+const bboxAccepted = `4 numbers [west,south,east,north] or 6 [west,south,minz,east,north,maxz], as a list or "w,s,e,n"; longitudes -180..180, latitudes -90..90 with south <= north; west > east means the box crosses the antimeridian`
+
+// ParseBBox accepts 4 or 6 numbers as a list, a JSON-encoded list or "w,s,e,n".
+// West greater than east is allowed: the box crosses the antimeridian.
+func ParseBBox(v any) ([]float64, error) {
+	bad := func(reason string) error {
+		return &ParamError{Param: "bbox", Got: describeReceived(v), Reason: reason, Accepted: bboxAccepted}
+	}
+	var numbers []float64
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		s := strings.TrimSpace(x)
+		if s == "" {
+			return nil, nil
+		}
+		if looksLikeJSONContainer(s) {
+			decoded, err := decodeLooseJSON([]byte(s))
+			if err != nil {
+				return nil, bad("looks like JSON but does not decode: " + err.Error())
+			}
+			if _, isList := decoded.([]any); !isList {
+				return nil, bad("a JSON " + jsonTypeName(decoded) + " is not a list of numbers")
+			}
+			return ParseBBox(decoded)
+		}
+		for i, part := range strings.Split(s, ",") {
+			f, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+			if err != nil || !isFinite(f) {
+				return nil, bad(fmt.Sprintf("entry %d %q is not a number", i, strings.TrimSpace(part)))
+			}
+			numbers = append(numbers, f)
+		}
+	case []float64:
+		numbers = append([]float64(nil), x...)
+	case []int:
+		for _, n := range x {
+			numbers = append(numbers, float64(n))
+		}
+	case []any:
+		for i, e := range x {
+			f, ok := numberFromLoose(e)
+			if !ok {
+				return nil, bad(fmt.Sprintf("entry %d is %s, not a finite number", i, describeReceived(e)))
+			}
+			numbers = append(numbers, f)
+		}
+	case json.RawMessage:
+		return parseJSONThen("bbox", x, bboxAccepted, ParseBBox)
+	default:
+		return nil, bad("a " + jsonTypeName(v) + " is not a list of numbers")
+	}
+	if len(numbers) == 0 {
+		return nil, nil
+	}
+	if reason := bboxProblem(numbers); reason != "" {
+		return nil, bad(reason)
+	}
+	return numbers, nil
+}
+
+// bboxProblem says what is wrong with a bbox, or "" when it is valid.
+func bboxProblem(b []float64) string {
+	if len(b) != 4 && len(b) != 6 {
+		return fmt.Sprintf("%d numbers", len(b))
+	}
+	for i, f := range b {
+		if !isFinite(f) {
+			return fmt.Sprintf("entry %d is not a finite number", i)
+		}
+	}
+	west, south, east, north := b[0], b[1], b[2], b[3]
+	if len(b) == 6 {
+		west, south, east, north = b[0], b[1], b[3], b[4]
+		if b[2] > b[5] {
+			return fmt.Sprintf("minz %s is above maxz %s", formatCoordinate(b[2]), formatCoordinate(b[5]))
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		value float64
+		limit float64
+	}{{"west", west, 180}, {"east", east, 180}, {"south", south, 90}, {"north", north, 90}} {
+		if c.value < -c.limit || c.value > c.limit {
+			return fmt.Sprintf("%s %s is outside -%s..%s", c.name, formatCoordinate(c.value), formatCoordinate(c.limit), formatCoordinate(c.limit))
+		}
+	}
+	if south > north {
+		return fmt.Sprintf("south %s is greater than north %s (the order is west,south,east,north)", formatCoordinate(south), formatCoordinate(north))
+	}
+	return ""
+}

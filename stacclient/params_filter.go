@@ -1,0 +1,131 @@
+package stacclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+const filterAccepted = `a CQL2 JSON object {"op": "<", "args": [{"property": "eo:cloud_cover"}, 10]} (or that object as a JSON string) with filter-lang cql2-json, or CQL2 text such as "eo:cloud_cover < 10" with filter-lang cql2-text; filter-lang may be omitted and is then inferred from the form`
+
+// ParseFilter accepts a CQL2 JSON object (or JSON string of one) or CQL2 text,
+// and returns the filter with its language. The filter itself is passed
+// through unparsed (there is no CQL2 library to check it against); an
+// explicit lang that contradicts the form is an error. The returned filter
+// is a compact JSON object for cql2-json and a JSON string for cql2-text.
+func ParseFilter(v any, lang string) (json.RawMessage, string, error) {
+	lang = strings.ToLower(strings.TrimSpace(lang))
+	if lang != "" && lang != FilterLangCQL2JSON && lang != FilterLangCQL2Text {
+		return nil, "", &ParamError{Param: "filter-lang", Got: lang, Reason: "unknown filter language", Accepted: `"cql2-json" or "cql2-text" (or omitted, to infer it from the filter)`}
+	}
+	bad := func(reason string) error {
+		return &ParamError{Param: "filter", Got: describeReceived(v), Reason: reason, Accepted: filterAccepted}
+	}
+	var filter json.RawMessage
+	form := ""
+	switch x := v.(type) {
+	case nil:
+	case string:
+		text := strings.TrimSpace(x)
+		if text == "" {
+			break
+		}
+		if strings.HasPrefix(text, "{") {
+			var err error
+			if filter, err = compactJSONObject([]byte(text)); err != nil {
+				return nil, "", bad("starts like a CQL2 JSON object but " + err.Error())
+			}
+			form = FilterLangCQL2JSON
+			break
+		}
+		encoded, err := marshalWithoutHTMLEscape(text)
+		if err != nil {
+			return nil, "", bad("cannot be encoded as a JSON string: " + err.Error())
+		}
+		filter, form = encoded, FilterLangCQL2Text
+	case json.RawMessage:
+		trimmed := bytes.TrimSpace(x)
+		if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+			break
+		}
+		if trimmed[0] == '"' { // CQL2 text held in a JSON string, as SearchParams.Filter stores it
+			var text string
+			if err := json.Unmarshal(trimmed, &text); err != nil {
+				return nil, "", bad("not a valid JSON string: " + err.Error())
+			}
+			return ParseFilter(text, lang)
+		}
+		var err error
+		if filter, err = compactJSONObject(trimmed); err != nil {
+			return nil, "", bad(err.Error())
+		}
+		form = FilterLangCQL2JSON
+	case map[string]any:
+		if len(x) == 0 {
+			break
+		}
+		encoded, err := marshalWithoutHTMLEscape(x)
+		if err != nil {
+			return nil, "", bad("cannot be encoded as JSON: " + err.Error())
+		}
+		if filter, err = compactJSONObject(encoded); err != nil {
+			return nil, "", bad(err.Error())
+		}
+		form = FilterLangCQL2JSON
+	default:
+		return nil, "", bad("a " + jsonTypeName(v) + " is neither a CQL2 JSON object nor CQL2 text")
+	}
+	if filter == nil {
+		if lang != "" {
+			return nil, "", &ParamError{Param: "filter-lang", Got: lang, Reason: "given without a filter", Accepted: "filter-lang only together with a filter"}
+		}
+		return nil, "", nil
+	}
+	if lang != "" && lang != form {
+		return nil, "", bad(fmt.Sprintf("filter-lang says %s but the filter is %s", lang, describeFilterForm(form)))
+	}
+	return filter, form, nil
+}
+
+// describeFilterForm names the form a filter was recognised as.
+func describeFilterForm(form string) string {
+	if form == FilterLangCQL2JSON {
+		return "a JSON object (cql2-json)"
+	}
+	return "text (cql2-text)"
+}
+
+// compactJSONObject checks that data is one JSON object and returns it in
+// canonical compact form (keys sorted, numbers exactly as written), so that
+// the same filter always gives the same request bytes.
+func compactJSONObject(data []byte) (json.RawMessage, error) {
+	decoded, err := decodeLooseJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("is not valid JSON: %v", err)
+	}
+	obj, ok := decoded.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("is a JSON %s, not an object", jsonTypeName(decoded))
+	}
+	if len(obj) == 0 {
+		return nil, fmt.Errorf("is an empty object")
+	}
+	canonical, err := marshalWithoutHTMLEscape(obj)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be re-encoded: %v", err)
+	}
+	return canonical, nil
+}
+
+// marshalWithoutHTMLEscape encodes v as compact JSON keeping <, > and &
+// literal: CQL2 and query operators are full of them and servers log bodies.
+func marshalWithoutHTMLEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

@@ -1,0 +1,144 @@
+package stacclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxReceivedChars bounds how much of a bad value is echoed back in a
+// ParamError, so that a huge geometry does not flood the model's context.
+const maxReceivedChars = 200
+
+// describeReceived renders a received value for an error message: strings as
+// they are, everything else as compact JSON, trimmed to maxReceivedChars with
+// a note saying how much was cut.
+func describeReceived(v any) string {
+	var text string
+	switch x := v.(type) {
+	case nil:
+		text = "null"
+	case string:
+		text = x
+	case json.RawMessage:
+		text = string(x)
+	case []byte:
+		text = string(x)
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			text = fmt.Sprintf("%v", x)
+		} else {
+			text = string(b)
+		}
+	}
+	return trimForMessage(text, maxReceivedChars)
+}
+
+// trimForMessage cuts s to at most limit runes and says how many were cut.
+func trimForMessage(s string, limit int) string {
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	runes := []rune(s)
+	return string(runes[:limit]) + fmt.Sprintf("…(%d more characters)", len(runes)-limit)
+}
+
+// jsonTypeName names the JSON type of a decoded value for error messages.
+func jsonTypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case float64, float32, int, int64, int32, json.Number:
+		return "number"
+	case []any, []string, []float64:
+		return "list"
+	case map[string]any:
+		return "object"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// decodeLooseJSON decodes one JSON value, keeping numbers as json.Number so
+// that they are written back exactly, and rejects trailing data.
+func decodeLooseJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// parseJSONThen decodes raw JSON given as json.RawMessage and hands the
+// decoded value to next; a decode failure becomes a ParamError for param.
+func parseJSONThen[T any](param string, data json.RawMessage, accepted string, next func(any) (T, error)) (T, error) {
+	var zero T
+	if len(bytes.TrimSpace(data)) == 0 {
+		return next(nil)
+	}
+	decoded, err := decodeLooseJSON(data)
+	if err != nil {
+		return zero, &ParamError{Param: param, Got: describeReceived(data), Reason: "not valid JSON: " + err.Error(), Accepted: accepted}
+	}
+	return next(decoded)
+}
+
+// numberFromLoose converts a decoded JSON number or Go number to float64.
+// ok is false for anything that is not a finite number.
+func numberFromLoose(v any) (float64, bool) {
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case float32:
+		f = float64(x)
+	case int:
+		f = float64(x)
+	case int64:
+		f = float64(x)
+	case int32:
+		f = float64(x)
+	case json.Number:
+		parsed, err := x.Float64()
+		if err != nil {
+			return 0, false
+		}
+		f = parsed
+	default:
+		return 0, false
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+// looksLikeJSONContainer reports whether a string is probably a JSON object
+// or list sent as text (the way some LLM clients send structured values).
+func looksLikeJSONContainer(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.HasPrefix(s, "{") || strings.HasPrefix(s, "[")
+}
+
+// formatCoordinate writes a float the shortest way that reads back exactly.
+func formatCoordinate(f float64) string {
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// isFinite reports whether f is neither NaN nor infinite.
+func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
