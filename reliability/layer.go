@@ -1,103 +1,155 @@
-// Package reliability is the one wrapper every tool call and every upstream
-// request goes through: deadline, retries with full-jitter backoff,
-// Retry-After, per-host retry budget, circuit breaker, bulkhead, request
-// coalescing and a short cache, with metrics and structured logs.
-//
-// TEMPORARY: this file is the interface contract with a pass-through
-// implementation (timeout only). The reliability issue replaces the bodies.
 package reliability
 
 import (
-	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
 	"net/http"
+	"os"
+	"slices"
+	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/singleflight"
 )
-
-// Policy is the retry and timeout policy. Defaults come from DefaultPolicy;
-// PolicyFromEnv overrides them from STAC_MCP_* variables.
-type Policy struct {
-	ToolTimeout    time.Duration // STAC_MCP_TOOL_TIMEOUT_SECS, 15 s
-	AttemptTimeout time.Duration // STAC_MCP_ATTEMPT_TIMEOUT_SECS
-	MaxAttempts    int           // STAC_MCP_MAX_ATTEMPTS, 3
-	BackoffBase    time.Duration // STAC_MCP_BACKOFF_BASE_SECS, 0.4 s
-	RetryAfterCap  time.Duration // STAC_MCP_RETRY_AFTER_CAP_SECS, 5 s
-	CacheTTL       time.Duration // STAC_MCP_CACHE_TTL_SECS; 0 disables the cache
-}
-
-// DefaultPolicy is the documented policy.
-func DefaultPolicy() Policy {
-	return Policy{
-		ToolTimeout:    15 * time.Second,
-		AttemptTimeout: 5 * time.Second,
-		MaxAttempts:    3,
-		BackoffBase:    400 * time.Millisecond,
-		RetryAfterCap:  5 * time.Second,
-		CacheTTL:       30 * time.Second,
-	}
-}
 
 // Options are the process-wide collaborators of a Layer.
 type Options struct {
-	// Transport is the base RoundTripper (nil: a dedicated clone of
-	// http.DefaultTransport). Tests put fault injectors here.
+	// Transport is the base RoundTripper (nil: a dedicated transport of our
+	// own, never the shared http.DefaultTransport pool). Tests put fault
+	// injectors or in-memory servers here.
 	Transport http.RoundTripper
+	// Logger receives the retry and tool events (nil: JSON at info level on
+	// stderr). It must not write to stdout.
+	Logger *zerolog.Logger
+	// Rand drives backoff jitter and breaker jitter (nil: randomly seeded).
+	// Tests pass rand.New(rand.NewPCG(seed, seed2)) for reproducible waits.
+	Rand *rand.Rand
+	// Now is the clock for the breaker, the cache, Retry-After dates and the
+	// health windows (nil: time.Now). Deadlines and backoff sleeps use the
+	// runtime clock, which testing/synctest virtualises.
+	Now func() time.Time
 }
 
 // Layer is the process-wide reliability state shared by all sessions.
 type Layer struct {
-	policy Policy
-	client *http.Client
+	policy  Policy
+	log     zerolog.Logger
+	rng     *lockedRand
+	now     func() time.Time
+	metrics *metrics
+	cache   *responseCache
+	flight  singleflight.Group
+
+	client        *http.Client // handed to stacclient; retries inside
+	attemptClient *http.Client // one attempt per Do; used by go-retryablehttp
+
+	hostsMu sync.Mutex
+	hosts   map[string]*hostState
 }
 
-// New builds a Layer.
+// hostState is everything kept per catalog host.
+type hostState struct {
+	name     string
+	budget   *retryBudget
+	breaker  *breaker
+	bulkhead *bulkhead
+	counts   rollingCounts
+}
+
+// New builds a Layer. A zero Policy means DefaultPolicy. A policy that fails
+// Validate is a programming error (PolicyFromEnv validates user input), so
+// New panics with the validation message rather than run with it.
 func New(p Policy, opts Options) *Layer {
-	rt := opts.Transport
-	if rt == nil {
-		rt = http.DefaultTransport.(*http.Transport).Clone()
+	if p == (Policy{}) {
+		p = DefaultPolicy()
 	}
-	return &Layer{policy: p, client: &http.Client{Transport: rt}}
+	if err := p.Validate(); err != nil {
+		panic(err)
+	}
+	l := &Layer{
+		policy:  p,
+		rng:     newLockedRand(opts.Rand),
+		now:     opts.Now,
+		metrics: newMetrics(),
+		cache:   newResponseCache(p.CacheTTL, p.CacheMaxBytes),
+		hosts:   map[string]*hostState{},
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	if opts.Logger != nil {
+		l.log = *opts.Logger
+	} else {
+		l.log = zerolog.New(os.Stderr).Level(zerolog.InfoLevel).With().Timestamp().Logger()
+	}
+	base := opts.Transport
+	if base == nil {
+		base = newDedicatedTransport(p)
+	}
+	// The attempt transport has no CloseIdleConnections method, so the
+	// library's CloseIdleConnections calls on every failure path cannot
+	// churn the connection pool.
+	l.attemptClient = &http.Client{
+		Transport: &attemptTransport{layer: l, base: base},
+		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errTooManyRedirects
+			}
+			return nil
+		},
+	}
+	l.client = &http.Client{Transport: &layerTransport{layer: l}}
+	return l
+}
+
+// newDedicatedTransport is a pool of our own with connect and TLS limits
+// well inside the attempt timeout.
+func newDedicatedTransport(p Policy) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: min(2*time.Second, p.AttemptTimeout), KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = min(2*time.Second, p.AttemptTimeout)
+	t.MaxIdleConnsPerHost = p.BulkheadMax
+	return t
 }
 
 // Policy returns the layer's policy.
 func (l *Layer) Policy() Policy { return l.policy }
 
-// HTTPClient is the client every upstream request must use.
+// HTTPClient is the client every upstream request must use. Retries,
+// timeouts, breaker, bulkhead, coalescing and caching all happen inside it.
+// Requests made outside Run get the same policy under tool name "unknown".
 func (l *Layer) HTTPClient() *http.Client { return l.client }
 
-// Receipt is what one tool call cost, attached to every result's _meta.
-type Receipt struct {
-	CorrelationID    string `json:"correlation_id"`
-	Attempts         int    `json:"attempts"`
-	Retries          int    `json:"retries"`
-	UpstreamRequests int    `json:"upstream_requests"`
-	ElapsedMS        int64  `json:"elapsed_ms"`
-	CacheHit         bool   `json:"cache_hit"`
-	CatalogHost      string `json:"catalog_host"`
+func (l *Layer) host(name string) *hostState {
+	l.hostsMu.Lock()
+	defer l.hostsMu.Unlock()
+	if h, ok := l.hosts[name]; ok {
+		return h
+	}
+	h := &hostState{name: name, budget: newRetryBudget(), bulkhead: newBulkhead(l.policy.BulkheadMax)}
+	h.breaker = newBreaker(l.now, l.rng, func(state string) {
+		l.metrics.breakerState.WithLabelValues(name).Set(breakerStateValue(state))
+		l.log.Warn().Str("event", "breaker_"+state).Str("host", name).Msg("circuit breaker changed state")
+	})
+	l.metrics.breakerState.WithLabelValues(name).Set(0)
+	l.metrics.budgetTokens.WithLabelValues(name).Set(budgetCapacity)
+	l.hosts[name] = h
+	return h
 }
 
-// Run executes one tool call: it sets the tool deadline and the per-call
-// record, calls fn, and returns the receipt. fn's error is returned as is,
-// or as a *Denial when the layer gave up (timeout, retries exhausted, …).
-func (l *Layer) Run(ctx context.Context, tool, catalogHost string, fn func(ctx context.Context) error) (Receipt, error) {
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, l.policy.ToolTimeout)
-	defer cancel()
-	err := fn(ctx)
-	return Receipt{CatalogHost: catalogHost, ElapsedMS: time.Since(start).Milliseconds()}, err
+func (l *Layer) hostNames() []string {
+	l.hostsMu.Lock()
+	defer l.hostsMu.Unlock()
+	names := make([]string, 0, len(l.hosts))
+	for n := range l.hosts {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
-// Denial is a typed give-up: why the layer stopped and what to do next.
-type Denial struct {
-	Code         string    `json:"code"` // retry_exhausted, timeout, circuit_open, budget_exhausted, not_retryable, deadline
-	Attempts     int       `json:"attempts"`
-	ElapsedMS    int64     `json:"elapsed_ms"`
-	LastStatus   int       `json:"last_status,omitempty"`
-	LastMessage  string    `json:"last_message,omitempty"`
-	RetryAfterMS int64     `json:"retry_after_ms,omitempty"`
-	RetryAt      time.Time `json:"retry_at,omitzero"`
-	Next         string    `json:"next"` // what to do next, for the model
-	Err          error     `json:"-"`
+func (l *Layer) String() string {
+	return fmt.Sprintf("reliability.Layer{tool timeout %s, %d attempts}", l.policy.ToolTimeout, l.policy.MaxAttempts)
 }
-
-func (d *Denial) Error() string { return d.Code + ": " + d.Next }
-func (d *Denial) Unwrap() error { return d.Err }

@@ -1,0 +1,145 @@
+package reliability
+
+import (
+	"sync"
+	"time"
+)
+
+// Circuit breaker constants. A host's breaker opens when at least half of
+// the last breakerMinCalls-or-more attempt outcomes inside breakerWindow were
+// retryable failures (5xx, 429, resets, attempt timeouts; never 4xx). With 50
+// outcomes a steady 20 % fault rate opens it with probability ~2e-6, while a
+// dead host opens it within one or two dozen calls.
+const (
+	breakerWindow      = 10 * time.Second
+	breakerBuckets     = 10
+	breakerMinCalls    = 50
+	breakerFailureRate = 0.5
+	breakerOpenFor     = 10 * time.Second
+	breakerOpenJitter  = 2 * time.Second // open for U[10 s, 12 s)
+	breakerProbes      = 3               // half-open: this many successes close it
+)
+
+// Breaker states, as reported by Health and the breaker_state gauge.
+const (
+	BreakerClosed   = "closed"
+	BreakerHalfOpen = "half_open"
+	BreakerOpen     = "open"
+)
+
+type breakerBucket struct {
+	start           time.Time
+	total, failures int
+}
+
+// breaker is one host's circuit breaker, shared by all sessions.
+type breaker struct {
+	mu        sync.Mutex
+	now       func() time.Time
+	rng       *lockedRand
+	state     string
+	buckets   [breakerBuckets]breakerBucket
+	openUntil time.Time
+	probes    int // half-open probes in flight
+	probeOK   int // half-open probes that succeeded
+	onChange  func(state string)
+}
+
+func newBreaker(now func() time.Time, rng *lockedRand, onChange func(string)) *breaker {
+	return &breaker{now: now, rng: rng, state: BreakerClosed, onChange: onChange}
+}
+
+// allow admits one attempt. When it returns true the caller must report the
+// attempt's result with record (half-open probes are counted that way).
+func (b *breaker) allow() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch b.state {
+	case BreakerOpen:
+		if b.now().Before(b.openUntil) {
+			return false
+		}
+		b.setState(BreakerHalfOpen)
+		b.probes, b.probeOK = 0, 0
+		fallthrough
+	case BreakerHalfOpen:
+		if b.probes >= breakerProbes-b.probeOK {
+			return false
+		}
+		b.probes++
+	}
+	return true
+}
+
+// record reports one admitted attempt: failed is true only for retryable
+// failures. neutral outcomes (caller cancellation) release a probe slot
+// without counting.
+func (b *breaker) record(failed, neutral bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == BreakerHalfOpen {
+		b.probes = max(0, b.probes-1)
+		switch {
+		case neutral:
+		case failed:
+			b.trip()
+		default:
+			b.probeOK++
+			if b.probeOK >= breakerProbes {
+				b.buckets = [breakerBuckets]breakerBucket{}
+				b.setState(BreakerClosed)
+			}
+		}
+		return
+	}
+	if neutral || b.state != BreakerClosed {
+		return
+	}
+	now := b.now()
+	slot := now.Truncate(breakerWindow / breakerBuckets)
+	bk := &b.buckets[(slot.UnixNano()/int64(breakerWindow/breakerBuckets))%breakerBuckets]
+	if !bk.start.Equal(slot) {
+		*bk = breakerBucket{start: slot}
+	}
+	bk.total++
+	if failed {
+		bk.failures++
+	}
+	total, failures := 0, 0
+	for _, x := range b.buckets {
+		if now.Sub(x.start) < breakerWindow {
+			total += x.total
+			failures += x.failures
+		}
+	}
+	if total >= breakerMinCalls && float64(failures) >= breakerFailureRate*float64(total) {
+		b.trip()
+	}
+}
+
+// trip opens the breaker for a jittered period. Caller holds mu.
+func (b *breaker) trip() {
+	b.openUntil = b.now().Add(breakerOpenFor + time.Duration(b.rng.Float64()*float64(breakerOpenJitter)))
+	b.probes, b.probeOK = 0, 0
+	b.setState(BreakerOpen)
+}
+
+func (b *breaker) setState(s string) {
+	if b.state == s {
+		return
+	}
+	b.state = s
+	if b.onChange != nil {
+		b.onChange(s)
+	}
+}
+
+// status reports the state and, when open, until when.
+func (b *breaker) status() (string, time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == BreakerOpen && !b.now().Before(b.openUntil) {
+		return BreakerHalfOpen, time.Time{}
+	}
+	return b.state, b.openUntil
+}

@@ -1,0 +1,50 @@
+package reliability
+
+import "sync"
+
+// Retry budget constants, as in the AWS SDK "standard" retry mode: a host
+// starts with 500 tokens, a retry costs 5 (10 after a timeout, because a
+// timeout held a connection and a slot for the whole attempt), and a request
+// that succeeds returns what its last retry cost plus 1. At a steady 20 %
+// per-attempt fault rate a call nets about +0.75 tokens, so the budget only
+// drains when failures are sustained above roughly a third of attempts.
+const (
+	budgetCapacity     = 500
+	budgetRetryCost    = 5
+	budgetTimeoutCost  = 10
+	budgetSuccessBonus = 1
+)
+
+// retryBudget is one host's token bucket, shared by all sessions.
+type retryBudget struct {
+	mu     sync.Mutex
+	tokens int
+}
+
+func newRetryBudget() *retryBudget { return &retryBudget{tokens: budgetCapacity} }
+
+// take spends cost tokens for a retry; false means the budget is spent and
+// the retry must not happen.
+func (b *retryBudget) take(cost int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.tokens < cost {
+		return false
+	}
+	b.tokens -= cost
+	return true
+}
+
+// succeeded refunds the cost of the retry that succeeded (0 when the first
+// attempt did) and adds the success bonus, never above capacity.
+func (b *retryBudget) succeeded(lastRetryCost int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.tokens = min(budgetCapacity, b.tokens+lastRetryCost+budgetSuccessBonus)
+}
+
+func (b *retryBudget) available() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tokens
+}

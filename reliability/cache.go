@@ -1,0 +1,177 @@
+package reliability
+
+import (
+	"bytes"
+	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// snapshot is a fully buffered response, shareable between coalesced callers
+// and storable in the cache. Each caller gets its own *http.Response.
+type snapshot struct {
+	status        int
+	proto         string
+	header        http.Header
+	contentLength int64
+	body          []byte
+}
+
+func (s *snapshot) response(req *http.Request) *http.Response {
+	return &http.Response{
+		Status:        http.StatusText(s.status),
+		StatusCode:    s.status,
+		Proto:         s.proto,
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        s.header.Clone(),
+		ContentLength: s.contentLength,
+		Body:          io.NopCloser(bytes.NewReader(s.body)),
+		Request:       req,
+	}
+}
+
+func (s *snapshot) size() int64 {
+	n := int64(len(s.body)) + 256
+	for k, vs := range s.header {
+		n += int64(len(k))
+		for _, v := range vs {
+			n += int64(len(v))
+		}
+	}
+	return n
+}
+
+// isRead reports the requests that may be coalesced and cached: GET, HEAD,
+// and POST to a /search or /aggregate endpoint (STAC item search and
+// aggregation are reads sent as POST to carry a JSON body).
+func isRead(method, path string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead:
+		return true
+	case http.MethodPost:
+		p := strings.TrimSuffix(path, "/")
+		return strings.HasSuffix(p, "/search") || strings.HasSuffix(p, "/aggregate")
+	}
+	return false
+}
+
+// headersIgnoredInKey are per-call headers that do not change the answer.
+var headersIgnoredInKey = map[string]bool{
+	"X-Correlation-Id": true, "User-Agent": true, "Traceparent": true, "Tracestate": true, "Idempotency-Key": true,
+}
+
+// requestKey identifies a read: method, URL, canonical JSON body (so that key
+// order and spacing do not matter) and every header that can change the
+// answer (Accept, Authorization, API keys …). It is a hash so that secrets in
+// headers are not kept in memory as map keys.
+func requestKey(req *http.Request, body []byte) string {
+	h := sha256.New()
+	io.WriteString(h, req.Method+" "+req.URL.String()+"\n")
+	names := make([]string, 0, len(req.Header))
+	for name := range req.Header {
+		if !headersIgnoredInKey[http.CanonicalHeaderKey(name)] {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		io.WriteString(h, http.CanonicalHeaderKey(name)+": "+strings.Join(req.Header.Values(name), ",")+"\n")
+	}
+	h.Write([]byte{0})
+	h.Write(canonicalJSON(body))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func canonicalJSON(body []byte) []byte {
+	var v any
+	if len(body) == 0 || json.Unmarshal(body, &v) != nil {
+		return body
+	}
+	out, err := json.Marshal(v) // map keys come out sorted
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// responseCache keeps successful reads for a short TTL, least recently used
+// first out once maxBytes is reached. Failures are never stored.
+type responseCache struct {
+	mu       sync.Mutex
+	ttl      time.Duration
+	maxBytes int64
+	used     int64
+	order    *list.List // front = most recently used
+	entries  map[string]*list.Element
+}
+
+type cacheEntry struct {
+	key     string
+	snap    *snapshot
+	expires time.Time
+	size    int64
+}
+
+func newResponseCache(ttl time.Duration, maxBytes int64) *responseCache {
+	return &responseCache{ttl: ttl, maxBytes: maxBytes, order: list.New(), entries: map[string]*list.Element{}}
+}
+
+func (c *responseCache) enabled() bool { return c.ttl > 0 && c.maxBytes > 0 }
+
+func (c *responseCache) get(key string, now time.Time) (*snapshot, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return nil, false
+	}
+	e := el.Value.(*cacheEntry)
+	if !now.Before(e.expires) {
+		c.remove(el)
+		return nil, false
+	}
+	c.order.MoveToFront(el)
+	return e.snap, true
+}
+
+// put stores a 2xx snapshot. An entry larger than a quarter of the cache is
+// not stored, so one huge page cannot flush everything else.
+func (c *responseCache) put(key string, s *snapshot, now time.Time) {
+	if s.status < 200 || s.status > 299 {
+		return
+	}
+	size := s.size()
+	if size > c.maxBytes/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok {
+		c.remove(el)
+	}
+	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, snap: s, expires: now.Add(c.ttl), size: size})
+	c.used += size
+	for c.used > c.maxBytes {
+		c.remove(c.order.Back())
+	}
+}
+
+func (c *responseCache) remove(el *list.Element) {
+	e := c.order.Remove(el).(*cacheEntry)
+	delete(c.entries, e.key)
+	c.used -= e.size
+}
+
+func (c *responseCache) bytesUsed() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}

@@ -1,0 +1,224 @@
+package reliability
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Receipt is what one tool call cost, attached to every result's _meta.
+// Attempts counts HTTP attempts that were sent upstream (cache hits and
+// coalesced reads send none), Retries the attempts after the first of each
+// request, UpstreamRequests the logical requests the tool made.
+type Receipt struct {
+	CorrelationID    string `json:"correlation_id"`
+	Tool             string `json:"tool_name"`
+	Attempts         int    `json:"attempts"`
+	Retries          int    `json:"retries"`
+	UpstreamRequests int    `json:"upstream_requests"`
+	ElapsedMS        int64  `json:"elapsed_ms"`
+	CacheHit         bool   `json:"cache_hit"`
+	Coalesced        bool   `json:"coalesced,omitempty"`
+	CatalogHost      string `json:"catalog_host"`
+}
+
+// callRecord is the per-call state Run puts in the context; the HTTP layer
+// reads and updates it. Tools may issue requests concurrently, hence the lock.
+type callRecord struct {
+	tool, correlationID, host string
+	start                     time.Time
+
+	mu          sync.Mutex
+	attempts    int
+	retries     int
+	requests    int
+	cacheHit    bool
+	coalesced   bool
+	denial      *Denial
+	throttleHit bool // a 403 {"message":"Forbidden"} answer was seen
+	lastStatus  int
+	lastMessage string
+	lastClass   string
+}
+
+type recordKey struct{}
+
+func withRecord(ctx context.Context, r *callRecord) context.Context {
+	return context.WithValue(ctx, recordKey{}, r)
+}
+
+func recordFrom(ctx context.Context) *callRecord {
+	r, _ := ctx.Value(recordKey{}).(*callRecord)
+	return r
+}
+
+// CorrelationID returns the correlation id of the tool call ctx belongs to,
+// or "" outside Run.
+func CorrelationID(ctx context.Context) string {
+	if r := recordFrom(ctx); r != nil {
+		return r.correlationID
+	}
+	return ""
+}
+
+func (l *Layer) newRecord(tool, host string) *callRecord {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return &callRecord{tool: tool, host: host, correlationID: hex.EncodeToString(b[:]), start: time.Now()}
+}
+
+func (r *callRecord) update(f func(r *callRecord)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(r)
+}
+
+func (r *callRecord) receipt() Receipt {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Receipt{
+		CorrelationID: r.correlationID, Tool: r.tool, Attempts: r.attempts, Retries: r.retries,
+		UpstreamRequests: r.requests, ElapsedMS: time.Since(r.start).Milliseconds(),
+		CacheHit: r.cacheHit, Coalesced: r.coalesced, CatalogHost: r.host,
+	}
+}
+
+type fnResult struct {
+	err      error
+	panicked any
+}
+
+// Run executes one tool call: it sets the tool deadline and the per-call
+// record, calls fn, and returns the receipt. fn's error is returned as is
+// (plain 4xx answers reach stacclient, which types them), or as a *Denial
+// when the layer gave up: timeout, retries exhausted, breaker open, budget
+// spent, no time left for a retry, or a 403 throttling answer.
+//
+// fn runs on its own goroutine so that Run returns at the tool deadline even
+// if fn is slow to notice the cancelled context.
+func (l *Layer) Run(ctx context.Context, tool, catalogHost string, fn func(ctx context.Context) error) (Receipt, error) {
+	rec := l.newRecord(tool, catalogHost)
+	callCtx, cancel := context.WithTimeout(withRecord(ctx, rec), l.policy.ToolTimeout)
+	defer cancel()
+
+	done := make(chan fnResult, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- fnResult{panicked: p}
+			}
+		}()
+		done <- fnResult{err: fn(callCtx)}
+	}()
+	var res fnResult
+	select {
+	case res = <-done:
+	case <-callCtx.Done():
+		select {
+		case res = <-done: // finished at the same moment: keep its result
+		default:
+			res = fnResult{err: callCtx.Err()}
+			go l.reportLatePanic(rec, done)
+		}
+	}
+	if res.panicked != nil {
+		panic(res.panicked)
+	}
+	err := l.finish(callCtx, rec, res.err)
+	receipt := rec.receipt()
+	l.complete(rec, receipt, err)
+	return receipt, err
+}
+
+// reportLatePanic drains fn's result after Run returned, so a panic in an
+// abandoned fn is logged instead of lost (it cannot be re-raised anywhere).
+func (l *Layer) reportLatePanic(rec *callRecord, done <-chan fnResult) {
+	if res := <-done; res.panicked != nil {
+		l.log.Error().Str("correlation_id", rec.correlationID).Str("tool_name", rec.tool).
+			Str("panic", fmt.Sprint(res.panicked)).Msg("tool function panicked after its deadline")
+	}
+}
+
+// finish turns fn's error into what the tool returns.
+func (l *Layer) finish(ctx context.Context, rec *callRecord, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return l.toolTimeout(rec, err)
+	}
+	var d *Denial
+	if errors.As(err, &d) {
+		return err
+	}
+	rec.mu.Lock()
+	recorded, throttled, status, msg := rec.denial, rec.throttleHit, rec.lastStatus, rec.lastMessage
+	rec.mu.Unlock()
+	switch {
+	case recorded != nil:
+		// fn dropped the denial from its error chain; keep fn's text as the cause.
+		dup := *recorded
+		dup.Err = err
+		return &dup
+	case throttled:
+		return &Denial{
+			Code: CodeNotRetryable, Host: rec.host, ErrorClass: classHTTP4xx, Attempts: rec.receipt().Attempts,
+			ElapsedMS: time.Since(rec.start).Milliseconds(), LastStatus: status, LastMessage: msg,
+			RetryAt: l.now().Add(10 * time.Second), Next: throttle403Next(rec.host), Err: err,
+		}
+	}
+	return err
+}
+
+// toolTimeout is the tool deadline expiring: counted, logged, and reported
+// as a timeout denial whatever fn returned.
+func (l *Layer) toolTimeout(rec *callRecord, cause error) *Denial {
+	rc := rec.receipt()
+	rec.mu.Lock()
+	status, msg, class := rec.lastStatus, rec.lastMessage, rec.lastClass
+	rec.mu.Unlock()
+	l.metrics.toolTimeouts.WithLabelValues(rec.tool).Inc()
+	l.host(rec.host).counts.add(l.now(), evTimeout)
+	l.log.Warn().Str("event", eventTimeoutAbort).Str("correlation_id", rec.correlationID).Str("tool_name", rec.tool).
+		Int("attempt", rc.Attempts).Int64("elapsed_ms", rc.ElapsedMS).Str("error_class", class).Int("status", status).
+		Str("host", rec.host).Msg("tool call stopped at its deadline")
+	return &Denial{
+		Code: CodeTimeout, Host: rec.host, ErrorClass: class, Attempts: rc.Attempts, ElapsedMS: rc.ElapsedMS,
+		LastStatus: status, LastMessage: msg, Next: nextStep(CodeTimeout, l.policy, time.Time{}, l.now()), Err: cause,
+	}
+}
+
+// complete records the call's metrics and its tool_complete event.
+func (l *Layer) complete(rec *callRecord, rc Receipt, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+		var d *Denial
+		if errors.As(err, &d) {
+			outcome = d.Code
+		}
+	}
+	l.metrics.toolCalls.WithLabelValues(rec.tool, outcome).Inc()
+	l.metrics.toolDuration.WithLabelValues(rec.tool).Observe(time.Since(rec.start).Seconds())
+	ev := l.log.Info()
+	if err != nil {
+		ev = l.log.Warn().Str("error", err.Error())
+	}
+	ev.Str("event", eventToolComplete).Str("correlation_id", rc.CorrelationID).Str("tool_name", rc.Tool).
+		Str("outcome", outcome).Int("attempt", rc.Attempts).Int("retries", rc.Retries).
+		Int("upstream_requests", rc.UpstreamRequests).Int64("elapsed_ms", rc.ElapsedMS).
+		Bool("cache_hit", rc.CacheHit).Str("host", rc.CatalogHost).Msg("tool call complete")
+}
+
+// Meta is the receipt as a map for an MCP result's _meta.
+func (r Receipt) Meta() map[string]any {
+	return map[string]any{
+		"correlation_id": r.CorrelationID, "tool_name": r.Tool, "attempts": r.Attempts, "retries": r.Retries,
+		"upstream_requests": r.UpstreamRequests, "elapsed_ms": r.ElapsedMS, "cache_hit": r.CacheHit,
+		"coalesced": r.Coalesced, "catalog_host": r.CatalogHost,
+	}
+}

@@ -1,0 +1,155 @@
+package reliability
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Denial codes.
+const (
+	CodeRetryExhausted  = "retry_exhausted"
+	CodeTimeout         = "timeout"
+	CodeCircuitOpen     = "circuit_open"
+	CodeBudgetExhausted = "budget_exhausted"
+	CodeNotRetryable    = "not_retryable"
+	CodeDeadline        = "deadline"
+)
+
+// Denial is a typed give-up: why the layer stopped and what to do next.
+// Error() is a complete sentence a model can act on; the fields carry the
+// same facts for structured output.
+type Denial struct {
+	Code         string    `json:"code"` // retry_exhausted, timeout, circuit_open, budget_exhausted, not_retryable, deadline
+	Host         string    `json:"host,omitempty"`
+	ErrorClass   string    `json:"error_class,omitempty"`
+	Attempts     int       `json:"attempts"`
+	ElapsedMS    int64     `json:"elapsed_ms"`
+	LastStatus   int       `json:"last_status,omitempty"`
+	LastMessage  string    `json:"last_message,omitempty"`
+	RetryAfterMS int64     `json:"retry_after_ms,omitempty"`
+	RetryAt      time.Time `json:"retry_at,omitzero"`
+	Next         string    `json:"next"` // what to do next, for the model
+	Err          error     `json:"-"`
+}
+
+var codeSummaries = map[string]string{
+	CodeRetryExhausted:  "the catalog kept failing on every allowed attempt",
+	CodeTimeout:         "the tool call ran out of time",
+	CodeCircuitOpen:     "requests to this catalog are paused because most recent requests failed",
+	CodeBudgetExhausted: "the retry budget for this catalog is spent, so the failed request was not retried",
+	CodeNotRetryable:    "the request failed in a way that retrying cannot fix",
+	CodeDeadline:        "there was not enough time left before the tool deadline to wait and retry",
+}
+
+func (d *Denial) Error() string {
+	var b strings.Builder
+	b.WriteString("Upstream request")
+	if d.Host != "" {
+		b.WriteString(" to " + d.Host)
+	}
+	fmt.Fprintf(&b, " gave up (%s): %s", d.Code, codeSummaries[d.Code])
+	fmt.Fprintf(&b, "; %d attempt(s) in %d ms", d.Attempts, d.ElapsedMS)
+	switch {
+	case d.LastStatus != 0 && d.LastMessage != "":
+		fmt.Fprintf(&b, "; last upstream answer HTTP %d %q", d.LastStatus, d.LastMessage)
+	case d.LastStatus != 0:
+		fmt.Fprintf(&b, "; last upstream answer HTTP %d", d.LastStatus)
+	case d.Err != nil:
+		fmt.Fprintf(&b, "; last error: %v", d.Err)
+	}
+	if d.RetryAfterMS > 0 {
+		fmt.Fprintf(&b, "; the catalog asked to wait %d ms (Retry-After)", d.RetryAfterMS)
+	}
+	b.WriteString(". ")
+	b.WriteString(d.Next)
+	return b.String()
+}
+
+func (d *Denial) Unwrap() error { return d.Err }
+
+// nextStep is the advice for the model, by code.
+func nextStep(code string, p Policy, retryAt, now time.Time) string {
+	wait := ""
+	if !retryAt.IsZero() {
+		wait = fmt.Sprintf(" (about %s from now, at %s)", retryAt.Sub(now).Round(100*time.Millisecond), retryAt.UTC().Format(time.RFC3339))
+	}
+	switch code {
+	case CodeRetryExhausted:
+		return "The catalog looks unhealthy or overloaded: wait before calling the tool again" + wait + ", or try another catalog."
+	case CodeTimeout:
+		return fmt.Sprintf("The whole call is limited to %s (STAC_MCP_TOOL_TIMEOUT_SECS): ask for less (a lower limit, a narrower bbox or datetime, fewer collections) or try again later.", p.ToolTimeout)
+	case CodeCircuitOpen:
+		return "Do not retry immediately: the server retries this catalog automatically once the pause ends" + wait + "; until then use another catalog or wait."
+	case CodeBudgetExhausted:
+		return "This catalog has been failing often, so automatic retries are suspended until requests succeed again: wait a little before calling the tool again" + wait + "."
+	case CodeDeadline:
+		return "Call the tool again" + wait + "; if this keeps happening, ask for less so that the call finishes inside the time limit."
+	}
+	return "Check the request parameters; calling the tool again with the same arguments will fail the same way."
+}
+
+// throttle403Next explains Earth Search style throttling (API Gateway answers
+// 403 {"message":"Forbidden"} when it sheds load).
+func throttle403Next(host string) string {
+	return fmt.Sprintf("This catalog (%s) answers HTTP 403 {\"message\":\"Forbidden\"} when it throttles too many or too fast requests, "+
+		"so this is most likely rate limiting, not a permission problem: wait 10-30 seconds, then try again with fewer parallel or smaller requests.", host)
+}
+
+// isForbiddenThrottle reports the API Gateway throttling answer.
+func isForbiddenThrottle(status int, body []byte) bool {
+	if status != 403 {
+		return false
+	}
+	var v struct {
+		Message string `json:"message"`
+	}
+	return json.Unmarshal(body, &v) == nil && strings.EqualFold(strings.TrimSpace(v.Message), "forbidden")
+}
+
+const maxMessageRunes = 300
+
+// upstreamMessage trims an error body to the message a human would read:
+// the description, detail, message, title or error field of a JSON object,
+// or the text itself, whitespace collapsed and cut to 300 characters with a
+// visible ellipsis.
+func upstreamMessage(body []byte) string {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return ""
+	}
+	var obj map[string]any
+	if body[0] == '{' && json.Unmarshal(body, &obj) == nil {
+		for _, key := range []string{"description", "detail", "message", "title", "error"} {
+			if s, ok := obj[key].(string); ok && strings.TrimSpace(s) != "" {
+				return trimMessage(s)
+			}
+		}
+	}
+	if !utf8.Valid(body) {
+		return fmt.Sprintf("(%d bytes of non-text body)", len(body))
+	}
+	return trimMessage(string(body))
+}
+
+func trimMessage(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= maxMessageRunes {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:maxMessageRunes]) + "…"
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,84 @@
+package reliability
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Environment variables read by PolicyFromEnv.
+const (
+	envToolTimeout    = "STAC_MCP_TOOL_TIMEOUT_SECS"
+	envAttemptTimeout = "STAC_MCP_ATTEMPT_TIMEOUT_SECS"
+	envMaxAttempts    = "STAC_MCP_MAX_ATTEMPTS"
+	envBackoffBase    = "STAC_MCP_BACKOFF_BASE_SECS"
+	envRetryAfterCap  = "STAC_MCP_RETRY_AFTER_CAP_SECS"
+	envCacheTTL       = "STAC_MCP_CACHE_TTL_SECS"
+	envCacheMaxBytes  = "STAC_MCP_CACHE_MAX_BYTES"
+	envBulkheadMax    = "STAC_MCP_BULKHEAD_MAX"
+)
+
+// PolicyFromEnv starts from DefaultPolicy and applies every STAC_MCP_*
+// variable that lookup finds (os.LookupEnv in production). An unparsable or
+// out-of-range value is an error naming the variable, the value received and
+// what is accepted, so the server refuses to start instead of guessing.
+func PolicyFromEnv(lookup func(string) (string, bool)) (Policy, error) {
+	p := DefaultPolicy()
+	seconds := []struct {
+		name     string
+		dst      *time.Duration
+		min, max float64
+	}{
+		{envToolTimeout, &p.ToolTimeout, 1, 3600},
+		{envAttemptTimeout, &p.AttemptTimeout, 0.1, 3600},
+		{envBackoffBase, &p.BackoffBase, 0, 10},
+		{envRetryAfterCap, &p.RetryAfterCap, 0, 60},
+		{envCacheTTL, &p.CacheTTL, 0, 86400},
+	}
+	for _, s := range seconds {
+		raw, ok := lookup(s.name)
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		if err != nil || math.IsNaN(v) || v < s.min || v > s.max {
+			return Policy{}, fmt.Errorf("%s=%q is not valid; accepted: a number of seconds from %g to %g", s.name, raw, s.min, s.max)
+		}
+		*s.dst = time.Duration(v * float64(time.Second))
+	}
+	integers := []struct {
+		name     string
+		set      func(int64)
+		min, max int64
+	}{
+		{envMaxAttempts, func(v int64) { p.MaxAttempts = int(v) }, 1, 10},
+		{envCacheMaxBytes, func(v int64) { p.CacheMaxBytes = v }, 0, 1 << 34},
+		{envBulkheadMax, func(v int64) { p.BulkheadMax = int(v) }, 1, 1024},
+	}
+	for _, n := range integers {
+		raw, ok := lookup(n.name)
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
+		if err != nil || v < n.min || v > n.max {
+			return Policy{}, fmt.Errorf("%s=%q is not valid; accepted: an integer from %d to %d", n.name, raw, n.min, n.max)
+		}
+		n.set(v)
+	}
+	// The attempt timeout cannot exceed the tool timeout; say which pair
+	// conflicts rather than reporting one of them alone.
+	if p.AttemptTimeout > p.ToolTimeout {
+		return Policy{}, fmt.Errorf("%s (%v) is longer than %s (%v); accepted: an attempt timeout no longer than the tool timeout",
+			envAttemptTimeout, p.AttemptTimeout, envToolTimeout, p.ToolTimeout)
+	}
+	if p.MinUsefulAttempt > p.AttemptTimeout {
+		p.MinUsefulAttempt = p.AttemptTimeout
+	}
+	if err := p.Validate(); err != nil {
+		return Policy{}, err
+	}
+	return p, nil
+}

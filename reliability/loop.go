@@ -1,0 +1,209 @@
+package reliability
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// errStop tells go-retryablehttp to stop; the reason is in retryLoop.reason
+// and the ErrorHandler turns it into a Denial.
+var errStop = errors.New("reliability: stop retrying")
+
+// retryLoop holds one logical request's retry decisions. go-retryablehttp
+// calls its methods from the requesting goroutine only, in order.
+type retryLoop struct {
+	layer       *Layer
+	rec         *callRecord
+	host        *hostState
+	path        string
+	deadline    time.Time
+	maxAttempts int
+
+	attempt       int // 0-based index of the current attempt
+	last          outcome
+	lastStatus    int
+	lastMessage   string
+	lastErr       error
+	retryAfter    time.Duration
+	hasRetryAfter bool
+	wait          time.Duration
+	lastRetryCost int
+	reason        string
+}
+
+// beforeAttempt is the RequestLogHook: it runs before every attempt, after
+// the backoff sleep, so it is where a retry is counted and logged.
+func (r *retryLoop) beforeAttempt(_ retryablehttp.Logger, _ *http.Request, n int) {
+	r.attempt = n
+	if n == 0 {
+		return
+	}
+	l := r.layer
+	r.rec.update(func(c *callRecord) { c.retries++ })
+	l.metrics.retries.WithLabelValues(r.rec.tool).Inc()
+	r.host.counts.add(l.now(), evRetry)
+	l.log.Info().Str("event", eventRetryAttempt).Str("correlation_id", r.rec.correlationID).Str("tool_name", r.rec.tool).
+		Int("attempt", n+1).Int64("wait_ms", r.wait.Milliseconds()).Str("error_class", r.last.class).
+		Int("status", r.lastStatus).Str("host", r.host.name).Str("url_path", r.path).Msg("retrying upstream request")
+}
+
+// check is the CheckRetry policy. It runs once per attempt (we set no
+// response handler, because the attempt transport already read the body).
+func (r *retryLoop) check(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if err != nil && ctx.Err() != nil {
+		r.lastErr = err
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			r.reason = CodeTimeout
+		}
+		return false, ctx.Err()
+	}
+	r.observe(resp, err)
+	if !r.last.retryable {
+		if err != nil {
+			r.reason = CodeNotRetryable
+			if r.last.class == classCircuitOpen {
+				r.reason = CodeCircuitOpen
+			}
+		}
+		return false, err // a response goes back to the caller as it is
+	}
+	if r.maxAttempts == 1 {
+		// Not idempotent: one attempt. A 5xx answer is handed back as is;
+		// a transport failure becomes a not_retryable denial.
+		if err != nil {
+			r.reason = CodeNotRetryable
+		}
+		return false, err
+	}
+	if r.attempt+1 >= r.maxAttempts {
+		r.reason = CodeRetryExhausted
+		return false, errStop
+	}
+	if state, _ := r.host.breaker.status(); state == BreakerOpen {
+		r.reason = CodeCircuitOpen
+		return false, errStop
+	}
+	l := r.layer
+	jitter := fullJitter(l.rng, l.policy.BackoffBase, r.attempt+1)
+	if r.last.neverSent {
+		jitter = 0 // the server never saw it: no load to protect it from
+	}
+	r.wait = retryWait(jitter, r.retryAfter, r.hasRetryAfter, l.policy.RetryAfterCap)
+	if time.Until(r.deadline) < r.wait+l.policy.MinUsefulAttempt {
+		r.reason = CodeDeadline
+		return false, errStop
+	}
+	cost := budgetRetryCost
+	if r.last.class == classAttemptTimeout {
+		cost = budgetTimeoutCost
+	}
+	ok := r.host.budget.take(cost)
+	l.metrics.budgetTokens.WithLabelValues(r.host.name).Set(float64(r.host.budget.available()))
+	if !ok {
+		r.reason = CodeBudgetExhausted
+		return false, errStop
+	}
+	r.lastRetryCost = cost
+	return true, nil
+}
+
+// observe remembers what the attempt returned, for logs and denials.
+func (r *retryLoop) observe(resp *http.Response, err error) {
+	r.lastErr = err
+	r.hasRetryAfter = false
+	r.retryAfter = 0
+	if err != nil {
+		r.last = classify(nil, err)
+		r.lastStatus, r.lastMessage = 0, ""
+	} else {
+		r.last = classifyStatus(resp.StatusCode)
+		r.lastStatus = resp.StatusCode
+		r.lastMessage = ""
+		if b, ok := resp.Body.(*bufferedBody); ok && resp.StatusCode >= 400 {
+			r.lastMessage = upstreamMessage(b.data)
+		}
+		r.retryAfter, r.hasRetryAfter = retryAfterFrom(resp, r.layer.now())
+	}
+	r.rec.update(func(c *callRecord) {
+		c.lastStatus, c.lastMessage, c.lastClass = r.lastStatus, r.lastMessage, r.last.class
+	})
+}
+
+// backoff hands go-retryablehttp the wait check already computed.
+func (r *retryLoop) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Duration { return r.wait }
+
+// giveUp is the ErrorHandler: every non-clean end becomes a *Denial (or the
+// caller's own cancellation), never a drained body and a vague message.
+func (r *retryLoop) giveUp(resp *http.Response, err error, _ int) (*http.Response, error) {
+	if resp != nil {
+		resp.Body.Close()
+	}
+	if r.reason == "" {
+		if errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+		r.reason = CodeNotRetryable
+	}
+	cause := r.lastErr
+	if cause == nil && err != nil && !errors.Is(err, errStop) {
+		cause = err
+	}
+	return nil, r.deny(r.reason, cause)
+}
+
+// deny builds, records, counts and logs the denial for this request.
+func (r *retryLoop) deny(code string, cause error) *Denial {
+	l := r.layer
+	now := l.now()
+	d := &Denial{
+		Code: code, Host: r.host.name, ErrorClass: r.last.class, Attempts: r.attempt + 1,
+		ElapsedMS: since(r.rec.start), LastStatus: r.lastStatus, LastMessage: r.lastMessage, Err: cause,
+	}
+	if r.hasRetryAfter {
+		d.RetryAfterMS = r.retryAfter.Milliseconds()
+	}
+	switch code {
+	case CodeRetryExhausted:
+		next := l.policy.BackoffBase << min(r.attempt, 20)
+		if r.hasRetryAfter {
+			next = max(next, r.retryAfter)
+		}
+		d.RetryAt = now.Add(next)
+		l.metrics.retryExhausted.WithLabelValues(r.rec.tool).Inc()
+	case CodeDeadline:
+		d.RetryAt = now.Add(r.wait)
+	case CodeCircuitOpen:
+		_, d.RetryAt = r.host.breaker.status()
+	case CodeBudgetExhausted:
+		d.RetryAt = now.Add(breakerOpenFor)
+	}
+	if code == CodeCircuitOpen && r.last.class == classCircuitOpen {
+		d.Attempts = r.attempt // the refused attempt was never sent
+	}
+	d.Next = nextStep(code, l.policy, d.RetryAt, now)
+	r.rec.update(func(c *callRecord) { c.denial = d })
+	if code != CodeTimeout {
+		r.host.counts.add(now, evGiveUp)
+		l.log.Warn().Str("event", eventRetryGiveUp).Str("reason", code).Str("correlation_id", r.rec.correlationID).
+			Str("tool_name", r.rec.tool).Int("attempt", d.Attempts).Int64("wait_ms", r.wait.Milliseconds()).
+			Str("error_class", r.last.class).Int("status", r.lastStatus).Str("host", r.host.name).
+			Str("url_path", r.path).Msg("giving up on upstream request")
+	}
+	return d
+}
+
+// answered settles the budget and notes a throttling 403 once the loop
+// returned a response.
+func (r *retryLoop) answered(s *snapshot) {
+	if s.status < 400 {
+		r.host.budget.succeeded(r.lastRetryCost)
+		r.layer.metrics.budgetTokens.WithLabelValues(r.host.name).Set(float64(r.host.budget.available()))
+	}
+	if isForbiddenThrottle(s.status, s.body) {
+		r.rec.update(func(c *callRecord) { c.throttleHit = true })
+	}
+}

@@ -1,0 +1,77 @@
+package reliability
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are registered on the Layer's own registry, never the global one,
+// so that tests and several layers in one process do not collide.
+type metrics struct {
+	registry          *prometheus.Registry
+	retries           *prometheus.CounterVec
+	toolTimeouts      *prometheus.CounterVec
+	retryExhausted    *prometheus.CounterVec
+	attemptTimeouts   *prometheus.CounterVec
+	toolCalls         *prometheus.CounterVec
+	toolDuration      *prometheus.HistogramVec
+	upstreamRequests  *prometheus.CounterVec
+	breakerState      *prometheus.GaugeVec
+	budgetTokens      *prometheus.GaugeVec
+	cacheHits         *prometheus.CounterVec
+	cacheMisses       *prometheus.CounterVec
+	coalescedRequests *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{registry: prometheus.NewRegistry()}
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+		m.registry.MustRegister(c)
+		return c
+	}
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+		m.registry.MustRegister(g)
+		return g
+	}
+	m.retries = counter("retries_attempted_total", "Upstream retries started (attempts after the first).", "tool_name")
+	m.toolTimeouts = counter("timeouts_total", "Tool calls stopped by the tool timeout.", "tool_name")
+	m.retryExhausted = counter("retry_exhausted_total", "Upstream requests that failed on every allowed attempt.", "tool_name")
+	m.attemptTimeouts = counter("attempt_timeouts_total", "Single upstream attempts stopped by the attempt timeout.", "tool_name")
+	m.toolCalls = counter("tool_calls_total", "Tool calls by outcome: ok, error, or the denial code.", "tool_name", "outcome")
+	m.toolDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tool_duration_seconds",
+		Help:    "Wall time of one tool call, retries and waits included.",
+		Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30},
+	}, []string{"tool_name"})
+	m.registry.MustRegister(m.toolDuration)
+	m.upstreamRequests = counter("upstream_requests_total", "Upstream HTTP attempts by host and status class (2xx..5xx, error).", "host", "status_class")
+	m.breakerState = gauge("breaker_state", "Circuit breaker state per host: 0 closed, 1 half-open, 2 open.", "host")
+	m.budgetTokens = gauge("retry_budget_tokens", "Retry budget tokens left per host (capacity 500).", "host")
+	m.cacheHits = counter("cache_hits_total", "Reads answered from the response cache.", "tool_name")
+	m.cacheMisses = counter("cache_misses_total", "Cacheable reads not found in the response cache.", "tool_name")
+	m.coalescedRequests = counter("coalesced_requests_total", "Reads that shared an identical in-flight request.", "tool_name")
+	return m
+}
+
+func breakerStateValue(state string) float64 {
+	switch state {
+	case BreakerHalfOpen:
+		return 1
+	case BreakerOpen:
+		return 2
+	}
+	return 0
+}
+
+// Registry is the layer's own Prometheus registry.
+func (l *Layer) Registry() *prometheus.Registry { return l.metrics.registry }
+
+// MetricsHandler serves the registry in the Prometheus text format, for
+// /metrics on STAC_MCP_METRICS_ADDR.
+func (l *Layer) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(l.metrics.registry, promhttp.HandlerOpts{Registry: l.metrics.registry})
+}

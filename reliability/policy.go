@@ -1,0 +1,79 @@
+// Package reliability is the one wrapper every tool call and every upstream
+// request goes through: deadline, retries with full-jitter backoff,
+// Retry-After, per-host retry budget, circuit breaker, bulkhead, request
+// coalescing and a short cache, with metrics and structured logs.
+//
+// Two entry points matter: (*Layer).Run wraps one tool call (deadline,
+// correlation id, receipt, denial) and (*Layer).HTTPClient is the client every
+// upstream request must use (the retry loop lives in its RoundTripper). The
+// policy is documented in adr/0002-reliability-policy.md.
+package reliability
+
+import (
+	"fmt"
+	"time"
+)
+
+// Policy is the retry and timeout policy. Defaults come from DefaultPolicy;
+// PolicyFromEnv overrides them from STAC_MCP_* variables.
+type Policy struct {
+	ToolTimeout    time.Duration // STAC_MCP_TOOL_TIMEOUT_SECS, 15 s
+	AttemptTimeout time.Duration // STAC_MCP_ATTEMPT_TIMEOUT_SECS, 4 s
+	MaxAttempts    int           // STAC_MCP_MAX_ATTEMPTS, 3
+	BackoffBase    time.Duration // STAC_MCP_BACKOFF_BASE_SECS, 0.4 s
+	RetryAfterCap  time.Duration // STAC_MCP_RETRY_AFTER_CAP_SECS, 5 s
+	CacheTTL       time.Duration // STAC_MCP_CACHE_TTL_SECS; 0 disables the cache
+	CacheMaxBytes  int64         // STAC_MCP_CACHE_MAX_BYTES, 32 MiB
+	BulkheadMax    int           // STAC_MCP_BULKHEAD_MAX, 16 requests in flight per host
+
+	// MaxBodyBytes caps one buffered response body. The body is read inside
+	// the attempt so that a reset mid-body is retried like any reset.
+	MaxBodyBytes int64
+	// MinUsefulAttempt is the least time an attempt needs to be worth
+	// starting; a wait that would leave less before the deadline is not taken.
+	MinUsefulAttempt time.Duration
+}
+
+// DefaultPolicy is the documented policy.
+func DefaultPolicy() Policy {
+	return Policy{
+		ToolTimeout:      15 * time.Second,
+		AttemptTimeout:   4 * time.Second,
+		MaxAttempts:      3,
+		BackoffBase:      400 * time.Millisecond,
+		RetryAfterCap:    5 * time.Second,
+		CacheTTL:         30 * time.Second,
+		CacheMaxBytes:    32 << 20,
+		BulkheadMax:      16,
+		MaxBodyBytes:     64 << 20,
+		MinUsefulAttempt: 250 * time.Millisecond,
+	}
+}
+
+// Validate reports the first field outside its accepted range, naming the
+// environment variable that sets it.
+func (p Policy) Validate() error {
+	checks := []struct {
+		ok       bool
+		variable string
+		got      any
+		accepted string
+	}{
+		{p.ToolTimeout >= time.Second && p.ToolTimeout <= time.Hour, envToolTimeout, p.ToolTimeout, "1 to 3600 seconds"},
+		{p.AttemptTimeout >= 100*time.Millisecond && p.AttemptTimeout <= p.ToolTimeout, envAttemptTimeout, p.AttemptTimeout, "0.1 seconds up to the tool timeout"},
+		{p.MaxAttempts >= 1 && p.MaxAttempts <= 10, envMaxAttempts, p.MaxAttempts, "an integer from 1 to 10"},
+		{p.BackoffBase >= 0 && p.BackoffBase <= 10*time.Second, envBackoffBase, p.BackoffBase, "0 to 10 seconds"},
+		{p.RetryAfterCap >= 0 && p.RetryAfterCap <= time.Minute, envRetryAfterCap, p.RetryAfterCap, "0 to 60 seconds"},
+		{p.CacheTTL >= 0 && p.CacheTTL <= 24*time.Hour, envCacheTTL, p.CacheTTL, "0 (off) to 86400 seconds"},
+		{p.CacheMaxBytes >= 0, envCacheMaxBytes, p.CacheMaxBytes, "0 or more bytes"},
+		{p.BulkheadMax >= 1 && p.BulkheadMax <= 1024, envBulkheadMax, p.BulkheadMax, "an integer from 1 to 1024"},
+		{p.MaxBodyBytes >= 1024, "Policy.MaxBodyBytes", p.MaxBodyBytes, "at least 1024 bytes"},
+		{p.MinUsefulAttempt >= 0 && p.MinUsefulAttempt <= p.AttemptTimeout, "Policy.MinUsefulAttempt", p.MinUsefulAttempt, "0 up to the attempt timeout"},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			return fmt.Errorf("reliability policy: %s is %v; accepted: %s", c.variable, c.got, c.accepted)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+package reliability
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// correlationHeader is sent upstream on every attempt.
+const correlationHeader = "X-Correlation-ID"
+
+// layerTransport is the RoundTripper of HTTPClient: cache, coalescing, then
+// the go-retryablehttp loop over attemptTransport.
+type layerTransport struct{ layer *Layer }
+
+func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	l := t.layer
+	body, err := drainRequestBody(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading the request body to make it replayable: %w", err)
+	}
+	ctx := req.Context()
+	rec := recordFrom(ctx)
+	if rec == nil {
+		rec = l.newRecord("unknown", req.URL.Host)
+		ctx = withRecord(ctx, rec)
+	}
+	rec.update(func(r *callRecord) { r.requests++ })
+	if !isRead(req.Method, req.URL.Path) {
+		snap, err := l.execute(ctx, rec, req, body)
+		if err != nil {
+			return nil, err
+		}
+		return snap.response(req), nil
+	}
+
+	h := l.host(req.URL.Host)
+	key := requestKey(req, body)
+	if l.cache.enabled() {
+		if snap, ok := l.cache.get(key, l.now()); ok {
+			rec.update(func(r *callRecord) { r.cacheHit = true })
+			l.metrics.cacheHits.WithLabelValues(rec.tool).Inc()
+			h.counts.add(l.now(), evCacheHit)
+			return snap.response(req), nil
+		}
+		l.metrics.cacheMisses.WithLabelValues(rec.tool).Inc()
+		h.counts.add(l.now(), evCacheMiss)
+	}
+	led := false
+	ch := l.flight.DoChan(key, func() (any, error) {
+		led = true
+		snap, err := l.execute(ctx, rec, req, body)
+		if err == nil && l.cache.enabled() {
+			l.cache.put(key, snap, l.now())
+		}
+		return snap, err
+	})
+	select {
+	case res := <-ch:
+		if !led {
+			rec.update(func(r *callRecord) { r.coalesced = true })
+			l.metrics.coalescedRequests.WithLabelValues(rec.tool).Inc()
+		}
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(*snapshot).response(req), nil
+	case <-ctx.Done():
+		// A follower whose own deadline ends first stops waiting; the leader
+		// carries on under its own deadline.
+		return nil, ctx.Err()
+	}
+}
+
+// drainRequestBody reads the body once so every attempt sends identical bytes.
+func drainRequestBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	return io.ReadAll(req.Body)
+}
+
+// idempotent reports whether a request may be sent more than once: safe
+// methods, STAC reads sent as POST, and anything carrying an Idempotency-Key.
+// PUT and DELETE are idempotent in HTTP terms but are STAC transactions here,
+// so they get one attempt unless they carry a key.
+func idempotent(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return isRead(req.Method, req.URL.Path) || req.Header.Get("Idempotency-Key") != ""
+}
+
+// execute runs the retry loop for one logical request and returns the
+// buffered final response, or a *Denial when the layer gave up.
+func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request, body []byte) (*snapshot, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.policy.ToolTimeout)
+		defer cancel()
+	}
+	deadline, _ := ctx.Deadline()
+	h := l.host(req.URL.Host)
+	maxAttempts := 1
+	if idempotent(req) {
+		maxAttempts = l.policy.MaxAttempts
+	}
+	loop := &retryLoop{layer: l, rec: rec, host: h, path: req.URL.Path, deadline: deadline, maxAttempts: maxAttempts}
+
+	var raw any // nil: no body at all, rather than an empty one
+	if body != nil {
+		raw = body
+	}
+	rreq, err := retryablehttp.NewRequestWithContext(ctx, req.Method, req.URL.String(), raw)
+	if err != nil {
+		return nil, err
+	}
+	rreq.Header = req.Header.Clone()
+	rreq.Header.Set(correlationHeader, rec.correlationID)
+	rreq.Host = req.Host
+	client := &retryablehttp.Client{
+		HTTPClient:     l.attemptClient,
+		Logger:         nil, // our hooks log, with the correlation id
+		RetryMax:       maxAttempts - 1,
+		CheckRetry:     loop.check,
+		Backoff:        loop.backoff,
+		ErrorHandler:   loop.giveUp,
+		RequestLogHook: loop.beforeAttempt,
+	}
+	resp, err := client.Do(rreq)
+	if err != nil {
+		var d *Denial
+		if !errors.As(err, &d) && errors.Is(err, context.DeadlineExceeded) {
+			// The deadline ended during a backoff sleep, where the library
+			// skips the ErrorHandler.
+			return nil, loop.deny(CodeTimeout, err)
+		}
+		return nil, err
+	}
+	snap := snapshotOf(resp)
+	loop.answered(snap)
+	return snap, nil
+}
+
+// snapshotOf takes the buffered body that attemptTransport left in resp.
+func snapshotOf(resp *http.Response) *snapshot {
+	var data []byte
+	if b, ok := resp.Body.(*bufferedBody); ok {
+		data = b.data
+	} else {
+		data, _ = io.ReadAll(resp.Body) // not reached: attemptTransport always buffers
+	}
+	resp.Body.Close()
+	return &snapshot{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, contentLength: resp.ContentLength, body: data}
+}
+
+// bufferedBody is a response body already read in full inside the attempt.
+type bufferedBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+func (*bufferedBody) Close() error { return nil }
+
+func newBufferedBody(data []byte) *bufferedBody {
+	return &bufferedBody{Reader: bytes.NewReader(data), data: data}
+}
+
+// since is a millisecond duration for denials and logs.
+func since(t time.Time) int64 { return time.Since(t).Milliseconds() }
