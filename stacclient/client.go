@@ -4,6 +4,11 @@ import (
 	"context"
 	"iter"
 	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Options configures a Client.
@@ -18,29 +23,150 @@ type Options struct {
 	UserAgent string
 	// MaxBodyBytes caps every response body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// RootTTL is how long the landing page and conformance classes are
+	// reused; 0 means DefaultRootTTL, a negative value disables the cache.
+	RootTTL time.Duration
 }
 
 // DefaultMaxBodyBytes is the response size cap when Options.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 32 << 20
 
+// DefaultRootTTL is how long a landing page is reused when Options.RootTTL
+// is 0: long enough that a paged search does not refetch it per page, short
+// enough that a catalog's changed capabilities are seen within a minute.
+const DefaultRootTTL = 60 * time.Second
+
+// Version is the client version sent in the default User-Agent.
+const Version = "0.1.0"
+
+// DefaultUserAgent is sent when Options.UserAgent is empty (some catalogs
+// answer 403 to requests without one).
+const DefaultUserAgent = "stac-mcp/" + Version
+
+// defaultHTTPTimeout bounds a whole request when no HTTPClient is given.
+const defaultHTTPTimeout = 30 * time.Second
+
+// Accept headers: JSON first; GeoJSON and JSON Schema are what search pages
+// and queryables are served as.
+const (
+	acceptJSON       = "application/json, application/geo+json;q=0.9, */*;q=0.1"
+	acceptGeoJSON    = "application/geo+json, application/json;q=0.9, */*;q=0.1"
+	acceptJSONSchema = "application/schema+json, application/json;q=0.9, */*;q=0.1"
+)
+
 // Client talks to one STAC API. It is safe for concurrent use.
-type Client struct{}
+type Client struct {
+	base      *url.URL
+	baseRaw   string
+	origin    string
+	http      *http.Client
+	headers   http.Header
+	userAgent string
+	maxBody   int64
+	rootTTL   time.Duration
+
+	mu         sync.Mutex
+	root       *Catalog
+	rootAt     time.Time
+	conformsTo []string
+	confAt     time.Time
+
+	// searchGETOnly is set after a POST search was answered 405: later
+	// searches of this client go straight to GET.
+	searchGETOnly atomic.Bool
+}
 
 // New returns a client for the STAC API (or static catalog) at baseURL.
-func New(baseURL string, opts Options) (*Client, error) { panic("unimplemented") }
+func New(baseURL string, opts Options) (*Client, error) {
+	const accepted = "an absolute http:// or https:// URL of a STAC API landing page or catalog, e.g. https://earth-search.aws.element84.com/v1"
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil {
+		return nil, &ParamError{Param: "catalog_url", Got: baseURL, Accepted: accepted, Reason: "it does not parse as a URL: " + err.Error()}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, &ParamError{Param: "catalog_url", Got: baseURL, Accepted: accepted, Reason: "the scheme must be http or https"}
+	}
+	if u.Host == "" {
+		return nil, &ParamError{Param: "catalog_url", Got: baseURL, Accepted: accepted, Reason: "the URL has no host"}
+	}
+	if u.User != nil {
+		return nil, &ParamError{Param: "catalog_url", Got: "(a URL with user info, not echoed)", Accepted: accepted,
+			Reason: "credentials in the URL are not supported; pass them as headers"}
+	}
+	if opts.MaxBodyBytes < 0 {
+		return nil, &ParamError{Param: "MaxBodyBytes", Got: formatInt(opts.MaxBodyBytes), Accepted: "0 (the default cap) or a positive number of bytes", Reason: "negative"}
+	}
+	u.Fragment = ""
+	c := &Client{
+		base:      u,
+		baseRaw:   u.String(),
+		origin:    originOf(u),
+		headers:   opts.Headers.Clone(),
+		userAgent: opts.UserAgent,
+		maxBody:   opts.MaxBodyBytes,
+		rootTTL:   opts.RootTTL,
+	}
+	if c.userAgent == "" {
+		c.userAgent = DefaultUserAgent
+	}
+	if c.maxBody == 0 {
+		c.maxBody = DefaultMaxBodyBytes
+	}
+	if c.rootTTL == 0 {
+		c.rootTTL = DefaultRootTTL
+	}
+	// A shallow copy of the caller's client, so that our redirect policy
+	// (strip catalog headers when leaving the origin) does not change theirs.
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: defaultHTTPTimeout}
+	}
+	c.http = &http.Client{Transport: hc.Transport, Jar: hc.Jar, Timeout: hc.Timeout}
+	c.http.CheckRedirect = c.checkRedirect(hc.CheckRedirect)
+	return c, nil
+}
 
 // BaseURL is the catalog root URL as configured.
-func (c *Client) BaseURL() string { panic("unimplemented") }
+func (c *Client) BaseURL() string { return c.baseRaw }
 
-// Root fetches the landing page.
-func (c *Client) Root(ctx context.Context) (*Catalog, error) { panic("unimplemented") }
+// endpoint resolves path segments below the base URL: "/stac" and "/stac/"
+// both give "/stac/conformance". Segments are path-escaped, so an id with a
+// slash stays one segment. The base URL's query (an API key, say) is kept.
+func (c *Client) endpoint(segments ...string) string {
+	u := *c.base
+	escaped := strings.TrimSuffix(u.EscapedPath(), "/")
+	plain := strings.TrimSuffix(u.Path, "/")
+	for _, s := range segments {
+		escaped += "/" + url.PathEscape(s)
+		plain += "/" + s
+	}
+	u.Path, u.RawPath = plain, escaped
+	return u.String()
+}
 
-// Conformance returns the conformance classes from /conformance, falling back
-// to the landing page's conformsTo.
-func (c *Client) Conformance(ctx context.Context) ([]string, error) { panic("unimplemented") }
+// withQuery appends an encoded query string to rawURL, after any query it
+// already has.
+func withQuery(rawURL, query string) string {
+	if query == "" {
+		return rawURL
+	}
+	if strings.Contains(rawURL, "?") {
+		return rawURL + "&" + query
+	}
+	return rawURL + "?" + query
+}
 
-// Capabilities detects what the catalog supports (landing page + conformance).
-func (c *Client) Capabilities(ctx context.Context) (*Capabilities, error) { panic("unimplemented") }
+// resolveHref resolves a link href against the URL of the document it came from.
+func resolveHref(docURL *url.URL, href string) (string, error) {
+	ref, err := url.Parse(strings.TrimSpace(href))
+	if err != nil {
+		return "", err
+	}
+	if docURL == nil {
+		return ref.String(), nil
+	}
+	return docURL.ResolveReference(ref).String(), nil
+}
 
 // CollectionQuery narrows /collections (collection-search parameters are
 // sent only when the catalog advertises collection search).
@@ -51,52 +177,71 @@ type CollectionQuery struct {
 	Limit    int // page size hint
 }
 
-// CollectionPages iterates /collections page by page, following next links.
-func (c *Client) CollectionPages(ctx context.Context, q CollectionQuery, lim SearchLimits) iter.Seq2[*CollectionPage, error] {
-	panic("unimplemented")
-}
-
 // CollectionPage is one page of /collections with the request that produced it.
 type CollectionPage struct {
 	Request Request
 	CollectionList
 	Next *Request // nil on the last page
+	// Unsent names the CollectionQuery fields that were not sent because the
+	// catalog does not advertise collection search (so the list is not
+	// filtered by them).
+	Unsent []string
+	// Dropped counts collections whose id repeated one already yielded.
+	Dropped int
+	// Skipped counts collections of this page not yielded because
+	// SearchLimits.MaxItems was reached.
+	Skipped int
+}
+
+// CollectionPages iterates /collections page by page, following next links.
+func (c *Client) CollectionPages(ctx context.Context, q CollectionQuery, lim SearchLimits) iter.Seq2[*CollectionPage, error] {
+	return c.collectionPages(ctx, q, lim)
 }
 
 // Collection fetches one collection; a 404 is an *Error of KindNotFound.
 func (c *Client) Collection(ctx context.Context, id string) (*Collection, error) {
-	panic("unimplemented")
+	if strings.TrimSpace(id) == "" {
+		return nil, &ParamError{Param: "collection_id", Got: id, Accepted: "a collection id, e.g. sentinel-2-l2a", Reason: "empty"}
+	}
+	return c.CollectionAt(ctx, c.endpoint("collections", id))
 }
 
 // Item fetches one item from /collections/{c}/items/{id}, falling back to a
 // search by ids when the catalog lacks the Features endpoints.
 func (c *Client) Item(ctx context.Context, collectionID, itemID string) (*Item, error) {
-	panic("unimplemented")
+	return c.item(ctx, collectionID, itemID)
 }
 
 // Search starts an item search. Nothing is sent until the result is iterated.
-func (c *Client) Search(params SearchParams, lim SearchLimits) *Search { panic("unimplemented") }
+func (c *Client) Search(params SearchParams, lim SearchLimits) *Search {
+	return &Search{client: c, params: params, fromParams: true, lim: lim}
+}
 
 // ContinueSearch resumes a search from a cursor returned by Search.Cursor.
-func (c *Client) ContinueSearch(cur Cursor, lim SearchLimits) *Search { panic("unimplemented") }
+func (c *Client) ContinueSearch(cur Cursor, lim SearchLimits) *Search {
+	start := cur.Request
+	return &Search{client: c, start: &start, skipFirst: cur.Skip, lim: lim}
+}
 
 // Queryables fetches /queryables, or /collections/{id}/queryables when
 // collectionID is not empty.
 func (c *Client) Queryables(ctx context.Context, collectionID string) (*Queryables, error) {
-	panic("unimplemented")
+	return c.queryables(ctx, collectionID)
 }
 
 // Aggregations lists the aggregations the catalog offers (GET /aggregations,
 // or /collections/{id}/aggregations).
 func (c *Client) Aggregations(ctx context.Context, collectionID string) (*AggregationResult, error) {
-	panic("unimplemented")
+	return c.aggregations(ctx, collectionID)
 }
 
 // Aggregate runs the named aggregations over a search (GET or POST /aggregate).
 func (c *Client) Aggregate(ctx context.Context, params SearchParams, aggregations []string) (*AggregationResult, error) {
-	panic("unimplemented")
+	return c.aggregate(ctx, params, aggregations)
 }
 
 // Head returns the Content-Length of href (status-checked; -1 if unknown).
 // Catalog headers are sent only when href is on the catalog's origin.
-func (c *Client) Head(ctx context.Context, href string) (int64, error) { panic("unimplemented") }
+func (c *Client) Head(ctx context.Context, href string) (int64, error) {
+	return c.head(ctx, href)
+}

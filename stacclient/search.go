@@ -2,11 +2,26 @@ package stacclient
 
 import (
 	"context"
+	"errors"
 	"iter"
+	"net/http"
+	"strings"
 )
 
 // Search is one item search in progress. Iterate it once with Pages or Items.
-type Search struct{}
+type Search struct {
+	client     *Client
+	params     SearchParams
+	fromParams bool     // built by Client.Search (else resumed from a cursor)
+	start      *Request // the first request of a resumed search
+	skipFirst  int
+	lim        SearchLimits
+
+	// getFallback is the GET form of the first request, used once if the
+	// catalog answers the POST with 405.
+	getFallback *Request
+	engine      *pager[Item]
+}
 
 // Page is one page of results after duplicate ids were dropped.
 type Page struct {
@@ -29,23 +44,201 @@ const (
 	StopCycle     StopReason = "cycle"      // a next link repeated an earlier request
 	StopNoNewIDs  StopReason = "no_new_ids" // a page held only ids already seen
 	StopError     StopReason = "error"
+	StopConsumer  StopReason = "caller_stopped" // the range loop over Pages or Items ended early
 )
 
-// Pages yields each page; iteration ends at the first error.
-func (s *Search) Pages(ctx context.Context) iter.Seq2[*Page, error] { panic("unimplemented") }
+func (s *Search) pager() *pager[Item] {
+	if s.engine == nil {
+		s.engine = &pager[Item]{lim: s.lim, idOf: func(it *Item) string { return it.ID }, fetch: s.fetchPage}
+	}
+	return s.engine
+}
 
-// Items yields each item across pages.
-func (s *Search) Items(ctx context.Context) iter.Seq2[*Item, error] { panic("unimplemented") }
+// Pages yields each page; iteration ends at the first error.
+func (s *Search) Pages(ctx context.Context) iter.Seq2[*Page, error] {
+	engine := s.pager()
+	return func(yield func(*Page, error) bool) {
+		for pp, err := range engine.run(ctx, s.firstRequest, s.skipFirst) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(pageOf(pp), nil) {
+				return
+			}
+		}
+	}
+}
+
+func pageOf(pp *pagerPage[Item]) *Page {
+	return &Page{Request: pp.req, Items: pp.elems, Skipped: pp.skipped, Matched: pp.matched, Next: pp.next, Dropped: pp.dropped}
+}
+
+// Items yields each item across pages. Breaking out of the loop leaves a
+// Cursor just after the last item received.
+func (s *Search) Items(ctx context.Context) iter.Seq2[*Item, error] {
+	engine := s.pager()
+	return func(yield func(*Item, error) bool) {
+		var stoppedAt *Cursor
+		defer func() {
+			// Runs after the engine recorded its own cursor (the next page),
+			// so the finer position within the page wins.
+			if stoppedAt != nil {
+				engine.finish(StopConsumer, stoppedAt)
+			}
+		}()
+		for pp, err := range engine.run(ctx, s.firstRequest, s.skipFirst) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for i := range pp.elems {
+				if yield(&pp.elems[i], nil) {
+					continue
+				}
+				consumed := pp.rawIndex[i] + 1
+				switch {
+				case consumed < pp.rawLen:
+					stoppedAt = &Cursor{Request: pp.req, Skip: consumed}
+				case pp.next != nil:
+					stoppedAt = &Cursor{Request: *pp.next}
+				default:
+					engine.finish(StopNoNext, nil)
+				}
+				return
+			}
+		}
+	}
+}
 
 // StopReason is why the last iteration ended.
-func (s *Search) StopReason() StopReason { panic("unimplemented") }
+func (s *Search) StopReason() StopReason {
+	stop, _, _, _ := s.pager().state()
+	return stop
+}
 
 // Cursor is where to continue, or nil when the results are exhausted.
-func (s *Search) Cursor() *Cursor { panic("unimplemented") }
+func (s *Search) Cursor() *Cursor {
+	_, cur, _, _ := s.pager().state()
+	if cur == nil {
+		return nil
+	}
+	copied := *cur
+	return &copied
+}
 
 // Matched is the server's total match count from the last page that had one.
-func (s *Search) Matched() (int, bool) { panic("unimplemented") }
+func (s *Search) Matched() (int, bool) {
+	_, _, matched, _ := s.pager().state()
+	if matched == nil {
+		return 0, false
+	}
+	return *matched, true
+}
 
 // Method is the HTTP method of the first request (POST when the landing
-// page's search link allows it, GET otherwise, GET after a POST 405).
-func (s *Search) Method() string { panic("unimplemented") }
+// page's search link allows it, GET otherwise, GET after a POST 405). It is
+// empty until the first request was sent.
+func (s *Search) Method() string {
+	_, _, _, method := s.pager().state()
+	return method
+}
+
+// firstRequest builds the first request: the resumed cursor's, or one
+// built from the parameters with the method the landing page allows.
+func (s *Search) firstRequest(ctx context.Context) (Request, error) {
+	if !s.fromParams {
+		if s.start == nil || s.start.URL == "" {
+			return Request{}, &ParamError{Param: "cursor", Got: "a cursor without a request URL",
+				Accepted: "a cursor returned by a previous search", Reason: "it has no request to continue from"}
+		}
+		return *s.start, nil
+	}
+	if err := s.params.Validate(); err != nil {
+		return Request{}, err
+	}
+	target, err := s.client.searchTarget(ctx)
+	if err != nil {
+		return Request{}, err
+	}
+	get := Request{Method: http.MethodGet, URL: withQuery(target.getURL, s.params.QueryString())}
+	if target.postURL == "" || s.client.searchGETOnly.Load() {
+		return get, nil
+	}
+	s.getFallback = &get
+	return Request{Method: http.MethodPost, URL: target.postURL, Body: s.params.PostBody()}, nil
+}
+
+// fetchPage fetches one search page; the first POST of a search built from
+// parameters falls back to GET once when the catalog answers 405, and the
+// client remembers that for later searches.
+func (s *Search) fetchPage(ctx context.Context, r Request, first bool) (pagerDoc[Item], error) {
+	doc, err := s.client.fetchItemPage(ctx, r)
+	var se *Error
+	if err != nil && first && s.getFallback != nil && r.Method == http.MethodPost &&
+		errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
+		s.client.searchGETOnly.Store(true)
+		return s.client.fetchItemPage(ctx, *s.getFallback)
+	}
+	return doc, err
+}
+
+// fetchItemPage fetches and decodes one ItemCollection.
+func (c *Client) fetchItemPage(ctx context.Context, r Request) (pagerDoc[Item], error) {
+	var ic ItemCollection
+	fb, err := c.getJSON(ctx, r, acceptGeoJSON, &ic, "ItemCollection (search page)", func() string {
+		if ic.Features == nil {
+			return "the JSON has no features array"
+		}
+		return ""
+	})
+	if err != nil {
+		return pagerDoc[Item]{}, err
+	}
+	doc := pagerDoc[Item]{req: r, url: fb.url, elems: ic.Features, links: ic.Links}
+	if n, ok := ic.Matched(); ok {
+		doc.matched = &n
+	}
+	return doc, nil
+}
+
+// searchEndpoints are where the catalog takes searches.
+type searchEndpoints struct {
+	getURL  string
+	postURL string // empty when the landing page does not offer POST
+}
+
+// searchTarget reads the landing page's rel=search links: a link without a
+// method means GET; POST is used only when a link lists it. Without any
+// search link, {base}/search is tried with GET.
+func (c *Client) searchTarget(ctx context.Context) (searchEndpoints, error) {
+	root, err := c.Root(ctx)
+	if err != nil {
+		return searchEndpoints{}, err
+	}
+	var t searchEndpoints
+	for _, l := range FindLinks(root.Links, "search") {
+		href, err := resolveHref(c.base, l.Href)
+		if err != nil || strings.TrimSpace(l.Href) == "" {
+			continue
+		}
+		switch l.LinkMethod() {
+		case http.MethodPost:
+			if t.postURL == "" {
+				t.postURL = href
+			}
+		case http.MethodGet:
+			if t.getURL == "" {
+				t.getURL = href
+			}
+		}
+	}
+	if t.getURL == "" {
+		if t.postURL != "" {
+			t.getURL = t.postURL
+		} else {
+			t.getURL = c.endpoint("search")
+		}
+	}
+	return t, nil
+}
