@@ -1,0 +1,114 @@
+package stacserver
+
+import "net/http"
+
+// NextLinkStyle is how a server words its rel=next links; real catalogs
+// differ (see docs in the constants).
+type NextLinkStyle int
+
+const (
+	// NextDefault: POST searches get POSTMergeFalse links, GET searches GETToken.
+	NextDefault NextLinkStyle = iota
+	// NextPOSTBodyToken is Planetary Computer (pgstac): POST, no merge, body =
+	// the query repeated plus "token": "next:…". GET pages use ?token=next:….
+	NextPOSTBodyToken
+	// NextPOSTTokenOnly is SAGE (pgstac): POST, no merge, body = only
+	// {"token": "next:…"}; the server remembers the query.
+	NextPOSTTokenOnly
+	// NextPOSTMergeFalse is stac-server (Earth Search): POST, "merge": false,
+	// body = the full query plus "next": "<token>". GET pages use ?next=.
+	NextPOSTMergeFalse
+	// NextPOSTMergeTrue is Astraea: POST, "merge": true, body = {"next": …}
+	// only; the client overlays it on its original body.
+	NextPOSTMergeTrue
+	// NextGETCursor is CMR-STAC: a GET href with every parameter plus
+	// cursor=<token>, even after a POST search.
+	NextGETCursor
+	// NextGETToken: a GET href with every parameter plus next=<token>, also
+	// after a POST search.
+	NextGETToken
+)
+
+// LimitMode is what happens to a limit above MaxLimit.
+type LimitMode int
+
+const (
+	// LimitClamp silently serves MaxLimit items (stac-server).
+	LimitClamp LimitMode = iota
+	// LimitReject answers 422 (Planetary Computer: 1..1000).
+	LimitReject
+)
+
+// Options switches the real-world behaviours of a Server. The zero value is
+// a well-behaved STAC API advertising every class it implements.
+type Options struct {
+	ID, Title, Description string // landing page; defaults "stacserver", …
+
+	NextLinkStyle NextLinkStyle
+	DefaultLimit  int // page size when the request has no limit; 0 means 10
+	MaxLimit      int // 0 means 10000
+	LimitMode     LimitMode
+
+	// RequireCollections answers a search naming no collection (and no
+	// {"property":"collection"} in its filter) with 422 "collection is required".
+	RequireCollections bool
+	// DisablePOSTSearch answers POST /search with 405; the landing page's
+	// search link then lists only GET.
+	DisablePOSTSearch bool
+	// ConformsTo replaces the advertised classes; nil means DefaultConformance
+	// (minus the classes of disabled features). Collection search parameters
+	// are honoured only when a collection-search class is advertised.
+	ConformsTo         []string
+	DisableFeatures    bool // no /collections/{id}/items endpoints (404)
+	DisableAggregation bool // no /aggregate, /aggregations
+	DisableQueryables  bool // no /queryables endpoints
+
+	// Pagination faults, for testing clients.
+	RepeatNextLink       bool // the next link never advances: a cycle
+	DuplicateAcrossPages bool // page n+1 starts with the last item of page n
+	TrailingEmptyPage    bool // the last page still links to an empty page
+	GrowingNextHref      bool // every next link is longer than the one before
+
+	// OnRequest, if set, is called for every request before it is served.
+	OnRequest func(*http.Request)
+}
+
+func (o Options) defaultLimit() int {
+	if o.DefaultLimit > 0 {
+		return o.DefaultLimit
+	}
+	return 10
+}
+
+func (o Options) maxLimit() int {
+	if o.MaxLimit > 0 {
+		return o.MaxLimit
+	}
+	return 10000
+}
+
+// DefaultConformance is every class this server implements (v1.0.0 URIs).
+func DefaultConformance() []string {
+	return []string{
+		"https://api.stacspec.org/v1.0.0/core",
+		"https://api.stacspec.org/v1.0.0/collections",
+		"https://api.stacspec.org/v1.0.0/ogcapi-features",
+		"https://api.stacspec.org/v1.0.0/item-search",
+		"https://api.stacspec.org/v1.0.0/item-search#filter",
+		"https://api.stacspec.org/v1.0.0/item-search#query",
+		"https://api.stacspec.org/v1.0.0/item-search#sort",
+		"https://api.stacspec.org/v1.0.0/item-search#fields",
+		"https://api.stacspec.org/v1.0.0/item-search#context",
+		"https://api.stacspec.org/v1.0.0/collection-search",
+		"https://api.stacspec.org/v1.0.0/collection-search#free-text",
+		"https://api.stacspec.org/v0.3.0/aggregation",
+		"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
+		"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+		"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter",
+		"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter",
+		"http://www.opengis.net/spec/cql2/1.0/conf/cql2-json",
+		"http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2",
+		"http://www.opengis.net/spec/cql2/1.0/conf/advanced-comparison-operators",
+		"http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions",
+	}
+}

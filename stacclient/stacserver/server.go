@@ -1,0 +1,165 @@
+package stacserver
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// Server is an in-process STAC API over a Store. It implements
+// http.Handler; mount it on an httptest.Server. Links are absolute and
+// built from each request's Host, so it works behind any URL.
+type Server struct {
+	store *Store
+	opts  Options
+	mux   *http.ServeMux
+
+	mu       sync.Mutex
+	requests map[string]int          // "METHOD /path" → count
+	queries  map[string]*searchQuery // query hash → query, for token-only next links
+}
+
+// New returns a server for store with the given behaviours. The store must
+// not be modified afterwards.
+func New(store *Store, opts Options) *Server {
+	store.sortItems()
+	s := &Server{store: store, opts: opts, mux: http.NewServeMux(),
+		requests: map[string]int{}, queries: map[string]*searchQuery{}}
+	s.routes()
+	return s
+}
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /{$}", s.handleLanding)
+	m.HandleFunc("GET /conformance", s.handleConformance)
+	m.HandleFunc("GET /collections", s.handleCollections)
+	m.HandleFunc("GET /collections/{collectionId}", s.handleCollection)
+	m.HandleFunc("GET /search", s.handleSearch)
+	m.HandleFunc("POST /search", s.handleSearch)
+	if !s.opts.DisableFeatures {
+		m.HandleFunc("GET /collections/{collectionId}/items", s.handleItems)
+		m.HandleFunc("GET /collections/{collectionId}/items/{itemId}", s.handleItem)
+	}
+	if !s.opts.DisableQueryables {
+		m.HandleFunc("GET /queryables", s.handleQueryables)
+		m.HandleFunc("GET /collections/{collectionId}/queryables", s.handleQueryables)
+	}
+	if !s.opts.DisableAggregation {
+		m.HandleFunc("GET /aggregate", s.handleAggregate)
+		m.HandleFunc("POST /aggregate", s.handleAggregate)
+		m.HandleFunc("GET /aggregations", s.handleAggregations)
+	}
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, notFound("no endpoint %s %s on this server", r.Method, r.URL.Path))
+	})
+}
+
+// ServeHTTP counts the request and serves it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests[r.Method+" "+r.URL.Path]++
+	s.mu.Unlock()
+	if s.opts.OnRequest != nil {
+		s.opts.OnRequest(r)
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// Requests returns a copy of the request counts keyed "METHOD /path"
+// (for example "POST /search").
+func (s *Server) Requests() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.requests))
+	for k, v := range s.requests {
+		out[k] = v
+	}
+	return out
+}
+
+// RequestCount is the number of requests served for method and path.
+func (s *Server) RequestCount(method, path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests[method+" "+path]
+}
+
+// baseURL is scheme://host of the request, the root of every link.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+const (
+	mediaJSON       = "application/json"
+	mediaGeoJSON    = "application/geo+json"
+	mediaSchemaJSON = "application/schema+json"
+)
+
+func writeJSON(w http.ResponseWriter, status int, mediaType string, v any) {
+	w.Header().Set("Content-Type", mediaType)
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // a failed write means the client went away
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	e, ok := err.(*apiError)
+	if !ok {
+		e = &apiError{status: 500, code: "InternalServerError", description: err.Error()}
+	}
+	writeJSON(w, e.status, mediaJSON, map[string]any{"code": e.code, "description": e.description})
+}
+
+// readBody reads a POST body, capped so a runaway client cannot exhaust memory.
+func readBody(r *http.Request) ([]byte, error) {
+	const maxBody = 8 << 20
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return nil, badRequest("could not read the request body: %v", err)
+	}
+	if len(b) > maxBody {
+		return nil, &apiError{status: 413, code: "PayloadTooLarge", description: "request body over 8 MiB"}
+	}
+	return b, nil
+}
+
+func link(rel, href, mediaType string) map[string]any {
+	l := map[string]any{"rel": rel, "href": href}
+	if mediaType != "" {
+		l["type"] = mediaType
+	}
+	return l
+}
+
+// advertises reports whether the conformance list has a class ending in suffix.
+func (s *Server) advertises(suffix string) bool {
+	for _, c := range s.conformance() {
+		if strings.HasSuffix(c, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) conformance() []string {
+	if s.opts.ConformsTo != nil {
+		return s.opts.ConformsTo
+	}
+	var out []string
+	for _, c := range DefaultConformance() {
+		if (s.opts.DisableFeatures && strings.HasSuffix(c, "/ogcapi-features")) ||
+			(s.opts.DisableAggregation && strings.HasSuffix(c, "/aggregation")) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
