@@ -1,0 +1,182 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// GetCollectionIn names one collection.
+type GetCollectionIn struct {
+	CatalogArg
+	CollectionID string `json:"collection_id" jsonschema:"collection id, e.g. sentinel-2-l2a (search_collections lists them)"`
+}
+
+// ProviderInfo is a collection provider.
+type ProviderInfo struct {
+	Name  string   `json:"name"`
+	Roles []string `json:"roles"`
+	URL   string   `json:"url,omitempty"`
+}
+
+// ExtentInfo is a collection's extent: the first bbox and interval are the overall ones.
+type ExtentInfo struct {
+	BBox      [][]float64 `json:"bbox" jsonschema:"spatial extents [west,south,east,north]; the first is the overall one"`
+	Intervals [][]string  `json:"intervals" jsonschema:"temporal intervals [start,end]; \"..\" is an open end"`
+}
+
+// ItemAssetInfo is the compact form of one item_assets entry.
+type ItemAssetInfo struct {
+	Key   string   `json:"key"`
+	Title string   `json:"title,omitempty"`
+	Type  string   `json:"type,omitempty"`
+	Roles []string `json:"roles"`
+}
+
+// GetCollectionOut is a collection, compacted for a model.
+type GetCollectionOut struct {
+	ID             string          `json:"id"`
+	Title          string          `json:"title,omitempty"`
+	Description    string          `json:"description"`
+	License        string          `json:"license,omitempty"`
+	Extent         ExtentInfo      `json:"extent"`
+	Providers      []ProviderInfo  `json:"providers"`
+	Keywords       []string        `json:"keywords"`
+	StacExtensions []string        `json:"stac_extensions"`
+	Summaries      map[string]any  `json:"summaries" jsonschema:"the collection's summaries (value ranges and enumerations of item properties)"`
+	ItemAssets     []ItemAssetInfo `json:"item_assets" jsonschema:"the assets every item has (from item_assets), with media type and roles"`
+	KeyLinks       []KeyLink       `json:"key_links"`
+}
+
+// GetCollection is the get_collection tool.
+func GetCollection() Tool {
+	return define(&mcp.Tool{
+		Name:  "get_collection",
+		Title: "Get one collection",
+		Description: "Describe one collection: title, description, license, spatial and temporal extent, providers, keywords, " +
+			"summaries, the assets its items carry (item_assets: key, type, roles) and key links. Use it to learn the extent " +
+			"before searching and the asset keys before estimating sizes.\n" +
+			`Example: {"collection_id": "sentinel-2-l2a"}`,
+		Annotations: readOnlyAnnotations("Get one collection"),
+	}, true, getCollection)
+}
+
+func getCollection(ctx context.Context, c *Call, in GetCollectionIn) (GetCollectionOut, string, error) {
+	const tool = "get_collection"
+	id := strings.TrimSpace(in.CollectionID)
+	if id == "" {
+		return GetCollectionOut{}, "", renderError(tool, &stacclient.ParamError{Param: "collection_id", Got: in.CollectionID,
+			Reason: "empty", Accepted: "a collection id such as \"sentinel-2-l2a\" (search_collections lists them)"})
+	}
+	col, err := c.Catalog.Client.Collection(ctx, id)
+	if isKind(err, stacclient.KindNotFound) {
+		return GetCollectionOut{}, "", actionable(err, "get_collection: collection '%s' not found in catalog %s — call search_collections to list collection ids.", id, c.Catalog.URL)
+	}
+	if err != nil {
+		return GetCollectionOut{}, "", renderError(tool, err)
+	}
+	out := compactCollection(col)
+	return out, collectionText(out), nil
+}
+
+// compactCollection keeps what a model needs from a collection.
+func compactCollection(col *stacclient.Collection) GetCollectionOut {
+	out := GetCollectionOut{
+		ID: col.ID, Title: col.Title, Description: col.Description, License: col.License,
+		Extent:         extentInfo(col.Extent),
+		Providers:      []ProviderInfo{},
+		Keywords:       nonNilStrings(col.Keywords),
+		StacExtensions: nonNilStrings(col.StacExtensions),
+		Summaries:      map[string]any{},
+		ItemAssets:     []ItemAssetInfo{},
+		KeyLinks:       keyLinks(col.Links),
+	}
+	for _, p := range col.Providers {
+		out.Providers = append(out.Providers, ProviderInfo{Name: p.Name, Roles: nonNilStrings(p.Roles), URL: p.URL})
+	}
+	for k, v := range col.Summaries {
+		out.Summaries[k] = rawToAny(v)
+	}
+	keys := make([]string, 0, len(col.ItemAssets))
+	for k := range col.ItemAssets {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		a := col.ItemAssets[k]
+		out.ItemAssets = append(out.ItemAssets, ItemAssetInfo{Key: k, Title: a.Title, Type: a.Type, Roles: nonNilStrings(a.Roles)})
+	}
+	return out
+}
+
+func extentInfo(e stacclient.Extent) ExtentInfo {
+	out := ExtentInfo{BBox: [][]float64{}, Intervals: [][]string{}}
+	for _, b := range e.Spatial.BBox {
+		out.BBox = append(out.BBox, nonNilFloats(b))
+	}
+	for _, iv := range e.Temporal.Interval {
+		pair := []string{}
+		for _, end := range iv {
+			if end == nil {
+				pair = append(pair, "..")
+			} else {
+				pair = append(pair, *end)
+			}
+		}
+		out.Intervals = append(out.Intervals, pair)
+	}
+	return out
+}
+
+func collectionText(out GetCollectionOut) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s)", out.ID, orDash(out.Title))
+	if out.License != "" {
+		fmt.Fprintf(&b, ", license %s", out.License)
+	}
+	b.WriteString("\n")
+	if d, cut := truncateDescription(out.Description, 400); d != "" {
+		b.WriteString(d)
+		if cut {
+			b.WriteString(" (description shortened here; complete in the structured output)")
+		}
+		b.WriteString("\n")
+	}
+	if len(out.Extent.BBox) > 0 {
+		fmt.Fprintf(&b, "Spatial extent: %s\n", formatBBox(out.Extent.BBox[0]))
+	}
+	if len(out.Extent.Intervals) > 0 {
+		fmt.Fprintf(&b, "Temporal extent: %s\n", strings.Join(out.Extent.Intervals[0], " to "))
+	}
+	if len(out.Providers) > 0 {
+		names := make([]string, len(out.Providers))
+		for i, p := range out.Providers {
+			names[i] = p.Name
+		}
+		fmt.Fprintf(&b, "Providers: %s\n", strings.Join(names, ", "))
+	}
+	if len(out.Keywords) > 0 {
+		fmt.Fprintf(&b, "Keywords: %s\n", strings.Join(out.Keywords, ", "))
+	}
+	if len(out.ItemAssets) > 0 {
+		fmt.Fprintf(&b, "Item assets (%d):\n", len(out.ItemAssets))
+		for _, a := range out.ItemAssets {
+			fmt.Fprintf(&b, "- %s [%s] %s\n", a.Key, orDash(a.Type), strings.Join(a.Roles, ","))
+		}
+	}
+	if len(out.Summaries) > 0 {
+		keys := make([]string, 0, len(out.Summaries))
+		for k := range out.Summaries {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		fmt.Fprintf(&b, "Summaries: %s\n", strings.Join(keys, ", "))
+	}
+	b.WriteString("Next: get_queryables for filterable properties, then search_items.")
+	return b.String()
+}

@@ -1,0 +1,77 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// GetConformanceIn optionally asks about specific conformance classes.
+type GetConformanceIn struct {
+	CatalogArg
+	Check StringList `json:"check,omitempty" jsonschema:"conformance class URIs to check, e.g. [\"https://api.stacspec.org/v1.0.0/item-search\"]; version-tolerant (v1.0.0 also matches v1.1.0 and rc/beta spellings)"`
+}
+
+// ConformanceCheck answers one checked URI.
+type ConformanceCheck struct {
+	URI       string `json:"uri"`
+	Satisfied bool   `json:"satisfied"`
+}
+
+// GetConformanceOut lists the catalog's conformance classes.
+type GetConformanceOut struct {
+	ConformsTo   []string           `json:"conforms_to" jsonschema:"every conformance class URI the catalog declares"`
+	Count        int                `json:"count"`
+	Checks       []ConformanceCheck `json:"checks" jsonschema:"one answer per URI in check (empty when check was not given)"`
+	AllSatisfied bool               `json:"all_satisfied" jsonschema:"true when every checked URI is satisfied (true when nothing was checked)"`
+}
+
+// GetConformance is the get_conformance tool.
+func GetConformance() Tool {
+	return define(&mcp.Tool{
+		Name:  "get_conformance",
+		Title: "Conformance classes",
+		Description: "List the conformance classes the catalog declares (from /conformance, else the landing page), " +
+			"and optionally answer whether given classes are satisfied, with version-tolerant matching. " +
+			"get_capabilities explains what they mean for the other tools.\n" +
+			`Example: {"check": ["https://api.stacspec.org/v1.0.0/item-search", "https://api.stacspec.org/v1.0.0/item-search#filter"]}`,
+		Annotations: readOnlyAnnotations("Conformance classes"),
+	}, true, getConformance)
+}
+
+func getConformance(ctx context.Context, c *Call, in GetConformanceIn) (GetConformanceOut, string, error) {
+	checks, err := in.Check.Strings("check")
+	if err != nil {
+		return GetConformanceOut{}, "", renderError("get_conformance", err)
+	}
+	classes, err := c.Catalog.Client.Conformance(ctx)
+	if err != nil {
+		return GetConformanceOut{}, "", renderError("get_conformance", err)
+	}
+	out := GetConformanceOut{ConformsTo: nonNilStrings(classes), Count: len(classes), Checks: []ConformanceCheck{}, AllSatisfied: true}
+	for _, uri := range checks {
+		ok := stacclient.ConformsTo(classes, uri)
+		out.Checks = append(out.Checks, ConformanceCheck{URI: uri, Satisfied: ok})
+		out.AllSatisfied = out.AllSatisfied && ok
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d conformance classes.\n", out.Count)
+	if len(out.Checks) > 0 {
+		for _, ch := range out.Checks {
+			verdict := "not satisfied"
+			if ch.Satisfied {
+				verdict = "satisfied"
+			}
+			fmt.Fprintf(&b, "- %s: %s\n", ch.URI, verdict)
+		}
+	} else {
+		for _, uri := range out.ConformsTo {
+			fmt.Fprintf(&b, "- %s\n", uri)
+		}
+	}
+	return out, strings.TrimRight(b.String(), "\n"), nil
+}

@@ -1,0 +1,94 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// GetItemIn names one item.
+type GetItemIn struct {
+	CatalogArg
+	CollectionID string `json:"collection_id" jsonschema:"id of the collection holding the item, e.g. sentinel-2-l2a"`
+	ItemID       string `json:"item_id" jsonschema:"id of the item, as returned by search_items"`
+}
+
+// GetItemOut is the complete item plus its summary.
+type GetItemOut struct {
+	Item    map[string]any `json:"item" jsonschema:"the complete STAC Item as the catalog serves it (type, stac_version, geometry, properties, links, assets)"`
+	Summary ItemSummary    `json:"summary"`
+}
+
+// GetItem is the get_item tool.
+func GetItem() Tool {
+	return define(&mcp.Tool{
+		Name:  "get_item",
+		Title: "Get one item",
+		Description: "Fetch one STAC Item complete (type, stac_version, geometry, properties, links and every asset with its href), " +
+			"plus a readable summary. Use after search_items to inspect an item's assets.\n" +
+			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_13SDD_20240612_0_L2A"}`,
+		Annotations: readOnlyAnnotations("Get one item"),
+	}, true, getItem)
+}
+
+func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, error) {
+	const tool = "get_item"
+	collectionID, itemID := strings.TrimSpace(in.CollectionID), strings.TrimSpace(in.ItemID)
+	if collectionID == "" {
+		return GetItemOut{}, "", renderError(tool, &stacclient.ParamError{Param: "collection_id", Got: in.CollectionID,
+			Reason: "empty", Accepted: "a collection id such as \"sentinel-2-l2a\" (search_collections lists them)"})
+	}
+	if itemID == "" {
+		return GetItemOut{}, "", renderError(tool, &stacclient.ParamError{Param: "item_id", Got: in.ItemID,
+			Reason: "empty", Accepted: "an item id as returned by search_items"})
+	}
+	item, err := c.Catalog.Client.Item(ctx, collectionID, itemID)
+	if isKind(err, stacclient.KindNotFound) {
+		return GetItemOut{}, "", notFoundItem(ctx, c, collectionID, itemID, err)
+	}
+	if err != nil {
+		return GetItemOut{}, "", renderError(tool, err)
+	}
+	full, err := toJSONObject(item)
+	if err != nil {
+		return GetItemOut{}, "", renderError(tool, fmt.Errorf("re-encoding item %q: %w", item.ID, err))
+	}
+	out := GetItemOut{Item: full, Summary: summarizeItem(item)}
+	return out, itemText(item, out.Summary), nil
+}
+
+// notFoundItem tells a missing item from a missing collection, because the
+// next step differs.
+func notFoundItem(ctx context.Context, c *Call, collectionID, itemID string, cause error) error {
+	if _, err := c.Catalog.Client.Collection(ctx, collectionID); isKind(err, stacclient.KindNotFound) {
+		return actionable(cause, "get_item: collection '%s' not found in catalog %s — call search_collections to list collection ids.",
+			collectionID, c.Catalog.URL)
+	}
+	return actionable(cause, "get_item: item '%s' not found in collection '%s' — call search_items with collections [%q] "+
+		"(and a bbox or datetime) to find item ids.", itemID, collectionID, collectionID)
+}
+
+// itemText is a readable item: headline, key properties and every asset.
+func itemText(item *stacclient.Item, s ItemSummary) string {
+	var b strings.Builder
+	b.WriteString(itemLine(s) + "\n")
+	if len(s.BBox) > 0 {
+		fmt.Fprintf(&b, "bbox %s\n", formatBBox(s.BBox))
+	}
+	for _, key := range []string{"proj:epsg", "proj:code", "constellation", "instruments", "sat:orbit_state", "view:sun_elevation", "s2:mgrs_tile", "landsat:wrs_path", "landsat:wrs_row"} {
+		if v, ok := item.Properties[key]; ok {
+			fmt.Fprintf(&b, "%s: %v\n", key, v)
+		}
+	}
+	fmt.Fprintf(&b, "Assets (%d):\n", len(item.Assets))
+	for _, key := range orderedAssetKeys(item.Assets) {
+		a := item.Assets[key]
+		fmt.Fprintf(&b, "- %s [%s] %s\n", key, orDash(a.Type), a.Href)
+	}
+	fmt.Fprintf(&b, "%d properties, %d links; the complete item is in the structured output.", len(item.Properties), len(item.Links))
+	return b.String()
+}

@@ -1,0 +1,413 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/paulmach/orb"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// SearchCollectionsIn narrows the catalog's collections.
+type SearchCollectionsIn struct {
+	CatalogArg
+	Q        string  `json:"q,omitempty" jsonschema:"free text matched against id, title, description and keywords, e.g. \"sentinel-2 reflectance\""`
+	BBox     BBoxArg `json:"bbox,omitempty" jsonschema:"keep collections whose spatial extent intersects [west,south,east,north]"`
+	Datetime string  `json:"datetime,omitempty" jsonschema:"keep collections whose temporal extent overlaps this instant or interval, e.g. 2024-01-01/2024-12-31"`
+	Limit    IntArg  `json:"limit,omitempty" jsonschema:"collections to return in this call (default 10, at most 100); continue with cursor"`
+	Cursor   string  `json:"cursor,omitempty" jsonschema:"cursor from a previous search_collections result, to get the next collections"`
+}
+
+// collectionListing is what a collections cursor must remember to continue.
+type collectionListing struct {
+	Q        string    `json:"q,omitempty"`
+	BBox     []float64 `json:"bbox,omitempty"`
+	Datetime string    `json:"datetime,omitempty"`
+	Limit    int       `json:"limit"`
+}
+
+// CollectionBrief is one collection in a listing.
+type CollectionBrief struct {
+	ID                   string    `json:"id"`
+	Title                string    `json:"title,omitempty"`
+	Description          string    `json:"description" jsonschema:"description, cut at 200 characters (see description_truncated)"`
+	DescriptionTruncated bool      `json:"description_truncated" jsonschema:"true when description was cut; get_collection has it complete"`
+	License              string    `json:"license,omitempty"`
+	BBox                 []float64 `json:"bbox" jsonschema:"overall spatial extent"`
+	Interval             []string  `json:"interval" jsonschema:"overall temporal extent [start,end]; \"..\" is open"`
+}
+
+// SearchCollectionsOut is one page of collections.
+type SearchCollectionsOut struct {
+	Returned           int               `json:"returned"`
+	Matched            *int              `json:"matched,omitempty" jsonschema:"total number of matching collections, when known"`
+	HasMore            bool              `json:"has_more"`
+	Cursor             string            `json:"cursor,omitempty" jsonschema:"pass as cursor to get the next collections"`
+	FilteredClientSide bool              `json:"filtered_client_side" jsonschema:"true when q, bbox or datetime were applied by this server because the catalog lacks collection search"`
+	Collections        []CollectionBrief `json:"collections"`
+	Notes              []string          `json:"notes"`
+}
+
+const (
+	defaultCollectionsLimit = 10
+	maxCollectionsLimit     = 100
+	// collectionScanPages bounds a client-side scan of /collections.
+	collectionScanPages = 50
+)
+
+// SearchCollections is the search_collections tool.
+func SearchCollections() Tool {
+	return define(&mcp.Tool{
+		Name:  "search_collections",
+		Title: "Search collections",
+		Description: "List the catalog's collections, optionally narrowed by free text q, a bbox and a datetime. " +
+			"When the catalog has no collection search, the filters are applied here over the whole list and the output says so. " +
+			"Returns id, title, short description, license and extent; has_more and cursor page through the rest.\n" +
+			`Example: {"q": "sentinel-2", "bbox": [5.9, 45.8, 10.5, 47.8], "datetime": "2024", "limit": 5}`,
+		Annotations: readOnlyAnnotations("Search collections"),
+	}, true, searchCollections)
+}
+
+func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (SearchCollectionsOut, string, error) {
+	const tool = "search_collections"
+	fail := func(err error) (SearchCollectionsOut, string, error) {
+		return SearchCollectionsOut{}, "", renderError(tool, err)
+	}
+	listing, err := in.listing()
+	if err != nil {
+		return fail(err)
+	}
+	offset := 0
+	if in.Cursor != "" {
+		cur, err := decodeCursor(in.Cursor, cursorCollections, c.Catalog.URL)
+		if err != nil {
+			return fail(err)
+		}
+		given := in.Q != "" || len(listing.BBox) > 0 || listing.Datetime != ""
+		if given && fingerprint(stripLimit(listing)) != fingerprint(stripLimit(*cur.Listing)) {
+			return fail(&stacclient.ParamError{Param: "cursor", Got: trimText(in.Cursor, 80),
+				Reason:   "it continues a different listing than the q, bbox and datetime given with it",
+				Accepted: "the cursor alone, or with the same q, bbox and datetime; drop cursor to start a new listing"})
+		}
+		if in.Limit == nil {
+			listing.Limit = cur.Listing.Limit
+		}
+		listing.Q, listing.BBox, listing.Datetime = cur.Listing.Q, cur.Listing.BBox, cur.Listing.Datetime
+		offset = cur.Offset
+	}
+
+	out := SearchCollectionsOut{Collections: []CollectionBrief{}, Notes: []string{}}
+	filtering := listing.Q != "" || len(listing.BBox) > 0 || listing.Datetime != ""
+	serverSide := true
+	if filtering {
+		caps, err := c.Catalog.Client.Capabilities(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		serverSide = caps.Has(stacclient.CapCollectionSearch) && (listing.Q == "" || caps.Has(stacclient.CapFreeText))
+	}
+
+	var matches []stacclient.Collection
+	var complete bool
+	if serverSide {
+		matches, out.Matched, complete, err = listServerSide(ctx, c.Catalog.Client, listing, offset)
+	} else {
+		out.FilteredClientSide = true
+		matches, complete, err = listClientSide(ctx, c.Catalog.Client, listing)
+		if err == nil && complete {
+			n := len(matches)
+			out.Matched = &n
+		}
+		out.Notes = append(out.Notes, "the catalog does not declare collection search (or free text), so q, bbox and datetime were applied by this server over the catalog's collection list"+
+			"; q keeps collections matching any term, most terms first")
+		if !complete {
+			out.Notes = append(out.Notes, fmt.Sprintf("the catalog lists more than %d pages of collections; only those were searched", collectionScanPages))
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if offset > len(matches) {
+		offset = len(matches)
+	}
+	page := matches[offset:]
+	if len(page) > listing.Limit {
+		page = page[:listing.Limit]
+		out.HasMore = true
+	}
+	for i := range page {
+		out.Collections = append(out.Collections, briefCollection(&page[i]))
+	}
+	out.Returned = len(out.Collections)
+	if out.HasMore {
+		out.Cursor = encodeCursor(pageCursor{Kind: cursorCollections, Catalog: c.Catalog.URL, Offset: offset + out.Returned, Listing: &listing})
+	}
+	if out.Returned == 0 {
+		out.Notes = append(out.Notes, emptyCollectionsNotes(listing, offset)...)
+	}
+	return out, collectionsText(out), nil
+}
+
+func stripLimit(l collectionListing) collectionListing { l.Limit = 0; return l }
+
+// listing validates the arguments.
+func (in SearchCollectionsIn) listing() (collectionListing, error) {
+	l := collectionListing{Q: strings.TrimSpace(in.Q)}
+	var err error
+	if l.Limit, err = in.Limit.Int("limit", defaultCollectionsLimit, 1, maxCollectionsLimit, "; continue with cursor for more"); err != nil {
+		return l, err
+	}
+	v, err := decodeArg("bbox", in.BBox, "a bbox")
+	if err != nil {
+		return l, err
+	}
+	if l.BBox, err = stacclient.ParseBBox(v); err != nil {
+		return l, err
+	}
+	if in.Datetime != "" {
+		if l.Datetime, err = stacclient.ParseDatetime(in.Datetime); err != nil {
+			return l, err
+		}
+	}
+	return l, nil
+}
+
+// listServerSide asks the catalog for offset+limit+1 matches (the extra one
+// tells whether more exist), reading pages as needed.
+func listServerSide(ctx context.Context, client *stacclient.Client, l collectionListing, offset int) ([]stacclient.Collection, *int, bool, error) {
+	q := stacclient.CollectionQuery{Q: l.Q, BBox: l.BBox, Datetime: l.Datetime, Limit: l.Limit}
+	want := offset + l.Limit + 1
+	var all []stacclient.Collection
+	var matched *int
+	for page, err := range client.CollectionPages(ctx, q, stacclient.SearchLimits{}) {
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if matched == nil && page.NumberMatched != nil {
+			n := *page.NumberMatched
+			matched = &n
+		}
+		all = append(all, page.Collections...)
+		if len(all) >= want {
+			return all, matched, false, nil
+		}
+	}
+	return all, matched, true, nil
+}
+
+// listClientSide reads the whole list (bounded) and filters it here.
+func listClientSide(ctx context.Context, client *stacclient.Client, l collectionListing) ([]stacclient.Collection, bool, error) {
+	terms := freeTextTerms(l.Q)
+	window, err := datetimeWindow(l.Datetime)
+	if err != nil {
+		return nil, false, err
+	}
+	type scored struct {
+		col   stacclient.Collection
+		score int
+	}
+	var kept []scored
+	pages := 0
+	complete := true
+	for page, err := range client.CollectionPages(ctx, stacclient.CollectionQuery{Limit: maxCollectionsLimit}, stacclient.SearchLimits{MaxPages: collectionScanPages}) {
+		if err != nil {
+			return nil, false, err
+		}
+		pages++
+		for _, col := range page.Collections {
+			score := 1
+			if len(terms) > 0 {
+				score = termScore(col, terms)
+			}
+			if score > 0 && extentIntersects(col.Extent, l.BBox) && extentOverlaps(col.Extent, window) {
+				kept = append(kept, scored{col, score})
+			}
+		}
+		if pages >= collectionScanPages && page.Next != nil {
+			complete = false
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].score > kept[j].score })
+	out := make([]stacclient.Collection, len(kept))
+	for i, k := range kept {
+		out[i] = k.col
+	}
+	return out, complete, nil
+}
+
+// freeTextTerms splits q on spaces and commas, lower-cased.
+func freeTextTerms(q string) []string {
+	return strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
+}
+
+// termScore counts the terms found in a collection's id, title, description or keywords.
+func termScore(col stacclient.Collection, terms []string) int {
+	text := strings.ToLower(strings.Join(append([]string{col.ID, col.Title, col.Description}, col.Keywords...), " "))
+	n := 0
+	for _, t := range terms {
+		if strings.Contains(text, t) {
+			n++
+		}
+	}
+	return n
+}
+
+// bboxBounds turns a bbox into one or two bounds (two when it crosses the antimeridian).
+func bboxBounds(b []float64) []orb.Bound {
+	if len(b) < 4 {
+		return nil
+	}
+	w, s, e, n := b[0], b[1], b[2], b[3]
+	if len(b) == 6 {
+		w, s, e, n = b[0], b[1], b[3], b[4]
+	}
+	if w > e {
+		return []orb.Bound{
+			{Min: orb.Point{w, s}, Max: orb.Point{180, n}},
+			{Min: orb.Point{-180, s}, Max: orb.Point{e, n}},
+		}
+	}
+	return []orb.Bound{{Min: orb.Point{w, s}, Max: orb.Point{e, n}}}
+}
+
+// extentIntersects reports whether a collection's overall bbox meets the
+// query bbox; a collection without a spatial extent is kept.
+func extentIntersects(e stacclient.Extent, bbox []float64) bool {
+	if len(bbox) == 0 || len(e.Spatial.BBox) == 0 || len(e.Spatial.BBox[0]) < 4 {
+		return true
+	}
+	for _, a := range bboxBounds(bbox) {
+		for _, b := range bboxBounds(e.Spatial.BBox[0]) {
+			if a.Intersects(b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// timeWindow is a closed interval; zero ends are open.
+type timeWindow struct {
+	start, end time.Time
+	set        bool
+}
+
+// datetimeWindow reads a normalised datetime ("instant" or "start/end").
+func datetimeWindow(dt string) (timeWindow, error) {
+	if dt == "" {
+		return timeWindow{}, nil
+	}
+	parts := strings.Split(dt, "/")
+	w := timeWindow{set: true}
+	parse := func(s string) (time.Time, error) {
+		if s == ".." || s == "" {
+			return time.Time{}, nil
+		}
+		return time.Parse(time.RFC3339Nano, s)
+	}
+	var err error
+	if w.start, err = parse(parts[0]); err != nil {
+		return w, &stacclient.ParamError{Param: "datetime", Got: dt, Reason: err.Error(), Accepted: "an RFC 3339 instant or interval"}
+	}
+	w.end = w.start
+	if len(parts) == 2 {
+		if w.end, err = parse(parts[1]); err != nil {
+			return w, &stacclient.ParamError{Param: "datetime", Got: dt, Reason: err.Error(), Accepted: "an RFC 3339 instant or interval"}
+		}
+	}
+	return w, nil
+}
+
+// extentOverlaps reports whether a collection's overall interval overlaps
+// the window; unknown or unparseable extents are kept.
+func extentOverlaps(e stacclient.Extent, w timeWindow) bool {
+	if !w.set || len(e.Temporal.Interval) == 0 || len(e.Temporal.Interval[0]) != 2 {
+		return true
+	}
+	iv := e.Temporal.Interval[0]
+	var cs, ce time.Time
+	if iv[0] != nil {
+		t, err := time.Parse(time.RFC3339Nano, *iv[0])
+		if err != nil {
+			return true
+		}
+		cs = t
+	}
+	if iv[1] != nil {
+		t, err := time.Parse(time.RFC3339Nano, *iv[1])
+		if err != nil {
+			return true
+		}
+		ce = t
+	}
+	// Overlap unless one ends before the other starts (zero = open end).
+	if !w.end.IsZero() && !cs.IsZero() && w.end.Before(cs) {
+		return false
+	}
+	if !ce.IsZero() && !w.start.IsZero() && ce.Before(w.start) {
+		return false
+	}
+	return true
+}
+
+func briefCollection(col *stacclient.Collection) CollectionBrief {
+	d, cut := truncateDescription(col.Description, 200)
+	b := CollectionBrief{ID: col.ID, Title: col.Title, Description: d, DescriptionTruncated: cut, License: col.License,
+		BBox: []float64{}, Interval: []string{}}
+	ext := extentInfo(col.Extent)
+	if len(ext.BBox) > 0 {
+		b.BBox = ext.BBox[0]
+	}
+	if len(ext.Intervals) > 0 {
+		b.Interval = ext.Intervals[0]
+	}
+	return b
+}
+
+func emptyCollectionsNotes(l collectionListing, offset int) []string {
+	if offset > 0 {
+		return []string{"no collections after this cursor: the listing is exhausted"}
+	}
+	notes := []string{"no collections matched."}
+	if l.Q != "" {
+		notes = append(notes, "try fewer or more general words in q (for example the mission name only)")
+	}
+	if len(l.BBox) > 0 {
+		notes = append(notes, "check the bbox order [west,south,east,north], or drop bbox")
+	}
+	if l.Datetime != "" {
+		notes = append(notes, "widen or drop datetime")
+	}
+	return notes
+}
+
+func collectionsText(out SearchCollectionsOut) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d collection(s)", out.Returned)
+	if out.Matched != nil {
+		fmt.Fprintf(&b, " of %d", *out.Matched)
+	}
+	if out.FilteredClientSide {
+		b.WriteString(" (filtered by this server: the catalog has no collection search)")
+	}
+	b.WriteString(".\n")
+	for _, col := range out.Collections {
+		fmt.Fprintf(&b, "- %s: %s", col.ID, orDash(col.Title))
+		if len(col.Interval) == 2 {
+			fmt.Fprintf(&b, " [%s to %s]", col.Interval[0], col.Interval[1])
+		}
+		b.WriteString("\n")
+	}
+	if out.Cursor != "" {
+		fmt.Fprintf(&b, "More: call search_collections with cursor %q\n", out.Cursor)
+	}
+	for _, n := range out.Notes {
+		b.WriteString("Note: " + n + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

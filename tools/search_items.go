@@ -1,0 +1,241 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// SearchItemsIn is an item search: the STAC search parameters plus how much
+// to return and where to continue.
+type SearchItemsIn struct {
+	CatalogArg
+	SearchArgs
+	MaxItems IntArg `json:"max_items,omitempty" jsonschema:"total number of items to return in this call (default 10, up to the server's ceiling); continue with cursor for more"`
+	Cursor   string `json:"cursor,omitempty" jsonschema:"cursor from a previous search_items result: continues exactly where it stopped (send it alone, or with the same search parameters)"`
+	Detail   string `json:"detail,omitempty" jsonschema:"summary (default: id, collection, datetime, bbox, cloud cover, platform, gsd, main assets) or full (complete STAC Items)"`
+}
+
+// SearchItemsOut is one page of search results, shaped for a model.
+type SearchItemsOut struct {
+	Returned   int              `json:"returned" jsonschema:"number of items in this result"`
+	Matched    *int             `json:"matched,omitempty" jsonschema:"total matches, only when the catalog reports it"`
+	HasMore    bool             `json:"has_more" jsonschema:"true when more items match: pass cursor to get them"`
+	Truncated  bool             `json:"truncated" jsonschema:"true when this output leaves something out: more matching items (has_more), or summaries that detail only part of their assets"`
+	Cursor     string           `json:"cursor,omitempty" jsonschema:"pass as cursor to continue exactly after the last item returned"`
+	Detail     string           `json:"detail" jsonschema:"summary or full"`
+	Method     string           `json:"method,omitempty" jsonschema:"HTTP method used for the search (GET or POST)"`
+	StopReason string           `json:"stop_reason,omitempty" jsonschema:"why paging stopped: max_items, no_next_link, empty_page, max_pages, cycle, no_new_ids"`
+	Items      []ItemSummary    `json:"items" jsonschema:"item summaries (detail=summary); empty for detail=full"`
+	Features   []map[string]any `json:"features" jsonschema:"complete STAC Items (detail=full); empty for detail=summary"`
+	Search     map[string]any   `json:"search" jsonschema:"the normalised search that was sent (datetime expanded, filter language inferred); empty when continuing from a cursor"`
+	Warnings   []string         `json:"warnings" jsonschema:"parameters the catalog may not support, and other caveats"`
+	Notes      []string         `json:"notes" jsonschema:"what to try next, e.g. which filter to relax when nothing matched"`
+}
+
+// SearchItems is the search_items tool.
+func SearchItems() Tool {
+	return define(&mcp.Tool{
+		Name:  "search_items",
+		Title: "Search items",
+		Description: "Search the catalog's items (STAC /search) by collections, ids, bbox or intersects, datetime, query, CQL2 filter, " +
+			"sortby and fields. Returns at most max_items (default 10) compact summaries, or complete items with detail=full; " +
+			"has_more and cursor continue exactly where this page stopped. limit is only the page size sent to the catalog. " +
+			"Parameters the catalog does not declare are still sent, with a warning.\n" +
+			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [-105.3, 39.9, -105.1, 40.1], "datetime": "2024-06", ` +
+			`"filter": "eo:cloud_cover < 20", "sortby": "-properties.datetime", "max_items": 5}`,
+		Annotations: readOnlyAnnotations("Search items"),
+	}, true, searchItems)
+}
+
+const (
+	detailSummary = "summary"
+	detailFull    = "full"
+)
+
+func parseDetail(s string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", detailSummary:
+		return detailSummary, nil
+	case detailFull:
+		return detailFull, nil
+	}
+	return "", &stacclient.ParamError{Param: "detail", Got: s, Reason: "unknown detail level", Accepted: `"summary" (default) or "full"`}
+}
+
+// maxItemsArg reads max_items against the configured default and ceiling.
+func maxItemsArg(a IntArg, lim Limits) (int, error) {
+	def, ceiling := lim.MaxItemsDefault, lim.MaxItemsCeiling
+	if def <= 0 {
+		def = 10
+	}
+	if ceiling <= 0 {
+		ceiling = 100
+	}
+	ceiling = max(ceiling, def)
+	return a.Int("max_items", def, 1, ceiling,
+		fmt.Sprintf("; default %d, ceiling %d (STAC_MCP_MAX_ITEMS_CEILING): for more, call again with the returned cursor", def, ceiling))
+}
+
+func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut, string, error) {
+	const tool = "search_items"
+	fail := func(err error) (SearchItemsOut, string, error) { return SearchItemsOut{}, "", renderError(tool, err) }
+	detail, err := parseDetail(in.Detail)
+	if err != nil {
+		return fail(err)
+	}
+	maxItems, err := maxItemsArg(in.MaxItems, c.Deps.Limits)
+	if err != nil {
+		return fail(err)
+	}
+	params, err := in.params()
+	if err != nil {
+		return fail(err)
+	}
+	out := SearchItemsOut{Detail: detail, Items: []ItemSummary{}, Features: []map[string]any{}, Search: map[string]any{},
+		Warnings: []string{}, Notes: []string{}}
+	client := c.Catalog.Client
+	limits := stacclient.SearchLimits{MaxItems: maxItems}
+	fp := fingerprint(params)
+
+	var search *stacclient.Search
+	if in.Cursor != "" {
+		cur, err := decodeCursor(in.Cursor, cursorItems, c.Catalog.URL)
+		if err != nil {
+			return fail(err)
+		}
+		if !in.SearchArgs.empty() && cur.Fingerprint != fp {
+			return fail(&stacclient.ParamError{Param: "cursor", Got: trimText(in.Cursor, 80),
+				Reason:   "it continues a different search than the search parameters given with it",
+				Accepted: "the cursor alone, or with exactly the search parameters of the call that returned it; drop cursor to start a new search"})
+		}
+		search = client.ContinueSearch(*cur.Search, limits)
+	} else {
+		if m, err := toJSONObject(params); err == nil {
+			out.Search = m
+		}
+		caps, err := client.Capabilities(ctx)
+		if err != nil {
+			out.Warnings = append(out.Warnings, "could not check the catalog's capabilities ("+renderError(tool, err).Error()+"); parameters were sent unchecked")
+		} else {
+			out.Warnings = append(out.Warnings, unsupportedWarnings(caps, params)...)
+		}
+		sent := params
+		if sent.Limit == 0 {
+			// Pages no larger than what this call returns: a catalog's default
+			// page (up to 250 full items) would be fetched only to be cut.
+			sent.Limit = maxItems
+		}
+		search = client.Search(sent, limits)
+	}
+
+	for it, err := range search.Items(ctx) {
+		if err != nil {
+			return fail(err)
+		}
+		if detail == detailFull {
+			m, err := toJSONObject(it)
+			if err != nil {
+				return fail(fmt.Errorf("re-encoding item %q: %w", it.ID, err))
+			}
+			out.Features = append(out.Features, m)
+		}
+		s := summarizeItem(it)
+		if detail == detailSummary {
+			out.Items = append(out.Items, s)
+			out.Truncated = out.Truncated || len(s.OtherAssetKeys) > 0
+		}
+		out.Returned++
+	}
+	out.Method = search.Method()
+	out.StopReason = string(search.StopReason())
+	if n, ok := search.Matched(); ok {
+		out.Matched = &n
+	}
+	if cur := search.Cursor(); cur != nil {
+		out.HasMore, out.Truncated = true, true
+		out.Cursor = encodeCursor(pageCursor{Kind: cursorItems, Catalog: c.Catalog.URL, Fingerprint: fp, Search: cur})
+	}
+	out.Notes = append(out.Notes, stopNotes(search.StopReason(), out.HasMore)...)
+	if out.Returned == 0 {
+		out.Notes = append(out.Notes, emptySearchNotes(params, in.Cursor != "")...)
+	}
+	return out, searchItemsText(out), nil
+}
+
+// stopNotes explains the stop reasons a model should know about.
+func stopNotes(reason stacclient.StopReason, hasMore bool) []string {
+	switch reason {
+	case stacclient.StopMaxPages:
+		return []string{"paging stopped at the page limit before max_items was reached; continue with cursor"}
+	case stacclient.StopCycle:
+		return []string{"the catalog's next link repeated an earlier page, so paging stopped: results may be incomplete"}
+	case stacclient.StopNoNewIDs:
+		return []string{"the catalog's next page held only items already returned, so paging stopped: results may be incomplete"}
+	}
+	return nil
+}
+
+// emptySearchNotes says which filter to relax when nothing matched.
+func emptySearchNotes(p stacclient.SearchParams, continued bool) []string {
+	if continued {
+		return []string{"no items after this cursor: the search is exhausted"}
+	}
+	notes := []string{"no items matched."}
+	if len(p.Collections) > 0 {
+		notes = append(notes, fmt.Sprintf("check the collection ids %v with search_collections (ids are exact and case-sensitive)", p.Collections))
+	}
+	if len(p.IDs) > 0 {
+		notes = append(notes, "check the item ids: ids must match exactly; drop ids to search by area and time instead")
+	}
+	if p.BBox != nil {
+		notes = append(notes, "check the bbox order is [west,south,east,north] in degrees (longitude first), or widen it")
+	}
+	if p.Intersects != nil {
+		notes = append(notes, "check the intersects geometry uses [longitude, latitude] order, or widen it")
+	}
+	if p.Datetime != "" {
+		notes = append(notes, fmt.Sprintf("widen datetime %s (the collection's temporal extent is in get_collection)", p.Datetime))
+	}
+	if p.Query != nil || p.Filter != nil {
+		notes = append(notes, "relax query/filter (e.g. a higher eo:cloud_cover threshold); get_queryables lists property names")
+	}
+	if len(notes) == 1 {
+		notes = append(notes, "the catalog returned no items at all: check collections with search_collections")
+	}
+	return notes
+}
+
+func searchItemsText(out SearchItemsOut) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d item(s)", out.Returned)
+	if out.Matched != nil {
+		fmt.Fprintf(&b, " of %d matched", *out.Matched)
+	}
+	if out.HasMore {
+		b.WriteString("; more available")
+	}
+	b.WriteString(".\n")
+	for _, s := range out.Items {
+		b.WriteString("- " + itemLine(s) + "\n")
+	}
+	for _, f := range out.Features {
+		id, _ := f["id"].(string)
+		coll, _ := f["collection"].(string)
+		fmt.Fprintf(&b, "- %s | %s (full item in structured output)\n", id, coll)
+	}
+	if out.Cursor != "" {
+		fmt.Fprintf(&b, "Next page: call search_items with cursor %q\n", out.Cursor)
+	}
+	for _, w := range out.Warnings {
+		b.WriteString("Warning: " + w + "\n")
+	}
+	for _, n := range out.Notes {
+		b.WriteString("Note: " + n + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
