@@ -77,29 +77,55 @@ func (t Tool) Register(s *mcp.Server, d *Deps) { t.register(s, d) }
 // (arrays that may arrive as JSON strings, and so on); see args.go.
 var argTypeSchemas = map[reflect.Type]*jsonschema.Schema{}
 
-// define is the one adapter every tool goes through.
+// define is the one adapter every tool goes through. It fixes the tool's
+// schemas once (input from In with the loose argument types of args.go,
+// output from Out with non-nullable arrays), and at call time resolves the
+// catalog, runs the handler inside the reliability layer and shapes the
+// result: the readable text block, structuredContent (the SDK fills it from
+// Out and validates it), and the receipt in _meta. Errors become isError
+// results with an actionable message; their _meta is attached by the
+// callMetaMiddleware (see meta.go for why); their text is renderError's
+// (errors.go).
 func define[In catalogInput, Out any](def *mcp.Tool, network bool, h Handler[In, Out]) Tool {
-	// TODO(tools-core): input schema from jsonschema.For[In] with argTypeSchemas; output schema with
-	// non-nullable arrays; resolve catalog; d.Layer.Run(ctx, def.Name, host, ...); readable text +
-	// structuredContent; receipt (and denial) in _meta; errors rendered actionable.
-	return Tool{Def: def, Network: network, register: func(s *mcp.Server, d *Deps) {
-		mcp.AddTool(s, def, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-			var zero Out
-			cat, err := d.Catalogs.Resolve(ctx, in.catalogRef())
-			if err != nil {
-				return nil, zero, err
-			}
-			var out Out
-			var text string
-			_, err = d.Layer.Run(ctx, def.Name, cat.Host, func(ctx context.Context) error {
-				var herr error
-				out, text, herr = h(ctx, &Call{Deps: d, Catalog: cat, Request: req}, in)
-				return herr
-			})
-			if err != nil {
-				return nil, zero, err
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
-		})
+	tool := *def
+	tool.InputSchema = mustInputSchema[In](def.Name)
+	tool.OutputSchema = mustOutputSchema[Out](def.Name)
+	return Tool{Def: &tool, Network: network, register: func(s *mcp.Server, d *Deps) {
+		mcp.AddTool(s, &tool, adapt(tool.Name, d, h))
 	}}
+}
+
+// adapt turns a Handler into the SDK's typed handler.
+func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		var zero Out
+		holder := callMetaFrom(ctx)
+		cat, resolveErr := d.Catalogs.Resolve(ctx, in.catalogRef())
+		if resolveErr != nil {
+			// Still go through the layer, so the failed call is logged and
+			// counted like any other and the result carries a receipt.
+			receipt, err := d.Layer.Run(ctx, name, "", func(context.Context) error { return resolveErr })
+			holder.record(receipt, err)
+			return nil, zero, renderError(name, err)
+		}
+		call := &Call{Deps: d, Catalog: cat, Request: req}
+		var out Out
+		var text string
+		receipt, err := d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) error {
+			var herr error
+			out, text, herr = h(ctx, call, in)
+			return herr
+		})
+		holder.record(receipt, err)
+		if err != nil {
+			return nil, zero, renderError(name, err)
+		}
+		res := &mcp.CallToolResult{Meta: resultMeta(receipt, nil)}
+		if text != "" {
+			// Leaving Content nil would make the SDK send the JSON again as
+			// text; the readable summary is what a model should read.
+			res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
+		}
+		return res, out, nil
+	}
 }

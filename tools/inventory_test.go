@@ -1,0 +1,160 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The tools issue 3 asks for, in the order a model should meet them.
+var wantToolNames = []string{
+	"get_root", "get_conformance", "get_capabilities", "search_collections", "get_collection",
+	"get_queryables", "search_items", "get_item", "get_aggregations", "estimate_data_size",
+}
+
+func listTools(t *testing.T, cs *mcp.ClientSession) []*mcp.Tool {
+	t.Helper()
+	var tools []*mcp.Tool
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		tools = append(tools, tool)
+	}
+	return tools
+}
+
+func TestInventoryHasEveryIssueTool(t *testing.T) {
+	var names []string
+	for _, tool := range Inventory() {
+		names = append(names, tool.Def.Name)
+	}
+	for _, want := range wantToolNames {
+		if !slices.Contains(names, want) {
+			t.Errorf("Inventory() lacks %s (has %v)", want, names)
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			t.Errorf("Inventory() lists %s twice", n)
+		}
+		seen[n] = true
+	}
+}
+
+func TestToolsListMatchesInventory(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	var listed, inventory []string
+	for _, tool := range listTools(t, cs) {
+		listed = append(listed, tool.Name)
+	}
+	for _, tool := range Inventory() {
+		inventory = append(inventory, tool.Def.Name)
+	}
+	slices.Sort(listed)
+	slices.Sort(inventory)
+	if !slices.Equal(listed, inventory) {
+		t.Errorf("tools/list = %v, Inventory() = %v", listed, inventory)
+	}
+}
+
+// TestToolMetadataGuard checks what a client relies on for every tool:
+// metadata that tells a model when and how to call it, honest annotations
+// (read-only tools otherwise make hosts ask for approval), and schemas that
+// every client dialect accepts.
+func TestToolMetadataGuard(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	network := map[string]bool{}
+	for _, tool := range Inventory() {
+		network[tool.Def.Name] = tool.Network
+	}
+	for _, tool := range listTools(t, cs) {
+		t.Run(tool.Name, func(t *testing.T) {
+			if tool.Title == "" && (tool.Annotations == nil || tool.Annotations.Title == "") {
+				t.Error("no title")
+			}
+			if !strings.Contains(tool.Description, "Example") {
+				t.Errorf("description has no worked example (the word \"Example\"): %q", tool.Description)
+			}
+			a := tool.Annotations
+			if a == nil {
+				t.Fatal("no annotations")
+			}
+			if !a.ReadOnlyHint || !a.IdempotentHint {
+				t.Errorf("readOnlyHint=%v idempotentHint=%v, want both true (every STAC tool only reads)", a.ReadOnlyHint, a.IdempotentHint)
+			}
+			if a.OpenWorldHint == nil {
+				t.Error("openWorldHint unset (clients assume true)")
+			} else if *a.OpenWorldHint != network[tool.Name] {
+				t.Errorf("openWorldHint=%v but Tool.Network=%v", *a.OpenWorldHint, network[tool.Name])
+			}
+			if tool.OutputSchema == nil {
+				t.Error("no output schema")
+			}
+			in := schemaMap(t, tool.InputSchema)
+			for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+				if _, ok := in[k]; ok {
+					t.Errorf("input schema has top-level %s (many clients reject it)", k)
+				}
+			}
+			if in["type"] != "object" {
+				t.Errorf("input schema type = %v, want object", in["type"])
+			}
+			props, _ := in["properties"].(map[string]any)
+			if _, ok := props["catalog_url"]; !ok {
+				t.Error("input schema has no catalog_url property")
+			}
+		})
+	}
+}
+
+func TestServerAnnouncesInstructionsAndStaticToolCapability(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{Tools: []Tool{}})
+	init := cs.InitializeResult()
+	if init.ServerInfo.Name != ServerName || init.ServerInfo.Version != "test" {
+		t.Errorf("serverInfo = %+v", init.ServerInfo)
+	}
+	caps := init.Capabilities
+	if caps.Tools == nil || caps.Tools.ListChanged {
+		t.Errorf("tools capability = %+v, want present without listChanged", caps.Tools)
+	}
+	if caps.Logging != nil {
+		t.Errorf("logging capability advertised but the server logs to stderr only")
+	}
+	order := []string{"get_root", "get_capabilities", "search_collections", "get_queryables", "search_items", "get_item", "estimate_data_size"}
+	last := -1
+	for _, name := range order {
+		i := strings.Index(init.Instructions, name)
+		if i < 0 {
+			t.Errorf("instructions do not mention %s", name)
+			continue
+		}
+		if i < last {
+			t.Errorf("instructions mention %s out of the recommended order", name)
+		}
+		last = i
+	}
+	for _, word := range []string{"max_items", "limit", "cursor"} {
+		if !strings.Contains(init.Instructions, word) {
+			t.Errorf("instructions do not explain %s", word)
+		}
+	}
+}
+
+func schemaMap(t *testing.T, schema any) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		t.Fatalf("marshal schema: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("schema %s is not an object: %v", raw, err)
+	}
+	return m
+}

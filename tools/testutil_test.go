@@ -1,0 +1,190 @@
+package tools
+
+// Shared in-memory test harness for every tool test: a real MCP server and
+// client connected through the SDK's in-memory transports, on a Deps whose
+// default catalog is the embedded demo catalog (served in-process on
+// loopback) or a given URL (an httptest server). Nothing leaves the machine.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
+
+	"github.com/stacmcp/stac-mcp/reliability"
+)
+
+// TestMain fails the package if any test leaks a goroutine (sessions,
+// in-process catalog servers, HTTP connections).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testSessionOptions configure newTestSession; the zero value serves the
+// demo catalog with every Inventory() tool.
+type testSessionOptions struct {
+	// CatalogURL is the default catalog ("" = "demo"): any reference
+	// Catalogs.Resolve accepts, typically an httptest server's URL.
+	CatalogURL string
+	// Tools to register; nil means Inventory().
+	Tools []Tool
+	// Limits; zero fields get the server defaults (10 and 100).
+	Limits Limits
+	// Policy of the reliability layer; nil means testPolicy().
+	Policy *reliability.Policy
+	// Transport is the layer's base RoundTripper (fault injectors go here).
+	Transport http.RoundTripper
+	// Headers sent to the catalog's origin.
+	Headers http.Header
+}
+
+// testPolicy keeps failing tests fast: short deadlines and backoff.
+func testPolicy() reliability.Policy {
+	p := reliability.DefaultPolicy()
+	p.ToolTimeout = 10 * time.Second
+	p.AttemptTimeout = 5 * time.Second
+	p.BackoffBase = time.Millisecond
+	p.RetryAfterCap = 10 * time.Millisecond
+	p.CacheTTL = 0
+	return p
+}
+
+// newTestDeps builds the collaborators a server needs; cleanup is
+// registered on t.
+func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
+	t.Helper()
+	policy := testPolicy()
+	if opts.Policy != nil {
+		policy = *opts.Policy
+	}
+	layer := reliability.New(policy, reliability.Options{Transport: opts.Transport})
+	ref := opts.CatalogURL
+	if ref == "" {
+		ref = DemoCatalog
+	}
+	cats := NewCatalogs(CatalogsOptions{Default: ref, HTTPClient: layer.HTTPClient(), Headers: opts.Headers})
+	t.Cleanup(func() {
+		if err := cats.Close(); err != nil {
+			t.Errorf("closing catalogs: %v", err)
+		}
+	})
+	limits := opts.Limits
+	if limits.MaxItemsDefault == 0 {
+		limits.MaxItemsDefault = 10
+	}
+	if limits.MaxItemsCeiling == 0 {
+		limits.MaxItemsCeiling = 100
+	}
+	return &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}
+}
+
+// newTestSession connects an MCP client to a fresh server over in-memory
+// transports and returns the client session; both ends close on cleanup.
+func newTestSession(t testing.TB, opts testSessionOptions) *mcp.ClientSession {
+	t.Helper()
+	d := newTestDeps(t, opts)
+	tools := opts.Tools
+	if tools == nil {
+		tools = Inventory()
+	}
+	return connect(t, newServer(d, "test", tools))
+}
+
+func connect(t testing.TB, server *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	serverTransport, clientTransport := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, serverTransport, nil)
+	if err != nil {
+		t.Fatalf("server connect: %v", err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "tools-test", Version: "0"}, nil)
+	cs, err := client.Connect(ctx, clientTransport, nil)
+	if err != nil {
+		t.Fatalf("client connect: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		_ = ss.Wait()
+	})
+	return cs
+}
+
+// callTool calls a tool and fails the test on a protocol error (an isError
+// result is returned, not a failure).
+func callTool(t testing.TB, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s(%v): protocol error: %v", name, args, err)
+	}
+	return res
+}
+
+// callOK calls a tool and fails the test unless it succeeded.
+func callOK(t testing.TB, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res := callTool(t, cs, name, args)
+	if res.IsError {
+		t.Fatalf("%s(%v): isError: %s", name, args, resultText(res))
+	}
+	return res
+}
+
+// callErr calls a tool and fails the test unless it returned isError; it
+// returns the error text.
+func callErr(t testing.TB, cs *mcp.ClientSession, name string, args any) string {
+	t.Helper()
+	res := callTool(t, cs, name, args)
+	if !res.IsError {
+		t.Fatalf("%s(%v): want isError, got success: %s", name, args, resultText(res))
+	}
+	return resultText(res)
+}
+
+// structured decodes a result's structuredContent into T.
+func structured[T any](t testing.TB, res *mcp.CallToolResult) T {
+	t.Helper()
+	var out T
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatalf("marshal structuredContent: %v", err)
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("decode structuredContent %s: %v", raw, err)
+	}
+	return out
+}
+
+// resultText joins a result's text blocks.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// receiptOf decodes the stac-mcp/receipt entry of a result's _meta.
+func receiptOf(t testing.TB, res *mcp.CallToolResult) (reliability.Receipt, bool) {
+	t.Helper()
+	v, ok := res.Meta[MetaReceipt]
+	if !ok {
+		return reliability.Receipt{}, false
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal receipt: %v", err)
+	}
+	var r reliability.Receipt
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("decode receipt %s: %v", raw, err)
+	}
+	return r, true
+}
