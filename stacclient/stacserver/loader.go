@@ -21,17 +21,33 @@ func LoadDir(dir string, root string) (*Store, error) {
 // as is a missing file.
 //
 // Items take the collection they name in "collection"; an item without one
-// gets the id of the collection that links to it. An item linked only from
-// a plain catalog with no "collection" field has nowhere to be served in a
-// STAC API, so it is skipped and recorded in Store.Notes.
+// gets the id of the collection that links to it. Static catalogs in the
+// wild break the rules an API must keep, so these are skipped and recorded
+// in Store.Notes rather than failing the load: an item with no collection
+// at all, an item naming a collection that is not in the tree, and a second
+// collection or item with an id already loaded. Malformed JSON, a missing
+// file or an invalid item (bad geometry or datetime) is an error.
 func LoadFS(fsys fs.FS, root string) (*Store, error) {
 	l := &loader{fsys: fsys, store: NewStore(), visited: map[string]bool{}}
 	if err := l.loadNode(path.Clean(root), ""); err != nil {
 		return nil, err
 	}
 	for _, p := range l.pendingItems {
+		coll, _ := p.doc["collection"].(string)
+		id, _ := p.doc["id"].(string)
+		c, ok := l.store.collections[coll]
+		if !ok {
+			l.store.Notes = append(l.store.Notes, fmt.Sprintf(
+				"skipped item %q (%s): its collection %q is not in the catalog", id, p.file, coll))
+			continue
+		}
+		if _, dup := c.byID[id]; dup {
+			l.store.Notes = append(l.store.Notes, fmt.Sprintf(
+				"skipped item %q (%s): an item with that id was already loaded into %q", id, p.file, coll))
+			continue
+		}
 		if err := l.store.addItemDoc(p.doc); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.file, err)
+			return nil, fmt.Errorf("static catalog %s: %w", p.file, err)
 		}
 	}
 	return l.store, nil
@@ -68,10 +84,15 @@ func (l *loader) loadNode(file, parentCollection string) error {
 	case "Catalog":
 		return l.followLinks(file, doc, "")
 	case "Collection":
+		id, _ := doc["id"].(string)
+		if _, dup := l.store.collections[id]; dup {
+			l.store.Notes = append(l.store.Notes, fmt.Sprintf(
+				"skipped collection %q (%s): a collection with that id was already loaded", id, file))
+			return nil
+		}
 		if err := l.store.AddCollection(raw); err != nil {
 			return fmt.Errorf("static catalog %s: %w", file, err)
 		}
-		id, _ := doc["id"].(string)
 		return l.followLinks(file, doc, id)
 	case "Feature":
 		l.addItem(file, doc, parentCollection)
