@@ -151,7 +151,12 @@ func parseFullTimestamp(m []string) (time.Time, error) {
 	year, _ := strconv.Atoi(m[1])
 	month, _ := strconv.Atoi(m[2])
 	day, _ := strconv.Atoi(m[3])
-	return time.Date(year, time.Month(month), day, hour, minute, second, nanos, loc).UTC(), nil
+	instant := time.Date(year, time.Month(month), day, hour, minute, second, nanos, loc).UTC()
+	if instant.Year() < 0 || instant.Year() > 9999 {
+		// RFC 3339 has four-digit years only.
+		return time.Time{}, fmt.Errorf("falls outside the years 0000 to 9999 once converted to UTC")
+	}
+	return instant, nil
 }
 
 // dayExists reports whether the calendar has that day (no 2023-02-30).
