@@ -20,8 +20,9 @@ import (
 //   - A known member whose typed field would not be written back (an empty
 //     value under omitempty such as "stac_extensions": [], or an explicit
 //     null) is also kept in Extra with its original text.
-//   - A nil slice, map, pointer or raw message is not written at all, so an
-//     absent member stays absent instead of becoming null.
+//   - A nil slice, map, pointer or raw message, and an empty string, are not
+//     written at all, so an absent member stays absent instead of becoming
+//     null or "".
 // When the typed field is later set to a value, the typed value wins.
 
 // modelField is one JSON-named field of a model struct.
@@ -87,6 +88,12 @@ func isOmittedEmpty(v reflect.Value) bool {
 
 func fieldIsWritten(f modelField, v reflect.Value) bool {
 	if isNilValue(v) {
+		return false
+	}
+	// An empty string is never a meaningful STAC value, so it is treated as
+	// absent even without omitempty: a Catalog without "type" (STAC beta)
+	// must not gain "type": "" when written back.
+	if v.Kind() == reflect.String && v.Len() == 0 {
 		return false
 	}
 	return !f.omitEmpty || !isOmittedEmpty(v)
