@@ -58,13 +58,18 @@ type hostState struct {
 	counts   rollingCounts
 }
 
-// New builds a Layer. A zero Policy means DefaultPolicy. A policy that fails
-// Validate is a programming error (PolicyFromEnv validates user input), so
-// New panics with the validation message rather than run with it.
+// New builds a Layer. A zero Policy means DefaultPolicy; in a partial
+// policy the fields whose zero value means nothing (timeouts, attempts,
+// bulkhead, body cap) take their defaults, while CacheTTL, BackoffBase,
+// RetryAfterCap and MinUsefulAttempt are used as given because 0 is a
+// meaningful setting for them. A policy that then fails Validate is a
+// programming error (PolicyFromEnv validates user input), so New panics with
+// the validation message rather than run with it.
 func New(p Policy, opts Options) *Layer {
 	if p == (Policy{}) {
 		p = DefaultPolicy()
 	}
+	p = p.withDefaults()
 	if err := p.Validate(); err != nil {
 		panic(err)
 	}

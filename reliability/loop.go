@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -113,6 +114,10 @@ func (r *retryLoop) check(ctx context.Context, resp *http.Response, err error) (
 
 // observe remembers what the attempt returned, for logs and denials.
 func (r *retryLoop) observe(resp *http.Response, err error) {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err // the outer client adds the method and URL again
+	}
 	r.lastErr = err
 	r.hasRetryAfter = false
 	r.retryAfter = 0

@@ -77,3 +77,24 @@ func (p Policy) Validate() error {
 	}
 	return nil
 }
+
+// withDefaults fills the fields whose zero value cannot be meant.
+func (p Policy) withDefaults() Policy {
+	d := DefaultPolicy()
+	if p.ToolTimeout == 0 {
+		p.ToolTimeout = d.ToolTimeout
+	}
+	if p.AttemptTimeout == 0 {
+		p.AttemptTimeout = min(d.AttemptTimeout, p.ToolTimeout)
+	}
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = d.MaxAttempts
+	}
+	if p.BulkheadMax == 0 {
+		p.BulkheadMax = d.BulkheadMax
+	}
+	if p.MaxBodyBytes == 0 {
+		p.MaxBodyBytes = d.MaxBodyBytes
+	}
+	return p
+}
