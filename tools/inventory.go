@@ -21,9 +21,16 @@ import (
 // Inventory lists every tool, in the order a model should meet them.
 func Inventory() []Tool {
 	return []Tool{
-		// Filled in as tool files land: GetRoot(), GetConformance(), GetCapabilities(),
-		// SearchCollections(), GetCollection(), GetQueryables(), SearchItems(), GetItem(),
-		// GetAggregations(), EstimateDataSize(), ...
+		GetRoot(),
+		GetConformance(),
+		GetCapabilities(),
+		SearchCollections(),
+		GetCollection(),
+		GetQueryables(),
+		SearchItems(),
+		GetItem(),
+		GetAggregations(),
+		EstimateDataSize(),
 	}
 }
 

@@ -1,0 +1,364 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// EstimateDataSizeIn is a search plus how to size it.
+type EstimateDataSizeIn struct {
+	CatalogArg
+	SearchArgs
+	MaxItems          IntArg     `json:"max_items,omitempty" jsonschema:"items to size (default 10, up to the server's ceiling); the estimate covers only these, and says when more match"`
+	AssetKeys         StringList `json:"asset_keys,omitempty" jsonschema:"only size these asset keys, e.g. [\"red\",\"nir\"]; default all assets"`
+	ForceMetadataOnly bool       `json:"force_metadata_only,omitempty" jsonschema:"true: size from metadata only (file:size, raster bands × shape), send no HEAD requests"`
+}
+
+// SizedAsset is one asset's estimate.
+type SizedAsset struct {
+	Item         string   `json:"item"`
+	Key          string   `json:"key"`
+	Method       string   `json:"method" jsonschema:"file:size, raster_dtype_shape (uncompressed), head_content_length"`
+	Bytes        int64    `json:"bytes"`
+	Coverage     *float64 `json:"coverage,omitempty" jsonschema:"fraction of the item inside the requested area (raster assets, when bbox/intersects was given)"`
+	ClippedBytes int64    `json:"clipped_bytes" jsonschema:"bytes scaled by coverage (raster assets), else bytes"`
+}
+
+// UnsizedAsset is an asset that could not be sized, and why.
+type UnsizedAsset struct {
+	Item   string `json:"item"`
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+// SizeTotal is a subtotal (per collection, per asset key or per method).
+type SizeTotal struct {
+	Name         string `json:"name"`
+	Assets       int    `json:"assets" jsonschema:"assets sized"`
+	Unsized      int    `json:"unsized" jsonschema:"assets that could not be sized"`
+	Bytes        int64  `json:"bytes"`
+	ClippedBytes int64  `json:"clipped_bytes"`
+	Human        string `json:"human" jsonschema:"bytes in readable units"`
+}
+
+// ItemCoverage is the fraction of one item inside the requested area.
+type ItemCoverage struct {
+	Item     string  `json:"item"`
+	Fraction float64 `json:"fraction"`
+}
+
+// EstimateDataSizeOut is the size estimate.
+type EstimateDataSizeOut struct {
+	ItemCount     int            `json:"item_count" jsonschema:"items sized"`
+	Matched       *int           `json:"matched,omitempty" jsonschema:"items matching the search, when the catalog reports it"`
+	HasMore       bool           `json:"has_more" jsonschema:"true when more items match than were sized (raise max_items, or scale up)"`
+	TotalBytes    int64          `json:"total_bytes" jsonschema:"sum over sized assets"`
+	TotalHuman    string         `json:"total_human"`
+	AreaApplied   bool           `json:"area_applied" jsonschema:"true when bbox/intersects coverage scaled the raster assets"`
+	ClippedBytes  int64          `json:"clipped_bytes" jsonschema:"total after scaling raster assets by coverage (equals total_bytes without an area)"`
+	ClippedHuman  string         `json:"clipped_human"`
+	Coverage      []ItemCoverage `json:"coverage" jsonschema:"per item: fraction of its footprint inside the requested area"`
+	ByCollection  []SizeTotal    `json:"by_collection"`
+	ByAssetKey    []SizeTotal    `json:"by_asset_key"`
+	ByMethod      []SizeTotal    `json:"by_method"`
+	Assets        []SizedAsset   `json:"assets" jsonschema:"each sized asset with its method (capped; see assets_omitted)"`
+	AssetsOmitted int            `json:"assets_omitted" jsonschema:"sized assets not listed in assets (they are in every total)"`
+	NotSized      []UnsizedAsset `json:"not_sized" jsonschema:"assets that could not be sized, with the reason (capped; see not_sized_count)"`
+	NotSizedCount int            `json:"not_sized_count"`
+	Notes         []string       `json:"notes"`
+	Warnings      []string       `json:"warnings"`
+}
+
+const (
+	maxListedSizedAssets   = 100
+	maxListedUnsizedAssets = 50
+)
+
+// EstimateDataSize is the estimate_data_size tool.
+func EstimateDataSize() Tool {
+	return define(&mcp.Tool{
+		Name:  "estimate_data_size",
+		Title: "Estimate data size",
+		Description: "Estimate how many bytes a search's assets hold, before downloading: per asset from file:size, else raster " +
+			"band data types × proj:shape, else a HEAD request's Content-Length (status-checked, 4 at a time, inside the deadline). " +
+			"With bbox or intersects, raster assets are scaled by the fraction of each item inside the area. Totals per collection, " +
+			"asset key and method; what could not be sized is listed with the reason. Same search parameters as search_items.\n" +
+			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [11.0, 46.0, 11.5, 46.5], "datetime": "2024-07", "asset_keys": ["red", "nir"], "max_items": 5}`,
+		Annotations: readOnlyAnnotations("Estimate data size"),
+	}, true, estimateDataSize)
+}
+
+// assetJob is one asset on its way to a size.
+type assetJob struct {
+	item, collection, key string
+	raster                bool
+	coverage              *float64
+	bytes                 int64
+	method                string
+	reason                string
+	probe                 *headProbe
+}
+
+func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (EstimateDataSizeOut, string, error) {
+	const tool = "estimate_data_size"
+	fail := func(err error) (EstimateDataSizeOut, string, error) {
+		return EstimateDataSizeOut{}, "", renderError(tool, err)
+	}
+	maxItems, err := maxItemsArg(in.MaxItems, c.Deps.Limits)
+	if err != nil {
+		return fail(err)
+	}
+	keys, err := in.AssetKeys.Strings("asset_keys")
+	if err != nil {
+		return fail(err)
+	}
+	params, err := in.params()
+	if err != nil {
+		return fail(err)
+	}
+	out := EstimateDataSizeOut{Coverage: []ItemCoverage{}, ByCollection: []SizeTotal{}, ByAssetKey: []SizeTotal{}, ByMethod: []SizeTotal{},
+		Assets: []SizedAsset{}, NotSized: []UnsizedAsset{}, Notes: []string{}, Warnings: []string{}}
+	client := c.Catalog.Client
+	if caps, err := client.Capabilities(ctx); err == nil {
+		out.Warnings = append(out.Warnings, unsupportedWarnings(caps, params)...)
+	}
+
+	var area *aoi
+	switch {
+	case params.BBox != nil:
+		a := aoiFromBBox(params.BBox)
+		area = &a
+	case params.Intersects != nil:
+		if a, ok := aoiFromGeometry(params.Intersects); ok {
+			area = &a
+			if !a.exact {
+				out.Notes = append(out.Notes, "coverage uses the bounding rectangle of intersects, so clipped sizes are an upper bound")
+			}
+		}
+	}
+
+	sent := params
+	if sent.Limit == 0 {
+		sent.Limit = maxItems
+	}
+	search := client.Search(sent, stacclient.SearchLimits{MaxItems: maxItems})
+	wanted := map[string]bool{}
+	for _, k := range keys {
+		wanted[k] = true
+	}
+	seenKeys := map[string]bool{}
+	var jobs []*assetJob
+	for it, err := range search.Items(ctx) {
+		if err != nil {
+			return fail(err)
+		}
+		out.ItemCount++
+		var cov *float64
+		if area != nil {
+			if f, ok := coverageFraction(footprint(it.Geometry, it.BBox), *area); ok {
+				cov = &f
+				out.Coverage = append(out.Coverage, ItemCoverage{Item: it.ID, Fraction: f})
+			} else {
+				out.Notes = append(out.Notes, fmt.Sprintf("item %s has no polygon footprint or bbox: its assets are counted whole", it.ID))
+			}
+		}
+		for _, key := range orderedAssetKeys(it.Assets) {
+			seenKeys[key] = true
+			if len(wanted) > 0 && !wanted[key] {
+				continue
+			}
+			a := it.Assets[key]
+			job := &assetJob{item: it.ID, collection: it.Collection, key: key, raster: isRasterAsset(a)}
+			if job.raster {
+				job.coverage = cov
+			}
+			if n, method, ok := metadataSize(a, it.Properties); ok {
+				job.bytes, job.method = n, method
+			} else if in.ForceMetadataOnly {
+				job.reason = "no file:size or raster band data types × proj:shape, and force_metadata_only skips HEAD"
+			} else if !headable(a.Href) {
+				job.reason = fmt.Sprintf("no size metadata, and href %q cannot be probed over HTTP", trimText(a.Href, 80))
+			} else {
+				job.probe = &headProbe{href: a.Href}
+			}
+			jobs = append(jobs, job)
+		}
+	}
+	if n, ok := search.Matched(); ok {
+		out.Matched = &n
+	}
+	out.HasMore = search.Cursor() != nil
+	if out.HasMore {
+		out.Notes = append(out.Notes, fmt.Sprintf("only the first %d matching items were sized; raise max_items or scale the totals up", out.ItemCount))
+	}
+	for _, k := range keys {
+		if !seenKeys[k] && out.ItemCount > 0 {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("asset key %q is on none of the items (call get_collection for the item_assets keys)", k))
+		}
+	}
+	if out.ItemCount == 0 {
+		out.Notes = append(out.Notes, emptySearchNotes(params, false)...)
+	}
+
+	probeJobs(ctx, client, jobs, &out)
+	tally(jobs, area != nil, &out)
+	return out, estimateText(out), nil
+}
+
+// probeJobs runs the HEAD probes (bounded in number) and records results.
+func probeJobs(ctx context.Context, client *stacclient.Client, jobs []*assetJob, out *EstimateDataSizeOut) {
+	var probes []*headProbe
+	skipped := 0
+	for _, j := range jobs {
+		if j.probe == nil {
+			continue
+		}
+		if len(probes) >= maxHeadProbes {
+			j.reason = fmt.Sprintf("not probed: at most %d HEAD requests per call", maxHeadProbes)
+			j.probe = nil
+			skipped++
+			continue
+		}
+		probes = append(probes, j.probe)
+	}
+	if skipped > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d assets were not probed (HEAD limit %d per call); narrow asset_keys or max_items", skipped, maxHeadProbes))
+	}
+	probeSizes(ctx, client, probes)
+	for _, j := range jobs {
+		if j.probe == nil {
+			continue
+		}
+		if j.probe.reason != "" {
+			j.reason = j.probe.reason
+		} else {
+			j.bytes, j.method = j.probe.bytes, methodHead
+		}
+	}
+}
+
+// tally fills totals, the asset lists and the notes from finished jobs.
+func tally(jobs []*assetJob, areaGiven bool, out *EstimateDataSizeOut) {
+	byCollection, byKey, byMethod := map[string]*SizeTotal{}, map[string]*SizeTotal{}, map[string]*SizeTotal{}
+	add := func(m map[string]*SizeTotal, name string, j *assetJob, clipped int64) {
+		t := m[name]
+		if t == nil {
+			t = &SizeTotal{Name: name}
+			m[name] = t
+		}
+		if j.reason != "" {
+			t.Unsized++
+			return
+		}
+		t.Assets++
+		t.Bytes += j.bytes
+		t.ClippedBytes += clipped
+	}
+	for _, j := range jobs {
+		clipped := j.bytes
+		if j.reason == "" && j.coverage != nil {
+			clipped = int64(float64(j.bytes)**j.coverage + 0.5)
+			out.AreaApplied = true
+		}
+		add(byCollection, orDash(j.collection), j, clipped)
+		add(byKey, j.key, j, clipped)
+		if j.reason != "" {
+			out.NotSizedCount++
+			if len(out.NotSized) < maxListedUnsizedAssets {
+				out.NotSized = append(out.NotSized, UnsizedAsset{Item: j.item, Key: j.key, Reason: j.reason})
+			}
+			add(byMethod, methodUnknown, j, 0)
+			continue
+		}
+		add(byMethod, j.method, j, clipped)
+		out.TotalBytes += j.bytes
+		out.ClippedBytes += clipped
+		if len(out.Assets) < maxListedSizedAssets {
+			sa := SizedAsset{Item: j.item, Key: j.key, Method: j.method, Bytes: j.bytes, ClippedBytes: clipped}
+			if j.coverage != nil {
+				f := *j.coverage
+				sa.Coverage = &f
+			}
+			out.Assets = append(out.Assets, sa)
+		} else {
+			out.AssetsOmitted++
+		}
+	}
+	out.ByCollection, out.ByAssetKey, out.ByMethod = sortedTotals(byCollection), sortedTotals(byKey), sortedTotals(byMethod)
+	out.TotalHuman, out.ClippedHuman = humanBytes(out.TotalBytes), humanBytes(out.ClippedBytes)
+	if out.NotSizedCount > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d asset(s) could not be sized and are not in the totals: the totals are a lower bound (see not_sized)", out.NotSizedCount))
+	}
+	if out.AssetsOmitted > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d sized assets are not listed in assets (limit %d) but are in every total", out.AssetsOmitted, maxListedSizedAssets))
+	}
+	if byMethod[methodDtypeShape] != nil && byMethod[methodDtypeShape].Assets > 0 {
+		out.Notes = append(out.Notes, "raster_dtype_shape sizes are uncompressed; files on storage are usually smaller")
+	}
+	if areaGiven && !out.AreaApplied && len(jobs) > 0 {
+		out.Notes = append(out.Notes, "no raster asset could be scaled by the area, so clipped_bytes equals total_bytes")
+	}
+}
+
+// sortedTotals orders subtotals by bytes, largest first.
+func sortedTotals(m map[string]*SizeTotal) []SizeTotal {
+	out := make([]SizeTotal, 0, len(m))
+	for _, t := range m {
+		t.Human = humanBytes(t.Bytes)
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Bytes != out[j].Bytes {
+			return out[i].Bytes > out[j].Bytes
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+func estimateText(out EstimateDataSizeOut) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s over %d item(s)", out.TotalHuman, out.ItemCount)
+	if out.Matched != nil {
+		fmt.Fprintf(&b, " (of %d matched)", *out.Matched)
+	}
+	if out.AreaApplied {
+		fmt.Fprintf(&b, "; %s within the requested area", out.ClippedHuman)
+	}
+	b.WriteString(".\n")
+	for _, t := range out.ByCollection {
+		fmt.Fprintf(&b, "- collection %s: %s in %d assets\n", t.Name, t.Human, t.Assets)
+	}
+	methods := make([]string, 0, len(out.ByMethod))
+	for _, t := range out.ByMethod {
+		n := t.Assets
+		if t.Name == methodUnknown {
+			n = t.Unsized
+		}
+		methods = append(methods, fmt.Sprintf("%s %d", t.Name, n))
+	}
+	fmt.Fprintf(&b, "Methods: %s\n", strings.Join(methods, ", "))
+	top := out.ByAssetKey
+	if len(top) > 8 {
+		top = top[:8]
+	}
+	for _, t := range top {
+		fmt.Fprintf(&b, "- asset %s: %s\n", t.Name, t.Human)
+	}
+	if len(out.ByAssetKey) > len(top) {
+		fmt.Fprintf(&b, "(%d more asset keys in by_asset_key)\n", len(out.ByAssetKey)-len(top))
+	}
+	for _, w := range out.Warnings {
+		b.WriteString("Warning: " + w + "\n")
+	}
+	for _, n := range out.Notes {
+		b.WriteString("Note: " + n + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

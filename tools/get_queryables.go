@@ -1,0 +1,183 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// GetQueryablesIn optionally names one collection.
+type GetQueryablesIn struct {
+	CatalogArg
+	CollectionID StringList `json:"collection_id,omitempty" jsonschema:"one collection id for its queryables, e.g. \"sentinel-2-l2a\" (a one-element list is accepted too); omit for the catalog-wide queryables"`
+}
+
+// QueryableInfo is one property a filter or query can use.
+type QueryableInfo struct {
+	Name        string   `json:"name" jsonschema:"property name to use in filter/query, e.g. eo:cloud_cover"`
+	Type        string   `json:"type,omitempty" jsonschema:"JSON type(s), e.g. number, string, or a $ref when the schema only references one"`
+	Format      string   `json:"format,omitempty" jsonschema:"format, e.g. date-time"`
+	Title       string   `json:"title,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Enum        []any    `json:"enum,omitempty" jsonschema:"allowed values, when the schema lists them"`
+	Minimum     *float64 `json:"minimum,omitempty"`
+	Maximum     *float64 `json:"maximum,omitempty"`
+}
+
+// GetQueryablesOut lists queryable properties.
+type GetQueryablesOut struct {
+	CollectionID string          `json:"collection_id,omitempty" jsonschema:"the collection asked about; empty for catalog-wide queryables"`
+	Count        int             `json:"count"`
+	Queryables   []QueryableInfo `json:"queryables"`
+	Notes        []string        `json:"notes"`
+}
+
+// GetQueryables is the get_queryables tool.
+func GetQueryables() Tool {
+	return define(&mcp.Tool{
+		Name:  "get_queryables",
+		Title: "Queryable properties",
+		Description: "List the properties a search can filter on (filter/CQL2 and query), with type, format, description and " +
+			"allowed values: for the whole catalog, or for one collection.\n" +
+			`Example: {"collection_id": "sentinel-2-l2a"}`,
+		Annotations: readOnlyAnnotations("Queryable properties"),
+	}, true, getQueryables)
+}
+
+func getQueryables(ctx context.Context, c *Call, in GetQueryablesIn) (GetQueryablesOut, string, error) {
+	const tool = "get_queryables"
+	ids, err := in.CollectionID.Strings("collection_id")
+	if err != nil {
+		return GetQueryablesOut{}, "", renderError(tool, err)
+	}
+	if len(ids) > 1 {
+		return GetQueryablesOut{}, "", renderError(tool, &stacclient.ParamError{Param: "collection_id", Got: strings.Join(ids, ","),
+			Reason: fmt.Sprintf("%d collection ids", len(ids)), Accepted: "one collection id (call once per collection), or none for the catalog-wide queryables"})
+	}
+	id := ""
+	if len(ids) == 1 {
+		id = ids[0]
+	}
+	q, err := c.Catalog.Client.Queryables(ctx, id)
+	switch {
+	case isKind(err, stacclient.KindNotFound) && id != "":
+		if _, cerr := c.Catalog.Client.Collection(ctx, id); isKind(cerr, stacclient.KindNotFound) {
+			return GetQueryablesOut{}, "", actionable(err, "get_queryables: collection '%s' not found in catalog %s — call search_collections to list collection ids.", id, c.Catalog.URL)
+		}
+		return GetQueryablesOut{}, "", actionable(err, "get_queryables: the catalog has no queryables for collection '%s' — call get_queryables without collection_id for the catalog-wide ones, or get_collection for its summaries.", id)
+	case isKind(err, stacclient.KindNotFound), isKind(err, stacclient.KindUnsupported):
+		return GetQueryablesOut{}, "", actionable(err, "get_queryables: the catalog does not publish queryables (%v) — get_collection's summaries show the properties items carry; query/filter may still work on them.", err)
+	case err != nil:
+		return GetQueryablesOut{}, "", renderError(tool, err)
+	}
+	out := GetQueryablesOut{CollectionID: id, Queryables: queryableList(q), Notes: []string{}}
+	out.Count = len(out.Queryables)
+	if out.Count == 0 {
+		out.Notes = append(out.Notes, "the queryables document lists no properties; the catalog may still accept filters on item properties (see get_collection summaries)")
+	}
+	if q.Extra != nil {
+		if raw, ok := q.Extra["additionalProperties"]; ok && strings.TrimSpace(string(raw)) != "false" {
+			out.Notes = append(out.Notes, "additionalProperties is allowed: properties not listed here may be queryable too")
+		}
+	}
+	return out, queryablesText(out), nil
+}
+
+// queryableList flattens the queryables schema, sorted by name.
+func queryableList(q *stacclient.Queryables) []QueryableInfo {
+	out := []QueryableInfo{}
+	for name, raw := range q.Properties {
+		var s struct {
+			Type        any      `json:"type"`
+			Ref         string   `json:"$ref"`
+			Format      string   `json:"format"`
+			Title       string   `json:"title"`
+			Description string   `json:"description"`
+			Enum        []any    `json:"enum"`
+			Minimum     *float64 `json:"minimum"`
+			Maximum     *float64 `json:"maximum"`
+			Items       *struct {
+				Type any `json:"type"`
+			} `json:"items"`
+		}
+		info := QueryableInfo{Name: name}
+		if err := json.Unmarshal(raw, &s); err == nil {
+			info.Type = schemaTypeName(s.Type)
+			if info.Type == "array" && s.Items != nil {
+				info.Type = "array of " + orDash(schemaTypeName(s.Items.Type))
+			}
+			if info.Type == "" && s.Ref != "" {
+				info.Type = "$ref " + s.Ref
+			}
+			info.Format, info.Title, info.Description = s.Format, s.Title, s.Description
+			info.Enum, info.Minimum, info.Maximum = s.Enum, s.Minimum, s.Maximum
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// schemaTypeName renders a JSON Schema "type" (a string or a list).
+func schemaTypeName(t any) string {
+	switch x := t.(type) {
+	case string:
+		return x
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, p := range x {
+			if s, ok := p.(string); ok {
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, "|")
+	}
+	return ""
+}
+
+func queryablesText(out GetQueryablesOut) string {
+	var b strings.Builder
+	scope := "catalog-wide"
+	if out.CollectionID != "" {
+		scope = "collection " + out.CollectionID
+	}
+	fmt.Fprintf(&b, "%d queryable properties (%s):\n", out.Count, scope)
+	for _, q := range out.Queryables {
+		fmt.Fprintf(&b, "- %s", q.Name)
+		if q.Type != "" {
+			fmt.Fprintf(&b, " (%s", q.Type)
+			if q.Format != "" {
+				fmt.Fprintf(&b, ", %s", q.Format)
+			}
+			b.WriteString(")")
+		}
+		if d := firstNonEmpty(q.Description, q.Title); d != "" {
+			d, _ = truncateDescription(d, 100)
+			fmt.Fprintf(&b, ": %s", d)
+		}
+		if len(q.Enum) > 0 {
+			fmt.Fprintf(&b, " values %v", q.Enum)
+		}
+		b.WriteString("\n")
+	}
+	for _, n := range out.Notes {
+		b.WriteString("Note: " + n + "\n")
+	}
+	b.WriteString(`Use these names in search_items filter, e.g. "eo:cloud_cover < 10".`)
+	return b.String()
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}

@@ -1,0 +1,75 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// headParallelism bounds concurrent HEAD probes: enough to finish a page of
+// items inside the tool deadline without hammering the asset host.
+const headParallelism = 4
+
+// maxHeadProbes bounds the HEAD requests of one call; assets beyond it are
+// reported as not sized.
+const maxHeadProbes = 100
+
+// headProbe is one asset to size by HEAD, and its outcome.
+type headProbe struct {
+	href   string
+	bytes  int64
+	reason string // why it could not be sized; empty on success
+}
+
+// probeSizes sends HEAD requests (status-checked by Client.Head) with
+// bounded parallelism, inside ctx's deadline. A failed probe never counts:
+// an error page's Content-Length is not the asset's size.
+func probeSizes(ctx context.Context, client *stacclient.Client, probes []*headProbe) {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(headParallelism)
+	for _, p := range probes {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				p.reason = "not probed: the tool deadline was reached"
+				return nil
+			}
+			n, err := client.Head(ctx, p.href)
+			switch {
+			case err != nil:
+				p.reason = "HEAD failed: " + headFailure(err)
+			case n < 0:
+				p.reason = "HEAD answered without a Content-Length"
+			default:
+				p.bytes = n
+			}
+			return nil // one failed probe must not cancel the others
+		})
+	}
+	_ = g.Wait()
+}
+
+// headFailure words a HEAD error briefly.
+func headFailure(err error) string {
+	var se *stacclient.Error
+	if errors.As(err, &se) {
+		if se.Status != 0 {
+			return fmt.Sprintf("status %d", se.Status)
+		}
+		return string(se.Kind)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "the tool deadline was reached"
+	}
+	return err.Error()
+}
+
+// headable reports whether an href can be probed over HTTP.
+func headable(href string) bool {
+	u, err := url.Parse(href)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
