@@ -1,6 +1,7 @@
 package stacserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -258,9 +259,9 @@ func compileOperand(v any) (operand, error) {
 			return func(it *storedItem) (any, bool) { return itemValue(it, name) }, nil
 		}
 		if t, err := temporalLiteral(v); err == nil {
-			// An instant compares as a time; an interval only makes sense
-			// in t_intersects.
-			if t.start.Equal(t.end) {
+			// A timestamp compares as itself and a date as its first
+			// instant; an interval only makes sense in t_intersects.
+			if _, isInterval := v["interval"]; !isInterval {
 				return func(*storedItem) (any, bool) { return t.start, true }, nil
 			}
 			return nil, fmt.Errorf("an interval can only be used with t_intersects, got %s", compactJSON(v))
@@ -412,11 +413,15 @@ func compileTIntersects(args []any) (predicate, error) {
 	}, nil
 }
 
+// compactJSON renders v for error messages, trimmed to 200 bytes.
 func compactJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep "<" readable in messages about CQL2 operators
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
+	b := bytes.TrimSpace(buf.Bytes())
 	if len(b) > 200 {
 		return string(b[:200]) + "…"
 	}

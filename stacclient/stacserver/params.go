@@ -424,16 +424,16 @@ func (q *searchQuery) values() url.Values {
 		v.Set("bbox", strings.Join(parts, ","))
 	}
 	if q.Intersects != nil {
-		v.Set("intersects", compactJSON(q.Intersects))
+		v.Set("intersects", compactJSONFull(q.Intersects))
 	}
 	if q.Datetime != "" {
 		v.Set("datetime", q.Datetime)
 	}
 	if q.Query != nil {
-		v.Set("query", compactJSON(q.Query))
+		v.Set("query", compactJSONFull(q.Query))
 	}
 	if q.Filter != nil {
-		v.Set("filter", compactJSON(q.Filter))
+		v.Set("filter", compactJSONFull(q.Filter))
 		v.Set("filter-lang", "cql2-json")
 	}
 	if len(q.SortBy) > 0 {

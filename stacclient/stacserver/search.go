@@ -24,7 +24,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.opts.RequireCollections && len(q.Collections) == 0 &&
-		!strings.Contains(compactJSON(q.Filter), `"property":"collection"`) {
+		!strings.Contains(compactJSONFull(q.Filter), `"property":"collection"`) {
 		writeError(w, &apiError{status: 422, code: "UnprocessableEntity", description: "collection is required"})
 		return
 	}
