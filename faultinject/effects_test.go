@@ -18,7 +18,7 @@ import (
 // margins wide enough for a loaded 2-core machine running -race.
 var effectTiming = Timing{
 	HeaderDelayWithin:  40 * time.Millisecond,
-	HeaderDelayBeyond:  3 * time.Second,
+	HeaderDelayBeyond:  10 * time.Second,
 	TrickleChunk:       16,
 	TrickleInterval:    5 * time.Millisecond,
 	RetryAfter:         2 * time.Second,
@@ -30,6 +30,10 @@ var effectTiming = Timing{
 // attemptTimeout stands in for the reliability layer's per-attempt timeout
 // in the hang tests: HeaderDelayWithin < attemptTimeout < HeaderDelayBeyond.
 const attemptTimeout = 200 * time.Millisecond
+
+// notAHangDeadline bounds requests whose fault is expected to end by
+// itself; it only fires if a fault hangs by mistake.
+const notAHangDeadline = 10 * time.Second
 
 const upstreamBody = `{"type":"Catalog","id":"upstream","stac_version":"1.0.0","description":"the real answer","links":[]}`
 
@@ -84,11 +88,12 @@ var forms = []form{
 	}},
 }
 
-func observe(t *testing.T, client *http.Client, url string) observation {
+// observe sends one request and reads the whole answer within timeout.
+func observe(t *testing.T, client *http.Client, method, url string, timeout time.Duration) observation {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/collections/sentinel-2-l2a", nil)
+	req, err := http.NewRequestWithContext(ctx, method, url+"/collections/sentinel-2-l2a", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +126,13 @@ func TestEachKindHasItsObservableEffect(t *testing.T) {
 				t.Parallel()
 				in := newEffectInjector(t, kind)
 				client, url := f.build(t, in)
-				o := observe(t, client, url)
+				// Only the hang kinds meet the attempt timeout; the others get
+				// a deadline that a loaded machine cannot reach.
+				timeout := notAHangDeadline
+				if kind.Class() == ClassHang {
+					timeout = attemptTimeout
+				}
+				o := observe(t, client, http.MethodGet, url, timeout)
 				check(t, f.name, o)
 				wantInjectedHeader(t, kind, o)
 				if faults := in.Journal().Faults(); len(faults) != 1 || faults[0].Kind != kind ||
@@ -333,5 +344,25 @@ func wantTimedOut(t *testing.T, _ string, o observation) {
 	}
 	if o.doneAt < attemptTimeout || o.doneAt > effectTiming.HeaderDelayBeyond/2 {
 		t.Errorf("ended after %v; want at the %v deadline, far below %v", o.doneAt, attemptTimeout, effectTiming.HeaderDelayBeyond)
+	}
+}
+
+// A HEAD answer has no body, so body-only faults leave it unharmed in both
+// forms, as they would on a real server.
+func TestBodyOnlyKindsLeaveHEADUnharmed(t *testing.T) {
+	for _, kind := range AllKinds() {
+		if !kind.BodyOnly() {
+			continue
+		}
+		for _, f := range forms {
+			t.Run(kind.String()+"/"+f.name, func(t *testing.T) {
+				t.Parallel()
+				client, url := f.build(t, newEffectInjector(t, kind))
+				o := observe(t, client, http.MethodHead, url, notAHangDeadline)
+				if o.doErr != nil || o.bodyErr != nil || o.resp.StatusCode != http.StatusOK || len(o.body) != 0 {
+					t.Errorf("HEAD got %v / %v / %v, %d body bytes; want a clean 200 without body", o.doErr, o.bodyErr, o.resp, len(o.body))
+				}
+			})
+		}
 	}
 }

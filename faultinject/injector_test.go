@@ -201,3 +201,87 @@ func TestKeyFuncMayCarryTheAttempt(t *testing.T) {
 		t.Errorf("attempts recorded %v; want the KeyFunc's own numbers [1 3 3]", attempts)
 	}
 }
+
+func TestKeyByRequestCountsAttemptsPerDistinctRequest(t *testing.T) {
+	in := newTestInjector(t, Plan{Seed: 1}, WithKeyFunc(KeyByRequest))
+	upstream := &bodyEcho{}
+	rt := in.RoundTripper(upstream)
+	post := func(body string) {
+		req, err := http.NewRequest(http.MethodPost, "http://catalog.test/search?limit=5", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(HeaderTool, "search_items")
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+	}
+	post(`{"collections":["a"]}`)
+	post(`{"collections":["b"]}`)
+	post(`{"collections":["a"]}`)
+	records := in.Journal().Records()
+	if len(records) != 3 {
+		t.Fatalf("%d records; want 3", len(records))
+	}
+	attempts := map[string][]int{}
+	for _, r := range records {
+		if r.Tool != "search_items" || !strings.HasPrefix(r.Invocation, "POST /search?limit=5 body-sha256:") {
+			t.Errorf("record key %+v; want tool search_items and the request as invocation", r.Key)
+		}
+		attempts[r.Invocation] = append(attempts[r.Invocation], r.Attempt)
+	}
+	if len(attempts) != 2 {
+		t.Errorf("invocations %v; want one per distinct body", attempts)
+	}
+	for inv, got := range attempts {
+		if !slices.Equal(got, []int{1, 2}) && !slices.Equal(got, []int{1}) {
+			t.Errorf("attempts of %s = %v; want 1..n", inv, got)
+		}
+	}
+	// The body still reaches the upstream whole: hashing must not eat it.
+	want := []string{`{"collections":["a"]}`, `{"collections":["b"]}`, `{"collections":["a"]}`}
+	if !slices.Equal(upstream.bodies, want) {
+		t.Errorf("upstream received %q; want %q", upstream.bodies, want)
+	}
+}
+
+// KeyByRequest on the server side, where there is no GetBody, reads the
+// body and puts it back for the handler.
+func TestKeyByRequestRestoresServerBodies(t *testing.T) {
+	req, err := http.NewRequest(http.MethodPost, "http://catalog.test/search", strings.NewReader(`{"limit":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.GetBody = nil
+	first, ok := KeyByRequest(req)
+	if !ok {
+		t.Fatal("no key for a readable body")
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil || string(body) != `{"limit":3}` {
+		t.Fatalf("body after keying = %q, %v; want it unchanged", body, err)
+	}
+	other, _ := http.NewRequest(http.MethodPost, "http://catalog.test/search", strings.NewReader(`{"limit":4}`))
+	if second, _ := KeyByRequest(other); second == first {
+		t.Errorf("different bodies got the same key %+v", first)
+	}
+}
+
+// bodyEcho records the bodies it receives and answers 200.
+type bodyEcho struct {
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (b *bodyEcho) RoundTrip(req *http.Request) (*http.Response, error) {
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.bodies = append(b.bodies, string(body))
+	b.mu.Unlock()
+	return okTransport{}.RoundTrip(req)
+}

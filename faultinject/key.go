@@ -1,7 +1,11 @@
 package faultinject
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"net/http"
 )
 
@@ -57,4 +61,61 @@ func DefaultKeyFunc(r *http.Request) (Key, bool) {
 		return Key{Tool: tool, Invocation: id}, true
 	}
 	return Key{}, false
+}
+
+// KeyByRequest keys a request by its content: the tool from HeaderTool (may
+// be empty) and, as the invocation, the method, path, query and a SHA-256
+// of the body. Retries of one request share the key, so attempts are
+// counted per distinct request, and each page of a paginated call is its
+// own sequence of attempts.
+//
+// Use it when nothing reproducible identifies the tool call — the
+// reliability layer's correlation ids are random per run — but the calls
+// under test send distinct requests (different ids, bboxes or limits):
+// then the schedule is the same for any seed whatever the interleaving.
+// Identical requests in flight at the same time share one attempt counter,
+// so their attempt numbers depend on arrival order.
+//
+// The body is read and put back (at most maxDrainBytes are hashed; the
+// rest is passed on unread).
+func KeyByRequest(r *http.Request) (Key, bool) {
+	digest, err := bodyDigest(r)
+	if err != nil {
+		return Key{}, false
+	}
+	return Key{
+		Tool:       r.Header.Get(HeaderTool),
+		Invocation: r.Method + " " + r.URL.RequestURI() + " body-sha256:" + digest,
+	}, true
+}
+
+// bodyDigest hashes the request body. It reads a copy from GetBody when
+// the request has one (client requests built by net/http from byte
+// readers do), so a RoundTripper leaves the caller's request untouched;
+// otherwise it reads the body and puts the bytes back in front of the rest.
+func bodyDigest(r *http.Request) (string, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return "none", nil
+	}
+	var prefix []byte
+	var err error
+	if r.GetBody != nil {
+		var copyOfBody io.ReadCloser
+		if copyOfBody, err = r.GetBody(); err != nil {
+			return "", err
+		}
+		prefix, err = io.ReadAll(io.LimitReader(copyOfBody, maxDrainBytes))
+		_ = copyOfBody.Close() // an in-memory copy; nothing to report
+	} else {
+		prefix, err = io.ReadAll(io.LimitReader(r.Body, maxDrainBytes))
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(prefix), r.Body), r.Body}
+	}
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(prefix)
+	return hex.EncodeToString(sum[:8]), nil
 }

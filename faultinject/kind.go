@@ -166,6 +166,18 @@ func (k Kind) Class() Class {
 	return kindClasses[k]
 }
 
+// BodyOnly reports whether the kind's whole effect is in the response
+// body. A HEAD request has no body, so these kinds leave it unharmed
+// (both forms then answer with headers only, as a real server would); a
+// harness measuring HEAD-heavy tools should leave them out of the mix.
+func (k Kind) BodyOnly() bool {
+	switch k {
+	case ResetMidBody, EOFAfterHeaders, TruncatedBody, SlowBody, MalformedJSON, NotSTACJSON, OversizedBody:
+		return true
+	}
+	return false
+}
+
 // Valid reports whether k is one of the declared kinds (None included).
 func (k Kind) Valid() bool { return k < kindCount }
 

@@ -82,10 +82,10 @@ func TestRoundTripperClosesBodiesItDoesNotSend(t *testing.T) {
 	}
 }
 
-// OversizedBody is generated while it is read: reading 64 MiB allocates a
+// OversizedBody is generated while it is read: reading 32 MiB allocates a
 // small, fixed amount, not the body.
 func TestOversizedBodyIsStreamed(t *testing.T) {
-	const size = 64 << 20
+	const size = 32 << 20
 	in, err := New(Plan{Seed: 1, Rate: 1, Mix: EqualMix(OversizedBody), Timing: Timing{OversizedBytes: size}})
 	if err != nil {
 		t.Fatal(err)

@@ -115,8 +115,8 @@ const (
 
 // breakConnection takes the raw connection, optionally writes a 200 header
 // block declaring all of PartialBody followed by sent, waits pause, and
-// closes the connection cleanly or with a reset. withHeaders is implied by
-// the kind: ConnectionRefused and ResetBeforeResponse send no byte.
+// closes the connection cleanly or with a reset. ConnectionRefused and
+// ResetBeforeResponse send no byte at all.
 func breakConnection(w http.ResponseWriter, r *http.Request, k Kind, sent string, pause time.Duration, mode closeMode) {
 	drainRequestBody(r) // unread request bytes would turn any close into an RST
 	conn, _, err := http.NewResponseController(w).Hijack()
@@ -126,6 +126,9 @@ func breakConnection(w http.ResponseWriter, r *http.Request, k Kind, sent string
 	defer closeConn(conn, mode)
 	if k == ConnectionRefused || k == ResetBeforeResponse {
 		return
+	}
+	if r.Method == http.MethodHead {
+		sent = "" // the client expects no body; stray bytes would corrupt its next read
 	}
 	writer := bufio.NewWriter(conn)
 	_, _ = io.WriteString(writer, "HTTP/1.1 200 OK\r\n"+

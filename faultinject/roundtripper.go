@@ -119,6 +119,11 @@ func syntheticResponse(req *http.Request, k Kind, status int, contentType, retry
 	if retryAfter != "" {
 		h.Set("Retry-After", retryAfter)
 	}
+	if req.Method == http.MethodHead {
+		// A HEAD answer has headers only, as net/http delivers it.
+		_ = body.Close() // in-memory readers
+		body = http.NoBody
+	}
 	return &http.Response{
 		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
 		StatusCode:    status,
