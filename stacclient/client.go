@@ -220,7 +220,7 @@ func (c *Client) Search(params SearchParams, lim SearchLimits) *Search {
 // ContinueSearch resumes a search from a cursor returned by Search.Cursor.
 func (c *Client) ContinueSearch(cur Cursor, lim SearchLimits) *Search {
 	start := cur.Request
-	return &Search{client: c, start: &start, skipFirst: cur.Skip, lim: lim}
+	return &Search{client: c, start: &start, skipFirst: cur.Skip, seenIDs: cur.SeenIDs, lim: lim}
 }
 
 // Queryables fetches /queryables, or /collections/{id}/queryables when

@@ -25,7 +25,7 @@ func (c *Client) collectionPages(ctx context.Context, q CollectionQuery, lim Sea
 			unsent = notSent
 			return r, err
 		}
-		for pp, err := range engine.run(ctx, first, 0) {
+		for pp, err := range engine.run(ctx, first, 0, nil) {
 			if err != nil {
 				yield(nil, err)
 				return
@@ -33,7 +33,7 @@ func (c *Client) collectionPages(ctx context.Context, q CollectionQuery, lim Sea
 			page := &CollectionPage{
 				Request: pp.req,
 				CollectionList: CollectionList{
-					Collections: pp.elems,
+					Collections:   pp.elems,
 					NumberMatched: pp.matched,
 				},
 				Next:    pp.next,

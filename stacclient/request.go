@@ -17,5 +17,15 @@ type Request struct {
 // yields exactly the items that were not yet seen.
 type Cursor struct {
 	Request Request `json:"request"`
-	Skip    int     `json:"skip,omitempty"`
+	// Skip counts the items of that page, as served, already consumed
+	// (yielded, or dropped as duplicates).
+	Skip int `json:"skip,omitempty"`
+	// SeenIDs are the ids already yielded (the most recent
+	// MaxCursorSeenIDs), so that a continued search still drops items a
+	// catalog repeats across pages.
+	SeenIDs []string `json:"seen_ids,omitempty"`
 }
+
+// MaxCursorSeenIDs bounds Cursor.SeenIDs: duplicates seen in the wild repeat
+// nearby pages, and a cursor must stay small enough to hand to a model.
+const MaxCursorSeenIDs = 1000

@@ -15,6 +15,7 @@ type Search struct {
 	fromParams bool     // built by Client.Search (else resumed from a cursor)
 	start      *Request // the first request of a resumed search
 	skipFirst  int
+	seenIDs    []string // ids a resumed search already yielded
 	lim        SearchLimits
 
 	// getFallback is the GET form of the first request, used once if the
@@ -58,7 +59,7 @@ func (s *Search) pager() *pager[Item] {
 func (s *Search) Pages(ctx context.Context) iter.Seq2[*Page, error] {
 	engine := s.pager()
 	return func(yield func(*Page, error) bool) {
-		for pp, err := range engine.run(ctx, s.firstRequest, s.skipFirst) {
+		for pp, err := range engine.run(ctx, s.firstRequest, s.skipFirst, s.seenIDs) {
 			if err != nil {
 				yield(nil, err)
 				return
@@ -87,7 +88,7 @@ func (s *Search) Items(ctx context.Context) iter.Seq2[*Item, error] {
 				engine.finish(StopConsumer, stoppedAt)
 			}
 		}()
-		for pp, err := range engine.run(ctx, s.firstRequest, s.skipFirst) {
+		for pp, err := range engine.run(ctx, s.firstRequest, s.skipFirst, s.seenIDs) {
 			if err != nil {
 				yield(nil, err)
 				return
@@ -97,11 +98,15 @@ func (s *Search) Items(ctx context.Context) iter.Seq2[*Item, error] {
 					continue
 				}
 				consumed := pp.rawIndex[i] + 1
+				undelivered := make(map[string]bool)
+				for _, later := range pp.elems[i+1:] {
+					undelivered[later.ID] = true
+				}
 				switch {
 				case consumed < pp.rawLen:
-					stoppedAt = &Cursor{Request: pp.req, Skip: consumed}
+					stoppedAt = engine.cursorAt(pp.req, consumed, undelivered)
 				case pp.next != nil:
-					stoppedAt = &Cursor{Request: *pp.next}
+					stoppedAt = engine.cursorAt(*pp.next, 0, undelivered)
 				default:
 					engine.finish(StopNoNext, nil)
 				}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -52,6 +53,23 @@ type pager[E any] struct {
 	cursor      *Cursor
 	matched     *int
 	firstMethod string
+	seenOrder   []string // ids yielded, oldest first (for cursors)
+}
+
+// cursorAt is a cursor for r that carries the ids yielded so far, except
+// those in undelivered (yielded by the engine but not received by the
+// caller, who stopped early).
+func (p *pager[E]) cursorAt(r Request, skip int, undelivered map[string]bool) *Cursor {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var seen []string
+	for i := len(p.seenOrder) - 1; i >= 0 && len(seen) < MaxCursorSeenIDs; i-- {
+		if id := p.seenOrder[i]; !undelivered[id] {
+			seen = append(seen, id)
+		}
+	}
+	slices.Reverse(seen)
+	return &Cursor{Request: r, Skip: skip, SeenIDs: seen}
 }
 
 func (p *pager[E]) finish(stop StopReason, cur *Cursor) {
@@ -68,10 +86,15 @@ func (p *pager[E]) state() (StopReason, *Cursor, *int, string) {
 
 // run iterates pages starting with the request first builds, skipping the
 // first skip elements of the first page (a resumed cursor).
-func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request, error), skip int) iter.Seq2[*pagerPage[E], error] {
+func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request, error), skip int, seen []string) iter.Seq2[*pagerPage[E], error] {
 	return func(yield func(*pagerPage[E], error) bool) {
+		seenIDs := make(map[string]bool, len(seen))
+		for _, id := range seen {
+			seenIDs[id] = true
+		}
 		p.mu.Lock()
 		p.stop, p.cursor, p.matched, p.firstMethod = "", nil, nil, ""
+		p.seenOrder = append([]string(nil), seen...)
 		p.mu.Unlock()
 
 		req, err := first(ctx)
@@ -85,7 +108,6 @@ func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request
 			maxPages = DefaultMaxPages
 		}
 		seenRequests := make(map[string]bool)
-		seenIDs := make(map[string]bool)
 		yielded, pages := 0, 0
 		isFirst := true
 		skip = max(skip, 0)
@@ -94,7 +116,7 @@ func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request
 			seenRequests[requestKey(req)] = true
 			doc, err := p.fetch(ctx, req, isFirst)
 			if err != nil {
-				p.finish(StopError, &Cursor{Request: req, Skip: skip})
+				p.finish(StopError, p.cursorAt(req, skip, nil))
 				yield(nil, err)
 				return
 			}
@@ -122,7 +144,7 @@ func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request
 			}
 			if !yield(page, nil) {
 				if stop == "" {
-					stop, cur = StopConsumer, &Cursor{Request: *next}
+					stop, cur = StopConsumer, p.cursorAt(*next, 0, nil)
 				}
 				p.finish(stop, cur)
 				return
@@ -160,6 +182,9 @@ func (p *pager[E]) selectElems(page *pagerPage[E], elems []E, skip, yielded int,
 		}
 		if id != "" {
 			seenIDs[id] = true
+			p.mu.Lock()
+			p.seenOrder = append(p.seenOrder, id)
+			p.mu.Unlock()
 		}
 		page.elems = append(page.elems, elems[i])
 		page.rawIndex = append(page.rawIndex, i)
@@ -176,17 +201,17 @@ func (p *pager[E]) stopAfter(page *pagerPage[E], elems []E, skip, consumed, yiel
 	case len(elems) == 0:
 		return StopEmptyPage, nil
 	case page.skipped > 0:
-		return StopMaxItems, &Cursor{Request: page.req, Skip: consumed}
+		return StopMaxItems, p.cursorAt(page.req, consumed, nil)
 	case considered > 0 && len(page.elems) == 0 && page.dropped == considered:
 		return StopNoNewIDs, nil
 	case page.next == nil:
 		return StopNoNext, nil
 	case p.lim.MaxItems > 0 && yielded >= p.lim.MaxItems:
-		return StopMaxItems, &Cursor{Request: *page.next}
+		return StopMaxItems, p.cursorAt(*page.next, 0, nil)
 	case seenRequests[requestKey(*page.next)]:
 		return StopCycle, nil
 	case pages >= maxPages:
-		return StopMaxPages, &Cursor{Request: *page.next}
+		return StopMaxPages, p.cursorAt(*page.next, 0, nil)
 	}
 	return "", nil
 }
