@@ -9,9 +9,12 @@ import (
 // the last breakerMinCalls-or-more attempt outcomes inside breakerWindow were
 // retryable failures (5xx, 429, resets, attempt timeouts; never 4xx). With 50
 // outcomes a steady 20 % fault rate opens it with probability ~2e-6, while a
-// dead host opens it within one or two dozen calls.
+// dead host opens it within 17 calls. The window is 30 s rather than 10 s:
+// one session against a dead host produces about five outcomes a second
+// (three fast failures and two jittered waits per call), so a 10 s window
+// would rarely hold 50 of them.
 const (
-	breakerWindow      = 10 * time.Second
+	breakerWindow      = 30 * time.Second
 	breakerBuckets     = 10
 	breakerMinCalls    = 50
 	breakerFailureRate = 0.5
