@@ -49,7 +49,8 @@ func (p Plan) Validate() error {
 }
 
 // Decide returns the fault for one attempt, or None. It is pure: the same
-// plan and key always give the same answer.
+// plan and key always give the same answer. It validates the plan on every
+// call; Injector.Decide gives the same answers from a plan validated once.
 func (p Plan) Decide(k Key) (Kind, error) {
 	s, err := p.compile()
 	if err != nil {

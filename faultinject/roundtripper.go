@@ -12,7 +12,8 @@ import (
 	"time"
 )
 
-// RoundTripper wraps base (nil: http.DefaultTransport) with client-side
+// RoundTripper wraps base (nil: a private clone of http.DefaultTransport,
+// so the shared pool is never touched) with client-side
 // fault injection. Faulted requests never reach base, except the timing
 // faults (HeadersDelayed*, SlowBody), which delay base's real answer.
 //
@@ -29,7 +30,7 @@ import (
 // caller's attempt or tool timeout is what ends it.
 func (in *Injector) RoundTripper(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
-		base = http.DefaultTransport
+		base = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	return &roundTripper{in: in, base: base}
 }
