@@ -155,7 +155,6 @@ func (tl *testLayer) get(tool, path string) (Receipt, int, error) {
 	return rc, status, err
 }
 
-
 func retriesOf(l *Layer, tool string) float64 {
 	return testutil.ToFloat64(l.metrics.retries.WithLabelValues(tool))
 }

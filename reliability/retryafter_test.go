@@ -21,7 +21,7 @@ func TestParseRetryAfter(t *testing.T) {
 		{now.Add(3 * time.Second).Format(http.TimeFormat), 3 * time.Second, true},
 		{"Saturday, 21-Nov-26 06:00:04 GMT", 4 * time.Second, true}, // RFC 850
 		{"Sat Nov 21 06:00:05 2026", 5 * time.Second, true},         // asctime
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},   // past: now
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},    // past: now
 		{"-1", 0, false},
 		{"soon", 0, false},
 		{"", 0, false},
