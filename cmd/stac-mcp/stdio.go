@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// runStdio serves MCP over stdin/stdout until the client disconnects or a
+// signal arrives. stdout carries only protocol messages.
+func runStdio(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	a, err := newApp(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	if cfg.MetricsAddr != "" {
+		shutdown, err := serveMetrics(cfg.MetricsAddr, a)
+		if err != nil {
+			return usageError("--metrics-addr / STAC_MCP_METRICS_ADDR=%q: %v", cfg.MetricsAddr, err)
+		}
+		defer shutdown()
+	}
+	a.logger.Info().Str("version", version()).Str("catalog", a.deps.Catalogs.Default()).
+		Dur("tool_timeout", cfg.Policy.ToolTimeout).Msg("stac-mcp serving MCP on stdio")
+	err = a.server.Run(ctx, &mcp.IOTransport{Reader: nopReadCloser{stdin}, Writer: nopWriteCloser{stdout}})
+	if ctx.Err() != nil {
+		a.logger.Info().Msg("stac-mcp stopped by signal")
+		return nil
+	}
+	return err
+}
+
+// serveMetrics exposes the reliability layer's Prometheus registry.
+func serveMetrics(addr string, a *app) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", a.deps.Layer.MetricsHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.logger.Error().Err(err).Msg("metrics server stopped")
+		}
+	}()
+	a.logger.Info().Str("addr", ln.Addr().String()).Msg("serving /metrics")
+	return func() { _ = srv.Close(); <-done }, nil
+}
+
+type nopReadCloser struct{ io.Reader }
+
+func (nopReadCloser) Close() error { return nil }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
