@@ -1,0 +1,152 @@
+package stacserver
+
+import (
+	"io/fs"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver/demo"
+)
+
+func TestLoadDirJoplin(t *testing.T) {
+	store, err := LoadDir("testdata/joplin", "catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store.CollectionCount() != 1 || store.ItemCount() != 30 || len(store.Notes) != 0 {
+		t.Fatalf("loaded %d collections, %d items, notes %v; want 1, 30, none",
+			store.CollectionCount(), store.ItemCount(), store.Notes)
+	}
+	ts := startServerWith(t, store, Options{})
+	ids, pages, _ := ts.followAll(t, http.MethodGet, "/collections/joplin/items", nil, 10)
+	if len(ids) != 30 || pages != 3 {
+		t.Errorf("paged %d items over %d pages, want 30 over 3", len(ids), pages)
+	}
+	// Unknown fields of a loaded item are served back unchanged.
+	r := ts.get(t, "/collections/joplin/items/f2cca2a3-288b-4518-8a3e-a4492bb60b08")
+	wantStatus(t, r, http.StatusOK)
+	props := r.body["properties"].(map[string]any)
+	if props["gsd"].(interface{ String() string }).String() != "0.5971642834779395" || props["proj:epsg"] == nil {
+		t.Errorf("properties changed on the way through: %v", props)
+	}
+	// The items of the joplin catalog lie around Joplin, Missouri.
+	near := ts.get(t, "/search?bbox=-94.7,37.0,-94.6,37.1&limit=100")
+	if n := len(featureIDs(t, near)); n == 0 || n > 30 {
+		t.Errorf("bbox search around Joplin matched %d items", n)
+	}
+}
+
+func TestLoadSpecExamplesRecordsWhatItSkips(t *testing.T) {
+	store, err := LoadDir("testdata/stac-spec-v1.0.0", "catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store.CollectionCount() != 2 {
+		t.Errorf("collections %d, want 2 (extensions-collection, sentinel-2)", store.CollectionCount())
+	}
+	notes := strings.Join(store.Notes, "\n")
+	for _, want := range []string{`"sentinel-2"`, "CS3-20160503_132131_08", `"landsat-8-l1" is not in the catalog`} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %s:\n%s", want, notes)
+		}
+	}
+	// A collection can be the root; items without "collection" join it.
+	coll, err := LoadDir("testdata/stac-spec-v1.0.0", "collection.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if coll.ItemCount() != 1 || len(coll.Notes) != 2 {
+		t.Errorf("collection root: %d items, notes %v; want 1 item and 2 duplicate-id notes", coll.ItemCount(), coll.Notes)
+	}
+}
+
+func TestLoadFSErrors(t *testing.T) {
+	cat := func(links string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte(`{"type":"Catalog","id":"c","description":"d","links":[` + links + `]}`)}
+	}
+	cases := []struct {
+		name    string
+		fsys    fstest.MapFS
+		mention string
+	}{
+		{"missing root", fstest.MapFS{}, "catalog.json"},
+		{"missing child", fstest.MapFS{"catalog.json": cat(`{"rel":"child","href":"./a/collection.json"}`)}, "a/collection.json"},
+		{"absolute child", fstest.MapFS{"catalog.json": cat(`{"rel":"child","href":"https://example.com/c.json"}`)}, "absolute"},
+		{"escaping href", fstest.MapFS{"catalog.json": cat(`{"rel":"child","href":"../c.json"}`)}, "leaves the catalog root"},
+		{"bad JSON", fstest.MapFS{"catalog.json": &fstest.MapFile{Data: []byte(`{"type":`)}}, "catalog.json"},
+		{"wrong type", fstest.MapFS{"catalog.json": &fstest.MapFile{Data: []byte(`{"type":"Thing"}`)}}, `"Thing"`},
+		{"bad item geometry", fstest.MapFS{
+			"catalog.json":      cat(`{"rel":"child","href":"c/collection.json"}`),
+			"c/collection.json": &fstest.MapFile{Data: []byte(`{"type":"Collection","id":"c","links":[{"rel":"item","href":"i.json"}]}`)},
+			"c/i.json":          &fstest.MapFile{Data: []byte(`{"type":"Feature","id":"i","geometry":{"type":"Polygon","coordinates":"x"},"properties":{}}`)},
+		}, "geometry"},
+		{"bad item datetime", fstest.MapFS{
+			"catalog.json":      cat(`{"rel":"child","href":"c/collection.json"}`),
+			"c/collection.json": &fstest.MapFile{Data: []byte(`{"type":"Collection","id":"c","links":[{"rel":"item","href":"i.json"}]}`)},
+			"c/i.json":          &fstest.MapFile{Data: []byte(`{"type":"Feature","id":"i","geometry":null,"properties":{"datetime":"noon"}}`)},
+		}, "RFC 3339"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := LoadFS(c.fsys, "catalog.json")
+			if err == nil || !strings.Contains(err.Error(), c.mention) {
+				t.Errorf("error %v should mention %q", err, c.mention)
+			}
+		})
+	}
+}
+
+func TestStoreRejectsBadDocuments(t *testing.T) {
+	s := NewStore()
+	if err := s.AddItem([]byte(`{"type":"Feature","id":"i","collection":"nope","geometry":null,"properties":{}}`)); err == nil ||
+		!strings.Contains(err.Error(), "add the collection first") {
+		t.Errorf("item of an unknown collection: %v", err)
+	}
+	if err := s.AddCollection([]byte(`{"type":"Catalog","id":"x"}`)); err == nil || !strings.Contains(err.Error(), `want "Collection"`) {
+		t.Errorf("catalog added as collection: %v", err)
+	}
+	if err := s.AddCollection([]byte(`{"type":"Collection","id":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddCollection([]byte(`{"type":"Collection","id":"x"}`)); err == nil {
+		t.Errorf("duplicate collection accepted")
+	}
+	if err := s.AddItem([]byte(`{"type":"Feature","id":"i","collection":"x","geometry":null}`)); err == nil || !strings.Contains(err.Error(), "properties") {
+		t.Errorf("item without properties: %v", err)
+	}
+}
+
+func TestLoadDemoCatalog(t *testing.T) {
+	store, err := LoadFS(demo.FS, demo.RootFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store.CollectionCount() == 0 || store.ItemCount() == 0 {
+		t.Fatalf("demo catalog loaded %d collections and %d items", store.CollectionCount(), store.ItemCount())
+	}
+	// Every item file and every collection file of the demo is served.
+	itemFiles, err := fs.Glob(demo.FS, "*/items/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	collFiles, err := fs.Glob(demo.FS, "*/collection.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store.ItemCount() != len(itemFiles) || store.CollectionCount() != len(collFiles) || len(store.Notes) != 0 {
+		t.Errorf("loaded %d items of %d files and %d collections of %d files; notes %v",
+			store.ItemCount(), len(itemFiles), store.CollectionCount(), len(collFiles), store.Notes)
+	}
+	ts := startServerWith(t, store, Options{})
+	r := ts.get(t, "/collections?limit=100")
+	wantStatus(t, r, http.StatusOK)
+	if n := numberField(t, r.body, "numberMatched"); n != store.CollectionCount() {
+		t.Errorf("/collections matched %d, store has %d", n, store.CollectionCount())
+	}
+	ids, _, _ := ts.followAll(t, http.MethodPost, "/search", map[string]any{"limit": 50}, 100)
+	if len(ids) != store.ItemCount() {
+		t.Errorf("searching everything found %d items, store has %d", len(ids), store.ItemCount())
+	}
+}
