@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -364,5 +366,43 @@ func TestBodyOnlyKindsLeaveHEADUnharmed(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// One plan gives the same journal whether it runs client side in memory or
+// server side over real sockets from 6 goroutines.
+func TestBothFormsProduceTheSameJournal(t *testing.T) {
+	p := Plan{Seed: 31, Rate: 0.4, Mix: EqualMix(slices.DeleteFunc(slices.Clone(instantKinds),
+		func(k Kind) bool { return k == OversizedBody })...)}
+	journals := map[string][]Record{}
+	for _, f := range forms {
+		in := newTestInjector(t, p)
+		client, url := f.build(t, in)
+		var wg sync.WaitGroup
+		for worker := range 6 {
+			wg.Go(func() {
+				for inv := worker; inv < 30; inv += 6 {
+					for range 3 {
+						req, err := http.NewRequest(http.MethodGet, url+"/search", nil)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						req.Header.Set(HeaderTool, "search_items")
+						req.Header.Set(HeaderInvocation, strconv.Itoa(inv))
+						if resp, err := client.Do(req); err == nil {
+							_, _ = io.Copy(io.Discard, resp.Body)
+							_ = resp.Body.Close()
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		journals[f.name] = in.Journal().Records()
+	}
+	if len(journals["client"]) != 90 || !slices.Equal(journals["client"], journals["server"]) {
+		t.Errorf("client journal (%d records) and server journal (%d records) differ",
+			len(journals["client"]), len(journals["server"]))
 	}
 }
