@@ -324,4 +324,3 @@ func TestNewValidatesOptions(t *testing.T) {
 			signer.tokenURL, signer.refreshBefore, signer.http, DefaultTokenURL, DefaultRefreshBefore)
 	}
 }
-
