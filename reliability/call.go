@@ -102,6 +102,7 @@ type fnResult struct {
 // if fn is slow to notice the cancelled context.
 func (l *Layer) Run(ctx context.Context, tool, catalogHost string, fn func(ctx context.Context) error) (Receipt, error) {
 	rec := l.newRecord(tool, catalogHost)
+	l.metrics.touch(tool)
 	callCtx, cancel := context.WithTimeout(withRecord(ctx, rec), l.policy.ToolTimeout)
 	defer cancel()
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -168,3 +169,18 @@ func timeoutsOf(l *Layer, tool string) float64 {
 func testutilCounter(c interface{ Desc() *prometheus.Desc }) float64 {
 	return testutil.ToFloat64(c.(prometheus.Collector))
 }
+
+type contextLike = context.Context
+
+// getIn GETs path inside an existing tool call.
+func (tl *testLayer) getIn(ctx context.Context, path string) (*http.Response, int, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+testHost+path, nil)
+	resp, err := tl.HTTPClient().Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	resp.Body.Close()
+	return resp, resp.StatusCode, nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -75,3 +75,12 @@ func (l *Layer) Registry() *prometheus.Registry { return l.metrics.registry }
 func (l *Layer) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(l.metrics.registry, promhttp.HandlerOpts{Registry: l.metrics.registry})
 }
+
+// touch creates a tool's required series at 0, so that dashboards and
+// alerts see retries_attempted_total, timeouts_total and
+// retry_exhausted_total from the tool's first call, not its first failure.
+func (m *metrics) touch(tool string) {
+	m.retries.WithLabelValues(tool)
+	m.toolTimeouts.WithLabelValues(tool)
+	m.retryExhausted.WithLabelValues(tool)
+}
