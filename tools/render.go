@@ -137,14 +137,23 @@ func assetRank(a stacclient.Asset) int {
 	return 3
 }
 
-// orderedAssetKeys sorts asset keys by rank, then name.
+// assetOrder ranks an asset for listing: by role, HTTP-fetchable first.
+func assetOrder(a stacclient.Asset) int {
+	if !headable(a.Href) && a.Href != "" {
+		return assetRank(a) + 10
+	}
+	return assetRank(a)
+}
+
+// orderedAssetKeys sorts asset keys by rank, then name; assets a client
+// cannot fetch over HTTP (s3:// duplicates of the COGs, for instance) go last.
 func orderedAssetKeys(assets map[string]stacclient.Asset) []string {
 	keys := make([]string, 0, len(assets))
 	for k := range assets {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		ri, rj := assetRank(assets[keys[i]]), assetRank(assets[keys[j]])
+		ri, rj := assetOrder(assets[keys[i]]), assetOrder(assets[keys[j]])
 		if ri != rj {
 			return ri < rj
 		}

@@ -1,0 +1,256 @@
+package tools
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+)
+
+func TestSearchItemsSummaryPage(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	res := callOK(t, cs, "search_items", map[string]any{"collections": []string{"joplin"}, "max_items": 5})
+	out := structured[SearchItemsOut](t, res)
+	if out.Returned != 5 || len(out.Items) != 5 || len(out.Features) != 0 {
+		t.Fatalf("returned %d, items %d, features %d; want 5, 5, 0", out.Returned, len(out.Items), len(out.Features))
+	}
+	if out.Matched == nil || *out.Matched != 30 {
+		t.Errorf("matched = %v, want 30 (the catalog reports it)", out.Matched)
+	}
+	if !out.HasMore || out.Cursor == "" || !out.Truncated {
+		t.Errorf("has_more %v, cursor %q, truncated %v: want more results with a cursor", out.HasMore, out.Cursor, out.Truncated)
+	}
+	joplin := demoItemIDs(t, "joplin")
+	for _, it := range out.Items {
+		if !slices.Contains(joplin, it.ID) || it.Collection != "joplin" || it.Datetime == "" || len(it.BBox) != 4 {
+			t.Errorf("summary %+v: want a joplin item with datetime and bbox", it)
+		}
+		if it.AssetCount == 0 || len(it.Assets) == 0 || it.Assets[0].Href == "" {
+			t.Errorf("summary %s has no asset details: %+v", it.ID, it.Assets)
+		}
+	}
+	if text := resultText(res); !strings.Contains(text, out.Items[0].ID) || !strings.Contains(text, out.Cursor) {
+		t.Errorf("text block lacks the first id or the cursor:\n%s", text)
+	}
+	if out.Search["collections"] == nil {
+		t.Errorf("search echo lacks collections: %v", out.Search)
+	}
+}
+
+func TestSearchItemsSummaryCapsAssetsAndSaysSo(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "sentinel-2-l2a", "max_items": 1}))
+	it := out.Items[0]
+	if len(it.Assets) != maxSummaryAssets || len(it.Assets)+len(it.OtherAssetKeys) != it.AssetCount {
+		t.Fatalf("assets %d + other %d, asset_count %d: want %d detailed and the rest named", len(it.Assets), len(it.OtherAssetKeys), it.AssetCount, maxSummaryAssets)
+	}
+	if it.CloudCover == nil || it.Platform == "" {
+		t.Errorf("sentinel-2 summary lacks cloud cover or platform: %+v", it)
+	}
+	for _, a := range it.Assets {
+		if !strings.HasPrefix(a.Href, "https://") {
+			t.Errorf("asset %s (%s) is detailed before the HTTP-fetchable ones", a.Key, a.Href)
+		}
+	}
+	if !out.Truncated {
+		t.Error("truncated = false although assets were left out of the summary")
+	}
+}
+
+func TestSearchItemsFullDetailReturnsCompleteItems(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "max_items": 2, "detail": "full"}))
+	if len(out.Features) != 2 || len(out.Items) != 0 {
+		t.Fatalf("features %d, items %d; want 2 full items and no summaries", len(out.Features), len(out.Items))
+	}
+	for _, f := range out.Features {
+		for _, key := range []string{"type", "stac_version", "id", "geometry", "properties", "links", "assets"} {
+			if _, ok := f[key]; !ok {
+				t.Errorf("full item lacks %q: %v", key, f)
+			}
+		}
+	}
+}
+
+// TestSearchItemsCursorWalksWholeCollection pages through every joplin item
+// with max_items 3, under several next-link styles, and checks that no item
+// is lost or repeated.
+func TestSearchItemsCursorWalksWholeCollection(t *testing.T) {
+	want := demoItemIDs(t, "joplin")
+	for name, opts := range map[string]stacserver.Options{
+		"default (POST merge:false)": {},
+		"pgstac body token":          {NextLinkStyle: stacserver.NextPOSTBodyToken},
+		"merge:true":                 {NextLinkStyle: stacserver.NextPOSTMergeTrue},
+		"CMR GET cursor":             {NextLinkStyle: stacserver.NextGETCursor},
+		"GET only, page size 4":      {DisablePOSTSearch: true, DefaultLimit: 4},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cs := newTestSession(t, testSessionOptions{CatalogURL: demoServer(t, opts)})
+			var got []string
+			args := map[string]any{"collections": "joplin", "max_items": 3}
+			for call := 0; ; call++ {
+				if call > 20 {
+					t.Fatalf("still paging after %d calls; got %d ids", call, len(got))
+				}
+				out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", args))
+				for _, it := range out.Items {
+					got = append(got, it.ID)
+				}
+				if !out.HasMore {
+					if out.Cursor != "" {
+						t.Errorf("last page has a cursor %q", out.Cursor)
+					}
+					break
+				}
+				if out.Returned != 3 {
+					t.Errorf("call %d returned %d items before the end, want 3", call, out.Returned)
+				}
+				args = map[string]any{"cursor": out.Cursor, "max_items": 3}
+			}
+			sorted := slices.Clone(got)
+			sort.Strings(sorted)
+			if !slices.Equal(sorted, want) {
+				t.Fatalf("paged ids (%d) differ from the collection's %d ids:\ngot  %v\nwant %v", len(got), len(want), sorted, want)
+			}
+		})
+	}
+}
+
+func TestSearchItemsCursorWithTheSameParametersContinues(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	args := map[string]any{"collections": "joplin", "max_items": 4}
+	first := structured[SearchItemsOut](t, callOK(t, cs, "search_items", args))
+	args["cursor"] = first.Cursor
+	second := structured[SearchItemsOut](t, callOK(t, cs, "search_items", args))
+	if second.Returned != 4 || second.Items[0].ID == first.Items[0].ID {
+		t.Fatalf("continuation returned %d items starting at %s; want the next 4 after %s", second.Returned, second.Items[0].ID, first.Items[3].ID)
+	}
+}
+
+func TestSearchItemsCursorMisuseIsAClearError(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	first := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "max_items": 2}))
+	other := demoServer(t, stacserver.Options{})
+	tampered := []byte(first.Cursor)
+	tampered[len(tampered)/2] ^= 1
+	for name, c := range map[string]struct {
+		args map[string]any
+		want []string
+	}{
+		"tampered":         {map[string]any{"cursor": string(tampered)}, []string{`"cursor"`, "damaged"}},
+		"cut":              {map[string]any{"cursor": first.Cursor[:len(first.Cursor)-10]}, []string{`"cursor"`}},
+		"not a cursor":     {map[string]any{"cursor": "page-2!"}, []string{`"cursor"`, "not a cursor"}},
+		"other search":     {map[string]any{"cursor": first.Cursor, "collections": "naip"}, []string{`"cursor"`, "different search"}},
+		"other catalog":    {map[string]any{"cursor": first.Cursor, "catalog_url": other}, []string{`"cursor"`, "issued for catalog"}},
+		"collections kind": {map[string]any{"cursor": collectionsCursor(t, cs)}, []string{`"cursor"`, "collections cursor"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			msg := callErr(t, cs, "search_items", c.args)
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+func collectionsCursor(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	out := structured[SearchCollectionsOut](t, callOK(t, cs, "search_collections", map[string]any{"limit": 1}))
+	if out.Cursor == "" {
+		t.Fatal("search_collections with limit 1 gave no cursor")
+	}
+	return out.Cursor
+}
+
+func TestSearchItemsAcceptsLooseForms(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	ids := func(args map[string]any) []string {
+		out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", args))
+		var got []string
+		for _, it := range out.Items {
+			got = append(got, it.ID)
+		}
+		sort.Strings(got)
+		return got
+	}
+	base := ids(map[string]any{"collections": []string{"joplin"}, "bbox": []float64{-94.6, 37.0, -94.5, 37.1}, "max_items": 50})
+	if len(base) == 0 {
+		t.Fatal("the array form found nothing; the comparison would be vacuous")
+	}
+	for name, args := range map[string]map[string]any{
+		"JSON strings": {"collections": `["joplin"]`, "bbox": "[-94.6, 37.0, -94.5, 37.1]", "max_items": "50"},
+		"comma forms":  {"collections": "joplin", "bbox": "-94.6,37.0,-94.5,37.1", "max_items": 50},
+	} {
+		if got := ids(args); !slices.Equal(got, base) {
+			t.Errorf("%s: ids %v, want %v", name, got, base)
+		}
+	}
+	filtered := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{
+		"collections": "sentinel-2-l2a", "query": `{"eo:cloud_cover":{"lt":30}}`, "sortby": "-properties.datetime", "max_items": 10}))
+	for _, it := range filtered.Items {
+		if it.CloudCover == nil || *it.CloudCover >= 30 {
+			t.Errorf("query string form not applied: %s has cloud cover %v", it.ID, it.CloudCover)
+		}
+	}
+}
+
+func TestSearchItemsRejectsGarbageNamingTheParameter(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	for _, c := range []struct {
+		args  map[string]any
+		param string
+	}{
+		{map[string]any{"bbox": "north of Paris"}, "bbox"},
+		{map[string]any{"bbox": []float64{1, 2, 3}}, "bbox"},
+		{map[string]any{"collections": `["joplin"`}, "collections"},
+		{map[string]any{"datetime": "last tuesday"}, "datetime"},
+		{map[string]any{"max_items": "lots"}, "max_items"},
+		{map[string]any{"max_items": 1000}, "max_items"},
+		{map[string]any{"limit": 20000}, "limit"},
+		{map[string]any{"detail": "everything"}, "detail"},
+		{map[string]any{"collections": 42}, "collections"},
+	} {
+		msg := callErr(t, cs, "search_items", c.args)
+		if !strings.Contains(msg, c.param) {
+			t.Errorf("%v: error %q does not name %q", c.args, msg, c.param)
+		}
+	}
+	msg := callErr(t, cs, "search_items", map[string]any{"bbox": "north of Paris"})
+	if !strings.Contains(msg, "north of Paris") || !strings.Contains(msg, "Accepted") {
+		t.Errorf("bbox error %q should quote what was received and say what is accepted", msg)
+	}
+}
+
+func TestSearchItemsWarnsAboutUndeclaredCapabilities(t *testing.T) {
+	url := demoServer(t, stacserver.Options{ConformsTo: conformanceWithout("#query", "#sort")})
+	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
+	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{
+		"collections": "joplin", "query": "gsd>0", "sortby": "id", "max_items": 2}))
+	joined := strings.Join(out.Warnings, "\n")
+	for _, want := range []string{"query was sent", "sortby was sent"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings %q lack %q", out.Warnings, want)
+		}
+	}
+	plain := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "max_items": 2}))
+	if len(plain.Warnings) != 0 {
+		t.Errorf("a search with only supported parameters warned: %q", plain.Warnings)
+	}
+}
+
+func TestSearchItemsEmptyResultSaysWhatToRelax(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "datetime": "1990"}))
+	if out.Returned != 0 || out.HasMore {
+		t.Fatalf("returned %d, has_more %v; want an empty result", out.Returned, out.HasMore)
+	}
+	if !strings.Contains(strings.Join(out.Notes, " "), "widen datetime") {
+		t.Errorf("notes %q do not suggest widening datetime", out.Notes)
+	}
+}
