@@ -25,10 +25,14 @@ type postBodyMembers struct {
 }
 
 // PostBody is the JSON body of a POST /search for these parameters: only
-// non-empty members, in a stable order, "<" and ">" kept literal. It is nil
-// only when the parameters cannot be written as JSON at all (NaN or infinite
+// non-empty members, in a stable order, "<" and ">" kept literal. Valid
+// parameters are sent in their Normalized form (so a Go-built Datetime
+// "2023" goes out as the whole year in UTC); invalid ones are encoded as
+// they are, since Validate is the place that reports them. It is nil only
+// when the parameters cannot be written as JSON at all (NaN or infinite
 // numbers, which Validate rejects).
 func (p SearchParams) PostBody() json.RawMessage {
+	p = p.normalizedOrAsIs()
 	body := postBodyMembers{
 		Collections: nonEmptyStrings(p.Collections),
 		IDs:         nonEmptyStrings(p.IDs),
@@ -64,8 +68,10 @@ func (p SearchParams) PostBody() json.RawMessage {
 // compact JSON; sortby=%2Bid,-datetime; fields=a,-b; filter-lang sent with
 // every filter (cql2-text for text, cql2-json when a JSON filter goes over
 // GET). "+" is always percent-encoded: stac-server answered a raw "+" with
-// 500 (stac-utils/stac-server#332). Members come in a fixed order.
+// 500 (stac-utils/stac-server#332). Members come in a fixed order. As with
+// PostBody, valid parameters are sent in their Normalized form.
 func (p SearchParams) QueryString() string {
+	p = p.normalizedOrAsIs()
 	var pairs []string
 	add := func(key, escapedValue string) {
 		pairs = append(pairs, key+"="+escapedValue)
@@ -129,6 +135,15 @@ func (p SearchParams) QueryString() string {
 		add("limit", strconv.Itoa(p.Limit))
 	}
 	return strings.Join(pairs, "&")
+}
+
+// normalizedOrAsIs is the Normalized form of valid parameters and the
+// parameters unchanged otherwise.
+func (p SearchParams) normalizedOrAsIs() SearchParams {
+	if normalized, err := p.Normalized(); err == nil {
+		return normalized
+	}
+	return p
 }
 
 // effectiveFilterLang is FilterLang, or the language the filter's form

@@ -22,7 +22,7 @@ func goldenParams() SearchParams {
 	}
 }
 
-func TestPostBodyGolden(t *testing.T) {
+func TestParamPostBodyGolden(t *testing.T) {
 	tests := []struct {
 		name   string
 		params SearchParams
@@ -36,10 +36,14 @@ func TestPostBodyGolden(t *testing.T) {
 				`"filter":"eo:cloud_cover < 10 AND platform = 'sentinel-2a'","filter-lang":"cql2-text",` +
 				`"sortby":[{"field":"properties.datetime","direction":"desc"},{"field":"id","direction":"asc"}],` +
 				`"fields":{"include":["id","properties.eo:cloud_cover"],"exclude":["links"]},"limit":50}`},
-		{"json filter without lang gets cql2-json; intersects compacted",
+		{"json filter without lang gets cql2-json; JSON members canonical (compact, sorted keys)",
 			SearchParams{Intersects: json.RawMessage(`{ "type": "Point", "coordinates": [1, 2] }`), Filter: json.RawMessage(`{"op":"<","args":[{"property":"eo:cloud_cover"},10]}`)},
-			`{"intersects":{"type":"Point","coordinates":[1,2]},"filter":{"op":"<","args":[{"property":"eo:cloud_cover"},10]},"filter-lang":"cql2-json"}`},
+			`{"intersects":{"coordinates":[1,2],"type":"Point"},"filter":{"args":[{"property":"eo:cloud_cover"},10],"op":"<"},"filter-lang":"cql2-json"}`},
 		{"filter-lang without filter is not sent", SearchParams{FilterLang: FilterLangCQL2JSON, Limit: 1}, `{"limit":1}`},
+		{"Go-built loose values go out normalised",
+			SearchParams{Datetime: "2023", SortBy: []SortField{{Field: "id", Direction: "Descending"}}, Query: map[string]any{"gsd": map[string]any{"lt": 30}}},
+			`{"datetime":"2023-01-01T00:00:00Z/2023-12-31T23:59:59Z","query":{"gsd":{"lt":30}},"sortby":[{"field":"id","direction":"desc"}]}`},
+		{"invalid params are encoded as they are", SearchParams{Datetime: "last week", Limit: 1}, `{"datetime":"last week","limit":1}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,7 +54,7 @@ func TestPostBodyGolden(t *testing.T) {
 	}
 }
 
-func TestQueryStringGolden(t *testing.T) {
+func TestParamQueryStringGolden(t *testing.T) {
 	tests := []struct {
 		name   string
 		params SearchParams
@@ -63,11 +67,13 @@ func TestQueryStringGolden(t *testing.T) {
 				`&filter=eo:cloud_cover%20%3C%2010%20AND%20platform%20%3D%20%27sentinel-2a%27&filter-lang=cql2-text` +
 				`&sortby=-properties.datetime,%2Bid&fields=id,properties.eo:cloud_cover,-links&limit=50`},
 		{"cql2-json filter over GET says so", SearchParams{Filter: json.RawMessage(`{"op":"=","args":[{"property":"id"},"x"]}`)},
-			`filter=%7B%22op%22:%22%3D%22%2C%22args%22:%5B%7B%22property%22:%22id%22%7D%2C%22x%22%5D%7D&filter-lang=cql2-json`},
+			`filter=%7B%22args%22:%5B%7B%22property%22:%22id%22%7D%2C%22x%22%5D%2C%22op%22:%22%3D%22%7D&filter-lang=cql2-json`},
 		{"intersects as compact JSON", SearchParams{Intersects: json.RawMessage(`{"type": "Point", "coordinates": [1.5, -2]}`)},
-			`intersects=%7B%22type%22:%22Point%22%2C%22coordinates%22:%5B1.5%2C-2%5D%7D`},
+			`intersects=%7B%22coordinates%22:%5B1.5%2C-2%5D%2C%22type%22:%22Point%22%7D`},
 		{"ascending sort is %2B, never a raw plus", SearchParams{SortBy: []SortField{{Field: "datetime", Direction: "asc"}}},
 			`sortby=%2Bdatetime`},
+		{"Go-built loose values go out normalised", SearchParams{Datetime: "2023-06-10T12:00:00+02:00", Collections: []string{" a "}},
+			`collections=a&datetime=2023-06-10T10:00:00Z`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,7 +88,7 @@ func TestQueryStringGolden(t *testing.T) {
 	}
 }
 
-func TestQueryStringDecodesToTheValues(t *testing.T) {
+func TestParamQueryStringDecodesToTheValues(t *testing.T) {
 	values, err := url.ParseQuery(goldenParams().QueryString())
 	if err != nil {
 		t.Fatal(err)
