@@ -52,18 +52,32 @@ func (s *Server) handleAggregations(w http.ResponseWriter, r *http.Request) {
 		}
 		defs = append(defs, m)
 	}
+	if cid := r.PathValue("collectionId"); cid != "" {
+		if _, ok := s.store.collections[cid]; !ok {
+			writeError(w, notFound("collection %q not found", cid))
+			return
+		}
+	}
 	base := baseURL(r)
 	writeJSON(w, http.StatusOK, mediaJSON, map[string]any{
 		"aggregations": defs,
-		"links":        []any{link("root", base+"/", mediaJSON), link("self", base+"/aggregations", mediaJSON)},
+		"links":        []any{link("root", base+"/", mediaJSON), link("self", base+r.URL.Path, mediaJSON)},
 	})
 }
 
 // handleAggregate runs the requested aggregations (all of them when none
-// are named) over the items a search with the same parameters would match.
+// are named) over the items a search with the same parameters would match;
+// under /collections/{id}/aggregate the search is limited to that collection.
 func (s *Server) handleAggregate(w http.ResponseWriter, r *http.Request) {
 	allowed := append(append([]string{}, searchParamNames...), "aggregations")
-	q, err := s.decodeSearch(r, allowed, "")
+	cid := r.PathValue("collectionId")
+	if cid != "" {
+		if _, ok := s.store.collections[cid]; !ok {
+			writeError(w, notFound("collection %q not found", cid))
+			return
+		}
+	}
+	q, err := s.decodeSearch(r, allowed, cid)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -102,3 +102,21 @@ func TestAggregationsList(t *testing.T) {
 		}
 	}
 }
+
+func TestCollectionAggregate(t *testing.T) {
+	ts := startServer(t, Options{})
+	r := ts.get(t, "/collections/landsat/aggregate?aggregations=collection_frequency,total_count")
+	wantStatus(t, r, http.StatusOK)
+	if n := numberField(t, r.body, "numberMatched"); n != landsatCount {
+		t.Errorf("matched %d, want %d", n, landsatCount)
+	}
+	if _, byKey := bucketSum(t, aggregationByName(t, r, "collection_frequency")); len(byKey) != 1 || byKey["landsat"] != landsatCount {
+		t.Errorf("collection buckets %v", byKey)
+	}
+	wantStatus(t, ts.get(t, "/collections/landsat/aggregations"), http.StatusOK)
+	wantStatus(t, ts.get(t, "/collections/nope/aggregate"), http.StatusNotFound)
+	wantStatus(t, ts.get(t, "/collections/landsat/aggregate?collections=dem"), http.StatusBadRequest)
+	if l := linkByRel(ts.get(t, "/collections/landsat").body, "aggregate"); l == nil || l["href"] != ts.URL+"/collections/landsat/aggregate" {
+		t.Errorf("collection aggregate link %v", l)
+	}
+}

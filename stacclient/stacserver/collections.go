@@ -8,7 +8,8 @@ import (
 
 // collectionLinkRels are replaced by the server's own absolute links; other
 // links (license, about, …) are served as stored.
-var collectionLinkRels = []string{"self", "root", "parent", "child", "item", "items", "collection", relQueryables}
+var collectionLinkRels = []string{"self", "root", "parent", "child", "item", "items", "collection", relQueryables,
+	"aggregate", "aggregations"}
 
 var collectionsParams = []string{"q", "bbox", "datetime", "limit", "token", "next", "cursor"}
 
@@ -91,6 +92,9 @@ func (s *Server) collectionDoc(base string, c *storedCollection) map[string]any 
 	}
 	if !s.opts.DisableQueryables {
 		links = append(links, link(relQueryables, self+"/queryables", mediaSchemaJSON))
+	}
+	if !s.opts.DisableAggregation {
+		links = append(links, link("aggregate", self+"/aggregate", mediaJSON), link("aggregations", self+"/aggregations", mediaJSON))
 	}
 	doc["links"] = append(links, keptLinks(c.doc["links"], collectionLinkRels)...)
 	return doc

@@ -9,7 +9,7 @@ import (
 // itemLinkRels are replaced by the server's own absolute links.
 var itemLinkRels = []string{"self", "root", "parent", "collection"}
 
-var itemsParams = []string{"bbox", "datetime", "limit", "token", "next", "cursor"}
+var itemsParams = []string{"collections", "bbox", "datetime", "limit", "token", "next", "cursor"}
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && s.opts.DisablePOSTSearch {
@@ -82,6 +82,14 @@ func (s *Server) decodeSearch(r *http.Request, allowed []string, pathCollection 
 		return nil, err
 	}
 	if pathCollection != "" {
+		// pystac-client repeats the collection as ?collections= on
+		// /collections/{id}/items; accept that, but not another collection.
+		for _, c := range q.Collections {
+			if c != pathCollection {
+				return nil, badParam("collections", strings.Join(q.Collections, ","), pathCollection+" (the collection in the path) or nothing",
+					"names a collection other than the one in the path")
+			}
+		}
 		q.Collections = []string{pathCollection}
 	}
 	hash := queryHash(q)

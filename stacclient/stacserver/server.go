@@ -51,6 +51,9 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /aggregate", s.handleAggregate)
 		m.HandleFunc("POST /aggregate", s.handleAggregate)
 		m.HandleFunc("GET /aggregations", s.handleAggregations)
+		m.HandleFunc("GET /collections/{collectionId}/aggregate", s.handleAggregate)
+		m.HandleFunc("POST /collections/{collectionId}/aggregate", s.handleAggregate)
+		m.HandleFunc("GET /collections/{collectionId}/aggregations", s.handleAggregations)
 	}
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("no endpoint %s %s on this server", r.Method, r.URL.Path))

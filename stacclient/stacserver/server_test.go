@@ -237,6 +237,13 @@ func TestItemsEndpoint(t *testing.T) {
 	}
 	wantStatus(t, ts.get(t, "/collections/nope/items"), http.StatusNotFound)
 	wantStatus(t, ts.get(t, "/collections/sentinel/items?ids=s-01"), http.StatusBadRequest)
+	// pystac-client repeats the collection in the query string.
+	same := ts.get(t, "/collections/sentinel/items?collections=sentinel&limit=1")
+	wantStatus(t, same, http.StatusOK)
+	if got := featureIDs(t, same); !equalStrings(got, []string{"s-24"}) {
+		t.Errorf("items with ?collections=sentinel: %v", got)
+	}
+	wantStatus(t, ts.get(t, "/collections/sentinel/items?collections=dem"), http.StatusBadRequest)
 }
 
 func TestSingleItem(t *testing.T) {
