@@ -107,15 +107,22 @@ func bodyDigest(r *http.Request) (string, error) {
 		prefix, err = io.ReadAll(io.LimitReader(copyOfBody, maxDrainBytes))
 		_ = copyOfBody.Close() // an in-memory copy; nothing to report
 	} else {
-		prefix, err = io.ReadAll(io.LimitReader(r.Body, maxDrainBytes))
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(prefix), r.Body), r.Body}
+		prefix, err = bufferRequestBody(r)
 	}
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(prefix)
 	return hex.EncodeToString(sum[:8]), nil
+}
+
+// bufferRequestBody reads up to maxDrainBytes of r.Body and puts them back
+// in front of whatever remains, so the next reader sees the whole body.
+func bufferRequestBody(r *http.Request) ([]byte, error) {
+	prefix, err := io.ReadAll(io.LimitReader(r.Body, maxDrainBytes))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(prefix), r.Body), r.Body}
+	return prefix, err
 }

@@ -12,34 +12,40 @@ import (
 	"time"
 )
 
-// A server-side hang on a POST whose body the handler never reads must
-// still end when the client gives up: net/http only watches for a closed
-// connection once the request body is consumed.
-func TestServerHangOnPostEndsWhenClientLeaves(t *testing.T) {
-	in := newEffectInjector(t, Hang)
-	handlerDone := make(chan struct{}, 1)
-	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		in.Middleware(upstreamHandler()).ServeHTTP(w, r)
-		handlerDone <- struct{}{}
-	}))
-	t.Cleanup(server.Close)
-	transport := &http.Transport{DisableKeepAlives: true}
-	t.Cleanup(transport.CloseIdleConnections)
+// A server-side hang or long header delay on a POST whose body the
+// handler has not read must still end when the client gives up: net/http
+// only watches for a closed connection once the request body is consumed.
+func TestServerHoldsOnPostEndWhenClientLeaves(t *testing.T) {
+	for _, kind := range KindsOf(ClassHang) {
+		t.Run(kind.String(), func(t *testing.T) {
+			in := newEffectInjector(t, kind)
+			handlerDone := make(chan struct{}, 1)
+			server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				in.Middleware(upstreamHandler()).ServeHTTP(w, r)
+				handlerDone <- struct{}{}
+			}))
+			t.Cleanup(server.Close)
+			transport := &http.Transport{DisableKeepAlives: true}
+			t.Cleanup(transport.CloseIdleConnections)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, server.URL+"/search",
-		strings.NewReader(`{"collections":["sentinel-2-l2a"],"limit":10}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := (&http.Client{Transport: transport}).Do(req); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("error %v; want the client's deadline", err)
-	}
-	select {
-	case <-handlerDone:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the hanging handler was still running 5 s after the client left")
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, server.URL+"/search",
+				strings.NewReader(`{"collections":["sentinel-2-l2a"],"limit":10}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := (&http.Client{Transport: transport}).Do(req); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("error %v; want the client's deadline", err)
+			}
+			// effectTiming.HeaderDelayBeyond is 10 s: returning well before
+			// means the client's departure ended the handler.
+			select {
+			case <-handlerDone:
+			case <-time.After(effectTiming.HeaderDelayBeyond / 2):
+				t.Fatalf("the handler was still running %v after the client left", effectTiming.HeaderDelayBeyond/2)
+			}
+		})
 	}
 }
 
@@ -107,5 +113,23 @@ func TestOversizedBodyIsStreamed(t *testing.T) {
 	}
 	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > size/16 {
 		t.Errorf("reading a %d-byte body allocated %d bytes; it is being buffered", size, allocated)
+	}
+}
+
+type idleCloser struct {
+	okTransport
+	closed bool
+}
+
+func (c *idleCloser) CloseIdleConnections() { c.closed = true }
+
+// http.Client.CloseIdleConnections must still reach the real transport
+// through the wrapper (the reliability layer relies on controlling it).
+func TestRoundTripperForwardsCloseIdleConnections(t *testing.T) {
+	base := &idleCloser{}
+	in := newEffectInjector(t, HTTP503)
+	(&http.Client{Transport: in.RoundTripper(base)}).CloseIdleConnections()
+	if !base.closed {
+		t.Error("CloseIdleConnections did not reach the base transport")
 	}
 }

@@ -63,6 +63,11 @@ func (in *Injector) Middleware(next http.Handler) http.Handler {
 			if rec.Kind == HeadersDelayedBeyond {
 				delay = timing.HeaderDelayBeyond
 			}
+			// Buffer the request body so net/http watches the connection
+			// during the delay: a client that gives up then ends r.Context().
+			if r.Body != nil && r.Body != http.NoBody {
+				_, _ = bufferRequestBody(r) // a read error reaches next with the rest of the body
+			}
 			if sleep(r.Context(), delay) != nil {
 				return // the client gave up; nobody is left to answer
 			}
