@@ -11,9 +11,10 @@ import (
 )
 
 // Receipt is what one tool call cost, attached to every result's _meta.
-// Attempts counts HTTP attempts that were sent upstream (cache hits and
-// coalesced reads send none), Retries the attempts after the first of each
-// request, UpstreamRequests the logical requests the tool made.
+// UpstreamRequests counts the logical requests that went upstream (a page, a
+// HEAD probe; cache hits and coalesced reads are not among them), Attempts the
+// HTTP attempts actually sent for them (what the catalog saw), Retries the
+// attempts after the first of each request.
 type Receipt struct {
 	CorrelationID    string `json:"correlation_id"`
 	Tool             string `json:"tool_name"`
@@ -183,7 +184,9 @@ func (l *Layer) toolTimeout(rec *callRecord, cause error) *Denial {
 	status, msg, class := rec.lastStatus, rec.lastMessage, rec.lastClass
 	rec.mu.Unlock()
 	l.metrics.toolTimeouts.WithLabelValues(rec.tool).Inc()
-	l.host(rec.host).counts.add(l.now(), evTimeout)
+	if rec.host != "" {
+		l.host(rec.host).counts.add(l.now(), evTimeout)
+	}
 	l.log.Warn().Str("event", eventTimeoutAbort).Str("correlation_id", rec.correlationID).Str("tool_name", rec.tool).
 		Int("attempt", rc.Attempts).Int64("elapsed_ms", rc.ElapsedMS).Str("error_class", class).Int("status", status).
 		Str("host", rec.host).Msg("tool call stopped at its deadline")

@@ -31,7 +31,6 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		rec = l.newRecord("unknown", req.URL.Host)
 		ctx = withRecord(ctx, rec)
 	}
-	rec.update(func(r *callRecord) { r.requests++ })
 	if !isRead(req.Method, req.URL.Path) {
 		snap, err := l.execute(ctx, rec, req, body)
 		if err != nil {
@@ -109,6 +108,7 @@ func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request,
 	}
 	deadline, _ := ctx.Deadline()
 	h := l.host(req.URL.Host)
+	rec.update(func(r *callRecord) { r.requests++ })
 	maxAttempts := 1
 	if idempotent(req) {
 		maxAttempts = l.policy.MaxAttempts

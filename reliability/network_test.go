@@ -1,0 +1,130 @@
+package reliability
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// These tests use real loopback sockets to check the classification of
+// genuine network failures; everything timing-related lives in synctest.
+
+func loopbackLayer(t *testing.T, srv *httptest.Server) *Layer {
+	t.Helper()
+	p := noCache()
+	p.BackoffBase = time.Millisecond // keep real-time waits short
+	log := zerolog.Nop()
+	var rt http.RoundTripper
+	if srv != nil {
+		rt = srv.Client().Transport
+	}
+	return New(p, Options{Transport: rt, Logger: &log})
+}
+
+func TestResetMidBodyIsRetried(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 {
+			// Promise 100 bytes, send 10, then drop the connection.
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(200)
+			w.Write([]byte(`{"type":"F`))
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.(*net.TCPConn).SetLinger(0)
+			conn.Close()
+			return
+		}
+		w.Write([]byte(`{"type":"Feature"}`))
+	}))
+	defer srv.Close()
+	l := loopbackLayer(t, srv)
+	rc, err := l.Run(t.Context(), "get_item", "loopback", func(ctx contextLike) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/item", nil)
+		resp, err := l.HTTPClient().Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.ContentLength != int64(len(`{"type":"Feature"}`)) {
+			t.Errorf("buffered body length %d", resp.ContentLength)
+		}
+		return nil
+	})
+	if err != nil || hits.Load() != 2 || rc.Attempts != 2 || rc.Retries != 1 {
+		t.Fatalf("err %v, %d hits, receipt %+v; want success on the second attempt", err, hits.Load(), rc)
+	}
+}
+
+func TestConnectionRefusedIsRetriedAtOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	p := noCache()
+	p.BackoffBase = 10 * time.Second // a jittered wait would be visible
+	log := zerolog.Nop()
+	l := New(p, Options{Logger: &log})
+	_, err = l.Run(t.Context(), "get_root", addr, func(ctx contextLike) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
+		_, err := l.HTTPClient().Do(req)
+		return err
+	})
+	var d *Denial
+	if !errors.As(err, &d) || d.Code != CodeRetryExhausted || d.Attempts != 3 || d.ErrorClass != classNeverSent {
+		t.Fatalf("error %v, want retry_exhausted after 3 connect failures", err)
+	}
+	// With a 10 s base, any real backoff would take seconds; the retries
+	// were immediate because the request never reached a server.
+	if d.ElapsedMS > 2000 {
+		t.Errorf("refused connections took %d ms, want immediate retries", d.ElapsedMS)
+	}
+}
+
+func TestTLSFailureIsNotRetried(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	l := loopbackLayer(t, nil) // our own transport does not trust the test certificate
+	rc, err := l.Run(t.Context(), "get_root", "loopback", func(ctx contextLike) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/", nil)
+		_, err := l.HTTPClient().Do(req)
+		return err
+	})
+	var d *Denial
+	if !errors.As(err, &d) || d.Code != CodeNotRetryable || d.ErrorClass != classTLS {
+		t.Fatalf("error %v, want not_retryable with class tls", err)
+	}
+	if rc.Attempts != 1 || hits.Load() != 0 || retriesOf(l, "get_root") != 0 {
+		t.Errorf("receipt %+v, handler hits %d: want exactly one attempt and no retry", rc, hits.Load())
+	}
+}
+
+func TestOversizedBodyIsRefusedWithoutRetry(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.Write(make([]byte, 4096))
+	}))
+	defer srv.Close()
+	p := noCache()
+	p.MaxBodyBytes = 2048
+	log := zerolog.Nop()
+	l := New(p, Options{Transport: srv.Client().Transport, Logger: &log})
+	_, err := l.Run(t.Context(), "get_item", "loopback", func(ctx contextLike) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/", nil)
+		_, err := l.HTTPClient().Do(req)
+		return err
+	})
+	var d *Denial
+	if !errors.As(err, &d) || d.ErrorClass != classTooLarge || hits.Load() != 1 {
+		t.Fatalf("error %v after %d hits, want a too_large denial after 1", err, hits.Load())
+	}
+}
