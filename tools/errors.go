@@ -91,6 +91,16 @@ func denialMessage(toolName string, d *reliability.Denial) string {
 	if d.RetryAfterMS > 0 {
 		fmt.Fprintf(&b, " Retry after %d ms.", d.RetryAfterMS)
 	}
+	var se *stacclient.Error
+	if errors.As(d.Err, &se) {
+		// The layer's summary says that it gave up; the last failure says why.
+		fmt.Fprintf(&b, " Last failure: %s", strings.TrimPrefix(stacErrorMessage("", se), ": "))
+	} else if d.Err != nil && d.LastMessage == "" {
+		fmt.Fprintf(&b, " Last failure: %v.", d.Err)
+	}
+	if d.LastStatus == 0 && d.Err != nil && !errors.Is(d.Err, context.DeadlineExceeded) {
+		b.WriteString(" No HTTP answer came back: check catalog_url (a reachable STAC API root) and the network.")
+	}
 	if d.Next != "" {
 		fmt.Fprintf(&b, " Next: %s", d.Next)
 	}
