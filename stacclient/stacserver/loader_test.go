@@ -1,6 +1,7 @@
 package stacserver
 
 import (
+	"fmt"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -148,5 +149,42 @@ func TestLoadDemoCatalog(t *testing.T) {
 	ids, _, _ := ts.followAll(t, http.MethodPost, "/search", map[string]any{"limit": 50}, 100)
 	if len(ids) != store.ItemCount() {
 		t.Errorf("searching everything found %d items, store has %d", len(ids), store.ItemCount())
+	}
+}
+
+func TestServedStoreIsReadOnlyAndShareable(t *testing.T) {
+	store := newTestStore(t)
+	a := startServerWith(t, store, Options{})
+	b := startServerWith(t, store, Options{NextLinkStyle: NextGETCursor})
+	if err := store.AddCollection([]byte(`{"type":"Collection","id":"late"}`)); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("adding to a served store: %v", err)
+	}
+	if err := store.AddItem([]byte(`{"type":"Feature","id":"late","collection":"dem","geometry":null,"properties":{}}`)); err == nil {
+		t.Errorf("adding an item to a served store succeeded")
+	}
+	// Serve from both at once (the race detector checks the sharing); the
+	// goroutine only makes plain requests, leaving assertions to the test.
+	done := make(chan error)
+	go func() {
+		for i := 0; i < 10; i++ {
+			resp, err := b.Client().Get(b.URL + "/search?limit=5&sortby=-id")
+			if err != nil {
+				done <- err
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				done <- fmt.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+		done <- nil
+	}()
+	ids, _, _ := a.followAll(t, http.MethodGet, "/search?limit=5", nil, 20)
+	if err := <-done; err != nil {
+		t.Errorf("second server: %v", err)
+	}
+	if len(ids) != totalItems {
+		t.Errorf("saw %d items, want %d", len(ids), totalItems)
 	}
 }

@@ -17,6 +17,7 @@ type pageToken struct {
 	Offset int    `json:"o"`
 	Query  string `json:"q,omitempty"` // queryHash of the search it belongs to
 	Gen    int    `json:"g,omitempty"` // page generation, for GrowingNextHref
+	Limit  int    `json:"l,omitempty"` // page size, kept when a next request omits limit
 }
 
 // growthPerPage is how many characters each GrowingNextHref link adds.

@@ -290,3 +290,28 @@ func followUpTo(t *testing.T, ts *testServer, method, target string, body map[st
 	}
 	return pages, r, reqs
 }
+
+// A token-only next request carries neither the query nor the limit; the
+// server must continue the same query with the same page size.
+func TestTokenOnlyKeepsQueryAndPageSize(t *testing.T) {
+	ts := startServer(t, Options{NextLinkStyle: NextPOSTTokenOnly})
+	pagesIDs, _, reqs := followUpTo(t, ts, http.MethodPost, "/search", map[string]any{"limit": 7}, 10)
+	if len(pagesIDs) != 5 {
+		t.Fatalf("%d pages, want 5 (32 items by 7): %v", len(pagesIDs), reqs)
+	}
+	var all []string
+	for i, ids := range pagesIDs {
+		if want := min(7, totalItems-7*i); len(ids) != want {
+			t.Errorf("page %d has %d items, want %d", i+1, len(ids), want)
+		}
+		all = append(all, ids...)
+	}
+	var want []string
+	for _, it := range newTestStore(t).allItems(nil) {
+		want = append(want, it.id)
+	}
+	wantEachOnce(t, all, want)
+
+	filtered, _, _ := ts.followAll(t, http.MethodPost, "/search", pagedQuery(), 10)
+	wantEachOnce(t, filtered, sentinelIDs(0, 12))
+}

@@ -116,14 +116,18 @@ func (s *Server) decodeSearch(r *http.Request, allowed []string, pathCollection 
 
 // serveItems answers one page of a search or items request.
 func (s *Server) serveItems(w http.ResponseWriter, r *http.Request, q *searchQuery, path string) {
-	limit, err := s.clampLimit(q.Limit)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	var tok pageToken
 	if q.Token != "" {
 		tok, _ = decodeToken("token", q.Token) // validated by decodeSearch
+	}
+	requested := q.Limit
+	if requested == 0 {
+		requested = tok.Limit // a token-only next request keeps the page size
+	}
+	limit, err := s.clampLimit(requested)
+	if err != nil {
+		writeError(w, err)
+		return
 	}
 	var matched []*storedItem
 	for _, it := range s.store.allItems(q.Collections) {
@@ -144,7 +148,7 @@ func (s *Server) serveItems(w http.ResponseWriter, r *http.Request, q *searchQue
 	}
 	links := []any{link("root", base+"/", mediaJSON), self}
 	if next, ok := s.nextOffset(len(matched), tok.Offset, start, end); ok {
-		nt := pageToken{Offset: next, Query: queryHash(q)}
+		nt := pageToken{Offset: next, Query: queryHash(q), Limit: limit}
 		if s.opts.GrowingNextHref {
 			nt.Gen = tok.Gen + 1
 		}

@@ -21,10 +21,10 @@ type Server struct {
 	queries  map[string]*searchQuery // query hash → query, for token-only next links
 }
 
-// New returns a server for store with the given behaviours. The store must
-// not be modified afterwards.
+// New returns a server for store with the given behaviours. The store
+// becomes read-only.
 func New(store *Store, opts Options) *Server {
-	store.sortItems()
+	store.freeze()
 	s := &Server{store: store, opts: opts, mux: http.NewServeMux(),
 		requests: map[string]int{}, queries: map[string]*searchQuery{}}
 	s.routes()

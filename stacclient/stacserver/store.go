@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 )
 
 // Store holds the collections and items a Server serves. Documents are kept
 // as generic JSON (numbers as json.Number) so every field, known or not, is
-// served back unchanged. A Store is not safe for concurrent mutation; fill
-// it before handing it to New.
+// served back unchanged. Fill a Store before handing it to New; from then
+// on it is read-only (adding returns an error) and may back several Servers.
 type Store struct {
 	collections map[string]*storedCollection
+	frozen      bool // set by New; a served store no longer accepts documents
+	freezeOnce  sync.Once
 	// Notes records what a loader skipped and why, so nothing is dropped
 	// silently (for example an item with no collection).
 	Notes []string
@@ -58,6 +61,9 @@ func decodeJSONObject(raw []byte) (map[string]any, error) {
 // AddCollection adds a collection document (a STAC Collection as JSON).
 // Adding a collection whose id already exists is an error.
 func (s *Store) AddCollection(raw []byte) error {
+	if s.frozen {
+		return errFrozen
+	}
 	doc, err := decodeJSONObject(raw)
 	if err != nil {
 		return fmt.Errorf("collection: %w", err)
@@ -87,6 +93,9 @@ func (s *Store) AddItem(raw []byte) error {
 }
 
 func (s *Store) addItemDoc(doc map[string]any) error {
+	if s.frozen {
+		return errFrozen
+	}
 	it, err := indexItem(doc)
 	if err != nil {
 		return err
@@ -178,13 +187,19 @@ func itemTime(props map[string]any) (start, end time.Time, has bool, err error) 
 	return time.Time{}, time.Time{}, false, nil
 }
 
-// sortItems puts every collection's items in default result order; New
-// calls it once so that loading stays linear.
-func (s *Store) sortItems() {
-	for _, c := range s.collections {
-		sort.SliceStable(c.items, func(i, j int) bool { return itemBefore(c.items[i], c.items[j]) })
-	}
+// freeze puts every collection's items in default result order (once, so
+// that loading stays linear) and makes the store read-only, so that several
+// Servers may share it.
+func (s *Store) freeze() {
+	s.freezeOnce.Do(func() {
+		for _, c := range s.collections {
+			sort.SliceStable(c.items, func(i, j int) bool { return itemBefore(c.items[i], c.items[j]) })
+		}
+		s.frozen = true
+	})
 }
+
+var errFrozen = fmt.Errorf("the store is already served by a Server and is read-only; add documents before calling New")
 
 // collectionIDs lists collection ids in sorted order.
 func (s *Store) collectionIDs() []string {
