@@ -251,3 +251,34 @@ func TestCancellationOverLoopbackIsNotCached(t *testing.T) {
 		t.Errorf("Token after the cancelled call = %+v, %v; want a fresh fetch", token, err)
 	}
 }
+
+func TestSharedFetchFailureReachesEveryWaiterOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := newFakeClock()
+		endpoint := newFakeEndpoint(clock)
+		endpoint.setRespond(func(string, int) answer { return answer{500, `{"detail":"boom"}`} })
+		held := newGate(endpoint)
+		signer := newInMemorySigner(t, held, clock)
+
+		const callers = 4
+		errs := make(chan error, callers)
+		for range callers {
+			go func() {
+				_, err := signer.Token(context.Background(), "naip")
+				errs <- err
+			}()
+		}
+		synctest.Wait()
+		held.open()
+		for range callers {
+			var signErr *Error
+			if err := <-errs; !errors.As(err, &signErr) || signErr.Status != 500 {
+				t.Errorf("Token error = %v; want the endpoint's HTTP 500", err)
+			}
+		}
+		// An endpoint failure is shared, not retried by each waiter.
+		if n := endpoint.count("naip"); n != 1 {
+			t.Errorf("token requests = %d, want 1", n)
+		}
+	})
+}

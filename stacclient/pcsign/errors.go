@@ -21,6 +21,11 @@ type Error struct {
 	Body       string // the answer's body, trimmed (the trim is marked)
 	Reason     string // what went wrong, in words
 	Err        error  // underlying cause: transport, context, decode or parameter error
+
+	// requesterEnded is set when the request stopped because the context of
+	// the call that made it ended; other callers sharing the request may
+	// still want the token and ask again.
+	requesterEnded bool
 }
 
 // Error reads, for example: `planetary computer asset signing failed; asset

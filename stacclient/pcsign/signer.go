@@ -138,7 +138,7 @@ func (s *Signer) Token(ctx context.Context, collectionID string) (Token, error) 
 		select {
 		case res := <-results:
 			if res.Err != nil {
-				if isContextError(res.Err) && ctx.Err() == nil && attempt < leaderCancelledRetries {
+				if endedWithRequester(res.Err) && ctx.Err() == nil && attempt < leaderCancelledRetries {
 					continue // the caller that started the fetch gave up; we have not
 				}
 				return Token{}, res.Err

@@ -39,17 +39,17 @@ const maxTokenResponseBytes = 64 << 10
 // and trimmed body.
 func (s *Signer) fetch(ctx context.Context, collectionID string) (Token, error) {
 	tokenURL := s.tokenURL + "/" + url.PathEscape(collectionID)
-	fail := func(status int, body []byte, reason string, cause error) (Token, error) {
+	fail := func(status int, body []byte, reason string, cause error) *Error {
 		e := &Error{Collection: collectionID, URL: tokenURL, Status: status, Reason: reason, Err: cause}
 		if len(body) > 0 {
 			e.Body = trimBody(body)
 		}
-		return Token{}, e
+		return e
 	}
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, tokenURL, nil)
 	if err != nil {
-		return fail(0, nil, "building the request", err)
+		return Token{}, fail(0, nil, "building the request", err)
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", stacclient.DefaultUserAgent)
@@ -61,20 +61,22 @@ func (s *Signer) fetch(ctx context.Context, collectionID string) (Token, error) 
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			// Name the context error itself, so errors.Is(err,
 			// context.DeadlineExceeded) holds whatever the client wrapped.
-			return fail(0, nil, "no answer before the request was cancelled or timed out", ctxErr)
+			failure := fail(0, nil, "no answer before the request was cancelled or timed out", ctxErr)
+			failure.requesterEnded = true
+			return Token{}, failure
 		}
-		return fail(0, nil, "no answer from the token endpoint", err)
+		return Token{}, fail(0, nil, "no answer from the token endpoint", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponseBytes+1))
 	if err != nil {
-		return fail(resp.StatusCode, body, "reading the answer", err)
+		return Token{}, fail(resp.StatusCode, body, "reading the answer", err)
 	}
 	if len(body) > maxTokenResponseBytes {
-		return fail(resp.StatusCode, body, fmt.Sprintf("answer larger than %d bytes, which is not a token response", maxTokenResponseBytes), nil)
+		return Token{}, fail(resp.StatusCode, body, fmt.Sprintf("answer larger than %d bytes, which is not a token response", maxTokenResponseBytes), nil)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fail(resp.StatusCode, body, "token endpoint answered with an error status", nil)
+		return Token{}, fail(resp.StatusCode, body, "token endpoint answered with an error status", nil)
 	}
 	return s.decodeToken(collectionID, resp.StatusCode, body, fail)
 }
@@ -82,31 +84,31 @@ func (s *Signer) fetch(ctx context.Context, collectionID string) (Token, error) 
 // decodeToken checks that the answer is a usable token: JSON with a token
 // that carries a signature and an RFC 3339 expiry that has not passed.
 func (s *Signer) decodeToken(collectionID string, status int, body []byte,
-	fail func(int, []byte, string, error) (Token, error)) (Token, error) {
+	fail func(int, []byte, string, error) *Error) (Token, error) {
 	var answer tokenResponse
 	if err := json.Unmarshal(body, &answer); err != nil {
-		return fail(status, body, `answer is not JSON of the form {"msft:expiry": "<RFC 3339 time>", "token": "<query string>"}`, err)
+		return Token{}, fail(status, body, `answer is not JSON of the form {"msft:expiry": "<RFC 3339 time>", "token": "<query string>"}`, err)
 	}
 	value := strings.TrimPrefix(strings.TrimSpace(answer.Token), "?")
 	if value == "" {
-		return fail(status, body, `answer has no "token" member`, nil)
+		return Token{}, fail(status, body, `answer has no "token" member`, nil)
 	}
 	query, err := url.ParseQuery(value)
 	if err != nil {
-		return fail(status, body, `"token" is not a URL query string`, err)
+		return Token{}, fail(status, body, `"token" is not a URL query string`, err)
 	}
 	if !query.Has(signatureParam) {
 		// Without a sig parameter a signed href would look unsigned and be
 		// signed again on every call.
-		return fail(status, body, `"token" has no sig parameter, so it is not a SAS token`, nil)
+		return Token{}, fail(status, body, `"token" has no sig parameter, so it is not a SAS token`, nil)
 	}
 	expiry, err := time.Parse(time.RFC3339, strings.TrimSpace(answer.Expiry))
 	if err != nil {
-		return fail(status, body, `"msft:expiry" is missing or not an RFC 3339 time`, err)
+		return Token{}, fail(status, body, `"msft:expiry" is missing or not an RFC 3339 time`, err)
 	}
 	if now := s.now(); !now.Before(expiry) {
 		// A response cache in front of the endpoint can replay an old answer.
-		return fail(status, nil, fmt.Sprintf("token expired at %s, before it could be used (now %s)",
+		return Token{}, fail(status, nil, fmt.Sprintf("token expired at %s, before it could be used (now %s)",
 			expiry.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)), nil)
 	}
 	return Token{Collection: collectionID, Value: value, Expiry: expiry}, nil
@@ -122,7 +124,9 @@ func emptyCollectionError(got string) error {
 	}
 }
 
-// isContextError reports whether err is a cancellation or deadline.
-func isContextError(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+// endedWithRequester reports whether err means only that the caller who made
+// the request stopped waiting, not that the endpoint failed.
+func endedWithRequester(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.requesterEnded
 }
