@@ -19,7 +19,8 @@ var positionDepth = map[string]int{
 }
 
 // ParseIntersects accepts a GeoJSON geometry (object or JSON string) or a
-// Feature (its geometry is taken) and validates it. The result is compact
+// Feature (its geometry is taken) and validates it. Go callers may also pass
+// an orb.Geometry or *geojson.Geometry. The result is compact
 // JSON with sorted keys, numbers exactly as given.
 func ParseIntersects(v any) (json.RawMessage, error) {
 	bad := func(reason string) error {
@@ -54,6 +55,17 @@ func ParseIntersects(v any) (json.RawMessage, error) {
 		if decoded, err = decodeLooseJSON(encoded); err != nil {
 			return nil, bad("cannot be encoded as JSON: " + err.Error())
 		}
+	case *geojson.Geometry:
+		if x == nil {
+			return nil, nil
+		}
+		encoded, err := x.MarshalJSON()
+		if err != nil {
+			return nil, bad("cannot be encoded as GeoJSON: " + err.Error())
+		}
+		return ParseIntersects(json.RawMessage(encoded))
+	case orb.Geometry:
+		return ParseIntersects(geojson.NewGeometry(x))
 	default:
 		return nil, bad("a " + jsonTypeName(v) + " is not a GeoJSON object")
 	}

@@ -3,6 +3,9 @@ package stacclient
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/paulmach/orb"
+	"github.com/paulmach/orb/geojson"
 )
 
 func TestIntersectsForms(t *testing.T) {
@@ -27,6 +30,8 @@ func TestIntersectsForms(t *testing.T) {
 		{"GeometryCollection", `{"type":"GeometryCollection","geometries":[{"type":"Point","coordinates":[1,2]}]}`,
 			`{"geometries":[{"coordinates":[1,2],"type":"Point"}],"type":"GeometryCollection"}`},
 		{"raw JSON", json.RawMessage(`{"type":"Point","coordinates":[180,-90]}`), `{"coordinates":[180,-90],"type":"Point"}`},
+		{"orb geometry", orb.Ring{{0, 0}, {1, 0}, {1, 1}, {0, 0}}, `{"coordinates":[[[0,0],[1,0],[1,1],[0,0]]],"type":"Polygon"}`},
+		{"geojson geometry", geojson.NewGeometry(orb.Point{3, 4}), `{"coordinates":[3,4],"type":"Point"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,6 +71,7 @@ func TestIntersectsErrors(t *testing.T) {
 		{"not JSON", `POLYGON((0 0,1 0,1 1,0 0))`, "not valid JSON"},
 		{"JSON list", `[1,2]`, "not a GeoJSON object"},
 		{"a number", 4.0, "not a GeoJSON object"},
+		{"orb point out of range", orb.Point{200, 0}, "longitude 200"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

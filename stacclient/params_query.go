@@ -141,6 +141,11 @@ func splitQueryExpression(expr string) (prop, op string, value any, err error) {
 			if text == "" {
 				return "", "", nil, fmt.Errorf("%q has no value after the operator", expr)
 			}
+			if strings.ContainsAny(text, "<>=") {
+				// "a=>5" or "a<10,b>2" in one string: ambiguous, so ask
+				// instead of guessing.
+				return "", "", nil, fmt.Errorf("%q has a second operator in its value %q; write one \"prop<op>value\" per list entry with op one of >= <= = <> > <", expr, text)
+			}
 			return prop, candidate.name, queryExpressionValue(text), nil
 		}
 	}

@@ -66,6 +66,8 @@ func TestQueryErrors(t *testing.T) {
 		{"no operator", "eo:cloud_cover", "has no operator"},
 		{"no property", "<10", "no property"},
 		{"no value", "eo:cloud_cover<", "no value"},
+		{"reversed operator", "eo:cloud_cover=>10", `second operator in its value ">10"`},
+		{"two expressions in one string", "eo:cloud_cover<10,gsd<30", "one \"prop<op>value\" per list entry"},
 		{"same operator twice", []any{"a<1", "a<2"}, "a has operator lt twice"},
 		{"unknown object operator", map[string]any{"a": map[string]any{"less": 1.0}}, `unknown operator "less"`},
 		{"property not an object", map[string]any{"a": 1.0}, "a maps to a number"},
