@@ -65,12 +65,16 @@ func (s *Signer) fetch(ctx context.Context, collectionID string) (Token, error) 
 			failure.requesterEnded = true
 			return Token{}, failure
 		}
-		return Token{}, fail(0, nil, "no answer from the token endpoint", err)
+		// The reliability layer's client ends here too when its retries are
+		// spent; its error names the last status or transport failure.
+		return Token{}, fail(0, nil, "the request got no usable answer", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponseBytes+1))
 	if err != nil {
-		return Token{}, fail(resp.StatusCode, body, "reading the answer", err)
+		failure := fail(resp.StatusCode, body, "reading the answer", err)
+		failure.requesterEnded = ctx.Err() != nil
+		return Token{}, failure
 	}
 	if len(body) > maxTokenResponseBytes {
 		return Token{}, fail(resp.StatusCode, body, fmt.Sprintf("answer larger than %d bytes, which is not a token response", maxTokenResponseBytes), nil)

@@ -245,7 +245,7 @@ func TestTokenTransportFailure(t *testing.T) {
 	if !errors.As(err, &signErr) || signErr.Status != 0 || !errors.Is(err, ErrSigningFailed) {
 		t.Fatalf("Token error = %v; want an *Error without status matching ErrSigningFailed", err)
 	}
-	if !strings.Contains(err.Error(), "no answer from the token endpoint") {
+	if !strings.Contains(err.Error(), "the request got no usable answer") {
 		t.Errorf("error text does not say there was no answer: %s", err)
 	}
 }
