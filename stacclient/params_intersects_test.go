@@ -8,7 +8,7 @@ import (
 	"github.com/paulmach/orb/geojson"
 )
 
-func TestIntersectsForms(t *testing.T) {
+func TestParamIntersectsForms(t *testing.T) {
 	polygon := `{"coordinates":[[[-10,40],[5,40],[5,50],[-10,50],[-10,40]]],"type":"Polygon"}`
 	tests := []struct {
 		name string
@@ -46,7 +46,7 @@ func TestIntersectsForms(t *testing.T) {
 	}
 }
 
-func TestIntersectsErrors(t *testing.T) {
+func TestParamIntersectsErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		in     any
