@@ -79,7 +79,7 @@ func itemText(item *stacclient.Item, s ItemSummary) string {
 	if len(s.BBox) > 0 {
 		fmt.Fprintf(&b, "bbox %s\n", formatBBox(s.BBox))
 	}
-	for _, key := range []string{"proj:epsg", "proj:code", "constellation", "instruments", "sat:orbit_state", "view:sun_elevation", "s2:mgrs_tile", "landsat:wrs_path", "landsat:wrs_row"} {
+	for _, key := range []string{"proj:epsg", "proj:code", "constellation", "instruments", "sat:orbit_state", "view:sun_elevation", "s2:mgrs_tile", "grid:code", "landsat:wrs_path", "landsat:wrs_row"} {
 		if v, ok := item.Properties[key]; ok {
 			fmt.Fprintf(&b, "%s: %v\n", key, v)
 		}
