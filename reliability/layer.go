@@ -20,8 +20,9 @@ type Options struct {
 	// own, never the shared http.DefaultTransport pool). Tests put fault
 	// injectors or in-memory servers here.
 	Transport http.RoundTripper
-	// Logger receives the retry and tool events (nil: JSON at info level on
-	// stderr). It must not write to stdout.
+	// Logger receives the retry and tool events (nil: JSON on stderr at warn
+	// level, i.e. give-ups, timeouts and failed calls only; cmd passes the
+	// logger built by NewLogger). It must not write to stdout.
 	Logger *zerolog.Logger
 	// Rand drives backoff jitter and breaker jitter (nil: randomly seeded).
 	// Tests pass rand.New(rand.NewPCG(seed, seed2)) for reproducible waits.
@@ -87,7 +88,7 @@ func New(p Policy, opts Options) *Layer {
 	if opts.Logger != nil {
 		l.log = *opts.Logger
 	} else {
-		l.log = zerolog.New(os.Stderr).Level(zerolog.InfoLevel).With().Timestamp().Logger()
+		l.log = zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Logger()
 	}
 	base := opts.Transport
 	if base == nil {
