@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// These tests build the real binary and drive it over stdio, as an MCP host
+// does.
+
+var (
+	buildOnce sync.Once
+	builtPath string
+	buildErr  error
+)
+
+// binary builds stac-mcp once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "stac-mcp-e2e-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtPath = filepath.Join(dir, "stac-mcp")
+		out, err := exec.Command("go", "build", "-o", builtPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtPath
+}
+
+// repoRoot is two levels up from cmd/stac-mcp.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestEndToEndWithTypeScriptSDK runs e2e/client.mjs, a client built on the
+// official MCP TypeScript SDK, against the binary on the demo catalog: it
+// lists the tools and makes every call in e2e/calls.json, and the SDK
+// validates each structuredContent against the tool's outputSchema.
+func TestEndToEndWithTypeScriptSDK(t *testing.T) {
+	root := repoRoot(t)
+	node, err := exec.LookPath("node")
+	_, modErr := os.Stat(filepath.Join(root, "e2e", "node_modules", "@modelcontextprotocol", "sdk"))
+	if err != nil || modErr != nil {
+		msg := "end-to-end test needs node and e2e/node_modules (run: cd e2e && npm ci)"
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s; CI=true, so this is a failure (node: %v, node_modules: %v)", msg, err, modErr)
+		}
+		t.Skipf("%s; skipping (node: %v, node_modules: %v)", msg, err, modErr)
+	}
+	bin := binary(t)
+	cmd := exec.Command(node, filepath.Join("e2e", "client.mjs"), bin, "--catalog", "demo", "stdio")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "STAC_MCP_LOG_LEVEL=warn")
+	out, err := cmd.CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	summary := lines[len(lines)-1]
+	if err != nil {
+		t.Fatalf("e2e client failed (%v): %s\n%s", err, summary, out)
+	}
+	if !strings.HasSuffix(summary, " passed, 0 failed") {
+		t.Fatalf("unexpected summary %q\n%s", summary, out)
+	}
+	t.Log(summary)
+}
+
+// TestStdoutCarriesOnlyJSONRPC runs the binary over stdio with debug
+// logging and fails if any stdout line is not a JSON-RPC 2.0 message, across
+// a session with successful, failing and invalid tool calls.
+func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
+	cmd := exec.Command(binary(t), "--catalog", "demo", "stdio")
+	cmd.Env = append(os.Environ(), "STAC_MCP_LOG_LEVEL=debug")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr lockedBuffer // written by exec's copying goroutine while we read it
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+
+	requests := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"stdout-test","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_root","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_item","arguments":{"collection_id":"naip","item_id":"no-such-item"}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search_items","arguments":{"bbox":"nonsense","bogus":1}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	go func() {
+		for _, r := range requests {
+			_, _ = io.WriteString(stdin, r+"\n")
+		}
+	}()
+
+	answered := map[int]json.RawMessage{}
+	deadline := time.After(30 * time.Second)
+	for len(answered) < 6 {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("stdout closed after %d answers; stderr:\n%s", len(answered), stderr.String())
+			}
+			var msg struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      *int            `json:"id"`
+				Result  json.RawMessage `json:"result"`
+				Error   json.RawMessage `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(line), &msg); err != nil || msg.JSONRPC != "2.0" {
+				t.Fatalf("stdout line is not a JSON-RPC 2.0 message: %q", line)
+			}
+			if msg.ID != nil {
+				if msg.Result != nil {
+					answered[*msg.ID] = msg.Result
+				} else {
+					answered[*msg.ID] = msg.Error
+				}
+			}
+		case <-deadline:
+			t.Fatalf("only %d of 6 answers after 30s; stderr:\n%s", len(answered), stderr.String())
+		}
+	}
+	_ = stdin.Close()
+	for line := range lines { // anything written while shutting down
+		if !json.Valid([]byte(line)) || !strings.Contains(line, `"jsonrpc":"2.0"`) {
+			t.Errorf("stdout line after the session is not JSON-RPC: %q", line)
+		}
+	}
+	for id, wantError := range map[int]bool{3: false, 4: true, 5: true} {
+		var res struct {
+			IsError bool `json:"isError"`
+		}
+		if err := json.Unmarshal(answered[id], &res); err != nil || res.IsError != wantError {
+			t.Errorf("answer %d = %s, want isError=%v", id, answered[id], wantError)
+		}
+	}
+	if !strings.Contains(stderr.String(), `"level":"debug"`) {
+		t.Errorf("expected debug logs on stderr (proving logs were produced and kept off stdout), got:\n%s", stderr.String())
+	}
+}
+
+// lockedBuffer is a strings.Builder safe for one writer and one reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

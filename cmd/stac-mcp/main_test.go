@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain checks for goroutine leaks and removes the binary the stdio
+// tests built.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(exitCode int) {
+		if builtPath != "" {
+			_ = os.RemoveAll(filepath.Dir(builtPath))
+		}
+		os.Exit(exitCode)
+	}))
+}
+
+// runForTest runs the command in-process with an environment of only env.
+func runForTest(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errOut, lookup)
+	return code, out.String(), errOut.String()
+}
+
+func TestCallPrintsStructuredContentAsJSON(t *testing.T) {
+	code, stdout, stderr := runForTest(t, nil, "--catalog", "demo", "call", "search_items", `{"collections":["naip"],"max_items":2}`)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	var out struct {
+		Returned int `json:"returned"`
+		Items    []struct {
+			ID         string `json:"id"`
+			Collection string `json:"collection"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("stdout is not the JSON result: %v\n%s", err, stdout)
+	}
+	if out.Returned != 2 || len(out.Items) != 2 || out.Items[0].Collection != "naip" {
+		t.Errorf("result = %+v, want 2 naip items", out)
+	}
+	if !strings.Contains(stdout, "\n  \"") {
+		t.Errorf("stdout is not indented JSON:\n%s", stdout)
+	}
+}
+
+func TestCallFlagsAfterTheCommandAndText(t *testing.T) {
+	code, stdout, stderr := runForTest(t, map[string]string{"STAC_MCP_CATALOG_URL": "demo"}, "call", "--text", "get_root")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	if json.Valid([]byte(stdout)) || !strings.Contains(stdout, "stac-mcp-demo") {
+		t.Errorf("--text should print the readable text block, got:\n%s", stdout)
+	}
+}
+
+func TestCallToolErrorGoesToStderrWithExit1(t *testing.T) {
+	code, stdout, stderr := runForTest(t, nil, "--catalog", "demo", "call", "get_item", `{"collection_id":"naip","item_id":"no-such-item"}`)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stdout %q stderr %q", code, stdout, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("a tool error must leave stdout empty, got %q", stdout)
+	}
+	if !strings.Contains(stderr, "no-such-item") {
+		t.Errorf("stderr %q does not carry the tool's message", stderr)
+	}
+}
+
+func TestUsageErrorsExit2WithActionableMessages(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"unknown tool", nil, []string{"--catalog", "demo", "call", "nope"}, []string{`unknown tool "nope"`, "search_items"}},
+		{"arguments not an object", nil, []string{"--catalog", "demo", "call", "get_root", "[1]"}, []string{"one JSON object", "[1]"}},
+		{"no tool", nil, []string{"call"}, []string{"call wants TOOL"}},
+		{"unknown command", nil, []string{"serve"}, []string{`unknown command "serve"`, "stdio", "call", "tools"}},
+		{"bad catalog", nil, []string{"--catalog", "nowhere", "tools"}, []string{"nowhere", "earth-search", "demo"}},
+		{"bad ceiling env", map[string]string{"STAC_MCP_MAX_ITEMS_CEILING": "lots"}, []string{"tools"}, []string{"STAC_MCP_MAX_ITEMS_CEILING", "lots", "1 to"}},
+		{"bad ceiling flag wins", map[string]string{"STAC_MCP_MAX_ITEMS_CEILING": "50"}, []string{"--max-items-ceiling", "0", "tools"}, []string{"--max-items-ceiling", `"0"`}},
+		{"bad policy env", map[string]string{"STAC_MCP_TOOL_TIMEOUT_SECS": "soon"}, []string{"tools"}, []string{"STAC_MCP_TOOL_TIMEOUT_SECS", "soon"}},
+		{"bad policy flag", nil, []string{"--max-attempts", "0", "tools"}, []string{"--max-attempts", "STAC_MCP_MAX_ATTEMPTS"}},
+		{"bad headers", map[string]string{"STAC_MCP_HEADERS": "Authorization: x"}, []string{"tools"}, []string{"STAC_MCP_HEADERS", "JSON object"}},
+		{"bad log level", map[string]string{"STAC_MCP_LOG_LEVEL": "loud"}, []string{"tools"}, []string{"STAC_MCP_LOG_LEVEL", "loud"}},
+		{"unknown flag", nil, []string{"--catalgo", "demo"}, []string{"catalgo"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := runForTest(t, c.env, c.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr %q", code, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want empty", stdout)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q does not contain %q", stderr, w)
+				}
+			}
+		})
+	}
+}
+
+func TestFlagsWinOverEnvironment(t *testing.T) {
+	env := map[string]string{"STAC_MCP_CATALOG_URL": "planetary-computer", "STAC_MCP_MAX_ITEMS_CEILING": "50", "STAC_MCP_TOOL_TIMEOUT_SECS": "20"}
+	cfg, err := loadConfig([]string{"--catalog", "demo", "--tool-timeout-secs", "7", "tools"}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Catalog != "demo" || cfg.MaxItemsCeiling != 50 || cfg.Policy.ToolTimeout.Seconds() != 7 || cfg.Command != "tools" {
+		t.Errorf("config = catalog %q ceiling %d timeout %v command %q; want demo, 50 (env), 7s (flag), tools",
+			cfg.Catalog, cfg.MaxItemsCeiling, cfg.Policy.ToolTimeout, cfg.Command)
+	}
+}
+
+func TestHelpListsEveryFlagAndVariable(t *testing.T) {
+	code, stdout, _ := runForTest(t, nil, "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, s := range append(append([]setting(nil), serverSettings...), reliabilitySettings...) {
+		if !strings.Contains(stdout, "--"+s.flag) || !strings.Contains(stdout, s.env) {
+			t.Errorf("--help lacks --%s / %s", s.flag, s.env)
+		}
+	}
+	for _, w := range []string{"stdio", "call", "tools", "--text", "--json", "--version", "earth-search", "planetary-computer", "usgs-landsat", "demo", "catalog.json"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("--help lacks %q", w)
+		}
+	}
+}
+
+func TestToolsListsEveryToolAndJSONHasSchemas(t *testing.T) {
+	code, stdout, stderr := runForTest(t, nil, "--catalog", "demo", "tools")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{"get_root", "search_items", "estimate_data_size"} {
+		if !strings.Contains(stdout, name) {
+			t.Errorf("tools output lacks %s:\n%s", name, stdout)
+		}
+	}
+	code, stdout, stderr = runForTest(t, nil, "--catalog", "demo", "tools", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var defs []struct {
+		Name         string          `json:"name"`
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &defs); err != nil {
+		t.Fatalf("tools --json is not a JSON list: %v", err)
+	}
+	if len(defs) < 10 {
+		t.Errorf("tools --json lists %d tools, want at least 10", len(defs))
+	}
+	for _, d := range defs {
+		if len(d.InputSchema) == 0 || len(d.OutputSchema) == 0 {
+			t.Errorf("%s lacks a schema in tools --json", d.Name)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := runForTest(t, nil, "--version")
+	if code != 0 || !strings.HasPrefix(stdout, "stac-mcp ") {
+		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+}
