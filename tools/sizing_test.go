@@ -1,0 +1,290 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paulmach/orb"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+)
+
+func extraOf(t *testing.T, members string) stacclient.Extra {
+	t.Helper()
+	var e stacclient.Extra
+	if err := json.Unmarshal([]byte(members), &e); err != nil {
+		t.Fatalf("bad test extra %s: %v", members, err)
+	}
+	return e
+}
+
+func TestMetadataSize(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		extra      string
+		itemProps  map[string]any
+		wantBytes  int64
+		wantMethod string
+	}{
+		{"file:size wins", `{"file:size": 1234, "proj:shape": [10, 10], "raster:bands": [{"data_type": "uint8"}]}`, nil, 1234, methodFileSize},
+		{"bands × shape", `{"proj:shape": [100, 200], "raster:bands": [{"data_type": "uint16"}, {"data_type": "float32"}]}`, nil, 100 * 200 * 6, methodDtypeShape},
+		{"item-level shape", `{"raster:bands": [{"data_type": "int8"}]}`, map[string]any{"proj:shape": []any{json.Number("50"), json.Number("40")}}, 2000, methodDtypeShape},
+		{"STAC 1.1 bands with asset data_type", `{"proj:shape": [10, 10], "data_type": "uint16", "bands": [{"name": "r"}, {"name": "g"}, {"name": "b"}]}`, nil, 600, methodDtypeShape},
+		{"unknown data type", `{"proj:shape": [10, 10], "raster:bands": [{"data_type": "other"}]}`, nil, 0, ""},
+		{"band without data type", `{"proj:shape": [10, 10], "raster:bands": [{"nodata": 0}]}`, nil, 0, ""},
+		{"shape without bands", `{"proj:shape": [10, 10]}`, nil, 0, ""},
+		{"nothing", `{}`, nil, 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n, method, ok := metadataSize(stacclient.Asset{Extra: extraOf(t, c.extra)}, c.itemProps)
+			if ok != (c.wantMethod != "") || n != c.wantBytes || method != c.wantMethod {
+				t.Errorf("metadataSize = %d, %q, %v; want %d, %q", n, method, ok, c.wantBytes, c.wantMethod)
+			}
+		})
+	}
+}
+
+func polygonJSON(points ...[2]float64) json.RawMessage {
+	ring := make([][2]float64, 0, len(points)+1)
+	ring = append(ring, points...)
+	ring = append(ring, points[0])
+	b, _ := json.Marshal(map[string]any{"type": "Polygon", "coordinates": [][][2]float64{ring}})
+	return b
+}
+
+func TestCoverageFractionOnSimpleGeometries(t *testing.T) {
+	square := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 2}, [2]float64{0, 2})
+	triangle := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{0, 2})
+	for _, c := range []struct {
+		name string
+		geom json.RawMessage
+		bbox []float64
+		want float64
+	}{
+		{"square, right half", square, []float64{1, -1, 3, 3}, 0.5},
+		{"square, one quadrant", square, []float64{1, 1, 5, 5}, 0.25},
+		{"square, inside box", square, []float64{-10, -10, 10, 10}, 1},
+		{"square, disjoint", square, []float64{5, 5, 6, 6}, 0},
+		{"square, thin strip", square, []float64{0, 0, 2, 0.5}, 0.25},
+		{"triangle, unit corner", triangle, []float64{0, 0, 1, 1}, 0.5},
+		{"triangle, left half", triangle, []float64{-1, -1, 1, 3}, 0.75},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := coverageFraction(footprint(c.geom, nil), aoiFromBBox(c.bbox))
+			if !ok || math.Abs(got-c.want) > 1e-12 {
+				t.Errorf("coverage = %v (ok %v), want %v", got, ok, c.want)
+			}
+		})
+	}
+}
+
+func TestCoverageAcrossTheAntimeridianAndFromBBox(t *testing.T) {
+	// Footprint from the item bbox only: [170, 0, 180, 10], area 100.
+	fp := footprint(nil, []float64{170, 0, 180, 10})
+	// A box crossing the antimeridian, 175°E to 170°W: half of the footprint.
+	got, ok := coverageFraction(fp, aoiFromBBox([]float64{175, -5, -170, 20}))
+	if !ok || math.Abs(got-0.5) > 1e-12 {
+		t.Errorf("coverage = %v (ok %v), want 0.5", got, ok)
+	}
+	if _, ok := coverageFraction(footprint(nil, nil), aoiFromBBox([]float64{0, 0, 1, 1})); ok {
+		t.Error("an item without geometry or bbox must report no coverage, not 0")
+	}
+}
+
+func TestAOIFromGeometryIsExactOnlyForRectangles(t *testing.T) {
+	rect, ok := aoiFromGeometry(polygonJSON([2]float64{0, 0}, [2]float64{1, 0}, [2]float64{1, 1}, [2]float64{0, 1}))
+	if !ok || !rect.exact || rect.bounds[0] != (orb.Bound{Min: orb.Point{0, 0}, Max: orb.Point{1, 1}}) {
+		t.Errorf("rectangle: %+v ok %v", rect, ok)
+	}
+	tri, ok := aoiFromGeometry(polygonJSON([2]float64{0, 0}, [2]float64{1, 0}, [2]float64{0, 1}))
+	if !ok || tri.exact {
+		t.Errorf("triangle: %+v ok %v, want its bounds marked inexact", tri, ok)
+	}
+}
+
+// assetHost is an httptest asset server: HEAD /sized/N answers with a
+// Content-Length of N, /missing answers 404 (with a body, whose length must
+// not be counted), and it records the largest number of requests in flight.
+type assetHost struct {
+	*httptest.Server
+	requests, inFlight, maxInFlight atomic.Int64
+	mu                              sync.Mutex
+	methods                         map[string]int
+}
+
+func newAssetHost(t *testing.T, delay time.Duration) *assetHost {
+	h := &assetHost{methods: map[string]int{}}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.requests.Add(1)
+		n := h.inFlight.Add(1)
+		defer h.inFlight.Add(-1)
+		for {
+			m := h.maxInFlight.Load()
+			if n <= m || h.maxInFlight.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		h.mu.Lock()
+		h.methods[r.Method]++
+		h.mu.Unlock()
+		time.Sleep(delay)
+		var size int
+		if _, err := fmt.Sscanf(r.URL.Path, "/sized/%d", &size); err == nil {
+			w.Header().Set("Content-Length", fmt.Sprint(size))
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		http.Error(w, "no such asset here, this error page is long enough to be mistaken for a size", http.StatusNotFound)
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+// sizingCatalog serves one collection "sizing" holding the given items.
+func sizingCatalog(t *testing.T, items ...map[string]any) string {
+	t.Helper()
+	store := stacserver.NewStore()
+	col := map[string]any{"type": "Collection", "stac_version": "1.0.0", "id": "sizing", "description": "sizing test", "license": "CC0-1.0",
+		"links": []any{}, "extent": map[string]any{"spatial": map[string]any{"bbox": [][]float64{{-180, -90, 180, 90}}},
+			"temporal": map[string]any{"interval": [][]any{{"2024-01-01T00:00:00Z", nil}}}}}
+	mustAdd := func(add func([]byte) error, doc any) {
+		b, _ := json.Marshal(doc)
+		if err := add(b); err != nil {
+			t.Fatalf("store: %v", err)
+		}
+	}
+	mustAdd(store.AddCollection, col)
+	for _, it := range items {
+		mustAdd(store.AddItem, it)
+	}
+	return serveStore(t, store, stacserver.Options{})
+}
+
+func sizingItem(id string, geometry json.RawMessage, bbox []float64, assets map[string]any) map[string]any {
+	return map[string]any{"type": "Feature", "stac_version": "1.0.0", "id": id, "collection": "sizing",
+		"geometry": geometry, "bbox": bbox, "properties": map[string]any{"datetime": "2024-06-01T00:00:00Z"},
+		"links": []any{}, "assets": assets}
+}
+
+func TestEstimateDataSizeMethodsTotalsAndCoverage(t *testing.T) {
+	host := newAssetHost(t, 0)
+	tiff := "image/tiff; application=geotiff; profile=cloud-optimized"
+	square := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 2}, [2]float64{0, 2})
+	url := sizingCatalog(t, sizingItem("square", square, []float64{0, 0, 2, 2}, map[string]any{
+		"sized":    map[string]any{"href": host.URL + "/never-asked.tif", "type": tiff, "file:size": 1000, "roles": []string{"data"}},
+		"dtype":    map[string]any{"href": host.URL + "/never-asked-2.tif", "type": tiff, "proj:shape": []int{10, 20}, "raster:bands": []any{map[string]any{"data_type": "uint16"}, map[string]any{"data_type": "uint8"}}},
+		"probed":   map[string]any{"href": host.URL + "/sized/5000", "type": tiff},
+		"missing":  map[string]any{"href": host.URL + "/missing.tif", "type": tiff},
+		"metadata": map[string]any{"href": host.URL + "/sized/200", "type": "application/xml", "roles": []string{"metadata"}},
+		"bucket":   map[string]any{"href": "s3://bucket/key.json", "type": "application/json"},
+	}))
+	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
+	res := callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "bbox": []float64{1, -1, 3, 3}})
+	out := structured[EstimateDataSizeOut](t, res)
+
+	// Raster assets scale by the 0.5 coverage; the XML metadata counts whole.
+	wantTotal, wantClipped := int64(1000+600+5000+200), int64(500+300+2500+200)
+	if out.ItemCount != 1 || out.TotalBytes != wantTotal || out.ClippedBytes != wantClipped || !out.AreaApplied {
+		t.Errorf("items %d total %d clipped %d area %v; want 1, %d, %d, true", out.ItemCount, out.TotalBytes, out.ClippedBytes, out.AreaApplied, wantTotal, wantClipped)
+	}
+	if len(out.Coverage) != 1 || out.Coverage[0].Fraction != 0.5 {
+		t.Errorf("coverage = %+v, want square at 0.5", out.Coverage)
+	}
+	methods := map[string]string{}
+	for _, a := range out.Assets {
+		methods[a.Key] = a.Method
+	}
+	wantMethods := map[string]string{"sized": methodFileSize, "dtype": methodDtypeShape, "probed": methodHead, "metadata": methodHead}
+	for k, m := range wantMethods {
+		if methods[k] != m {
+			t.Errorf("asset %s sized by %q, want %q", k, methods[k], m)
+		}
+	}
+	if len(methods) != len(wantMethods) {
+		t.Errorf("sized assets %v; the 404 and the s3 asset must not be counted", methods)
+	}
+	reasons := map[string]string{}
+	for _, u := range out.NotSized {
+		reasons[u.Key] = u.Reason
+	}
+	if out.NotSizedCount != 2 || !strings.Contains(reasons["missing"], "404") || !strings.Contains(reasons["bucket"], "cannot be probed") {
+		t.Errorf("not sized = %+v (count %d); want missing (HEAD 404) and bucket (s3)", out.NotSized, out.NotSizedCount)
+	}
+	if len(out.ByCollection) != 1 || out.ByCollection[0].Bytes != wantTotal || out.ByCollection[0].Unsized != 2 {
+		t.Errorf("by_collection = %+v", out.ByCollection)
+	}
+	byKey := map[string]SizeTotal{}
+	for _, k := range out.ByAssetKey {
+		byKey[k.Name] = k
+	}
+	if byKey["probed"].Bytes != 5000 || byKey["probed"].ClippedBytes != 2500 || byKey["metadata"].ClippedBytes != 200 {
+		t.Errorf("by_asset_key = %+v", out.ByAssetKey)
+	}
+	host.mu.Lock()
+	defer host.mu.Unlock()
+	if host.methods["HEAD"] != 3 || len(host.methods) != 1 {
+		t.Errorf("asset host saw %v, want exactly 3 HEAD requests (probed, metadata, missing)", host.methods)
+	}
+	if !strings.Contains(strings.Join(out.Notes, " "), "lower bound") {
+		t.Errorf("notes %q do not say the total is a lower bound", out.Notes)
+	}
+}
+
+func TestEstimateDataSizeMetadataOnlySendsNoHEAD(t *testing.T) {
+	host := newAssetHost(t, 0)
+	url := sizingCatalog(t, sizingItem("a", nil, []float64{0, 0, 1, 1}, map[string]any{
+		"probed": map[string]any{"href": host.URL + "/sized/5000", "type": "image/tiff"},
+	}))
+	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "force_metadata_only": true}))
+	if host.requests.Load() != 0 || out.NotSizedCount != 1 || !strings.Contains(out.NotSized[0].Reason, "force_metadata_only") {
+		t.Errorf("requests %d, not sized %+v; want no HEAD and the asset reported unsized", host.requests.Load(), out.NotSized)
+	}
+}
+
+func TestEstimateDataSizeBoundsHEADParallelism(t *testing.T) {
+	host := newAssetHost(t, 20*time.Millisecond)
+	assets := map[string]any{}
+	for i := range 12 {
+		assets[fmt.Sprintf("band%02d", i)] = map[string]any{"href": fmt.Sprintf("%s/sized/%d", host.URL, 100+i), "type": "image/tiff"}
+	}
+	url := sizingCatalog(t, sizingItem("many", nil, []float64{0, 0, 1, 1}, assets))
+	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing"}))
+	want := int64(0)
+	for i := range 12 {
+		want += int64(100 + i)
+	}
+	if out.TotalBytes != want || out.NotSizedCount != 0 {
+		t.Errorf("total %d (unsized %d), want %d", out.TotalBytes, out.NotSizedCount, want)
+	}
+	if m := host.maxInFlight.Load(); m > headParallelism || m < 1 {
+		t.Errorf("%d HEAD requests in flight at once, want 1..%d", m, headParallelism)
+	}
+}
+
+func TestEstimateDataSizeOnTheDemoCatalog(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{
+		"collections": "sentinel-2-l2a", "asset_keys": "red,nir,no-such-band", "max_items": 2, "force_metadata_only": true}))
+	if out.ItemCount != 2 || !out.HasMore || len(out.ByAssetKey) != 2 {
+		t.Fatalf("items %d has_more %v by_asset_key %+v", out.ItemCount, out.HasMore, out.ByAssetKey)
+	}
+	for _, a := range out.Assets {
+		if a.Key != "red" && a.Key != "nir" {
+			t.Errorf("asset %s sized although asset_keys excluded it", a.Key)
+		}
+	}
+	if !strings.Contains(strings.Join(out.Warnings, " "), "no-such-band") {
+		t.Errorf("warnings %q do not mention the unknown asset key", out.Warnings)
+	}
+}
