@@ -223,3 +223,20 @@ func ParseStringList(param string, v any) ([]string, error) {
 	}
 	return items, nil
 }
+
+// SearchParamForms gives, per search parameter name, the accepted forms that
+// ParseSearch's errors quote, so that tool descriptions and input schemas can
+// say the same thing the errors say.
+var SearchParamForms = map[string]string{
+	"collections": stringListAccepted,
+	"ids":         stringListAccepted,
+	"bbox":        bboxAccepted,
+	"intersects":  intersectsAccepted,
+	"datetime":    datetimeAccepted,
+	"query":       queryAccepted,
+	"filter":      filterAccepted,
+	"filter-lang": filterLangAccepted,
+	"sortby":      sortByAccepted,
+	"fields":      fieldsAccepted,
+	"limit":       limitAccepted,
+}

@@ -9,6 +9,8 @@ import (
 
 const filterAccepted = `a CQL2 JSON object {"op": "<", "args": [{"property": "eo:cloud_cover"}, 10]} (or that object as a JSON string) with filter-lang cql2-json, or CQL2 text such as "eo:cloud_cover < 10" with filter-lang cql2-text; filter-lang may be omitted and is then inferred from the form`
 
+const filterLangAccepted = `"cql2-json" or "cql2-text", only together with a filter (or omitted, to infer it from the filter's form)`
+
 // ParseFilter accepts a CQL2 JSON object (or JSON string of one) or CQL2 text,
 // and returns the filter with its language. The filter itself is passed
 // through unparsed (there is no CQL2 library to check it against); an
@@ -17,7 +19,7 @@ const filterAccepted = `a CQL2 JSON object {"op": "<", "args": [{"property": "eo
 func ParseFilter(v any, lang string) (json.RawMessage, string, error) {
 	lang = strings.ToLower(strings.TrimSpace(lang))
 	if lang != "" && lang != FilterLangCQL2JSON && lang != FilterLangCQL2Text {
-		return nil, "", &ParamError{Param: "filter-lang", Got: lang, Reason: "unknown filter language", Accepted: `"cql2-json" or "cql2-text" (or omitted, to infer it from the filter)`}
+		return nil, "", &ParamError{Param: "filter-lang", Got: lang, Reason: "unknown filter language", Accepted: filterLangAccepted}
 	}
 	bad := func(reason string) error {
 		return &ParamError{Param: "filter", Got: describeReceived(v), Reason: reason, Accepted: filterAccepted}
@@ -78,7 +80,7 @@ func ParseFilter(v any, lang string) (json.RawMessage, string, error) {
 	}
 	if filter == nil {
 		if lang != "" {
-			return nil, "", &ParamError{Param: "filter-lang", Got: lang, Reason: "given without a filter", Accepted: "filter-lang only together with a filter"}
+			return nil, "", &ParamError{Param: "filter-lang", Got: lang, Reason: "given without a filter", Accepted: filterLangAccepted}
 		}
 		return nil, "", nil
 	}

@@ -206,3 +206,25 @@ func TestParamRequestErrorText(t *testing.T) {
 		t.Error("Error does not unwrap to its cause")
 	}
 }
+
+func TestParamFormsMatchTheErrors(t *testing.T) {
+	bad := map[string]RawSearch{
+		"collections": {Collections: 1.0}, "ids": {IDs: 1.0}, "bbox": {BBox: "1"}, "intersects": {Intersects: "[]"},
+		"datetime": {Datetime: "x"}, "query": {Query: "x"}, "filter": {Filter: 1.0}, "filter-lang": {FilterLang: "x"},
+		"sortby": {SortBy: 1.0}, "fields": {Fields: 1.0}, "limit": {Limit: "x"},
+	}
+	if len(bad) != len(SearchParamForms) {
+		t.Fatalf("SearchParamForms has %d parameters, the test covers %d", len(SearchParamForms), len(bad))
+	}
+	for param, raw := range bad {
+		_, err := ParseSearch(raw)
+		var pe *ParamError
+		if !errors.As(err, &pe) || pe.Param != param {
+			t.Errorf("%s: error %v does not name %s", param, err, param)
+			continue
+		}
+		if pe.Accepted != SearchParamForms[param] {
+			t.Errorf("%s: error accepts %q, SearchParamForms says %q", param, pe.Accepted, SearchParamForms[param])
+		}
+	}
+}
