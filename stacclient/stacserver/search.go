@@ -96,7 +96,7 @@ func (s *Server) decodeSearch(r *http.Request, allowed []string, pathCollection 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q.Token == "" {
-		s.queries[hash] = q
+		s.rememberQuery(hash, q)
 		return q, nil
 	}
 	tok, err := decodeToken("token", q.Token)
@@ -221,4 +221,20 @@ func itemDoc(base string, it *storedItem) map[string]any {
 	}
 	doc["links"] = append(links, keptLinks(it.doc["links"], itemLinkRels)...)
 	return doc
+}
+
+// rememberQuery keeps q for token-only continuation; only that next-link
+// style needs it. Callers hold s.mu.
+func (s *Server) rememberQuery(hash string, q *searchQuery) {
+	if s.opts.NextLinkStyle != NextPOSTTokenOnly {
+		return
+	}
+	if _, known := s.queries[hash]; !known {
+		s.queryOrder = append(s.queryOrder, hash)
+		if len(s.queryOrder) > maxRememberedQueries {
+			delete(s.queries, s.queryOrder[0])
+			s.queryOrder = s.queryOrder[1:]
+		}
+	}
+	s.queries[hash] = q
 }

@@ -17,9 +17,23 @@ type Server struct {
 	mux   *http.ServeMux
 
 	mu       sync.Mutex
-	requests map[string]int          // "METHOD /path" → count
-	queries  map[string]*searchQuery // query hash → query, for token-only next links
+	requests map[string]int // "METHOD /path" → count
+	// queries remembers recent searches by hash so that a token-only next
+	// request (NextPOSTTokenOnly) can continue them; queryOrder evicts the
+	// oldest beyond maxRememberedQueries, so a long-running server stays bounded.
+	queries    map[string]*searchQuery
+	queryOrder []string
 }
+
+// maxRememberedQueries bounds the token-only query memory.
+const maxRememberedQueries = 1024
+
+// maxCountedPaths bounds the request counter; requests to further distinct
+// paths are counted under otherPaths.
+const (
+	maxCountedPaths = 10000
+	otherPaths      = "OTHER"
+)
 
 // New returns a server for store with the given behaviours. The store
 // becomes read-only.
@@ -62,8 +76,12 @@ func (s *Server) routes() {
 
 // ServeHTTP counts the request and serves it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := r.Method + " " + r.URL.Path
 	s.mu.Lock()
-	s.requests[r.Method+" "+r.URL.Path]++
+	if _, known := s.requests[key]; !known && len(s.requests) >= maxCountedPaths {
+		key = otherPaths
+	}
+	s.requests[key]++
 	s.mu.Unlock()
 	if s.opts.OnRequest != nil {
 		s.opts.OnRequest(r)
@@ -72,7 +90,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Requests returns a copy of the request counts keyed "METHOD /path"
-// (for example "POST /search").
+// (for example "POST /search"). After maxCountedPaths distinct keys, new
+// paths are counted under "OTHER".
 func (s *Server) Requests() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
