@@ -1,0 +1,58 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+func TestRenderError(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"param", &stacclient.ParamError{Param: "bbox", Got: "1,2", Reason: "2 numbers", Accepted: "4 numbers"},
+			[]string{"search_items", `"bbox"`, "2 numbers", "Received: 1,2", "Accepted: 4 numbers"}},
+		{"not found", &stacclient.Error{Kind: stacclient.KindNotFound, Status: 404, Method: "GET", URL: "https://c/collections/x", Message: "no collection x"},
+			[]string{"404", "GET https://c/collections/x", "no collection x", "search_collections"}},
+		{"throttled", fmt.Errorf("page 2: %w", &stacclient.Error{Kind: stacclient.KindThrottled, Status: 429, RetryAfter: 3 * time.Second}),
+			[]string{"429", "Retry after 3s", "rate-limiting"}},
+		{"transport", &stacclient.Error{Kind: stacclient.KindTransport, Err: errors.New("connection refused")},
+			[]string{"connection refused", "catalog_url"}},
+		{"denial", &reliability.Denial{Code: "circuit_open", Attempts: 0, LastStatus: 503, LastMessage: "busy", Next: "wait 30 s"},
+			[]string{"circuit_open", "503", "busy", "Next: wait 30 s"}},
+		{"deadline", fmt.Errorf("searching: %w", context.DeadlineExceeded), []string{"deadline", "Narrow"}},
+		{"other", errors.New("boom"), []string{"search_items: boom"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			msg := renderError("search_items", c.err).Error()
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("%q lacks %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+func TestRenderErrorIsIdempotentAndKeepsTheCause(t *testing.T) {
+	cause := &stacclient.Error{Kind: stacclient.KindServer, Status: 502}
+	once := renderError("get_root", cause)
+	if twice := renderError("get_root", once); twice != once {
+		t.Errorf("rendering twice changed the error: %q → %q", once, twice)
+	}
+	var se *stacclient.Error
+	if !errors.As(once, &se) || se != cause {
+		t.Error("the rendered error no longer unwraps to its cause")
+	}
+	if renderError("x", nil) != nil {
+		t.Error("renderError(nil) is not nil")
+	}
+}
