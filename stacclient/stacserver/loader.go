@@ -8,9 +8,10 @@ import (
 	"strings"
 )
 
-// LoadDir loads a static STAC catalog from a directory; see LoadFS.
-func LoadDir(dir string, root string) (*Store, error) {
-	return LoadFS(os.DirFS(dir), root)
+// LoadDir loads the static STAC catalog whose root is dir/catalog.json;
+// see LoadFS. For another root file use LoadFS(os.DirFS(dir), root).
+func LoadDir(dir string) (*Store, error) {
+	return LoadFS(os.DirFS(dir), "catalog.json")
 }
 
 // LoadFS loads a static STAC catalog from fsys, starting at root (for

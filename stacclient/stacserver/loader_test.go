@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -12,7 +13,7 @@ import (
 )
 
 func TestLoadDirJoplin(t *testing.T) {
-	store, err := LoadDir("testdata/joplin", "catalog.json")
+	store, err := LoadDir("testdata/joplin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestLoadDirJoplin(t *testing.T) {
 }
 
 func TestLoadSpecExamplesRecordsWhatItSkips(t *testing.T) {
-	store, err := LoadDir("testdata/stac-spec-v1.0.0", "catalog.json")
+	store, err := LoadDir("testdata/stac-spec-v1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestLoadSpecExamplesRecordsWhatItSkips(t *testing.T) {
 		}
 	}
 	// A collection can be the root; items without "collection" join it.
-	coll, err := LoadDir("testdata/stac-spec-v1.0.0", "collection.json")
+	coll, err := LoadFS(os.DirFS("testdata/stac-spec-v1.0.0"), "collection.json")
 	if err != nil {
 		t.Fatal(err)
 	}
