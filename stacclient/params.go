@@ -94,7 +94,7 @@ func ParseSearch(raw RawSearch) (SearchParams, error) {
 	if p.BBox != nil && p.Intersects != nil {
 		return SearchParams{}, &ParamError{
 			Param:    "bbox",
-			Got:      "both bbox and intersects",
+			Got:      trimForMessage("bbox "+describeReceived(p.BBox)+" with intersects "+string(p.Intersects), maxReceivedChars),
 			Reason:   "bbox and intersects cannot be combined",
 			Accepted: "either bbox or intersects, not both (put the area in intersects as a Polygon to combine shapes)",
 		}
@@ -216,6 +216,9 @@ func ParseStringList(param string, v any) ([]string, error) {
 	case json.RawMessage:
 		return parseJSONThen(param, x, stringListAccepted, func(d any) ([]string, error) { return ParseStringList(param, d) })
 	default:
+		if decoded, ok := asDecodedJSON(v); ok {
+			return ParseStringList(param, decoded)
+		}
 		return nil, bad("a " + jsonTypeName(v) + " is not a list of strings")
 	}
 	if len(items) == 0 {

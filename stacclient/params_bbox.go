@@ -58,6 +58,9 @@ func ParseBBox(v any) ([]float64, error) {
 	case json.RawMessage:
 		return parseJSONThen("bbox", x, bboxAccepted, ParseBBox)
 	default:
+		if decoded, ok := asDecodedJSON(v); ok {
+			return ParseBBox(decoded)
+		}
 		return nil, bad("a " + jsonTypeName(v) + " is not a list of numbers")
 	}
 	if len(numbers) == 0 {

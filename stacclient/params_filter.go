@@ -76,6 +76,9 @@ func ParseFilter(v any, lang string) (json.RawMessage, string, error) {
 		}
 		form = FilterLangCQL2JSON
 	default:
+		if decoded, ok := asDecodedJSON(v); ok {
+			return ParseFilter(decoded, lang)
+		}
 		return nil, "", bad("a " + jsonTypeName(v) + " is neither a CQL2 JSON object nor CQL2 text")
 	}
 	if filter == nil {

@@ -142,3 +142,24 @@ func formatCoordinate(f float64) string {
 
 // isFinite reports whether f is neither NaN nor infinite.
 func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// asDecodedJSON converts a Go value of a type the parsers do not list
+// ([]map[string]string, [4]float64, []int64, a struct, ...) into its decoded
+// JSON form, so that every Go spelling of an accepted form is accepted. ok
+// is false for values that already are decoded JSON (which the parsers have
+// rejected on their own terms) and for values that cannot be marshalled.
+func asDecodedJSON(v any) (decoded any, ok bool) {
+	switch v.(type) {
+	case nil, bool, string, float64, json.Number, []any, map[string]any:
+		return nil, false
+	}
+	encoded, err := json.Marshal(v)
+	if err != nil {
+		return nil, false
+	}
+	decoded, err = decodeLooseJSON(encoded)
+	if err != nil {
+		return nil, false
+	}
+	return decoded, true
+}

@@ -67,6 +67,9 @@ func ParseIntersects(v any) (json.RawMessage, error) {
 	case orb.Geometry:
 		return ParseIntersects(geojson.NewGeometry(x))
 	default:
+		if decoded, ok := asDecodedJSON(v); ok {
+			return ParseIntersects(decoded)
+		}
 		return nil, bad("a " + jsonTypeName(v) + " is not a GeoJSON object")
 	}
 	geometry, ok := decoded.(map[string]any)

@@ -37,6 +37,9 @@ func ParseLimit(v any) (int, error) {
 		return parseJSONThen("limit", x, limitAccepted, ParseLimit)
 	default:
 		n, ok := numberFromLoose(v)
+		if decoded, convertible := asDecodedJSON(v); !ok && convertible {
+			n, ok = numberFromLoose(decoded) // uint, int16 and other Go number types
+		}
 		if !ok {
 			return 0, bad("a " + jsonTypeName(v) + " is not a number")
 		}

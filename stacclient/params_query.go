@@ -81,6 +81,9 @@ func ParseQuery(v any) (map[string]any, error) {
 	case json.RawMessage:
 		return parseJSONThen("query", x, queryAccepted, ParseQuery)
 	default:
+		if decoded, ok := asDecodedJSON(v); ok {
+			return ParseQuery(decoded)
+		}
 		return nil, bad("a " + jsonTypeName(v) + " is not a query object")
 	}
 }

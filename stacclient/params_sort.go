@@ -85,6 +85,9 @@ func ParseSortBy(v any) ([]SortField, error) {
 	case json.RawMessage:
 		return parseJSONThen("sortby", x, sortByAccepted, ParseSortBy)
 	default:
+		if decoded, ok := asDecodedJSON(v); ok {
+			return ParseSortBy(decoded)
+		}
 		return nil, bad("a " + jsonTypeName(v) + " is not a sort specification")
 	}
 	if len(out) == 0 {
@@ -262,6 +265,9 @@ func ParseFields(v any) (*Fields, error) {
 	case json.RawMessage:
 		return parseJSONThen("fields", x, fieldsAccepted, ParseFields)
 	default:
+		if decoded, ok := asDecodedJSON(v); ok {
+			return ParseFields(decoded)
+		}
 		return nil, bad("a " + jsonTypeName(v) + " is not a fields specification")
 	}
 	if len(out.Include) == 0 && len(out.Exclude) == 0 {

@@ -67,6 +67,9 @@ func TestParamBBoxWithIntersectsRejected(t *testing.T) {
 		t.Fatal("bbox with intersects was accepted")
 	}
 	assertParamError(t, err, "bbox", "bbox and intersects cannot be combined")
+	if !strings.Contains(err.Error(), `got "bbox [0,0,1,1] with intersects {\"coordinates\":[0,0],\"type\":\"Point\"}"`) {
+		t.Errorf("error does not show both values: %v", err)
+	}
 	if !strings.Contains(err.Error(), "either bbox or intersects") {
 		t.Errorf("error does not say what to do: %v", err)
 	}
@@ -226,5 +229,33 @@ func TestParamFormsMatchTheErrors(t *testing.T) {
 		if pe.Accepted != SearchParamForms[param] {
 			t.Errorf("%s: error accepts %q, SearchParamForms says %q", param, pe.Accepted, SearchParamForms[param])
 		}
+	}
+}
+
+func TestParamGoSpellingsAccepted(t *testing.T) {
+	got, err := ParseSearch(RawSearch{
+		Collections: [2]string{"a", "b"},
+		BBox:        [4]float64{-10, 40, 5, 50},
+		Query:       map[string]map[string]int{"gsd": {"lt": 30}},
+		Filter:      map[string]any{"op": "=", "args": []any{map[string]string{"property": "id"}, "x"}},
+		SortBy:      []map[string]string{{"field": "id", "direction": "desc"}},
+		Fields:      map[string][]string{"include": {"id"}},
+		Limit:       uint16(20),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"collections":["a","b"],"bbox":[-10,40,5,50],` +
+		`"query":{"gsd":{"lt":30}},"filter":{"args":[{"property":"id"},"x"],"op":"="},"filter-lang":"cql2-json",` +
+		`"sortby":[{"field":"id","direction":"desc"}],"fields":{"include":["id"]},"limit":20}`
+	if body := string(got.PostBody()); body != want {
+		t.Errorf("PostBody\n got  %s\n want %s", body, want)
+	}
+	geometry, err := ParseIntersects(map[string]any{"type": "Point", "coordinates": [2]float64{1, 2}})
+	if err != nil || string(geometry) != `{"coordinates":[1,2],"type":"Point"}` {
+		t.Errorf("ParseIntersects with a Go array = %s, %v", geometry, err)
+	}
+	if _, err := ParseBBox(struct{ W float64 }{1}); err == nil {
+		t.Error("a struct that is not a list was accepted as a bbox")
 	}
 }
