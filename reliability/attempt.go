@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 )
 
 // attemptTransport makes exactly one upstream attempt: breaker admission,
@@ -38,8 +39,14 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	defer h.bulkhead.release()
 
-	attemptCtx, cancel := context.WithTimeoutCause(ctx, l.policy.AttemptTimeout, errAttemptTimeout)
-	defer cancel()
+	// An attempt that would run into the tool deadline anyway gets no timer
+	// of its own, so that expiry is reported as the tool timeout it is.
+	attemptCtx := ctx
+	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > l.policy.AttemptTimeout {
+		var cancel context.CancelFunc
+		attemptCtx, cancel = context.WithTimeoutCause(ctx, l.policy.AttemptTimeout, errAttemptTimeout)
+		defer cancel()
+	}
 	if rec != nil {
 		rec.update(func(r *callRecord) { r.attempts++ })
 	}

@@ -24,6 +24,7 @@ func TestHealthCountsTheLastFiveMinutesPerHost(t *testing.T) {
 		other := "other.test"
 		tl.Run(context.Background(), "get_root", other, func(ctx context.Context) error { return nil })
 
+		synctest.Wait() // the timed-out call's attempt unwinds after Run returned
 		h := tl.Health()
 		if len(h) != 1 || h[0].Host != testHost {
 			t.Fatalf("health %+v, want only %s (no request reached %s)", h, testHost, other)
