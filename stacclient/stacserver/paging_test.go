@@ -315,3 +315,34 @@ func TestTokenOnlyKeepsQueryAndPageSize(t *testing.T) {
 	filtered, _, _ := ts.followAll(t, http.MethodPost, "/search", pagedQuery(), 10)
 	wantEachOnce(t, filtered, sentinelIDs(0, 12))
 }
+
+// A POST search whose next link is a GET (CMR style) must describe the same
+// query, whatever optional members the body had.
+func TestGETCursorAfterPOSTKeepsTheQuery(t *testing.T) {
+	ts := startServer(t, Options{NextLinkStyle: NextGETCursor})
+	body := map[string]any{
+		"collections": []string{"landsat", "sentinel"}, "limit": 3, "fields": map[string]any{"include": []string{}},
+		"intersects": squareGeometry(-10, 0, 180, 41), "datetime": "2019-01-01T00:00:00Z/..",
+		"sortby": []any{map[string]any{"field": "id", "direction": "desc"}},
+		"filter": map[string]any{"op": "<", "args": []any{map[string]any{"property": "eo:cloud_cover"}, 60}}, "filter-lang": "cql2-json",
+	}
+	ids, pages, reqs := ts.followAll(t, http.MethodPost, "/search", body, 20)
+	// Cloud cover below 60 inside lon -10..180: s-00..s-14, l-0 and l-2
+	// (l-1 lies west of -178, l-3 is 75, l-4 has none).
+	want := append(sentinelIDs(0, 14), "l-0", "l-2")
+	wantEachOnce(t, ids, want)
+	if pages != 6 {
+		t.Errorf("%d pages, want 6", pages)
+	}
+	if sorted := sortedCopy(ids); !equalStrings(reverse(sorted), ids) {
+		t.Errorf("sortby -id not kept across GET pages: %v (requests %v)", ids, reqs)
+	}
+}
+
+func reverse(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}

@@ -248,6 +248,9 @@ func (q *searchQuery) setPOSTField(name string, v any) error {
 				return badParam("fields", got, fieldsAccepted, key+": "+err.Error())
 			}
 		}
+		if len(q.Fields.Include) == 0 && len(q.Fields.Exclude) == 0 {
+			q.Fields = nil // {} asks for nothing; keep GET and POST forms identical
+		}
 	case "limit":
 		n, ok := v.(json.Number)
 		i, err := n.Int64()
