@@ -213,3 +213,47 @@ func TestBulkheadCapsRequestsInFlightAndHonoursTheDeadline(t *testing.T) {
 		}
 	})
 }
+
+// A follower whose leader times out asks again under its own deadline
+// instead of inheriting the leader's timeout.
+func TestCoalescedFollowerOutlivesItsLeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := noCache()
+		p.AttemptTimeout = 3 * time.Second
+		tl := newTestLayer(t, p, func(_ int, req *http.Request) (*http.Response, error) {
+			select {
+			case <-time.After(2 * time.Second):
+				return answer(200, `{"id":"c"}`), nil
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			}
+		})
+		read := func(ctx context.Context) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+testHost+"/v1/collections/c", nil)
+			resp, err := tl.HTTPClient().Do(req)
+			if err != nil {
+				return err
+			}
+			return resp.Body.Close()
+		}
+		leaderCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		leaderErr := make(chan error, 1)
+		go func() {
+			_, err := tl.Run(leaderCtx, "get_collection", testHost, read)
+			leaderErr <- err
+		}()
+		synctest.Wait() // the leader's request is in flight
+		rc, err := tl.Run(context.Background(), "get_collection", testHost, read)
+		if err != nil {
+			t.Fatalf("follower error %v, want success after asking again", err)
+		}
+		if lerr := <-leaderErr; lerr == nil {
+			t.Error("the leader with a 1 s deadline succeeded against a 2 s upstream")
+		}
+		if rc.Coalesced || rc.Attempts != 1 || tl.up.hitCount() != 2 {
+			t.Errorf("follower receipt %+v after %d hits, want its own attempt (2 hits in all)", rc, tl.up.hitCount())
+		}
+		synctest.Wait()
+	})
+}

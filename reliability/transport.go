@@ -63,6 +63,15 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	select {
 	case res := <-ch:
 		if !led {
+			if res.Err != nil && ctx.Err() == nil && endedByLeaderDeadline(res.Err) {
+				// The shared request died with its leader's deadline or
+				// cancellation, not with the catalog: ask again ourselves.
+				snap, err := l.execute(ctx, rec, req, body)
+				if err != nil {
+					return nil, err
+				}
+				return snap.response(req), nil
+			}
 			rec.update(func(r *callRecord) { r.coalesced = true })
 			l.metrics.coalescedRequests.WithLabelValues(rec.tool).Inc()
 		}
@@ -75,6 +84,16 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// carries on under its own deadline.
 		return nil, ctx.Err()
 	}
+}
+
+// endedByLeaderDeadline reports a shared result that says nothing about the
+// catalog, only about the caller that led the request.
+func endedByLeaderDeadline(err error) bool {
+	var d *Denial
+	if errors.As(err, &d) && d.Code == CodeTimeout {
+		return true
+	}
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // drainRequestBody reads the body once so every attempt sends identical bytes.
