@@ -136,7 +136,7 @@ func TestPageTokensAreDeterministicAndBoundToTheirQuery(t *testing.T) {
 	token := u.Query().Get("next")
 	r := ts.get(t, "/search?collections=landsat&next="+url.QueryEscape(token))
 	wantStatus(t, r, http.StatusBadRequest)
-	if !strings.Contains(r.body["description"].(string), "different query") {
+	if d := r.body["description"].(string); !strings.Contains(d, "different query") || !strings.Contains(d, `parameter "next"`) {
 		t.Errorf("description %q", r.body["description"])
 	}
 }

@@ -25,6 +25,7 @@ type searchQuery struct {
 	Fields       *fieldsSpec
 	Limit        int // 0 when not given
 	Token        string
+	TokenParam   string   // which of token, next, cursor carried it (for messages)
 	Aggregations []string // /aggregate only
 
 	conditions []predicate
@@ -149,7 +150,7 @@ func parseSearchGET(values url.Values, allowed []string) (*searchQuery, error) {
 	}
 	for _, name := range []string{"token", "next", "cursor"} {
 		if s := get(name); s != "" {
-			q.Token = s
+			q.Token, q.TokenParam = s, name
 		}
 	}
 	return q, q.compile()
@@ -266,7 +267,7 @@ func (q *searchQuery) setPOSTField(name string, v any) error {
 		if !ok {
 			return badParam(name, got, "the opaque string from a next link", "not a string")
 		}
-		q.Token = s
+		q.Token, q.TokenParam = s, name
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func (s *Server) decodeSearch(r *http.Request, allowed []string, pathCollection 
 		s.rememberQuery(hash, q)
 		return q, nil
 	}
-	tok, err := decodeToken("token", q.Token)
+	tok, err := decodeToken(q.TokenParam, q.Token)
 	if err != nil {
 		return nil, err
 	}
@@ -108,10 +108,10 @@ func (s *Server) decodeSearch(r *http.Request, allowed []string, pathCollection 
 	}
 	if stored, ok := s.queries[tok.Query]; ok && q.fingerprint() == "{}" && q.Limit == 0 {
 		cont := *stored
-		cont.Token = q.Token
+		cont.Token, cont.TokenParam = q.Token, q.TokenParam
 		return &cont, nil
 	}
-	return nil, badParam("token", q.Token, "the token from this query's next link", "the token belongs to a different query")
+	return nil, badParam(q.TokenParam, q.Token, "the token from this query's next link", "the token belongs to a different query")
 }
 
 // serveItems answers one page of a search or items request.
