@@ -119,37 +119,97 @@ func (c *Catalogs) Default() string {
 
 // Resolve turns a reference ("" = the configured default) into a Catalog.
 func (c *Catalogs) Resolve(ctx context.Context, ref string) (*Catalog, error) {
-	given := strings.TrimSpace(ref)
-	if given == "" {
-		given = c.Default()
+	r, err := c.classify(ref)
+	if err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, errors.New("catalogs: already closed (the server is shutting down)")
 	}
+	switch r.kind {
+	case refRemote:
+		return c.remoteLocked(r.ref, r.name, r.url)
+	case refDemo:
+		return c.inProcessLocked(ctx, r.ref, DemoCatalog, DemoCatalog, loadDemoStore)
+	default:
+		return c.inProcessLocked(ctx, r.ref, "local", r.path, func() (*staticStore, error) {
+			return loadDirStore(filepath.Dir(r.path), filepath.Base(r.path))
+		})
+	}
+}
+
+// Check reports whether ref ("" = the default) is usable without loading
+// or contacting anything, so a bad --catalog refuses to start while the
+// demo catalog still starts lazily.
+func (c *Catalogs) Check(ref string) error {
+	_, err := c.classify(ref)
+	return err
+}
+
+type refKind int
+
+const (
+	refRemote refKind = iota
+	refDemo
+	refLocal
+)
+
+// classifiedRef is what a reference names.
+type classifiedRef struct {
+	kind refKind
+	ref  string // as given (the default when "")
+	name string // preset name for remote presets
+	url  string // remote: the URL
+	path string // local: absolute path of the root catalog file
+}
+
+func (c *Catalogs) classify(ref string) (classifiedRef, error) {
+	given := strings.TrimSpace(ref)
+	if given == "" {
+		given = c.Default()
+	}
 	lower := strings.ToLower(given)
 	if u, ok := presetURL(lower); ok {
-		return c.remoteLocked(given, lower, u)
+		return classifiedRef{kind: refRemote, ref: given, name: lower, url: u}, nil
 	}
 	if lower == DemoCatalog {
-		return c.inProcessLocked(ctx, given, DemoCatalog, DemoCatalog, loadDemoStore)
+		return classifiedRef{kind: refDemo, ref: given}, nil
 	}
 	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
-		return c.remoteLocked(given, "", given)
+		u, err := url.Parse(given)
+		if err != nil || u.Host == "" {
+			return classifiedRef{}, refError(given, fmt.Sprintf("it is not a valid URL with a host (%v)", err))
+		}
+		return classifiedRef{kind: refRemote, ref: given, url: given}, nil
 	}
 	path := given
 	if strings.HasPrefix(lower, "file://") {
 		path = given[len("file://"):]
 	}
-	return c.localLocked(ctx, given, path)
+	info, err := os.Stat(path)
+	if err != nil {
+		return classifiedRef{}, refError(given, "it is not a preset name, \"demo\", an http(s) URL, or an existing path ("+statReason(err)+")")
+	}
+	if info.IsDir() {
+		path = filepath.Join(path, "catalog.json")
+		if _, err := os.Stat(path); err != nil {
+			return classifiedRef{}, refError(given, "it is a directory without a catalog.json; give the path of the root catalog file")
+		}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return classifiedRef{}, fmt.Errorf("catalog %q: %w", given, err)
+	}
+	return classifiedRef{kind: refLocal, ref: given, path: abs}, nil
 }
 
 // remoteLocked returns the cached client for a remote STAC API URL.
 func (c *Catalogs) remoteLocked(ref, name, rawURL string) (*Catalog, error) {
 	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" {
-		return nil, refError(ref, fmt.Sprintf("it is not a valid URL with a host (%v)", err))
+	if err != nil {
+		return nil, refError(ref, fmt.Sprintf("it is not a valid URL (%v)", err))
 	}
 	key := strings.TrimRight(u.String(), "/")
 	if cat, ok := c.byURL[key]; ok {
@@ -162,29 +222,6 @@ func (c *Catalogs) remoteLocked(ref, name, rawURL string) (*Catalog, error) {
 	cat := &Catalog{Ref: ref, Name: name, URL: key, Host: u.Host, Client: client}
 	c.byURL[key] = cat
 	return cat, nil
-}
-
-// localLocked serves a static catalog from disk: a catalog.json file, or a
-// directory holding one.
-func (c *Catalogs) localLocked(ctx context.Context, ref, path string) (*Catalog, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, refError(ref, "it is not a preset name, \"demo\", an http(s) URL, or an existing path ("+statReason(err)+")")
-	}
-	dir, root := filepath.Dir(path), filepath.Base(path)
-	if info.IsDir() {
-		dir, root = path, "catalog.json"
-		if _, err := os.Stat(filepath.Join(dir, root)); err != nil {
-			return nil, refError(ref, "it is a directory without a catalog.json; give the path of the root catalog file")
-		}
-	}
-	abs, err := filepath.Abs(filepath.Join(dir, root))
-	if err != nil {
-		return nil, fmt.Errorf("catalog %q: %w", ref, err)
-	}
-	return c.inProcessLocked(ctx, ref, "local", abs, func() (*staticStore, error) {
-		return loadDirStore(filepath.Dir(abs), filepath.Base(abs))
-	})
 }
 
 // inProcessLocked returns the in-process server for key, loading and

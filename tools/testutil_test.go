@@ -61,7 +61,9 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if opts.Policy != nil {
 		policy = *opts.Policy
 	}
-	layer := reliability.New(policy, reliability.Options{Transport: opts.Transport})
+	// Logs go to the test's log (shown on failure or with -v), not stderr.
+	logger := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	layer := reliability.New(policy, reliability.Options{Transport: opts.Transport, Logger: &logger})
 	ref := opts.CatalogURL
 	if ref == "" {
 		ref = DemoCatalog
@@ -79,7 +81,7 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if limits.MaxItemsCeiling == 0 {
 		limits.MaxItemsCeiling = 100
 	}
-	return &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}
+	return &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: logger}
 }
 
 // newTestSession connects an MCP client to a fresh server over in-memory

@@ -28,7 +28,7 @@ func runCall(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		}
 		args = json.RawMessage(raw)
 	}
-	a, err := newApp(ctx, cfg, stderr)
+	a, err := newApp(cfg, stderr)
 	if err != nil {
 		return err
 	}

@@ -20,9 +20,9 @@ type app struct {
 }
 
 // newApp builds the reliability layer, the catalogs and the MCP server. The
-// default catalog reference is checked now, so a typo refuses to start
-// instead of failing every tool call.
-func newApp(ctx context.Context, cfg *config, stderr io.Writer) (*app, error) {
+// default catalog reference is checked now (without loading or contacting
+// it), so a typo refuses to start instead of failing every tool call.
+func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	level := cfg.LogLevel
 	if level == "" && cfg.Command != "" && cfg.Command != "stdio" {
 		// A person running call or tools wants the answer, not logs; a tool
@@ -40,7 +40,7 @@ func newApp(ctx context.Context, cfg *config, stderr io.Writer) (*app, error) {
 		Headers:    cfg.Headers,
 		UserAgent:  "stac-mcp/" + version(),
 	})
-	if _, err := catalogs.Resolve(ctx, ""); err != nil {
+	if err := catalogs.Check(""); err != nil {
 		_ = catalogs.Close()
 		return nil, usageError("--catalog / STAC_MCP_CATALOG_URL: %v", err)
 	}

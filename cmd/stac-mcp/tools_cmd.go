@@ -13,7 +13,7 @@ import (
 // runTools lists the tools as an MCP client sees them (tools/list over the
 // in-memory transport): a table, or with --json the full definitions.
 func runTools(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
-	a, err := newApp(ctx, cfg, stderr)
+	a, err := newApp(cfg, stderr)
 	if err != nil {
 		return err
 	}
