@@ -173,9 +173,11 @@ func datetimeFrequency(items []*storedItem) map[string]any {
 }
 
 // cloudCoverFrequency is a histogram of properties.eo:cloud_cover in
-// buckets of cloudCoverBucketWidth; 100 falls in the last bucket [90,100].
+// buckets of cloudCoverBucketWidth keyed "from-to" ("0-10", "10-20", …) in
+// numeric order; 100 falls in the last bucket [90,100]. Only non-empty
+// buckets are listed.
 func cloudCoverFrequency(items []*storedItem) map[string]any {
-	counts := map[string]int{}
+	counts := map[int]int{} // bucket lower bound → frequency
 	missing := 0
 	for _, it := range items {
 		v, ok := itemValue(it, "eo:cloud_cover")
@@ -184,13 +186,20 @@ func cloudCoverFrequency(items []*storedItem) map[string]any {
 			missing++
 			continue
 		}
-		lower := math.Min(math.Floor(f/cloudCoverBucketWidth)*cloudCoverBucketWidth, 100-cloudCoverBucketWidth)
-		// Zero-padded keys sort numerically as strings.
-		counts[fmt.Sprintf("%03d-%03d", int(lower), int(lower)+cloudCoverBucketWidth)]++
+		counts[int(math.Min(math.Floor(f/cloudCoverBucketWidth), 100/cloudCoverBucketWidth-1))*cloudCoverBucketWidth]++
 	}
-	return frequencyResult(counts, "numeric", func(key string, b map[string]any) {
-		var from, to int
-		fmt.Sscanf(key, "%d-%d", &from, &to)
-		b["from"], b["to"] = from, to
-	}, missing)
+	lowers := make([]int, 0, len(counts))
+	for lower := range counts {
+		lowers = append(lowers, lower)
+	}
+	sort.Ints(lowers)
+	buckets := make([]any, 0, len(lowers))
+	for _, lower := range lowers {
+		buckets = append(buckets, map[string]any{
+			"key":       fmt.Sprintf("%d-%d", lower, lower+cloudCoverBucketWidth),
+			"data_type": "numeric", "frequency": counts[lower],
+			"from": lower, "to": lower + cloudCoverBucketWidth,
+		})
+	}
+	return map[string]any{"buckets": buckets, "missing": missing}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -66,7 +67,7 @@ func TestAggregate(t *testing.T) {
 			t.Errorf("cloud cover buckets sum %d, missing %d, matched %d", sum, missing, matched)
 		}
 		// s-00..s-08 have 0,4,...,32; landsat 15,35,55,75.
-		if byKey["000-010"] != 3 || byKey["010-020"] != 3 || byKey["030-040"] != 2 || byKey["070-080"] != 1 {
+		if byKey["0-10"] != 3 || byKey["10-20"] != 3 || byKey["30-40"] != 2 || byKey["70-80"] != 1 {
 			t.Errorf("cloud cover buckets %v", byKey)
 		}
 
@@ -118,5 +119,28 @@ func TestCollectionAggregate(t *testing.T) {
 	wantStatus(t, ts.get(t, "/collections/landsat/aggregate?collections=dem"), http.StatusBadRequest)
 	if l := linkByRel(ts.get(t, "/collections/landsat").body, "aggregate"); l == nil || l["href"] != ts.URL+"/collections/landsat/aggregate" {
 		t.Errorf("collection aggregate link %v", l)
+	}
+}
+
+func TestCloudCoverBuckets(t *testing.T) {
+	var items []*storedItem
+	for _, v := range []any{json.Number("100"), json.Number("9.99"), json.Number("10"), json.Number("0"), json.Number("-1"), "cloudy", nil} {
+		props := map[string]any{}
+		if v != nil {
+			props["eo:cloud_cover"] = v
+		}
+		items = append(items, &storedItem{doc: map[string]any{"properties": props}})
+	}
+	got := cloudCoverFrequency(items)
+	if got["missing"] != 3 {
+		t.Errorf("missing %v, want 3 (negative, text, absent)", got["missing"])
+	}
+	var keys []string
+	for _, b := range got["buckets"].([]any) {
+		m := b.(map[string]any)
+		keys = append(keys, m["key"].(string)+"="+strconv.Itoa(m["frequency"].(int)))
+	}
+	if want := []string{"0-10=2", "10-20=1", "90-100=1"}; !equalStrings(keys, want) {
+		t.Errorf("buckets %v, want %v", keys, want)
 	}
 }
