@@ -44,6 +44,8 @@ type callRecord struct {
 	lastStatus  int
 	lastMessage string
 	lastClass   string
+	lastPath    string
+	lastWait    time.Duration
 }
 
 type recordKey struct{}
@@ -181,15 +183,16 @@ func (l *Layer) finish(ctx context.Context, rec *callRecord, err error) error {
 func (l *Layer) toolTimeout(rec *callRecord, cause error) *Denial {
 	rc := rec.receipt()
 	rec.mu.Lock()
-	status, msg, class := rec.lastStatus, rec.lastMessage, rec.lastClass
+	status, msg, class, path, wait := rec.lastStatus, rec.lastMessage, rec.lastClass, rec.lastPath, rec.lastWait
 	rec.mu.Unlock()
 	l.metrics.toolTimeouts.WithLabelValues(rec.tool).Inc()
 	if rec.host != "" {
 		l.host(rec.host).counts.add(l.now(), evTimeout)
 	}
 	l.log.Warn().Str("event", eventTimeoutAbort).Str("correlation_id", rec.correlationID).Str("tool_name", rec.tool).
-		Int("attempt", rc.Attempts).Int64("elapsed_ms", rc.ElapsedMS).Str("error_class", class).Int("status", status).
-		Str("host", rec.host).Msg("tool call stopped at its deadline")
+		Int("attempt", rc.Attempts).Int64("wait_ms", wait.Milliseconds()).Int64("elapsed_ms", rc.ElapsedMS).
+		Str("error_class", class).Int("status", status).Str("host", rec.host).Str("url_path", path).
+		Msg("tool call stopped at its deadline")
 	return &Denial{
 		Code: CodeTimeout, Host: rec.host, ErrorClass: class, Attempts: rc.Attempts, ElapsedMS: rc.ElapsedMS,
 		LastStatus: status, LastMessage: msg, Next: nextStep(CodeTimeout, l.policy, time.Time{}, l.now()), Err: cause,
@@ -208,9 +211,15 @@ func (l *Layer) complete(rec *callRecord, rc Receipt, err error) {
 	}
 	l.metrics.toolCalls.WithLabelValues(rec.tool, outcome).Inc()
 	l.metrics.toolDuration.WithLabelValues(rec.tool).Observe(time.Since(rec.start).Seconds())
+	rec.mu.Lock()
+	status, class, path := rec.lastStatus, rec.lastClass, rec.lastPath
+	rec.mu.Unlock()
 	ev := l.log.Info()
 	if err != nil {
 		ev = l.log.Warn().Str("error", err.Error())
+	}
+	if path != "" {
+		ev = ev.Str("error_class", class).Int("status", status).Str("url_path", path)
 	}
 	ev.Str("event", eventToolComplete).Str("correlation_id", rc.CorrelationID).Str("tool_name", rc.Tool).
 		Str("outcome", outcome).Int("attempt", rc.Attempts).Int("retries", rc.Retries).

@@ -43,6 +43,7 @@ func (r *retryLoop) beforeAttempt(_ retryablehttp.Logger, _ *http.Request, n int
 	if n == 0 {
 		return
 	}
+	r.rec.update(func(c *callRecord) { c.lastWait = r.wait })
 	l := r.layer
 	r.rec.update(func(c *callRecord) { c.retries++ })
 	l.metrics.retries.WithLabelValues(r.rec.tool).Inc()
@@ -123,7 +124,11 @@ func (r *retryLoop) observe(resp *http.Response, err error) {
 	r.retryAfter = 0
 	if err != nil {
 		r.last = classify(nil, err)
-		r.lastStatus, r.lastMessage = 0, ""
+		if r.last.class != classCircuitOpen {
+			// A refused attempt says nothing new about the catalog: keep
+			// the last answer it actually gave.
+			r.lastStatus, r.lastMessage = 0, ""
+		}
 	} else {
 		r.last = classifyStatus(resp.StatusCode)
 		r.lastStatus = resp.StatusCode
@@ -134,7 +139,7 @@ func (r *retryLoop) observe(resp *http.Response, err error) {
 		r.retryAfter, r.hasRetryAfter = retryAfterFrom(resp, r.layer.now())
 	}
 	r.rec.update(func(c *callRecord) {
-		c.lastStatus, c.lastMessage, c.lastClass = r.lastStatus, r.lastMessage, r.last.class
+		c.lastStatus, c.lastMessage, c.lastClass, c.lastPath = r.lastStatus, r.lastMessage, r.last.class, r.path
 	})
 }
 

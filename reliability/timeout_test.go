@@ -33,7 +33,8 @@ func TestToolTimeoutReturnsAtTheCap(t *testing.T) {
 			t.Errorf("timeouts_total = %v, want 1", got)
 		}
 		aborts := tl.logs.named(t, eventTimeoutAbort)
-		if len(aborts) != 1 || aborts[0]["correlation_id"] != rc.CorrelationID {
+		if len(aborts) != 1 || aborts[0]["correlation_id"] != rc.CorrelationID || aborts[0]["url_path"] != "/v1/search" ||
+			aborts[0]["tool_name"] != "search_items" || aborts[0]["attempt"] != 1.0 {
 			t.Errorf("timeout_abort events %v, want one for %s", aborts, rc.CorrelationID)
 		}
 		if rc.Attempts != tl.up.hitCount() || rc.Attempts != 1 || d.Attempts != 1 {
