@@ -47,7 +47,7 @@ func SearchItems() Tool {
 			"has_more and cursor continue exactly where this page stopped. limit is only the page size sent to the catalog. " +
 			"Parameters the catalog does not declare are still sent, with a warning.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [-105.3, 39.9, -105.1, 40.1], "datetime": "2024-06", ` +
-			`"filter": "eo:cloud_cover < 20", "sortby": "-properties.datetime", "max_items": 5}`,
+			`"query": {"eo:cloud_cover": {"lt": 20}}, "sortby": "-properties.datetime", "max_items": 5}`,
 		Annotations: readOnlyAnnotations("Search items"),
 	}, true, searchItems)
 }
@@ -135,6 +135,10 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 
 	for it, err := range search.Items(ctx) {
 		if err != nil {
+			if len(out.Warnings) > 0 && isKind(err, stacclient.KindBadRequest) {
+				// The catalog refused what we warned it might not support: say both.
+				return fail(actionable(err, "%s Likely cause: %s", renderError(tool, err).Error(), strings.Join(out.Warnings, " ")))
+			}
 			return fail(err)
 		}
 		if detail == detailFull {
