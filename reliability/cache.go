@@ -18,6 +18,7 @@ import (
 // and storable in the cache. Each caller gets its own *http.Response.
 type snapshot struct {
 	status        int
+	statusText    string // "200 OK", as the server sent it
 	proto         string
 	header        http.Header
 	contentLength int64
@@ -26,7 +27,7 @@ type snapshot struct {
 
 func (s *snapshot) response(req *http.Request) *http.Response {
 	return &http.Response{
-		Status:        http.StatusText(s.status),
+		Status:        s.statusText,
 		StatusCode:    s.status,
 		Proto:         s.proto,
 		ProtoMajor:    1,

@@ -257,3 +257,32 @@ func TestCoalescedFollowerOutlivesItsLeader(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// stacclient.Head reads Content-Length from a HEAD answer, which has no
+// body: buffering must keep the header's length, and the status line.
+func TestHeadKeepsContentLength(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tl := newTestLayer(t, noCache(), func(int, *http.Request) (*http.Response, error) {
+			resp := answer(200, "")
+			resp.Status = "200 OK"
+			resp.ContentLength = 123456789
+			return resp, nil
+		})
+		var resp *http.Response
+		_, err := tl.Run(context.Background(), "estimate_data_size", testHost, func(ctx context.Context) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodHead, "https://"+testHost+"/data/a.tif", nil)
+			var err error
+			resp, err = tl.HTTPClient().Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ContentLength != 123456789 || resp.Status != "200 OK" {
+			t.Fatalf("HEAD: content length %d, status %q; want 123456789 and \"200 OK\"", resp.ContentLength, resp.Status)
+		}
+	})
+}

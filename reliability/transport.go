@@ -178,7 +178,7 @@ func snapshotOf(resp *http.Response) *snapshot {
 		data, _ = io.ReadAll(resp.Body) // not reached: attemptTransport always buffers
 	}
 	resp.Body.Close()
-	return &snapshot{status: resp.StatusCode, proto: resp.Proto, header: resp.Header, contentLength: resp.ContentLength, body: data}
+	return &snapshot{status: resp.StatusCode, statusText: resp.Status, proto: resp.Proto, header: resp.Header, contentLength: resp.ContentLength, body: data}
 }
 
 // bufferedBody is a response body already read in full inside the attempt.
