@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/tools"
+)
+
+// benchServer is stac-mcp over an in-process stacserver: an MCP client
+// session (in-memory transport) and the stacserver's URL for direct
+// requests to the same data.
+type benchServer struct {
+	session *mcp.ClientSession
+	url     string
+	direct  *http.Client
+}
+
+// newBenchServer serves store over httptest and connects an MCP client to
+// a stac-mcp server whose default catalog is that URL. The response cache
+// is off so every tool call does its upstream requests, like the direct
+// request it is compared with.
+func newBenchServer(b *testing.B, store *stacserver.Store, limits tools.Limits) *benchServer {
+	b.Helper()
+	ts := httptest.NewServer(stacserver.New(store, stacserver.Options{}))
+	b.Cleanup(ts.Close)
+
+	policy := reliability.DefaultPolicy()
+	policy.CacheTTL = 0
+	logger := zerolog.Nop()
+	layer := reliability.New(policy, reliability.Options{Logger: &logger})
+	catalogs := tools.NewCatalogs(tools.CatalogsOptions{Default: ts.URL, HTTPClient: layer.HTTPClient()})
+	b.Cleanup(func() { _ = catalogs.Close() })
+	deps := &tools.Deps{Layer: layer, Catalogs: catalogs, Limits: limits, Logger: logger}
+
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ss, err := tools.NewServer(deps, "bench").Connect(context.Background(), serverT, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).Connect(context.Background(), clientT, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
+	return &benchServer{session: cs, url: ts.URL, direct: ts.Client()}
+}
+
+// call makes one tool call and fails the benchmark unless it succeeded.
+func (s *benchServer) call(b *testing.B, name string, args map[string]any) *mcp.CallToolResult {
+	b.Helper()
+	res, err := s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	if res.IsError {
+		b.Fatalf("%s: isError: %v", name, textOf(res))
+	}
+	return res
+}
+
+func textOf(res *mcp.CallToolResult) string {
+	var s string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			s += tc.Text
+		}
+	}
+	return s
+}
+
+// upstreamRequests reads the receipt's upstream_requests.
+func upstreamRequests(b *testing.B, res *mcp.CallToolResult) int {
+	b.Helper()
+	raw, err := json.Marshal(res.Meta[tools.MetaReceipt])
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r reliability.Receipt
+	if err := json.Unmarshal(raw, &r); err != nil {
+		b.Fatalf("receipt %s: %v", raw, err)
+	}
+	return r.UpstreamRequests
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver/demo"
+	"github.com/stacmcp/stac-mcp/tools"
+)
+
+// BenchmarkToolCallOverhead compares the median time of a tool call through
+// the MCP server (in-memory transport, reliability layer, schema validation,
+// rendering) with the median of the same request made directly over HTTP to
+// the same stacserver. added_ms is the difference; target: under 1 ms.
+//
+// To show where added time goes, client_median_ms is the same request made
+// with stacclient alone (HTTP plus decoding into STAC types, no MCP and no
+// reliability layer), and upstream_requests/call is how many HTTP requests
+// the tool made (from its receipt) where the direct path makes one.
+//
+//	go test -run '^$' -bench ToolCallOverhead -benchtime 200x ./bench/
+func BenchmarkToolCallOverhead(b *testing.B) {
+	store, err := stacserver.LoadFS(demo.FS, demo.RootFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := newBenchServer(b, store, tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100})
+	client, err := stacclient.New(srv.url, stacclient.Options{HTTPClient: srv.direct})
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	cases := []struct {
+		name string
+		tool string
+		args map[string]any
+		req  func() (*http.Request, error)
+		// viaClient makes the same request with stacclient alone.
+		viaClient func(ctx context.Context) error
+	}{
+		{
+			name: "get_item",
+			tool: "get_item",
+			args: map[string]any{"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"},
+			req: func() (*http.Request, error) {
+				return http.NewRequest(http.MethodGet, srv.url+"/collections/sentinel-2-l2a/items/S2B_24MUA_20250731_0_L2A", nil)
+			},
+			viaClient: func(ctx context.Context) error {
+				_, err := client.Item(ctx, "sentinel-2-l2a", "S2B_24MUA_20250731_0_L2A")
+				return err
+			},
+		},
+		{
+			name: "search_items_10",
+			tool: "search_items",
+			args: map[string]any{"collections": []string{"naip"}, "max_items": 10, "limit": 10},
+			req: func() (*http.Request, error) {
+				r, err := http.NewRequest(http.MethodPost, srv.url+"/search", bytes.NewReader([]byte(`{"collections":["naip"],"limit":10}`)))
+				if err == nil {
+					r.Header.Set("Content-Type", "application/json")
+				}
+				return r, err
+			},
+			viaClient: func(ctx context.Context) error {
+				n := 0
+				for _, err := range client.Search(stacclient.SearchParams{Collections: []string{"naip"}, Limit: 10}, stacclient.SearchLimits{MaxItems: 10}).Items(ctx) {
+					if err != nil {
+						return err
+					}
+					n++
+				}
+				if n != 10 {
+					return fmt.Errorf("stacclient search yielded %d items, want 10", n)
+				}
+				return nil
+			},
+		},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			res := srv.call(b, c.tool, c.args) // warm connections and schema caches
+			upstream := upstreamRequests(b, res)
+			var viaMCP, direct, viaClient []time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				srv.call(b, c.tool, c.args)
+				viaMCP = append(viaMCP, time.Since(start))
+
+				req, err := c.req()
+				if err != nil {
+					b.Fatal(err)
+				}
+				start = time.Now()
+				resp, err := srv.direct.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK {
+					b.Fatalf("direct request: status %d, %v", resp.StatusCode, err)
+				}
+				direct = append(direct, time.Since(start))
+
+				start = time.Now()
+				if err := c.viaClient(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				viaClient = append(viaClient, time.Since(start))
+			}
+			b.ReportMetric(ms(median(viaMCP)), "mcp_median_ms")
+			b.ReportMetric(ms(median(direct)), "direct_median_ms")
+			b.ReportMetric(ms(median(viaClient)), "client_median_ms")
+			b.ReportMetric(ms(median(viaMCP))-ms(median(direct)), "added_ms")
+			b.ReportMetric(float64(upstream), "upstream_requests/call")
+		})
+	}
+}
