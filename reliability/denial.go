@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -132,7 +133,29 @@ func upstreamMessage(body []byte) string {
 	if !utf8.Valid(body) {
 		return fmt.Sprintf("(%d bytes of non-text body)", len(body))
 	}
+	if body[0] == '<' {
+		return trimMessage(htmlText(string(body)))
+	}
 	return trimMessage(string(body))
+}
+
+// htmlText drops the tags and doctype of an HTML error page and decodes its
+// entities, leaving the sentence a person would read.
+func htmlText(s string) string {
+	var b strings.Builder
+	inTag := false
+	for _, r := range s {
+		switch {
+		case r == '<':
+			inTag = true
+			b.WriteByte(' ')
+		case r == '>':
+			inTag = false
+		case !inTag:
+			b.WriteRune(r)
+		}
+	}
+	return html.UnescapeString(b.String())
 }
 
 func trimMessage(s string) string {

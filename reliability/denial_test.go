@@ -2,6 +2,8 @@ package reliability
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -72,10 +74,10 @@ func TestDenialTextIsACompleteSentence(t *testing.T) {
 func TestUpstreamMessage(t *testing.T) {
 	long := strings.Repeat("word ", 100)
 	cases := map[string]string{
-		`{"code":"NotFound","description":"Collection x not found"}`: "Collection x not found",
-		`{"detail":[{"loc":"bbox"}],"message":"bad bbox"}`:           "bad bbox",
-		`{"title":"Bad Request","detail":"limit too large"}`:         "limit too large",
-		"  <html>\n  <body>Gateway   Timeout</body></html> ":         "<html> <body>Gateway Timeout</body></html>",
+		`{"code":"NotFound","description":"Collection x not found"}`:    "Collection x not found",
+		`{"detail":[{"loc":"bbox"}],"message":"bad bbox"}`:              "bad bbox",
+		`{"title":"Bad Request","detail":"limit too large"}`:            "limit too large",
+		"  <html>\n  <body>Gateway   Timeout &amp; more</body></html> ": "Gateway Timeout & more",
 		"":         "",
 		"\xff\xfe": "(2 bytes of non-text body)",
 	}
@@ -86,5 +88,23 @@ func TestUpstreamMessage(t *testing.T) {
 	}
 	if got := upstreamMessage([]byte(long)); len([]rune(got)) != maxMessageRunes+1 || !strings.HasSuffix(got, "…") {
 		t.Errorf("long message not trimmed visibly: %d runes", len([]rune(got)))
+	}
+}
+
+// Real error bodies recorded from public catalogs (testdata/real-errors).
+func TestUpstreamMessageOfRealErrorBodies(t *testing.T) {
+	for file, want := range map[string]string{
+		"earth-search-404.json": "Not Found",
+		"radiant-401.json":      "Must provide API key or Bearer token to access this route.",
+		"radiant-401.html": "401 Unauthorized Unauthorized The server could not verify that you are authorized to access the URL requested. " +
+			"You either supplied the wrong credentials (e.g. a bad password), or your browser doesn't understand how to supply the credentials required.",
+	} {
+		body, err := os.ReadFile(filepath.Join("testdata", "real-errors", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := upstreamMessage(body); got != want {
+			t.Errorf("%s: message %q, want %q", file, got, want)
+		}
 	}
 }
