@@ -171,7 +171,7 @@ type SearchArgs struct {
 	FilterLang  string     `json:"filter_lang,omitempty" jsonschema:"cql2-text or cql2-json; inferred from filter when absent"`
 	SortBy      SortByArg  `json:"sortby,omitempty" jsonschema:"sort order, e.g. \"-properties.datetime\" for newest first (sort extension)"`
 	Fields      FieldsArg  `json:"fields,omitempty" jsonschema:"fields extension include/exclude, e.g. \"id,properties.datetime,-geometry\""`
-	Limit       IntArg     `json:"limit,omitempty" jsonschema:"page size hint sent to the catalog (1..10000); NOT the total number of items returned, which is max_items"`
+	Limit       IntArg     `json:"limit,omitempty" jsonschema:"page size hint sent to the catalog (1..10000); the total returned is max_items (when max_items is absent, limit caps the total too, as in the Python stac-mcp)"`
 }
 
 // empty reports whether no search parameter was given at all.

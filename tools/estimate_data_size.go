@@ -110,10 +110,6 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	fail := func(err error) (EstimateDataSizeOut, string, error) {
 		return EstimateDataSizeOut{}, "", renderError(tool, err)
 	}
-	maxItems, err := maxItemsArg(in.MaxItems, c.Deps.Limits)
-	if err != nil {
-		return fail(err)
-	}
 	keys, err := in.AssetKeys.Strings("asset_keys")
 	if err != nil {
 		return fail(err)
@@ -122,8 +118,15 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	if err != nil {
 		return fail(err)
 	}
+	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, c.Deps.Limits)
+	if err != nil {
+		return fail(err)
+	}
 	out := EstimateDataSizeOut{Coverage: []ItemCoverage{}, ByCollection: []SizeTotal{}, ByAssetKey: []SizeTotal{}, ByMethod: []SizeTotal{},
 		Assets: []SizedAsset{}, NotSized: []UnsizedAsset{}, Notes: []string{}, Warnings: []string{}}
+	if budgetNote != "" {
+		out.Notes = append(out.Notes, budgetNote)
+	}
 	client := c.Catalog.Client
 	if caps, err := client.Capabilities(ctx); err == nil {
 		out.Warnings = append(out.Warnings, unsupportedWarnings(caps, params)...)

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -52,6 +53,10 @@ func SearchItems() Tool {
 	}, true, searchItems)
 }
 
+// fullDetailWarnBytes is the size of full items above which the output
+// warns that it crowds a model's context.
+const fullDetailWarnBytes = 100 << 10 // about 25k tokens
+
 const (
 	detailSummary = "summary"
 	detailFull    = "full"
@@ -67,18 +72,41 @@ func parseDetail(s string) (string, error) {
 	return "", &stacclient.ParamError{Param: "detail", Got: s, Reason: "unknown detail level", Accepted: `"summary" (default) or "full"`}
 }
 
-// maxItemsArg reads max_items against the configured default and ceiling.
-func maxItemsArg(a IntArg, lim Limits) (int, error) {
-	def, ceiling := lim.MaxItemsDefault, lim.MaxItemsCeiling
+// itemLimits are the configured default and ceiling of max_items.
+func itemLimits(lim Limits) (def, ceiling int) {
+	def, ceiling = lim.MaxItemsDefault, lim.MaxItemsCeiling
 	if def <= 0 {
 		def = 10
 	}
 	if ceiling <= 0 {
 		ceiling = 100
 	}
-	ceiling = max(ceiling, def)
-	return a.Int("max_items", def, 1, ceiling,
+	return def, max(ceiling, def)
+}
+
+// maxItemsArg reads max_items against the configured default and ceiling.
+// When max_items is absent but limit is given, limit also caps the total, as
+// it did in the Python stac-mcp ("latest ⇒ limit=1" prompts keep working);
+// the note says so, because limit is otherwise only the page size.
+func maxItemsArg(a IntArg, pageLimit int, lim Limits) (int, string, error) {
+	def, ceiling := itemLimits(lim)
+	if !argGiven(a) && pageLimit > 0 {
+		n := min(pageLimit, ceiling)
+		note := fmt.Sprintf("max_items was not given, so it follows limit (%d); limit alone is only the page size", pageLimit)
+		if n < pageLimit {
+			note += fmt.Sprintf(", capped at the ceiling %d: continue with cursor", ceiling)
+		}
+		return n, note, nil
+	}
+	n, err := a.Int("max_items", def, 1, ceiling,
 		fmt.Sprintf("; default %d, ceiling %d (STAC_MCP_MAX_ITEMS_CEILING): for more, call again with the returned cursor", def, ceiling))
+	return n, "", err
+}
+
+// argGiven reports whether a loose argument was sent with a value.
+func argGiven(raw []byte) bool {
+	t := strings.TrimSpace(string(raw))
+	return t != "" && t != "null"
 }
 
 func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut, string, error) {
@@ -88,16 +116,19 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	if err != nil {
 		return fail(err)
 	}
-	maxItems, err := maxItemsArg(in.MaxItems, c.Deps.Limits)
+	params, err := in.params()
 	if err != nil {
 		return fail(err)
 	}
-	params, err := in.params()
+	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, c.Deps.Limits)
 	if err != nil {
 		return fail(err)
 	}
 	out := SearchItemsOut{Detail: detail, Items: []ItemSummary{}, Features: []map[string]any{}, Search: map[string]any{},
 		Warnings: []string{}, Notes: []string{}}
+	if budgetNote != "" {
+		out.Notes = append(out.Notes, budgetNote)
+	}
 	client := c.Catalog.Client
 	limits := stacclient.SearchLimits{MaxItems: maxItems}
 	fp := fingerprint(params)
@@ -154,6 +185,12 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 			out.Truncated = out.Truncated || len(s.OtherAssetKeys) > 0
 		}
 		out.Returned++
+	}
+	if detail == detailFull && out.Returned > 0 {
+		if b, err := json.Marshal(out.Features); err == nil && len(b) > fullDetailWarnBytes {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("detail=full output is %s for %d items: prefer detail=summary, fields to drop members, or a smaller max_items",
+				humanBytes(int64(len(b))), out.Returned))
+		}
 	}
 	out.Method = search.Method()
 	out.StopReason = string(search.StopReason())

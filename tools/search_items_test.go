@@ -254,3 +254,23 @@ func TestSearchItemsEmptyResultSaysWhatToRelax(t *testing.T) {
 		t.Errorf("notes %q do not suggest widening datetime", out.Notes)
 	}
 }
+
+func TestSearchItemsLimitCapsTheTotalOnlyWithoutMaxItems(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	pyStyle := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "limit": 1}))
+	if pyStyle.Returned != 1 || !strings.Contains(strings.Join(pyStyle.Notes, " "), "follows limit") {
+		t.Errorf("limit 1 alone: returned %d, notes %q; want 1 item and a note that max_items followed limit", pyStyle.Returned, pyStyle.Notes)
+	}
+	paged := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "limit": 2, "max_items": 7}))
+	if paged.Returned != 7 || len(paged.Notes) != 0 {
+		t.Errorf("limit 2 with max_items 7: returned %d, notes %q; want 7 items over several pages", paged.Returned, paged.Notes)
+	}
+}
+
+func TestSearchItemsWarnsWhenFullDetailIsLarge(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "sentinel-2-l2a", "max_items": 7, "detail": "full"}))
+	if out.Returned != 7 || !strings.Contains(strings.Join(out.Warnings, " "), "detail=full output is") {
+		t.Errorf("returned %d, warnings %q; want a size warning for 7 full Sentinel-2 items", out.Returned, out.Warnings)
+	}
+}
