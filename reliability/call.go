@@ -90,6 +90,10 @@ func (r *callRecord) receipt() Receipt {
 	}
 }
 
+// timeoutGrace is how long Run waits, after the tool deadline, for fn to
+// return on its own; the issue allows 100 ms past the cap.
+const timeoutGrace = 50 * time.Millisecond
+
 type fnResult struct {
 	err      error
 	panicked any
@@ -101,8 +105,9 @@ type fnResult struct {
 // when the layer gave up: timeout, retries exhausted, breaker open, budget
 // spent, no time left for a retry, or a 403 throttling answer.
 //
-// fn runs on its own goroutine so that Run returns at the tool deadline even
-// if fn is slow to notice the cancelled context.
+// fn runs on its own goroutine so that Run returns at the tool deadline (at
+// most timeoutGrace later) even if fn is slow to notice the cancelled
+// context. If fn returns a result within the grace, that result stands.
 func (l *Layer) Run(ctx context.Context, tool, catalogHost string, fn func(ctx context.Context) error) (Receipt, error) {
 	rec := l.newRecord(tool, catalogHost)
 	l.metrics.touch(tool)
@@ -122,12 +127,16 @@ func (l *Layer) Run(ctx context.Context, tool, catalogHost string, fn func(ctx c
 	select {
 	case res = <-done:
 	case <-callCtx.Done():
+		// Give fn a moment to return what it has (a tool may answer with the
+		// pages it got and a cursor), but never hold the call much past the cap.
+		grace := time.NewTimer(timeoutGrace)
 		select {
-		case res = <-done: // finished at the same moment: keep its result
-		default:
+		case res = <-done:
+		case <-grace.C:
 			res = fnResult{err: callCtx.Err()}
 			go l.reportLatePanic(rec, done)
 		}
+		grace.Stop()
 	}
 	if res.panicked != nil {
 		panic(res.panicked)
