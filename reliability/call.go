@@ -32,6 +32,7 @@ type Receipt struct {
 type callRecord struct {
 	tool, correlationID, host string
 	start                     time.Time
+	insideRun                 bool // false: a request made outside Run
 
 	mu          sync.Mutex
 	attempts    int
@@ -62,10 +63,22 @@ func recordFrom(ctx context.Context) *callRecord {
 // CorrelationID returns the correlation id of the tool call ctx belongs to,
 // or "" outside Run.
 func CorrelationID(ctx context.Context) string {
-	if r := recordFrom(ctx); r != nil {
+	if r := recordFrom(ctx); r != nil && r.insideRun {
 		return r.correlationID
 	}
 	return ""
+}
+
+// CallInfo tells which tool call a context belongs to. The request contexts
+// the base transport (Options.Transport) sees carry it, so a test can check
+// that every upstream request was made inside Run by the tool it expects:
+// insideRun is false for requests made with HTTPClient outside Run.
+func CallInfo(ctx context.Context) (tool, correlationID string, insideRun bool) {
+	r := recordFrom(ctx)
+	if r == nil {
+		return "", "", false
+	}
+	return r.tool, r.correlationID, r.insideRun
 }
 
 func (l *Layer) newRecord(tool, host string) *callRecord {
@@ -110,6 +123,7 @@ type fnResult struct {
 // context. If fn returns a result within the grace, that result stands.
 func (l *Layer) Run(ctx context.Context, tool, catalogHost string, fn func(ctx context.Context) error) (Receipt, error) {
 	rec := l.newRecord(tool, catalogHost)
+	rec.insideRun = true
 	l.metrics.touch(tool)
 	callCtx, cancel := context.WithTimeout(withRecord(ctx, rec), l.policy.ToolTimeout)
 	defer cancel()

@@ -43,9 +43,8 @@ func (r *retryLoop) beforeAttempt(_ retryablehttp.Logger, _ *http.Request, n int
 	if n == 0 {
 		return
 	}
-	r.rec.update(func(c *callRecord) { c.lastWait = r.wait })
 	l := r.layer
-	r.rec.update(func(c *callRecord) { c.retries++ })
+	r.rec.update(func(c *callRecord) { c.retries++; c.lastWait = r.wait })
 	l.metrics.retries.WithLabelValues(r.rec.tool).Inc()
 	r.host.counts.add(l.now(), evRetry)
 	l.log.Info().Str("event", eventRetryAttempt).Str("correlation_id", r.rec.correlationID).Str("tool_name", r.rec.tool).

@@ -232,3 +232,32 @@ func TestRequestsOutsideRunStillGetThePolicy(t *testing.T) {
 		}
 	})
 }
+
+// The base transport sees which tool call each upstream request belongs to,
+// which is how the tools package proves that no tool bypasses Run.
+func TestBaseTransportSeesTheCallInfo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		type seen struct {
+			tool, id string
+			inside   bool
+		}
+		var got []seen
+		tl := newTestLayer(t, noCache(), func(_ int, req *http.Request) (*http.Response, error) {
+			tool, id, inside := CallInfo(req.Context())
+			got = append(got, seen{tool, id, inside})
+			return answer(200, "{}"), nil
+		})
+		rc, _, _ := tl.get("get_root", "/v1/")
+		resp, err := tl.HTTPClient().Get("https://" + testHost + "/v1/conformance")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if len(got) != 2 || got[0] != (seen{"get_root", rc.CorrelationID, true}) || got[1].tool != "unknown" || got[1].inside {
+			t.Errorf("call info seen upstream %+v, want get_root inside Run then unknown outside", got)
+		}
+		if CorrelationID(context.Background()) != "" {
+			t.Error("a bare context has a correlation id")
+		}
+	})
+}
