@@ -141,7 +141,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		if a, ok := aoiFromGeometry(params.Intersects); ok {
 			area = &a
 			if !a.exact {
-				out.Notes = append(out.Notes, "coverage uses the bounding rectangle of intersects, so clipped sizes are an upper bound")
+				out.Notes = append(out.Notes, "intersects is not made of convex polygons, so coverage uses its bounding rectangle: clipped sizes are an upper bound")
 			}
 		}
 	}

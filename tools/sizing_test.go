@@ -100,14 +100,48 @@ func TestCoverageAcrossTheAntimeridianAndFromBBox(t *testing.T) {
 	}
 }
 
-func TestAOIFromGeometryIsExactOnlyForRectangles(t *testing.T) {
-	rect, ok := aoiFromGeometry(polygonJSON([2]float64{0, 0}, [2]float64{1, 0}, [2]float64{1, 1}, [2]float64{0, 1}))
-	if !ok || !rect.exact || rect.bounds[0] != (orb.Bound{Min: orb.Point{0, 0}, Max: orb.Point{1, 1}}) {
-		t.Errorf("rectangle: %+v ok %v", rect, ok)
+func TestAOIFromGeometryIsExactForConvexPolygons(t *testing.T) {
+	tri, ok := aoiFromGeometry(polygonJSON([2]float64{0, 0}, [2]float64{0, 1}, [2]float64{1, 0})) // clockwise
+	if !ok || !tri.exact || len(tri.convex) != 1 || tri.convex[0].Orientation() != orb.CCW {
+		t.Errorf("triangle: %+v ok %v, want one counter-clockwise convex ring", tri, ok)
 	}
-	tri, ok := aoiFromGeometry(polygonJSON([2]float64{0, 0}, [2]float64{1, 0}, [2]float64{0, 1}))
-	if !ok || tri.exact {
-		t.Errorf("triangle: %+v ok %v, want its bounds marked inexact", tri, ok)
+	lShape := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 1}, [2]float64{1, 1}, [2]float64{1, 2}, [2]float64{0, 2})
+	concave, ok := aoiFromGeometry(lShape)
+	if !ok || concave.exact || len(concave.convex) != 0 || concave.bounds[0] != (orb.Bound{Min: orb.Point{0, 0}, Max: orb.Point{2, 2}}) {
+		t.Errorf("L shape: %+v ok %v, want its bounding rectangle marked inexact", concave, ok)
+	}
+	if _, ok := aoiFromGeometry(json.RawMessage(`{"type":"Nope"}`)); ok {
+		t.Error("an unreadable geometry gave an area")
+	}
+}
+
+func TestCoverageAgainstIntersectsPolygons(t *testing.T) {
+	square := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 2}, [2]float64{0, 2})
+	lShape := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 1}, [2]float64{1, 1}, [2]float64{1, 2}, [2]float64{0, 2})
+	for _, c := range []struct {
+		name      string
+		footprint json.RawMessage
+		area      json.RawMessage
+		want      float64
+	}{
+		// The lower-left triangle of the square: half of it.
+		{"square by triangle", square, polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{0, 2}), 0.5},
+		// A diamond touching the square's edge midpoints: half of it.
+		{"square by diamond", square, polygonJSON([2]float64{1, 0}, [2]float64{2, 1}, [2]float64{1, 2}, [2]float64{0, 1}), 0.5},
+		// A concave footprint (area 3) by a unit square centred on its notch: 0.75 of 3.
+		{"L by square", lShape, polygonJSON([2]float64{0.5, 0.5}, [2]float64{1.5, 0.5}, [2]float64{1.5, 1.5}, [2]float64{0.5, 1.5}), 0.25},
+		{"square by far triangle", square, polygonJSON([2]float64{5, 5}, [2]float64{6, 5}, [2]float64{5, 6}), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			area, ok := aoiFromGeometry(c.area)
+			if !ok || !area.exact {
+				t.Fatalf("area %s not read as exact: %+v", c.area, area)
+			}
+			got, ok := coverageFraction(footprint(c.footprint, nil), area)
+			if !ok || math.Abs(got-c.want) > 1e-12 {
+				t.Errorf("coverage = %v (ok %v), want %v", got, ok, c.want)
+			}
+		})
 	}
 }
 
@@ -286,5 +320,23 @@ func TestEstimateDataSizeOnTheDemoCatalog(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(out.Warnings, " "), "no-such-band") {
 		t.Errorf("warnings %q do not mention the unknown asset key", out.Warnings)
+	}
+}
+
+func TestEstimateDataSizeWithIntersects(t *testing.T) {
+	square := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 2}, [2]float64{0, 2})
+	url := sizingCatalog(t, sizingItem("square", square, []float64{0, 0, 2, 2}, map[string]any{
+		"data": map[string]any{"href": "https://assets.invalid/data.tif", "type": "image/tiff", "file:size": 1000},
+	}))
+	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
+	triangle := `{"type":"Polygon","coordinates":[[[0,0],[2,0],[0,2],[0,0]]]}`
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "intersects": triangle}))
+	if out.ClippedBytes != 500 || strings.Contains(strings.Join(out.Notes, " "), "upper bound") {
+		t.Errorf("triangle: clipped %d, notes %q; want exactly 500 with no upper-bound note", out.ClippedBytes, out.Notes)
+	}
+	lShape := `{"type":"Polygon","coordinates":[[[0,0],[2,0],[2,1],[1,1],[1,2],[0,2],[0,0]]]}`
+	out = structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "intersects": lShape}))
+	if out.ClippedBytes != 1000 || !strings.Contains(strings.Join(out.Notes, " "), "upper bound") {
+		t.Errorf("L shape: clipped %d, notes %q; want its bounding box (all 1000) and an upper-bound note", out.ClippedBytes, out.Notes)
 	}
 }
