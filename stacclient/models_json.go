@@ -3,11 +3,13 @@ package stacclient
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // The STAC model types keep every JSON member they do not name in Extra, so
@@ -99,37 +101,316 @@ func fieldIsWritten(f modelField, v reflect.Value) bool {
 	return !f.omitEmpty || !isOmittedEmpty(v)
 }
 
-// decodeWithExtra decodes data into typed (a pointer to a method-less alias
-// struct) with numbers in interface values kept as json.Number, and fills
-// extra with every member the typed fields will not write back.
+// decodeWithExtra decodes the JSON object data into typed (a pointer to a
+// method-less alias struct) and fills extra with every member the typed
+// fields will not write back. Numbers in interface values (properties,
+// link headers) are kept as json.Number.
+//
+// The object is split into members once, and each member is decoded only
+// into its own field: decoding the whole object twice (once typed, once as
+// a map) cost a full re-scan per nesting level.
 func decodeWithExtra(data []byte, typed any, extra *Extra) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(typed); err != nil {
-		return err
+	if isJSONNull(data) {
+		return nil // like encoding/json: null leaves the value as it is
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
+	members, err := objectMembers(data)
+	if err != nil {
+		// Not an object: let encoding/json word the error.
+		if jerr := json.Unmarshal(data, typed); jerr != nil {
+			return jerr
+		}
 		return err
 	}
 	v := reflect.ValueOf(typed).Elem()
-	for _, f := range modelFieldsOf(v.Type()) {
-		raw, present := members[f.name]
-		if !present {
-			continue
+	fields := modelFieldsOf(v.Type())
+	byName := modelFieldIndex(v.Type(), fields)
+	var rest Extra
+	keep := func(name string, raw []byte) {
+		if rest == nil {
+			rest = make(Extra)
 		}
-		if fieldIsWritten(f, v.Field(f.index)) {
-			delete(members, f.name)
-			continue
-		}
-		members[f.name] = raw // known but would be lost: keep its text
+		rest[name] = append(json.RawMessage(nil), raw...)
 	}
-	if len(members) == 0 {
-		*extra = nil
+	for _, m := range members {
+		f, known := byName[m.key]
+		if !known {
+			keep(m.key, m.value)
+			continue
+		}
+		fv := v.Field(f.index)
+		if err := decodeField(fv, m.value); err != nil {
+			return fmt.Errorf("member %q: %w", m.key, err)
+		}
+		if !fieldIsWritten(f, fv) {
+			keep(m.key, m.value) // known but would be lost: keep its text
+		} else {
+			delete(rest, m.key) // a later duplicate key won
+		}
+	}
+	*extra = rest
+	return nil
+}
+
+var modelFieldIndexCache sync.Map // reflect.Type → map[string]modelField
+
+func modelFieldIndex(t reflect.Type, fields []modelField) map[string]modelField {
+	if cached, ok := modelFieldIndexCache.Load(t); ok {
+		return cached.(map[string]modelField)
+	}
+	index := make(map[string]modelField, len(fields))
+	for _, f := range fields {
+		index[f.name] = f
+	}
+	modelFieldIndexCache.Store(t, index)
+	return index
+}
+
+var (
+	anyType         = reflect.TypeFor[any]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+)
+
+func isJSONNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// isModelStruct reports whether t is one of our model structs (decoded by
+// its own UnmarshalJSON).
+func isModelStruct(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && reflect.PointerTo(t).Implements(unmarshalerType)
+}
+
+// decodeField decodes one member's raw value into its field. Plain strings
+// skip encoding/json; model structs, and slices, maps and pointers of them,
+// are split here and decoded by their own methods, so that bytes already
+// validated are not validated again at every nesting level; values that
+// hold interfaces decode with UseNumber.
+func decodeField(fv reflect.Value, raw []byte) error {
+	t := fv.Type()
+	if t.Kind() == reflect.String && len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		fv.SetString(string(raw[1 : len(raw)-1]))
 		return nil
 	}
-	*extra = members
+	switch {
+	case isModelStruct(t):
+		return fv.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(raw)
+	case t.Kind() == reflect.Pointer && isModelStruct(t.Elem()):
+		if isJSONNull(raw) {
+			fv.SetZero()
+			return nil
+		}
+		ptr := reflect.New(t.Elem())
+		if err := ptr.Interface().(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
+			return err
+		}
+		fv.Set(ptr)
+		return nil
+	case t.Kind() == reflect.Slice && isModelStruct(t.Elem()):
+		return decodeModelSlice(fv, raw)
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && isModelStruct(t.Elem()):
+		return decodeModelMap(fv, raw)
+	}
+	holdsInterface := t == anyType || (t.Kind() == reflect.Map && t.Elem() == anyType) || (t.Kind() == reflect.Slice && t.Elem() == anyType)
+	if holdsInterface {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		return dec.Decode(fv.Addr().Interface())
+	}
+	return json.Unmarshal(raw, fv.Addr().Interface())
+}
+
+func decodeModelSlice(fv reflect.Value, raw []byte) error {
+	if isJSONNull(raw) {
+		fv.SetZero()
+		return nil
+	}
+	elems, err := arrayElements(raw)
+	if err != nil {
+		return json.Unmarshal(raw, fv.Addr().Interface()) // let encoding/json word it
+	}
+	out := reflect.MakeSlice(fv.Type(), len(elems), len(elems))
+	for i, e := range elems {
+		if err := out.Index(i).Addr().Interface().(json.Unmarshaler).UnmarshalJSON(e); err != nil {
+			return err
+		}
+	}
+	fv.Set(out)
 	return nil
+}
+
+func decodeModelMap(fv reflect.Value, raw []byte) error {
+	if isJSONNull(raw) {
+		fv.SetZero()
+		return nil
+	}
+	members, err := objectMembers(raw)
+	if err != nil {
+		return json.Unmarshal(raw, fv.Addr().Interface())
+	}
+	out := reflect.MakeMapWithSize(fv.Type(), len(members))
+	for _, m := range members {
+		elem := reflect.New(fv.Type().Elem())
+		if err := elem.Interface().(json.Unmarshaler).UnmarshalJSON(m.value); err != nil {
+			return fmt.Errorf("%q: %w", m.key, err)
+		}
+		out.SetMapIndex(reflect.ValueOf(m.key).Convert(fv.Type().Key()), elem.Elem())
+	}
+	fv.Set(out)
+	return nil
+}
+
+// arrayElements splits a JSON array into its undecoded elements.
+func arrayElements(data []byte) ([][]byte, error) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return nil, errors.New("not a JSON array")
+	}
+	elems := [][]byte{}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return elems, trailingOnlySpace(data, i+1)
+	}
+	for {
+		end, err := skipValue(data, i)
+		if err != nil {
+			return nil, err
+		}
+		elems = append(elems, data[i:end])
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return nil, errors.New("malformed JSON array: unterminated")
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case ']':
+			return elems, trailingOnlySpace(data, i+1)
+		default:
+			return nil, errors.New("malformed JSON array: expected ',' or ']'")
+		}
+	}
+}
+
+// objectMember is one "key": value of a JSON object, value undecoded.
+type objectMember struct {
+	key   string
+	value []byte
+}
+
+// objectMembers splits a JSON object into its members without decoding
+// the values. encoding/json has validated the bytes before it calls an
+// UnmarshalJSON method; anything else is still rejected, not misread.
+func objectMembers(data []byte) ([]objectMember, error) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	var members []objectMember
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return members, trailingOnlySpace(data, i+1)
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return nil, errors.New("malformed JSON object: expected a member name")
+		}
+		end, err := skipString(data, i)
+		if err != nil {
+			return nil, err
+		}
+		key := string(data[i+1 : end-1])
+		if bytes.IndexByte(data[i:end], '\\') >= 0 {
+			if err := json.Unmarshal(data[i:end], &key); err != nil {
+				return nil, err
+			}
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return nil, errors.New("malformed JSON object: expected ':'")
+		}
+		i = skipSpace(data, i+1)
+		valueEnd, err := skipValue(data, i)
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, objectMember{key: key, value: data[i:valueEnd]})
+		i = skipSpace(data, valueEnd)
+		if i >= len(data) {
+			return nil, errors.New("malformed JSON object: unterminated")
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case '}':
+			return members, trailingOnlySpace(data, i+1)
+		default:
+			return nil, errors.New("malformed JSON object: expected ',' or '}'")
+		}
+	}
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func trailingOnlySpace(data []byte, i int) error {
+	if skipSpace(data, i) != len(data) {
+		return errors.New("malformed JSON: data after the object")
+	}
+	return nil
+}
+
+// skipString returns the index just past the string starting at data[i].
+func skipString(data []byte, i int) (int, error) {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, errors.New("malformed JSON: unterminated string")
+}
+
+// skipValue returns the index just past the value starting at data[i].
+func skipValue(data []byte, i int) (int, error) {
+	if i >= len(data) {
+		return 0, errors.New("malformed JSON: missing value")
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				end, err := skipString(data, j)
+				if err != nil {
+					return 0, err
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, errors.New("malformed JSON: unterminated object or array")
+	}
+	j := i
+	for j < len(data) && !strings.ContainsRune(", \t\r\n}]", rune(data[j])) {
+		j++
+	}
+	if j == i {
+		return 0, errors.New("malformed JSON: missing value")
+	}
+	return j, nil
 }
 
 // encodeWithExtra writes typed (an alias struct value) followed by the
