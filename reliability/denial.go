@@ -48,11 +48,11 @@ var codeSummaries = map[string]string{
 
 func (d *Denial) Error() string {
 	var b strings.Builder
-	b.WriteString("Upstream request")
+	b.WriteString("The catalog request")
 	if d.Host != "" {
 		b.WriteString(" to " + d.Host)
 	}
-	fmt.Fprintf(&b, " gave up (%s): %s", d.Code, codeSummaries[d.Code])
+	fmt.Fprintf(&b, " was given up (%s): %s", d.Code, codeSummaries[d.Code])
 	fmt.Fprintf(&b, "; %d attempt(s) in %d ms", d.Attempts, d.ElapsedMS)
 	switch {
 	case d.LastStatus != 0 && d.LastMessage != "":
