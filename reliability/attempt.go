@@ -24,14 +24,15 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	ctx := req.Context()
 	rec := recordFrom(ctx)
 	h := l.host(req.URL.Host)
-	if !h.breaker.allow() {
+	admitted, probe := h.breaker.allow()
+	if !admitted {
 		if req.Body != nil {
 			req.Body.Close()
 		}
 		return nil, errCircuitOpen
 	}
 	if err := h.bulkhead.acquire(ctx); err != nil {
-		h.breaker.record(false, true)
+		h.breaker.record(probe, false, true)
 		if req.Body != nil {
 			req.Body.Close()
 		}
@@ -81,7 +82,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err != nil || resp != nil {
 		o = classify(resp, err)
 	}
-	h.breaker.record(o.retryable, ctx.Err() != nil)
+	h.breaker.record(probe, o.retryable, ctx.Err() != nil)
 	return resp, err
 }
 

@@ -60,7 +60,7 @@ func BenchmarkCircuitOpenDenial(b *testing.B) {
 	br := l.host(testHost).breaker
 	for range breakerMinCalls {
 		br.allow()
-		br.record(true, false)
+		br.record(false, true, false)
 	}
 	b.ReportAllocs()
 	for b.Loop() {

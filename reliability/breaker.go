@@ -52,35 +52,40 @@ func newBreaker(now func() time.Time, rng *lockedRand, onChange func(string)) *b
 	return &breaker{now: now, rng: rng, state: BreakerClosed, onChange: onChange}
 }
 
-// allow admits one attempt. When it returns true the caller must report the
-// attempt's result with record (half-open probes are counted that way).
-func (b *breaker) allow() bool {
+// allow admits one attempt. probe is true for a half-open probe; the caller
+// reports the attempt's result with record, passing probe back, so that an
+// attempt admitted before the breaker tripped is never taken for a probe.
+func (b *breaker) allow() (admitted, probe bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch b.state {
 	case BreakerOpen:
 		if b.now().Before(b.openUntil) {
-			return false
+			return false, false
 		}
 		b.setState(BreakerHalfOpen)
 		b.probes, b.probeOK = 0, 0
 		fallthrough
 	case BreakerHalfOpen:
 		if b.probes >= breakerProbes-b.probeOK {
-			return false
+			return false, false
 		}
 		b.probes++
+		return true, true
 	}
-	return true
+	return true, false
 }
 
 // record reports one admitted attempt: failed is true only for retryable
-// failures. neutral outcomes (caller cancellation) release a probe slot
+// failures; neutral outcomes (caller cancellation) release a probe slot
 // without counting.
-func (b *breaker) record(failed, neutral bool) {
+func (b *breaker) record(probe, failed, neutral bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.state == BreakerHalfOpen {
+	if probe {
+		if b.state != BreakerHalfOpen {
+			return // the breaker tripped again while this probe was out
+		}
 		b.probes = max(0, b.probes-1)
 		switch {
 		case neutral:

@@ -74,16 +74,22 @@ func TestBreakerReopensWhenAProbeFails(t *testing.T) {
 		b := tl.host(testHost).breaker
 		for range breakerMinCalls {
 			b.allow()
-			b.record(true, false)
+			b.record(false, true, false)
 		}
 		if s, _ := b.status(); s != BreakerOpen {
 			t.Fatalf("state %s after %d failures, want open", s, breakerMinCalls)
 		}
 		time.Sleep(breakerOpenFor + breakerOpenJitter)
-		if !b.allow() {
+		admitted, probe := b.allow()
+		if !admitted || !probe {
 			t.Fatal("no probe admitted after the open period")
 		}
-		b.record(true, false)
+		// A late result of an attempt admitted before the trip is not a probe.
+		b.record(false, false, false)
+		if s, _ := b.status(); s != BreakerHalfOpen {
+			t.Fatalf("a non-probe success moved the breaker to %s", s)
+		}
+		b.record(probe, true, false)
 		if s, until := b.status(); s != BreakerOpen || !until.After(time.Now().Add(breakerOpenFor-time.Nanosecond)) {
 			t.Errorf("after a failed probe: %s until %v, want open for another period", s, until)
 		}
