@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 )
@@ -33,7 +34,8 @@ const (
 type pageCursor struct {
 	Version     int                `json:"v"`
 	Kind        string             `json:"k"`
-	Catalog     string             `json:"c"`
+	Catalog     string             `json:"c"` // catalogKey of the catalog it was issued for
+	URL         string             `json:"u"` // that catalog's root URL when it was issued
 	Fingerprint string             `json:"f,omitempty"`
 	Search      *stacclient.Cursor `json:"s,omitempty"` // items: where the search stopped
 	Offset      int                `json:"o,omitempty"` // collections: how many were already returned
@@ -54,9 +56,29 @@ func encodeCursor(c pageCursor) string {
 
 const cursorAccepted = "the cursor string exactly as returned by the previous call of the same tool on the same catalog, or no cursor to start from the first page"
 
+// catalogKey identifies a catalog across processes: its URL, except for
+// catalogs served in-process (the demo, local catalog.json files), whose
+// loopback URL changes with every start. A cursor issued by one
+// `stac-mcp call` must still work in the next.
+func catalogKey(c *Catalog) string {
+	switch c.Name {
+	case "demo":
+		return "demo"
+	case "local":
+		return "local:" + c.Ref
+	}
+	return c.URL
+}
+
+// newCursor starts a cursor of kind for catalog c.
+func newCursor(kind string, c *Catalog) pageCursor {
+	return pageCursor{Kind: kind, Catalog: catalogKey(c), URL: c.URL}
+}
+
 // decodeCursor reads a token and checks that it is intact, of the wanted kind
-// and issued for catalogURL.
-func decodeCursor(token, kind, catalogURL string) (pageCursor, error) {
+// and issued for catalog cat. A search position issued when an in-process
+// catalog had another loopback URL is moved onto the current one.
+func decodeCursor(token, kind string, cat *Catalog) (pageCursor, error) {
 	bad := func(reason string) error {
 		return &stacclient.ParamError{Param: "cursor", Got: trimText(token, 80), Reason: reason, Accepted: cursorAccepted}
 	}
@@ -81,14 +103,21 @@ func decodeCursor(token, kind, catalogURL string) (pageCursor, error) {
 		return pageCursor{}, bad(fmt.Sprintf("issued by another version of this server (v%d, this is v%d)", c.Version, cursorVersion))
 	case c.Kind != kind:
 		return pageCursor{}, bad(fmt.Sprintf("a %s cursor cannot continue a %s listing", c.Kind, kind))
-	case c.Catalog != catalogURL:
-		return pageCursor{}, bad(fmt.Sprintf("issued for catalog %s, but this call uses %s", c.Catalog, catalogURL))
+	case c.Catalog != catalogKey(cat):
+		return pageCursor{}, bad(fmt.Sprintf("issued for catalog %s, but this call uses %s", c.Catalog, catalogKey(cat)))
 	case kind == cursorItems && c.Search == nil:
 		return pageCursor{}, bad("holds no search position")
 	case kind == cursorCollections && c.Listing == nil:
 		return pageCursor{}, bad("holds no listing")
 	case c.Offset < 0:
 		return pageCursor{}, bad("holds a negative offset")
+	}
+	if c.Search != nil && c.URL != cat.URL {
+		rest, ok := strings.CutPrefix(c.Search.Request.URL, c.URL)
+		if !ok {
+			return pageCursor{}, bad("its next request is not on the catalog it was issued for")
+		}
+		c.Search.Request.URL, c.URL = cat.URL+rest, cat.URL
 	}
 	return c, nil
 }

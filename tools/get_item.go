@@ -30,7 +30,7 @@ func GetItem() Tool {
 		Title: "Get one item",
 		Description: "Fetch one STAC Item complete (type, stac_version, geometry, properties, links and every asset with its href), " +
 			"plus a readable summary. Use after search_items to inspect an item's assets.\n" +
-			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_13SDD_20240612_0_L2A"}`,
+			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}`,
 		Annotations: readOnlyAnnotations("Get one item"),
 	}, true, getItem)
 }

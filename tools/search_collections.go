@@ -84,7 +84,7 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 	}
 	offset := 0
 	if in.Cursor != "" {
-		cur, err := decodeCursor(in.Cursor, cursorCollections, c.Catalog.URL)
+		cur, err := decodeCursor(in.Cursor, cursorCollections, c.Catalog)
 		if err != nil {
 			return fail(err)
 		}
@@ -145,7 +145,9 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 	}
 	out.Returned = len(out.Collections)
 	if out.HasMore {
-		out.Cursor = encodeCursor(pageCursor{Kind: cursorCollections, Catalog: c.Catalog.URL, Offset: offset + out.Returned, Listing: &listing})
+		next := newCursor(cursorCollections, c.Catalog)
+		next.Offset, next.Listing = offset+out.Returned, &listing
+		out.Cursor = encodeCursor(next)
 	}
 	if out.Returned == 0 {
 		out.Notes = append(out.Notes, emptyCollectionsNotes(listing, offset)...)

@@ -135,7 +135,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 
 	var search *stacclient.Search
 	if in.Cursor != "" {
-		cur, err := decodeCursor(in.Cursor, cursorItems, c.Catalog.URL)
+		cur, err := decodeCursor(in.Cursor, cursorItems, c.Catalog)
 		if err != nil {
 			return fail(err)
 		}
@@ -199,7 +199,9 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	}
 	if cur := search.Cursor(); cur != nil {
 		out.HasMore, out.Truncated = true, true
-		out.Cursor = encodeCursor(pageCursor{Kind: cursorItems, Catalog: c.Catalog.URL, Fingerprint: fp, Search: cur})
+		next := newCursor(cursorItems, c.Catalog)
+		next.Fingerprint, next.Search = fp, cur
+		out.Cursor = encodeCursor(next)
 	}
 	out.Notes = append(out.Notes, stopNotes(search.StopReason(), out.HasMore)...)
 	if out.Returned == 0 {
