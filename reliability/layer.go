@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -154,8 +153,4 @@ func (l *Layer) hostNames() []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-func (l *Layer) String() string {
-	return fmt.Sprintf("reliability.Layer{tool timeout %s, %d attempts}", l.policy.ToolTimeout, l.policy.MaxAttempts)
 }
