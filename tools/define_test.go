@@ -130,8 +130,14 @@ func TestDefineRejectsUnknownArgumentsBeforeTheHandler(t *testing.T) {
 		})
 	cs := newTestSession(t, testSessionOptions{Tools: []Tool{tool}})
 	text := callErr(t, cs, "counted", map[string]any{"bogus": 1})
-	if !strings.Contains(text, "bogus") {
-		t.Errorf("error %q does not name the unexpected argument", text)
+	for _, want := range []string{"counted", "bogus", "Accepted arguments: catalog_url, fail"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("error %q does not contain %q (tool, offending argument, accepted ones)", text, want)
+		}
+	}
+	text = callErr(t, cs, "counted", map[string]any{"fail": 5})
+	if !strings.Contains(text, "fail") || !strings.Contains(text, "Accepted arguments") {
+		t.Errorf("type error %q does not name the argument and the accepted ones", text)
 	}
 	if calls.Load() != 0 {
 		t.Errorf("handler ran %d times for invalid arguments", calls.Load())

@@ -66,6 +66,17 @@ func (m *callMeta) record(receipt reliability.Receipt, err error) {
 	}
 }
 
+// handlerRan reports whether the tool handler ran (and recorded a
+// receipt); false means the SDK rejected the call before it.
+func (m *callMeta) handlerRan() bool {
+	if m == nil {
+		return true // outside the middleware nothing can be concluded
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.set
+}
+
 // applyTo adds the recorded receipt (and denial) to res's _meta, keeping
 // whatever the handler already put there.
 func (m *callMeta) applyTo(res *mcp.CallToolResult) {

@@ -41,7 +41,8 @@ func newServer(d *Deps, version string, tools []Tool) *mcp.Server {
 		// our log channel (client logging is deprecated in 2026-07-28).
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	s.AddReceivingMiddleware(callMetaMiddleware, callLogMiddleware(d.Logger))
+	// First listed is outermost: the receipt holder must wrap the others.
+	s.AddReceivingMiddleware(callMetaMiddleware, callLogMiddleware(d.Logger), argumentErrorMiddleware(tools))
 	for _, t := range tools {
 		t.Register(s, d)
 	}
