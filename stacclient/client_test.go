@@ -284,7 +284,7 @@ func TestNonSTACJSONIsInvalidSTAC(t *testing.T) {
 	for _, body := range bodies {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/" {
-				fmt.Fprint(w, `{"type":"Catalog","id":"c","links":[]}`)
+				fmt.Fprint(w, `{"type":"Catalog","id":"c","links":[{"rel":"search","href":"/search"}]}`)
 				return
 			}
 			fmt.Fprint(w, body)
@@ -596,5 +596,26 @@ func TestCollectionPagesFollowNextAndReportUnsentFilters(t *testing.T) {
 		if strings.Contains(p, "q=") {
 			t.Errorf("sent %s although collection search is not advertised", p)
 		}
+	}
+}
+
+func TestSearchWithoutSearchLinkUsesBaseSearchWhenDeclared(t *testing.T) {
+	cs := newCapabilityServer(t, `[`+confCore+`,`+confSearch+`]`, ``)
+	cs.routes["/search"] = func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"type":"FeatureCollection","features":[`+fakeItemJSON("a")+`],"links":[]}`)
+	}
+	c, _ := New(cs.URL, Options{})
+	if got := collectIDs(t, c.Search(SearchParams{}, SearchLimits{})); len(got) != 1 {
+		t.Errorf("got %v", got)
+	}
+	cs2 := newCapabilityServer(t, `[`+confCore+`]`, ``)
+	c2, _ := New(cs2.URL, Options{})
+	var err error
+	for _, e := range c2.Search(SearchParams{}, SearchLimits{}).Items(context.Background()) {
+		err = e
+	}
+	var se *Error
+	if !errors.As(err, &se) || se.Kind != KindUnsupported {
+		t.Errorf("no item search declared: %v, want unsupported", err)
 	}
 }

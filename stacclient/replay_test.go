@@ -470,3 +470,46 @@ func TestReplayStaticCatalogServedAsTextPlain(t *testing.T) {
 		t.Errorf("unrecorded requests: %+v", rs.unrecorded())
 	}
 }
+
+func TestReplayStaticCatalogHasNoSearch(t *testing.T) {
+	rs := newReplayServer(t, "raw.githubusercontent.com")
+	c := replayClient(t, rs.URL+"/stac-utils/pystac/v1.9.0/docs/example-catalog/catalog.json")
+	var err error
+	for _, e := range c.Search(SearchParams{}, SearchLimits{}).Items(context.Background()) {
+		err = e
+	}
+	var se *Error
+	if !errors.As(err, &se) || se.Kind != KindUnsupported {
+		t.Errorf("search on a static catalog: %v, want unsupported", err)
+	}
+	for _, r := range rs.received() {
+		if strings.HasSuffix(r.Path, "/search") {
+			t.Errorf("sent %s %s to a catalog without search", r.Method, r.Path)
+		}
+	}
+}
+
+// The replay matcher itself: recordings are worded as pystac-client asked,
+// so equal searches must match however they are spelled.
+func TestReplayKeyIsSemantic(t *testing.T) {
+	get := replayKey(t, "GET", "/v1/search", map[string][]string{
+		"collections": {"b,a"}, "datetime": {"2024-09-15T00:00:00+00:00/2024-09-16T00:00:00+00:00"},
+		"limit": {"10"}, "bbox": {"60.0,0,70,10"}, "sortby": {"-properties.datetime"}, "fields": {"-geometry"},
+	}, nil)
+	post := replayKey(t, "POST", "/v1/search", nil, []byte(`{"limit":10,"collections":["a","b"],"bbox":[60,0,70,10],
+		"datetime":"2024-09-15T00:00:00Z/2024-09-16T00:00:00Z","sortby":[{"field":"properties.datetime","direction":"desc"}],
+		"fields":{"include":[],"exclude":["geometry"]}}`))
+	if get != post {
+		t.Errorf("same search, different keys:\n%s\n%s", get, post)
+	}
+	other := replayKey(t, "POST", "/v1/search", nil, []byte(`{"limit":11,"collections":["a","b"]}`))
+	if other == post {
+		t.Error("different searches share a key")
+	}
+	if replayKey(t, "GET", "/stac", nil, nil) == replayKey(t, "GET", "/stac/", nil, nil) {
+		t.Error("trailing slash ignored")
+	}
+	if replayKey(t, "GET", "/v1/collections", nil, nil) == replayKey(t, "POST", "/v1/collections", nil, nil) {
+		t.Error("method ignored outside /search")
+	}
+}

@@ -215,7 +215,8 @@ type searchEndpoints struct {
 
 // searchTarget reads the landing page's rel=search links: a link without a
 // method means GET; POST is used only when a link lists it. Without any
-// search link, {base}/search is tried with GET.
+// search link, {base}/search is used with GET if the catalog declares item
+// search, and KindUnsupported is returned otherwise.
 func (c *Client) searchTarget(ctx context.Context) (searchEndpoints, error) {
 	root, err := c.Root(ctx)
 	if err != nil {
@@ -238,12 +239,39 @@ func (c *Client) searchTarget(ctx context.Context) (searchEndpoints, error) {
 			}
 		}
 	}
-	if t.getURL == "" {
-		if t.postURL != "" {
-			t.getURL = t.postURL
-		} else {
-			t.getURL = c.endpoint("search")
+	switch {
+	case t.getURL != "":
+	case t.postURL != "":
+		t.getURL = t.postURL
+	default:
+		// No search link: only a catalog that declares item search gets
+		// {base}/search; a static catalog has nothing to search.
+		declared, err := c.declaresItemSearch(ctx, root)
+		if err != nil {
+			return searchEndpoints{}, err
 		}
+		if !declared {
+			return searchEndpoints{}, &Error{Kind: KindUnsupported, Method: http.MethodGet, URL: c.baseRaw,
+				Message: "the catalog offers no item search (no rel=search link, no item-search conformance class); browse its collections and child links instead"}
+		}
+		t.getURL = c.endpoint("search")
 	}
 	return t, nil
+}
+
+// declaresItemSearch reads the item-search class from the landing page's
+// conformsTo, or from /conformance when the landing page links one. A page
+// with neither (a static catalog) declares nothing, without a request.
+func (c *Client) declaresItemSearch(ctx context.Context, root *Catalog) (bool, error) {
+	if len(root.ConformsTo) > 0 {
+		return DetectCapabilities(root.ConformsTo, root.Links).Has(CapItemSearch), nil
+	}
+	if FindLink(root.Links, "conformance") == nil {
+		return false, nil
+	}
+	caps, err := c.Capabilities(ctx)
+	if err != nil {
+		return false, err
+	}
+	return caps.Has(CapItemSearch), nil
 }
