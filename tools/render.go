@@ -30,12 +30,12 @@ type ItemSummary struct {
 	OtherAssetKeys []string       `json:"other_asset_keys" jsonschema:"keys of the assets not detailed in assets (get_item returns them all)"`
 }
 
-// AssetSummary is one asset of an item summary.
+// AssetSummary is one asset of an item summary. Roles are left out to keep
+// summaries small (they only order the list: data first); get_item has them.
 type AssetSummary struct {
-	Key   string   `json:"key"`
-	Type  string   `json:"type,omitempty" jsonschema:"media type"`
-	Href  string   `json:"href"`
-	Roles []string `json:"roles,omitempty"`
+	Key  string `json:"key"`
+	Type string `json:"type,omitempty" jsonschema:"media type"`
+	Href string `json:"href"`
 }
 
 // KeyLink is a link worth showing a model.
@@ -87,7 +87,7 @@ func summarizeItem(it *stacclient.Item) ItemSummary {
 	for i, key := range orderedAssetKeys(it.Assets) {
 		a := it.Assets[key]
 		if i < maxSummaryAssets {
-			s.Assets = append(s.Assets, AssetSummary{Key: key, Type: a.Type, Href: a.Href, Roles: a.Roles})
+			s.Assets = append(s.Assets, AssetSummary{Key: key, Type: a.Type, Href: a.Href})
 		} else {
 			s.OtherAssetKeys = append(s.OtherAssetKeys, key)
 		}
