@@ -1,0 +1,171 @@
+package stacclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// A minimal splitter for JSON objects and arrays: it finds where each member
+// or element starts and ends without decoding it, so that the model codec
+// decodes every byte once per nesting level instead of re-scanning whole
+// subtrees. It relies on encoding/json having validated the document
+// before calling an UnmarshalJSON method, and still reports malformed
+// structure rather than misreading it.
+
+// arrayElements splits a JSON array into its undecoded elements.
+func arrayElements(data []byte) ([][]byte, error) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return nil, errors.New("not a JSON array")
+	}
+	elems := [][]byte{}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return elems, trailingOnlySpace(data, i+1)
+	}
+	for {
+		end, err := skipValue(data, i)
+		if err != nil {
+			return nil, err
+		}
+		elems = append(elems, data[i:end])
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return nil, errors.New("malformed JSON array: unterminated")
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case ']':
+			return elems, trailingOnlySpace(data, i+1)
+		default:
+			return nil, errors.New("malformed JSON array: expected ',' or ']'")
+		}
+	}
+}
+
+// objectMember is one "key": value of a JSON object, value undecoded.
+type objectMember struct {
+	key   string
+	value []byte
+}
+
+// objectMembers splits a JSON object into its members without decoding
+// the values. encoding/json has validated the bytes before it calls an
+// UnmarshalJSON method; anything else is still rejected, not misread.
+func objectMembers(data []byte) ([]objectMember, error) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	var members []objectMember
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return members, trailingOnlySpace(data, i+1)
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return nil, errors.New("malformed JSON object: expected a member name")
+		}
+		end, err := skipString(data, i)
+		if err != nil {
+			return nil, err
+		}
+		key := string(data[i+1 : end-1])
+		if bytes.IndexByte(data[i:end], '\\') >= 0 {
+			if err := json.Unmarshal(data[i:end], &key); err != nil {
+				return nil, err
+			}
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return nil, errors.New("malformed JSON object: expected ':'")
+		}
+		i = skipSpace(data, i+1)
+		valueEnd, err := skipValue(data, i)
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, objectMember{key: key, value: data[i:valueEnd]})
+		i = skipSpace(data, valueEnd)
+		if i >= len(data) {
+			return nil, errors.New("malformed JSON object: unterminated")
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case '}':
+			return members, trailingOnlySpace(data, i+1)
+		default:
+			return nil, errors.New("malformed JSON object: expected ',' or '}'")
+		}
+	}
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func trailingOnlySpace(data []byte, i int) error {
+	if skipSpace(data, i) != len(data) {
+		return errors.New("malformed JSON: data after the object")
+	}
+	return nil
+}
+
+// skipString returns the index just past the string starting at data[i].
+func skipString(data []byte, i int) (int, error) {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, errors.New("malformed JSON: unterminated string")
+}
+
+// skipValue returns the index just past the value starting at data[i].
+func skipValue(data []byte, i int) (int, error) {
+	if i >= len(data) {
+		return 0, errors.New("malformed JSON: missing value")
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				end, err := skipString(data, j)
+				if err != nil {
+					return 0, err
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, errors.New("malformed JSON: unterminated object or array")
+	}
+	j := i
+	for j < len(data) && !strings.ContainsRune(", \t\r\n}]", rune(data[j])) {
+		j++
+	}
+	if j == i {
+		return 0, errors.New("malformed JSON: missing value")
+	}
+	return j, nil
+}
