@@ -182,3 +182,16 @@ func TestDecodeRejectsWrongTypes(t *testing.T) {
 		t.Error("an array decoded as an item")
 	}
 }
+
+func TestDirectUnmarshalRejectsMalformedStructure(t *testing.T) {
+	for _, bad := range []string{`{"id":`, `{"id":"x"} trailing`, `{"id" "x"}`, `{"id":"x",}`, `{"assets":{"a":{"href":"x"} "b":1}}`, `{"id":tru}`, `"just a string"`} {
+		var it Item
+		if err := it.UnmarshalJSON([]byte(bad)); err == nil {
+			t.Errorf("UnmarshalJSON(%s) accepted malformed JSON: %+v", bad, it)
+		}
+	}
+	var it Item
+	if err := it.UnmarshalJSON([]byte(` {"id":"x","links":[ ]} `)); err != nil || it.ID != "x" || it.Links == nil {
+		t.Errorf("valid input with spaces: %v %+v", err, it)
+	}
+}
