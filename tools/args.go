@@ -174,16 +174,6 @@ type SearchArgs struct {
 	Limit       IntArg     `json:"limit,omitempty" jsonschema:"page size hint sent to the catalog (1..10000); the total returned is max_items (when max_items is absent, limit caps the total too, as in the Python stac-mcp)"`
 }
 
-// empty reports whether no search parameter was given at all.
-func (a SearchArgs) empty() bool {
-	for _, raw := range [][]byte{a.Collections, a.IDs, a.BBox, a.Intersects, a.Query, a.Filter, a.SortBy, a.Fields, a.Limit} {
-		if t := strings.TrimSpace(string(raw)); t != "" && t != "null" {
-			return false
-		}
-	}
-	return a.Datetime == "" && a.FilterLang == ""
-}
-
 // params validates the arguments through stacclient.ParseSearch.
 func (a SearchArgs) params() (stacclient.SearchParams, error) {
 	raw := stacclient.RawSearch{FilterLang: a.FilterLang}

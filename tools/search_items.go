@@ -131,7 +131,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	}
 	client := c.Catalog.Client
 	limits := stacclient.SearchLimits{MaxItems: maxItems}
-	fp := fingerprint(params)
+	fp, defined := searchIdentity(params)
 
 	var search *stacclient.Search
 	if in.Cursor != "" {
@@ -139,7 +139,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 		if err != nil {
 			return fail(err)
 		}
-		if !in.SearchArgs.empty() && cur.Fingerprint != fp {
+		if defined && cur.Fingerprint != fp {
 			return fail(&stacclient.ParamError{Param: "cursor", Got: trimText(in.Cursor, 80),
 				Reason:   "it continues a different search than the search parameters given with it",
 				Accepted: "the cursor alone, or with exactly the search parameters of the call that returned it; drop cursor to start a new search"})
@@ -208,6 +208,15 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 		out.Notes = append(out.Notes, emptySearchNotes(params, in.Cursor != "")...)
 	}
 	return out, searchItemsText(out), nil
+}
+
+// searchIdentity fingerprints what a search selects. The page size is not
+// part of it: a continuation may send limit (which also sets max_items when
+// max_items is absent) without changing the search. defined is false when
+// no selecting parameter was given at all.
+func searchIdentity(p stacclient.SearchParams) (fp string, defined bool) {
+	p.Limit = 0
+	return fingerprint(p), fingerprint(p) != fingerprint(stacclient.SearchParams{})
 }
 
 // stopNotes explains the stop reasons a model should know about.

@@ -129,6 +129,11 @@ func TestSearchItemsCursorWithTheSameParametersContinues(t *testing.T) {
 	if second.Returned != 4 || second.Items[0].ID == first.Items[0].ID {
 		t.Fatalf("continuation returned %d items starting at %s; want the next 4 after %s", second.Returned, second.Items[0].ID, first.Items[3].ID)
 	}
+	// A page size alone does not change the search (Python-style limit sets the total).
+	third := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"cursor": second.Cursor, "limit": 2}))
+	if third.Returned != 2 || third.Items[0].ID == second.Items[0].ID {
+		t.Fatalf("cursor with limit 2 returned %d items starting at %s", third.Returned, third.Items[0].ID)
+	}
 }
 
 func TestSearchItemsCursorMisuseIsAClearError(t *testing.T) {
