@@ -54,10 +54,7 @@ func (c *Client) send(ctx context.Context, r Request, accept string) (*fetchedBo
 		return nil, &Error{Kind: KindInvalidSTAC, Method: r.Method, URL: r.URL,
 			Message: "the catalog gave a URL that is not an absolute http(s) URL", Err: err}
 	}
-	method := r.Method
-	if method == "" {
-		method = http.MethodGet
-	}
+	method := methodOrGet(r.Method)
 	var body io.Reader
 	if len(r.Body) > 0 {
 		body = bytes.NewReader(r.Body)
@@ -101,25 +98,34 @@ func (c *Client) send(ctx context.Context, r Request, accept string) (*fetchedBo
 	}
 	defer resp.Body.Close()
 
-	var data []byte
-	var readErr error
-	if method != http.MethodHead {
-		data, readErr = c.readCapped(resp)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// Only the start of an error page is needed for its message, and an
+		// error page over the body cap is still reported by its status.
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+		return nil, statusError(method, r.URL, resp, head)
 	}
-	if readErr != nil {
+	fb := &fetchedBody{status: resp.StatusCode, url: resp.Request.URL, header: resp.Header, contentLength: resp.ContentLength}
+	if method == http.MethodHead {
+		return fb, nil
+	}
+	fb.body, err = c.readCapped(resp)
+	if err != nil {
 		var tooLarge *Error
-		if errors.As(readErr, &tooLarge) {
+		if errors.As(err, &tooLarge) {
 			tooLarge.Method, tooLarge.URL, tooLarge.Status = method, r.URL, resp.StatusCode
 			return nil, tooLarge
 		}
+		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+			err = fmt.Errorf("%w (%w)", ctxErr, err) // keep errors.Is(err, context.DeadlineExceeded) true
+		}
 		return nil, &Error{Kind: KindTransport, Status: resp.StatusCode, Method: method, URL: r.URL,
-			Message: "the response body was cut off: " + transportMessage(readErr), Err: readErr}
+			Message: "the response body was cut off: " + transportMessage(err), Err: err}
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, statusError(method, r.URL, resp, data)
-	}
-	return &fetchedBody{status: resp.StatusCode, url: resp.Request.URL, header: resp.Header, body: data, contentLength: resp.ContentLength}, nil
+	return fb, nil
 }
+
+// maxErrorBodyBytes is how much of an error response is read for its message.
+const maxErrorBodyBytes = 64 << 10
 
 // readCapped reads the body, failing with KindTooLarge past maxBody bytes
 // rather than silently truncating it.

@@ -2,6 +2,7 @@ package stacclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -617,5 +618,34 @@ func TestSearchWithoutSearchLinkUsesBaseSearchWhenDeclared(t *testing.T) {
 	var se *Error
 	if !errors.As(err, &se) || se.Kind != KindUnsupported {
 		t.Errorf("no item search declared: %v, want unsupported", err)
+	}
+}
+
+func TestErrorPageOverCapKeepsItsStatus(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+		fmt.Fprint(w, "<html><body><p>upstream timed out</p>"+strings.Repeat("<!-- padding -->", 1000)+"</body></html>")
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL, Options{MaxBodyBytes: 1000})
+	_, err := c.Root(context.Background())
+	var se *Error
+	if !errors.As(err, &se) || se.Kind != KindServer || se.Status != 502 || se.Message != "upstream timed out" {
+		t.Errorf("err = %v, want server_error 502 with the page's text", err)
+	}
+}
+
+func TestCursorMethodIsNormalised(t *testing.T) {
+	var method string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method = r.Method
+		fmt.Fprint(w, `{"type":"FeatureCollection","features":[],"links":[]}`)
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL, Options{})
+	s := c.ContinueSearch(Cursor{Request: Request{Method: "post", URL: srv.URL + "/search", Body: json.RawMessage(`{}`)}}, SearchLimits{})
+	collectIDs(t, s)
+	if method != "POST" {
+		t.Errorf("sent method %q, want POST", method)
 	}
 }
