@@ -102,10 +102,9 @@ func NewCatalogs(opts CatalogsOptions) *Catalogs {
 		opts.HTTPClient = http.DefaultClient
 	}
 	return &Catalogs{
-		opts:     opts,
-		byURL:    map[string]*Catalog{},
-		inProc:   map[string]*Catalog{},
-		loadErrs: map[string]error{},
+		opts:   opts,
+		byURL:  map[string]*Catalog{},
+		inProc: map[string]*Catalog{},
 	}
 }
 
@@ -230,17 +229,14 @@ func (c *Catalogs) inProcessLocked(ctx context.Context, ref, name, key string, l
 	if cat, ok := c.inProc[key]; ok {
 		return withRef(cat, ref), nil
 	}
-	if err := c.loadErrs[key]; err != nil {
-		return nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	store, err := load()
 	if err != nil {
-		err = fmt.Errorf("catalog %q: loading the static catalog failed: %w", ref, err)
-		c.loadErrs[key] = err
-		return nil, err
+		// Not cached: the next call reloads, so a fixed file works
+		// without restarting the server.
+		return nil, fmt.Errorf("catalog %q: loading the static catalog failed: %w", ref, err)
 	}
 	srv, err := startInProcessServer(store.handler)
 	if err != nil {

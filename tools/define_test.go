@@ -162,7 +162,14 @@ func TestDefineResolvesCatalogArgument(t *testing.T) {
 		t.Errorf("the upstream catalog was never asked")
 	}
 
-	text := callErr(t, cs, "probe", map[string]any{"catalog_url": "not-a-catalog"})
+	res := callTool(t, cs, "probe", map[string]any{"catalog_url": "not-a-catalog"})
+	if !res.IsError {
+		t.Fatalf("catalog_url=not-a-catalog succeeded")
+	}
+	if rec, ok := receiptOf(t, res); !ok || rec.CatalogHost != "" {
+		t.Errorf("a catalog that does not resolve should still get a receipt (with no host); got %+v, %v", rec, ok)
+	}
+	text := resultText(res)
 	for _, want := range []string{"not-a-catalog", "earth-search", "planetary-computer", "demo", "catalog.json"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("bad catalog_url error %q does not mention %q", text, want)
