@@ -26,6 +26,8 @@ type Cursor struct {
 	SeenIDs []string `json:"seen_ids,omitempty"`
 }
 
-// MaxCursorSeenIDs bounds Cursor.SeenIDs: duplicates seen in the wild repeat
-// nearby pages, and a cursor must stay small enough to hand to a model.
-const MaxCursorSeenIDs = 1000
+// MaxCursorSeenIDs bounds Cursor.SeenIDs. Duplicates seen in the wild repeat
+// items of the adjacent page (Planetary Computer), and a cursor is handed to
+// a model, so it must stay a few kilobytes: the most recent 100 ids cover the
+// current and previous page at common page sizes.
+const MaxCursorSeenIDs = 100
