@@ -366,3 +366,13 @@ func TestNextRequestRejectsGrowingHref(t *testing.T) {
 		t.Errorf("err = %v, want invalid_stac for a %s-char next link", err, strconv.Itoa(len(long)))
 	}
 }
+
+func TestCursorCarriesRecentSeenIDsOnly(t *testing.T) {
+	f := newFakeSearch(t, idPages(30, 10), "GET")
+	s := fakeClient(t, f).Search(SearchParams{}, SearchLimits{MaxItems: 255})
+	collectIDs(t, s)
+	cur := s.Cursor()
+	if cur == nil || len(cur.SeenIDs) != MaxCursorSeenIDs || cur.SeenIDs[len(cur.SeenIDs)-1] != "i254" || cur.SeenIDs[0] != "i155" || cur.Skip != 5 {
+		t.Fatalf("cursor = skip %d, %d seen ids from %v", cur.Skip, len(cur.SeenIDs), cur.SeenIDs[:1])
+	}
+}
