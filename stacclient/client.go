@@ -68,6 +68,7 @@ type Client struct {
 	mu         sync.Mutex
 	root       *Catalog
 	rootAt     time.Time
+	rootURL    *url.URL // where the landing page was answered from
 	conformsTo []string
 	confAt     time.Time
 

@@ -59,7 +59,7 @@ func (c *Client) collectionsRequest(ctx context.Context, q CollectionQuery) (Req
 		return Request{}, nil, err
 	}
 	if l := FindLink(root.Links, "data"); l != nil {
-		if resolved, err := resolveHref(c.base, l.Href); err == nil && strings.TrimSpace(l.Href) != "" {
+		if resolved, err := resolveHref(c.rootLinkBase(), l.Href); err == nil && strings.TrimSpace(l.Href) != "" {
 			href = resolved
 		}
 	}

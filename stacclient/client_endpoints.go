@@ -92,7 +92,7 @@ func (c *Client) queryables(ctx context.Context, collectionID string) (*Queryabl
 		href = c.endpoint("collections", collectionID, "queryables")
 	} else if root, err := c.Root(ctx); err == nil {
 		if l := FindLink(root.Links, "http://www.opengis.net/def/rel/ogc/1.0/queryables"); l != nil && strings.TrimSpace(l.Href) != "" {
-			if resolved, err := resolveHref(c.base, l.Href); err == nil {
+			if resolved, err := resolveHref(c.rootLinkBase(), l.Href); err == nil {
 				href = resolved
 			}
 		}
@@ -144,7 +144,7 @@ func (c *Client) aggregations(ctx context.Context, collectionID string) (*Aggreg
 	if collectionID != "" {
 		href = c.endpoint("collections", collectionID, "aggregations")
 	} else if l := FindLink(root.Links, "aggregations"); l != nil && strings.TrimSpace(l.Href) != "" {
-		if resolved, err := resolveHref(c.base, l.Href); err == nil {
+		if resolved, err := resolveHref(c.rootLinkBase(), l.Href); err == nil {
 			href = resolved
 		}
 	}
@@ -167,7 +167,7 @@ func (c *Client) aggregate(ctx context.Context, params SearchParams, names []str
 	}
 	href, method := c.endpoint("aggregate"), http.MethodGet
 	for _, l := range FindLinks(root.Links, "aggregate") {
-		resolved, err := resolveHref(c.base, l.Href)
+		resolved, err := resolveHref(c.rootLinkBase(), l.Href)
 		if err != nil || strings.TrimSpace(l.Href) == "" {
 			continue
 		}

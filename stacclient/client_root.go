@@ -3,6 +3,7 @@ package stacclient
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strconv"
 	"time"
 )
@@ -18,30 +19,46 @@ func (c *Client) Root(ctx context.Context) (*Catalog, error) {
 	}
 	c.mu.Unlock()
 
-	root, err := c.CatalogAt(ctx, c.baseRaw)
+	root, answeredAt, err := c.fetchCatalog(ctx, c.baseRaw)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	c.root, c.rootAt = root, time.Now()
+	c.root, c.rootAt, c.rootURL = root, time.Now(), answeredAt
 	c.mu.Unlock()
 	return root, nil
+}
+
+// rootLinkBase is what the landing page's relative links resolve against:
+// the URL that answered it (after redirects), else the base URL.
+func (c *Client) rootLinkBase() *url.URL {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rootURL != nil {
+		return c.rootURL
+	}
+	return c.base
 }
 
 // CatalogAt fetches a STAC Catalog (or landing page) at href, e.g. a child
 // link of a static catalog.
 func (c *Client) CatalogAt(ctx context.Context, href string) (*Catalog, error) {
+	cat, _, err := c.fetchCatalog(ctx, href)
+	return cat, err
+}
+
+func (c *Client) fetchCatalog(ctx context.Context, href string) (*Catalog, *url.URL, error) {
 	var cat Catalog
-	_, err := c.getJSON(ctx, Request{Method: "GET", URL: href}, acceptJSON, &cat, "catalog (landing page)", func() string {
+	fb, err := c.getJSON(ctx, Request{Method: "GET", URL: href}, acceptJSON, &cat, "catalog (landing page)", func() string {
 		if cat.ID == "" && cat.Links == nil {
 			return "the JSON has neither an id nor links"
 		}
 		return ""
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &cat, nil
+	return &cat, fb.url, nil
 }
 
 // CollectionAt fetches a STAC Collection at href (a child link, or
@@ -111,7 +128,7 @@ func (c *Client) Conformance(ctx context.Context) ([]string, error) {
 func (c *Client) fetchConformance(ctx context.Context, root *Catalog) ([]string, error) {
 	href := c.endpoint("conformance")
 	if l := FindLink(root.Links, "conformance"); l != nil {
-		if resolved, err := resolveHref(c.base, l.Href); err == nil {
+		if resolved, err := resolveHref(c.rootLinkBase(), l.Href); err == nil {
 			href = resolved
 		}
 	}

@@ -649,3 +649,24 @@ func TestCursorMethodIsNormalised(t *testing.T) {
 		t.Errorf("sent method %q, want POST", method)
 	}
 }
+
+func TestRelativeLandingLinksResolveAgainstTheAnsweringURL(t *testing.T) {
+	var searched string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/stac":
+			http.Redirect(w, r, "/stac/", http.StatusMovedPermanently)
+		case "/stac/":
+			fmt.Fprint(w, `{"type":"Catalog","id":"c","links":[{"rel":"search","href":"search"}]}`)
+		default:
+			searched = r.URL.Path
+			fmt.Fprint(w, `{"type":"FeatureCollection","features":[],"links":[]}`)
+		}
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL+"/stac", Options{})
+	collectIDs(t, c.Search(SearchParams{}, SearchLimits{}))
+	if searched != "/stac/search" {
+		t.Errorf("searched %q, want /stac/search (relative to the redirected landing page)", searched)
+	}
+}

@@ -224,7 +224,7 @@ func (c *Client) searchTarget(ctx context.Context) (searchEndpoints, error) {
 	}
 	var t searchEndpoints
 	for _, l := range FindLinks(root.Links, "search") {
-		href, err := resolveHref(c.base, l.Href)
+		href, err := resolveHref(c.rootLinkBase(), l.Href)
 		if err != nil || strings.TrimSpace(l.Href) == "" {
 			continue
 		}
