@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 )
 
@@ -181,5 +184,46 @@ func TestVersion(t *testing.T) {
 	code, stdout, _ := runForTest(t, nil, "--version")
 	if code != 0 || !strings.HasPrefix(stdout, "stac-mcp ") {
 		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+}
+
+func TestMetricsEndpointServesPrometheusText(t *testing.T) {
+	cfg, err := loadConfig([]string{"--catalog", "demo", "--log-level", "error"}, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := newApp(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	// One tool call, so the layer has something to count.
+	cs, closeSession, err := a.connectInProcess(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_root", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	closeSession()
+
+	addr, shutdown, err := serveMetrics("127.0.0.1:0", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown()
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "# TYPE ") {
+		t.Errorf("/metrics: %s\n%.500s", resp.Status, body)
+	}
+	if !strings.Contains(string(body), "get_root") {
+		t.Errorf("/metrics does not count the get_root call:\n%.2000s", body)
 	}
 }

@@ -24,7 +24,7 @@ func runStdio(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr 
 	}
 	defer a.close()
 	if cfg.MetricsAddr != "" {
-		shutdown, err := serveMetrics(cfg.MetricsAddr, a)
+		_, shutdown, err := serveMetrics(cfg.MetricsAddr, a)
 		if err != nil {
 			return usageError("--metrics-addr / STAC_MCP_METRICS_ADDR=%q: %v", cfg.MetricsAddr, err)
 		}
@@ -40,11 +40,12 @@ func runStdio(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr 
 	return err
 }
 
-// serveMetrics exposes the reliability layer's Prometheus registry.
-func serveMetrics(addr string, a *app) (func(), error) {
+// serveMetrics exposes the reliability layer's Prometheus registry on
+// addr; it returns the bound address and a function that stops it.
+func serveMetrics(addr string, a *app) (string, func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", a.deps.Layer.MetricsHandler())
@@ -57,7 +58,7 @@ func serveMetrics(addr string, a *app) (func(), error) {
 		}
 	}()
 	a.logger.Info().Str("addr", ln.Addr().String()).Msg("serving /metrics")
-	return func() { _ = srv.Close(); <-done }, nil
+	return ln.Addr().String(), func() { _ = srv.Close(); <-done }, nil
 }
 
 type nopReadCloser struct{ io.Reader }
