@@ -104,6 +104,7 @@ var (
 	htmlDropBlocks = regexp.MustCompile(`(?is)<(script|style|head)\b.*?</(script|style|head)>|<!--.*?-->|<!doctype[^>]*>`)
 	htmlTitle      = regexp.MustCompile(`(?is)<title[^>]*>.*?</title>`)
 	htmlTag        = regexp.MustCompile(`(?s)<[^>]*>`)
+	htmlHeadingEnd = regexp.MustCompile(`(?i)</h[1-6]\s*>`)
 	spaceRun       = regexp.MustCompile(`\s+`)
 )
 
@@ -117,8 +118,10 @@ func htmlToText(s string) string {
 	if withoutTitle := htmlTitle.ReplaceAllString(s, " "); strings.TrimSpace(htmlTag.ReplaceAllString(withoutTitle, "")) != "" {
 		s = withoutTitle
 	}
+	s = htmlHeadingEnd.ReplaceAllString(s, ": ") // "Unauthorized: The server could not…"
 	s = htmlTag.ReplaceAllString(s, " ")
-	return html.UnescapeString(s)
+	s = strings.TrimSpace(spaceRun.ReplaceAllString(html.UnescapeString(s), " "))
+	return strings.TrimRight(s, ": ")
 }
 
 // trimMessage collapses whitespace and cuts at maxUpstreamMessage

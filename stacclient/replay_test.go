@@ -354,7 +354,7 @@ func TestReplayRadiantUnauthorized(t *testing.T) {
 		name, searchPath, wantMessage string
 	}{
 		{"json detail", "/mlhub/v1/search", ""},
-		{"html page", "/mlhub/v1//search", "The server could not verify that you are authorized to access the URL requested."},
+		{"html page", "/mlhub/v1//search", "Unauthorized: The server could not verify that you are authorized to access the URL requested."},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
