@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -97,6 +98,11 @@ func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request
 		p.seenOrder = append([]string(nil), seen...)
 		p.mu.Unlock()
 
+		if err := p.lim.validate(); err != nil {
+			p.finish(StopError, nil)
+			yield(nil, err)
+			return
+		}
 		req, err := first(ctx)
 		if err != nil {
 			p.finish(StopError, nil)
@@ -298,4 +304,15 @@ func canonicalJSON(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return string(out)
+}
+
+// validate rejects negative limits (zero means the default).
+func (lim SearchLimits) validate() error {
+	if lim.MaxItems < 0 {
+		return &ParamError{Param: "max_items", Got: strconv.Itoa(lim.MaxItems), Accepted: "0 (no cap) or a positive number of items", Reason: "negative"}
+	}
+	if lim.MaxPages < 0 {
+		return &ParamError{Param: "max_pages", Got: strconv.Itoa(lim.MaxPages), Accepted: "0 (the default, " + strconv.Itoa(DefaultMaxPages) + ") or a positive number of pages", Reason: "negative"}
+	}
+	return nil
 }

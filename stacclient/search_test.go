@@ -376,3 +376,21 @@ func TestCursorCarriesRecentSeenIDsOnly(t *testing.T) {
 		t.Fatalf("cursor = skip %d, %d seen ids from %v", cur.Skip, len(cur.SeenIDs), cur.SeenIDs[:1])
 	}
 }
+
+func TestNegativeLimitsAreParamErrors(t *testing.T) {
+	f := newFakeSearch(t, idPages(1, 1), "GET")
+	c := fakeClient(t, f)
+	for param, lim := range map[string]SearchLimits{"max_items": {MaxItems: -1}, "max_pages": {MaxPages: -2}} {
+		var err error
+		for _, e := range c.Search(SearchParams{}, lim).Items(context.Background()) {
+			err = e
+		}
+		var pe *ParamError
+		if !errors.As(err, &pe) || pe.Param != param {
+			t.Errorf("%+v: err = %v, want a ParamError for %s", lim, err, param)
+		}
+	}
+	if n := len(f.log()); n != 0 {
+		t.Errorf("%d requests sent for invalid limits", n)
+	}
+}
