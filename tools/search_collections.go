@@ -182,8 +182,11 @@ func (in SearchCollectionsIn) listing() (collectionListing, error) {
 // listServerSide asks the catalog for offset+limit+1 matches (the extra one
 // tells whether more exist), reading pages as needed.
 func listServerSide(ctx context.Context, client *stacclient.Client, l collectionListing, offset int) ([]stacclient.Collection, *int, bool, error) {
-	q := stacclient.CollectionQuery{Q: l.Q, BBox: l.BBox, Datetime: l.Datetime, Limit: l.Limit}
 	want := offset + l.Limit + 1
+	// There is no way to resume /collections at an offset (stacclient has no
+	// ContinueCollections), so a continuation re-reads from the start: ask
+	// for pages big enough to reach the offset in one or two requests.
+	q := stacclient.CollectionQuery{Q: l.Q, BBox: l.BBox, Datetime: l.Datetime, Limit: min(want, maxCollectionsLimit)}
 	var all []stacclient.Collection
 	var matched *int
 	for page, err := range client.CollectionPages(ctx, q, stacclient.SearchLimits{}) {
