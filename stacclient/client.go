@@ -215,13 +215,17 @@ func (c *Client) Item(ctx context.Context, collectionID, itemID string) (*Item, 
 
 // Search starts an item search. Nothing is sent until the result is iterated.
 func (c *Client) Search(params SearchParams, lim SearchLimits) *Search {
-	return &Search{client: c, params: params, fromParams: true, lim: lim}
+	s := &Search{client: c, params: params, fromParams: true, lim: lim}
+	s.pager() // created now, so that the getters are safe from any goroutine
+	return s
 }
 
 // ContinueSearch resumes a search from a cursor returned by Search.Cursor.
 func (c *Client) ContinueSearch(cur Cursor, lim SearchLimits) *Search {
 	start := cur.Request
-	return &Search{client: c, start: &start, skipFirst: cur.Skip, seenIDs: cur.SeenIDs, lim: lim}
+	s := &Search{client: c, start: &start, skipFirst: cur.Skip, seenIDs: cur.SeenIDs, lim: lim}
+	s.pager()
+	return s
 }
 
 // Queryables fetches /queryables, or /collections/{id}/queryables when
