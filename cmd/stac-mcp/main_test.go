@@ -153,10 +153,15 @@ func TestToolsListsEveryToolAndJSONHasSchemas(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, name := range []string{"get_root", "search_items", "estimate_data_size"} {
-		if !strings.Contains(stdout, name) {
+	last := -1
+	for _, name := range []string{"get_root", "search_collections", "search_items", "get_item", "estimate_data_size"} {
+		i := strings.Index("\n"+stdout, "\n"+name+" ") // the name column
+		if i < 0 {
 			t.Errorf("tools output lacks %s:\n%s", name, stdout)
+		} else if i < last {
+			t.Errorf("tools output lists %s out of inventory order:\n%s", name, stdout)
 		}
+		last = i
 	}
 	code, stdout, stderr = runForTest(t, nil, "--catalog", "demo", "tools", "--json")
 	if code != 0 {

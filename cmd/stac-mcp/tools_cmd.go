@@ -4,14 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/tools"
 )
 
 // runTools lists the tools as an MCP client sees them (tools/list over the
-// in-memory transport): a table, or with --json the full definitions.
+// in-memory transport): a table, or with --json the full definitions, in
+// inventory order.
 func runTools(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	a, err := newApp(cfg, stderr)
 	if err != nil {
@@ -30,6 +34,13 @@ func runTools(ctx context.Context, cfg *config, stdout, stderr io.Writer) error 
 		}
 		list = append(list, t)
 	}
+	// tools/list is alphabetical; show them in the order a model should
+	// meet them, as the inventory lists them.
+	order := map[string]int{}
+	for i, t := range tools.Inventory() {
+		order[t.Def.Name] = i
+	}
+	slices.SortStableFunc(list, func(a, b *mcp.Tool) int { return order[a.Name] - order[b.Name] })
 	if cfg.JSON {
 		return writeIndentedJSON(stdout, list)
 	}
