@@ -25,6 +25,9 @@ type Receipt struct {
 	CacheHit         bool   `json:"cache_hit"`
 	Coalesced        bool   `json:"coalesced,omitempty"`
 	CatalogHost      string `json:"catalog_host"`
+	// Hedges counts the hedged attempts among Retries (Policy.Hedge): a
+	// second attempt sent while the first was still out.
+	Hedges int `json:"hedges,omitempty"`
 }
 
 // callRecord is the per-call state Run puts in the context; the HTTP layer
@@ -37,6 +40,7 @@ type callRecord struct {
 	mu          sync.Mutex
 	attempts    int
 	retries     int
+	hedges      int
 	requests    int
 	cacheHit    bool
 	coalesced   bool
@@ -97,7 +101,7 @@ func (r *callRecord) receipt() Receipt {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return Receipt{
-		CorrelationID: r.correlationID, Tool: r.tool, Attempts: r.attempts, Retries: r.retries,
+		CorrelationID: r.correlationID, Tool: r.tool, Attempts: r.attempts, Retries: r.retries, Hedges: r.hedges,
 		UpstreamRequests: r.requests, ElapsedMS: time.Since(r.start).Milliseconds(),
 		CacheHit: r.cacheHit, Coalesced: r.coalesced, CatalogHost: r.host,
 	}
@@ -124,6 +128,7 @@ type fnResult struct {
 func (l *Layer) Run(ctx context.Context, tool, catalogHost string, fn func(ctx context.Context) error) (Receipt, error) {
 	rec := l.newRecord(tool, catalogHost)
 	rec.insideRun = true
+	l.applyRequestedID(ctx, rec)
 	l.metrics.touch(tool)
 	callCtx, cancel := context.WithTimeout(withRecord(ctx, rec), l.policy.ToolTimeout)
 	defer cancel()
@@ -252,9 +257,13 @@ func (l *Layer) complete(rec *callRecord, rc Receipt, err error) {
 
 // Meta is the receipt as a map for an MCP result's _meta.
 func (r Receipt) Meta() map[string]any {
-	return map[string]any{
+	m := map[string]any{
 		"correlation_id": r.CorrelationID, "tool_name": r.Tool, "attempts": r.Attempts, "retries": r.Retries,
 		"upstream_requests": r.UpstreamRequests, "elapsed_ms": r.ElapsedMS, "cache_hit": r.CacheHit,
 		"coalesced": r.Coalesced, "catalog_host": r.CatalogHost,
 	}
+	if r.Hedges > 0 {
+		m["hedges"] = r.Hedges
+	}
+	return m
 }

@@ -18,6 +18,7 @@ const (
 	envCacheTTL       = "STAC_MCP_CACHE_TTL_SECS"
 	envCacheMaxBytes  = "STAC_MCP_CACHE_MAX_BYTES"
 	envBulkheadMax    = "STAC_MCP_BULKHEAD_MAX"
+	envHedge          = "STAC_MCP_HEDGE"
 )
 
 // PolicyFromEnv starts from DefaultPolicy and applies every STAC_MCP_*
@@ -68,6 +69,13 @@ func PolicyFromEnv(lookup func(string) (string, bool)) (Policy, error) {
 		}
 		n.set(v)
 	}
+	if raw, ok := lookup(envHedge); ok {
+		hedge, delay, err := parseHedge(raw)
+		if err != nil {
+			return Policy{}, err
+		}
+		p.Hedge, p.HedgeDelay = hedge, delay
+	}
 	// The attempt timeout cannot exceed the tool timeout; say which pair
 	// conflicts rather than reporting one of them alone.
 	if p.AttemptTimeout > p.ToolTimeout {
@@ -81,4 +89,21 @@ func PolicyFromEnv(lookup func(string) (string, bool)) (Policy, error) {
 		return Policy{}, err
 	}
 	return p, nil
+}
+
+// parseHedge reads STAC_MCP_HEDGE: off, on (delay from the host's rolling
+// p95), or a fixed delay in seconds.
+func parseHedge(raw string) (hedge bool, delay time.Duration, err error) {
+	switch v := strings.ToLower(strings.TrimSpace(raw)); v {
+	case "off", "false", "no":
+		return false, 0, nil
+	case "on", "true", "yes", "p95":
+		return true, 0, nil
+	default:
+		secs, perr := strconv.ParseFloat(v, 64)
+		if perr != nil || math.IsNaN(secs) || secs <= 0 || secs > 60 {
+			return false, 0, fmt.Errorf("%s=%q is not valid; accepted: off, on (hedge after the host's rolling p95 latency), or a delay in seconds above 0, e.g. 0.3", envHedge, raw)
+		}
+		return true, time.Duration(secs * float64(time.Second)), nil
+	}
 }

@@ -56,6 +56,7 @@ type hostState struct {
 	breaker  *breaker
 	bulkhead *bulkhead
 	counts   rollingCounts
+	latency  latencyWindow // answered attempts, for the hedge delay
 }
 
 // New builds a Layer. A zero Policy means DefaultPolicy; in a partial
@@ -96,8 +97,12 @@ func New(p Policy, opts Options) *Layer {
 	// The attempt transport has no CloseIdleConnections method, so the
 	// library's CloseIdleConnections calls on every failure path cannot
 	// churn the connection pool.
+	var attempt http.RoundTripper = &attemptTransport{layer: l, base: base}
+	if p.Hedge {
+		attempt = &hedgeTransport{layer: l, attempt: attempt}
+	}
 	l.attemptClient = &http.Client{
-		Transport: &attemptTransport{layer: l, base: base},
+		Transport: attempt,
 		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
 			if len(via) >= 10 {
 				return errTooManyRedirects

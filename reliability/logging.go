@@ -11,6 +11,7 @@ import (
 // Log event names. Every event carries correlation_id and tool_name.
 const (
 	eventRetryAttempt = "retry_attempt"
+	eventHedgeAttempt = "hedge_attempt"
 	eventRetryGiveUp  = "retry_give_up"
 	eventTimeoutAbort = "timeout_abort"
 	eventToolComplete = "tool_complete"

@@ -25,6 +25,7 @@ type retryLoop struct {
 	maxAttempts int
 
 	attempt       int // 0-based index of the current attempt
+	hedged        int // extra attempts sent by the hedge transport
 	last          outcome
 	lastStatus    int
 	lastMessage   string
@@ -80,7 +81,7 @@ func (r *retryLoop) check(ctx context.Context, resp *http.Response, err error) (
 		}
 		return false, err
 	}
-	if r.attempt+1 >= r.maxAttempts {
+	if r.attempt+1+r.hedged >= r.maxAttempts {
 		r.reason = CodeRetryExhausted
 		return false, errStop
 	}
@@ -169,7 +170,7 @@ func (r *retryLoop) deny(code string, cause error) *Denial {
 	l := r.layer
 	now := l.now()
 	d := &Denial{
-		Code: code, Host: r.host.name, ErrorClass: r.last.class, Attempts: r.attempt + 1,
+		Code: code, Host: r.host.name, ErrorClass: r.last.class, Attempts: r.attempt + 1 + r.hedged,
 		ElapsedMS: since(r.rec.start), LastStatus: r.lastStatus, LastMessage: r.lastMessage, Err: cause,
 	}
 	if r.hasRetryAfter {
@@ -191,7 +192,7 @@ func (r *retryLoop) deny(code string, cause error) *Denial {
 		d.RetryAt = now.Add(breakerOpenFor)
 	}
 	if code == CodeCircuitOpen && r.last.class == classCircuitOpen {
-		d.Attempts = r.attempt // the refused attempt was never sent
+		d.Attempts = r.attempt + r.hedged // the refused attempt was never sent
 	}
 	d.Next = nextStep(code, l.policy, d.RetryAt, now)
 	r.rec.update(func(c *callRecord) { c.denial = d })

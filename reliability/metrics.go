@@ -23,6 +23,7 @@ type metrics struct {
 	cacheHits         *prometheus.CounterVec
 	cacheMisses       *prometheus.CounterVec
 	coalescedRequests *prometheus.CounterVec
+	hedges            *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -54,6 +55,7 @@ func newMetrics() *metrics {
 	m.cacheHits = counter("cache_hits_total", "Reads answered from the response cache.", "tool_name")
 	m.cacheMisses = counter("cache_misses_total", "Cacheable reads not found in the response cache.", "tool_name")
 	m.coalescedRequests = counter("coalesced_requests_total", "Reads that shared an identical in-flight request.", "tool_name")
+	m.hedges = counter("hedged_attempts_total", "Hedged reads: second attempts sent while the first was still out (Policy.Hedge).", "tool_name")
 	return m
 }
 

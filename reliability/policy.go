@@ -32,6 +32,17 @@ type Policy struct {
 	// MinUsefulAttempt is the least time an attempt needs to be worth
 	// starting; a wait that would leave less before the deadline is not taken.
 	MinUsefulAttempt time.Duration
+
+	// Hedge turns on hedged reads (STAC_MCP_HEDGE, off by default; see
+	// adr/0004-hedged-reads.md): an idempotent read still unanswered after
+	// the hedge delay gets a second attempt, the first answer wins and the
+	// other attempt is cancelled. The hedge counts against MaxAttempts and
+	// the retry budget like a retry.
+	Hedge bool
+	// HedgeDelay is a fixed wait before the hedge. 0 means the host's
+	// rolling p95 of answered attempts, never below 50 ms, and no hedge
+	// until 20 attempts have been answered.
+	HedgeDelay time.Duration
 }
 
 // DefaultPolicy is the documented policy.
@@ -69,6 +80,7 @@ func (p Policy) Validate() error {
 		{p.BulkheadMax >= 1 && p.BulkheadMax <= 1024, envBulkheadMax, p.BulkheadMax, "an integer from 1 to 1024"},
 		{p.MaxBodyBytes >= 1024, "Policy.MaxBodyBytes", p.MaxBodyBytes, "at least 1024 bytes"},
 		{p.MinUsefulAttempt >= 0 && p.MinUsefulAttempt <= p.AttemptTimeout, "Policy.MinUsefulAttempt", p.MinUsefulAttempt, "0 up to the attempt timeout"},
+		{p.HedgeDelay >= 0 && p.HedgeDelay < p.AttemptTimeout, envHedge, p.HedgeDelay, "off, on, or a number of seconds below the attempt timeout"},
 	}
 	for _, c := range checks {
 		if !c.ok {

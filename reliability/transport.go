@@ -133,6 +133,7 @@ func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request,
 		maxAttempts = l.policy.MaxAttempts
 	}
 	loop := &retryLoop{layer: l, rec: rec, host: h, path: req.URL.Path, deadline: deadline, maxAttempts: maxAttempts}
+	ctx = withLoop(ctx, loop) // the hedge transport counts its attempts on the loop
 
 	var raw any // nil: no body at all, rather than an empty one
 	if body != nil {

@@ -1,0 +1,272 @@
+package reliability
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hedgePolicy hedges after a fixed 30 ms, with attempts short enough that a
+// test never waits long for a hung one.
+func hedgePolicy() Policy {
+	p := noCache()
+	p.Hedge = true
+	p.HedgeDelay = 30 * time.Millisecond
+	p.AttemptTimeout = 400 * time.Millisecond
+	p.ToolTimeout = 2 * time.Second
+	p.MinUsefulAttempt = 50 * time.Millisecond
+	p.BackoffBase = 0
+	return p
+}
+
+// hangFirst hangs the first hit until it is cancelled, and answers 200
+// {"n": hit} to every later one. cancelled receives the first hit's end.
+func hangFirst(cancelled chan<- error) func(int, *http.Request) (*http.Response, error) {
+	return func(n int, req *http.Request) (*http.Response, error) {
+		if n == 1 {
+			<-req.Context().Done()
+			cancelled <- req.Context().Err()
+			return nil, req.Context().Err()
+		}
+		return answer(http.StatusOK, `{"n":`+itoa(n)+`}`), nil
+	}
+}
+
+func TestHedgeWinsOverAHungAttemptAndCancelsIt(t *testing.T) {
+	cancelled := make(chan error, 1)
+	tl := newTestLayer(t, hedgePolicy(), hangFirst(cancelled))
+	start := time.Now()
+	rc, status, err := tl.get("get_root", "/")
+	elapsed := time.Since(start)
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("hedged call: status %d, %v; want 200 from the hedge", status, err)
+	}
+	if rc.Attempts != 2 || rc.Retries != 1 || rc.Hedges != 1 {
+		t.Errorf("receipt %+v; want attempts 2, retries 1, hedges 1", rc)
+	}
+	if elapsed >= hedgePolicy().AttemptTimeout {
+		t.Errorf("hedged call took %v; the hedge should answer well before the %v attempt timeout", elapsed, hedgePolicy().AttemptTimeout)
+	}
+	select {
+	case err := <-cancelled:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("losing attempt ended with %v; want context.Canceled (cancelled by the winner)", err)
+		}
+	default:
+		t.Error("the losing attempt was still running when the round trip returned")
+	}
+	if got := testutilCounter(tl.metrics.hedges.WithLabelValues("get_root")); got != 1 {
+		t.Errorf("hedged_attempts_total = %v, want 1", got)
+	}
+	if n := len(tl.logs.named(t, eventHedgeAttempt)); n != 1 {
+		t.Errorf("%d %s events, want 1", n, eventHedgeAttempt)
+	}
+}
+
+func TestNoHedgeWhenTheFirstAttemptAnswersInTime(t *testing.T) {
+	tl := newTestLayer(t, hedgePolicy(), always(http.StatusOK, `{}`))
+	rc, status, err := tl.get("get_root", "/")
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("status %d, %v", status, err)
+	}
+	if rc.Attempts != 1 || rc.Hedges != 0 || tl.up.hitCount() != 1 {
+		t.Errorf("receipt %+v, upstream hits %d; want one attempt and no hedge", rc, tl.up.hitCount())
+	}
+}
+
+func TestHedgeOffSendsOneAttemptUntilTheAttemptTimeout(t *testing.T) {
+	p := hedgePolicy()
+	p.Hedge, p.HedgeDelay = false, 0
+	cancelled := make(chan error, 1)
+	tl := newTestLayer(t, p, hangFirst(cancelled))
+	start := time.Now()
+	rc, status, err := tl.get("get_root", "/")
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("status %d, %v", status, err)
+	}
+	if elapsed := time.Since(start); elapsed < p.AttemptTimeout {
+		t.Errorf("without hedging the call took %v; want at least the %v attempt timeout before the retry", elapsed, p.AttemptTimeout)
+	}
+	if rc.Hedges != 0 || rc.Attempts != 2 {
+		t.Errorf("receipt %+v; want 2 attempts (timeout, retry) and no hedge", rc)
+	}
+}
+
+func TestHedgeCountsAgainstTheAttemptCap(t *testing.T) {
+	p := hedgePolicy()
+	p.MaxAttempts = 2
+	tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+		if n == 1 {
+			return hang(n, req)
+		}
+		return answer(http.StatusServiceUnavailable, `{"code":"unavailable"}`), nil
+	})
+	rc, _, err := tl.get("get_root", "/")
+	var d *Denial
+	if !errors.As(err, &d) || d.Code != CodeRetryExhausted {
+		t.Fatalf("err = %v; want a %s denial once the hedge used the second of 2 attempts", err, CodeRetryExhausted)
+	}
+	if hits := tl.up.hitCount(); hits != 2 || rc.Attempts != 2 || d.Attempts != 2 {
+		t.Errorf("upstream hits %d, receipt attempts %d, denial attempts %d; want 2 each (primary + hedge, no third)", hits, rc.Attempts, d.Attempts)
+	}
+}
+
+func TestHedgeSpendsARetryBudgetToken(t *testing.T) {
+	cancelled := make(chan error, 1)
+	tl := newTestLayer(t, hedgePolicy(), func(n int, req *http.Request) (*http.Response, error) {
+		if n == 1 {
+			time.Sleep(80 * time.Millisecond) // slow but answers: the primary wins after the hedge started
+			return answer(http.StatusOK, `{}`), nil
+		}
+		return hangFirst(cancelled)(1, req)
+	})
+	if _, _, err := tl.get("get_root", "/"); err != nil {
+		t.Fatal(err)
+	}
+	h := tl.host(testHost)
+	// The losing hedge cost budgetRetryCost; the answered call earned the bonus.
+	if got, want := h.budget.available(), budgetCapacity-budgetRetryCost+budgetSuccessBonus; got != want {
+		t.Errorf("budget after a losing hedge = %d, want %d", got, want)
+	}
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Errorf("losing hedge ended with %v, want context.Canceled", err)
+	}
+}
+
+func TestHedgedSearchSendsTheSameBodyTwice(t *testing.T) {
+	cancelled := make(chan error, 1)
+	tl := newTestLayer(t, hedgePolicy(), hangFirst(cancelled))
+	body := `{"collections":["sentinel-2-l2a"],"limit":5}`
+	_, err := tl.Run(context.Background(), "search_items", testHost, func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+testHost+"/search", strings.NewReader(body))
+		resp, err := tl.HTTPClient().Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, err = io.ReadAll(resp.Body)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl.up.mu.Lock()
+	defer tl.up.mu.Unlock()
+	if len(tl.up.bodies) != 2 || !bytes.Equal(tl.up.bodies[0], []byte(body)) || !bytes.Equal(tl.up.bodies[1], []byte(body)) {
+		t.Errorf("upstream bodies %q; want the search body on both the primary and the hedge", tl.up.bodies)
+	}
+}
+
+func TestNoHedgeForWrites(t *testing.T) {
+	tl := newTestLayer(t, hedgePolicy(), hang)
+	_, err := tl.Run(context.Background(), "create_item", testHost, func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+testHost+"/collections/c/items", strings.NewReader(`{}`))
+		resp, err := tl.HTTPClient().Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	})
+	if err == nil {
+		t.Fatal("a hung write succeeded")
+	}
+	if hits := tl.up.hitCount(); hits != 1 {
+		t.Errorf("a write was sent %d times; want 1 (writes are never hedged or retried)", hits)
+	}
+}
+
+func TestAdaptiveHedgeWaitsForEnoughSamples(t *testing.T) {
+	p := hedgePolicy()
+	p.HedgeDelay = 0 // the host's rolling p95, floored
+	cancelled := make(chan error, 1)
+	hangAt := hedgeMinSamples + 1
+	tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+		if n == hangAt {
+			return hangFirst(cancelled)(1, req)
+		}
+		return answer(http.StatusOK, `{}`), nil
+	})
+	for i := 1; i < hangAt; i++ {
+		if rc, _, err := tl.get("get_root", "/"); err != nil || rc.Hedges != 0 {
+			t.Fatalf("warm-up call %d: receipt %+v, %v; want no hedge and success", i, rc, err)
+		}
+	}
+	delay, ok := tl.hedgeDelay(tl.host(testHost))
+	if !ok || delay != hedgeFloor {
+		t.Fatalf("hedge delay after %d instant answers = %v, %v; want the %v floor", hedgeMinSamples, delay, ok, hedgeFloor)
+	}
+	rc, _, err := tl.get("get_root", "/")
+	if err != nil || rc.Hedges != 1 {
+		t.Errorf("call with a hung first attempt: receipt %+v, %v; want one winning hedge", rc, err)
+	}
+	<-cancelled
+}
+
+func TestLatencyWindowP95(t *testing.T) {
+	var w latencyWindow
+	for i := 1; i < hedgeMinSamples; i++ {
+		w.add(time.Duration(i) * time.Millisecond)
+	}
+	if _, ok := w.p95(); ok {
+		t.Fatalf("p95 known after %d samples; want at least %d", hedgeMinSamples-1, hedgeMinSamples)
+	}
+	for i := hedgeMinSamples; i <= 300; i++ { // wraps: only the last 128 (173..300 ms) count
+		w.add(time.Duration(i) * time.Millisecond)
+	}
+	got, ok := w.p95()
+	// 95th percentile of 173..300 by nearest rank: rank ceil(0.95*128) = 122, i.e. 173+121.
+	if want := 294 * time.Millisecond; !ok || got != want {
+		t.Errorf("p95 = %v, %v; want %v over the last %d samples", got, ok, want, latencySamples)
+	}
+}
+
+func TestPolicyFromEnvHedge(t *testing.T) {
+	for raw, want := range map[string]struct {
+		hedge bool
+		delay time.Duration
+	}{"off": {false, 0}, "on": {true, 0}, " ON ": {true, 0}, "0.3": {true, 300 * time.Millisecond}} {
+		p, err := PolicyFromEnv(lookupFrom(map[string]string{envHedge: raw}))
+		if err != nil || p.Hedge != want.hedge || p.HedgeDelay != want.delay {
+			t.Errorf("%s=%q: hedge %v delay %v err %v; want %v %v", envHedge, raw, p.Hedge, p.HedgeDelay, err, want.hedge, want.delay)
+		}
+	}
+	for _, raw := range []string{"sometimes", "0", "-1", "61", "5"} { // 5 s: not below the 4 s attempt timeout
+		_, err := PolicyFromEnv(lookupFrom(map[string]string{envHedge: raw}))
+		if err == nil || !strings.Contains(err.Error(), envHedge) || !strings.Contains(err.Error(), "accepted") {
+			t.Errorf("%s=%q: err %v; want an error naming the variable and what is accepted", envHedge, raw, err)
+		}
+	}
+}
+
+func TestWithCorrelationID(t *testing.T) {
+	tl := newTestLayer(t, noCache(), always(http.StatusOK, `{}`))
+	call := func(id string) (Receipt, string) {
+		var sent string
+		rc, err := tl.Run(WithCorrelationID(context.Background(), id), "get_root", testHost, func(ctx context.Context) error {
+			_, _, err := tl.getIn(ctx, "/")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl.up.mu.Lock()
+		sent = tl.up.headers[len(tl.up.headers)-1].Get(correlationHeader)
+		tl.up.mu.Unlock()
+		return rc, sent
+	}
+	if rc, sent := call("search_items/17"); rc.CorrelationID != "search_items/17" || sent != "search_items/17" {
+		t.Errorf("valid id: receipt %q, header %q; want both search_items/17", rc.CorrelationID, sent)
+	}
+	rc, sent := call("bad id\r\nX-Injected: 1")
+	if rc.CorrelationID == "" || strings.ContainsAny(rc.CorrelationID, " \r\n") || sent != rc.CorrelationID {
+		t.Errorf("invalid id: receipt %q, header %q; want a random id in both", rc.CorrelationID, sent)
+	}
+	if n := len(tl.logs.named(t, "correlation_id_rejected")); n != 1 {
+		t.Errorf("%d correlation_id_rejected events, want 1", n)
+	}
+}
