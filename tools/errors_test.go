@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -54,5 +56,34 @@ func TestRenderErrorIsIdempotentAndKeepsTheCause(t *testing.T) {
 	}
 	if renderError("x", nil) != nil {
 		t.Error("renderError(nil) is not nil")
+	}
+}
+
+func TestUpstreamFailuresReachTheModelWithStatusAndMessage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/collections/broken":
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"code":"InternalError","description":"database exploded"}`))
+		case "/collections/private":
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"message":"Forbidden"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: srv.URL})
+	for id, want := range map[string][]string{
+		"broken":  {"500", "database exploded"},
+		"private": {"403", "Forbidden", "credentials"},
+	} {
+		msg := callErr(t, cs, "get_collection", map[string]any{"collection_id": id})
+		for _, w := range want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: error %q lacks %q", id, msg, w)
+			}
+		}
 	}
 }
