@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -14,6 +15,9 @@ import (
 // headParallelism bounds concurrent HEAD probes: enough to finish a page of
 // items inside the tool deadline without hammering the asset host.
 const headParallelism = 4
+
+// headDeadlineShare is the part of the remaining tool time HEAD probes may use.
+const headDeadlineShare = 0.8
 
 // maxHeadProbes bounds the HEAD requests of one call; assets beyond it are
 // reported as not sized.
@@ -30,6 +34,13 @@ type headProbe struct {
 // bounded parallelism, inside ctx's deadline. A failed probe never counts:
 // an error page's Content-Length is not the asset's size.
 func probeSizes(ctx context.Context, client *stacclient.Client, probes []*headProbe) {
+	if deadline, ok := ctx.Deadline(); ok {
+		// Stop probing early enough that the sizes found so far still make
+		// it into a result before the tool deadline.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Duration(float64(time.Until(deadline))*headDeadlineShare)))
+		defer cancel()
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(headParallelism)
 	for _, p := range probes {
@@ -40,6 +51,8 @@ func probeSizes(ctx context.Context, client *stacclient.Client, probes []*headPr
 			}
 			n, err := client.Head(ctx, p.href)
 			switch {
+			case err != nil && ctx.Err() != nil:
+				p.reason = "HEAD stopped at the tool deadline"
 			case err != nil:
 				p.reason = "HEAD failed: " + headFailure(err)
 			case n < 0:
@@ -60,10 +73,10 @@ func headFailure(err error) string {
 		if se.Status != 0 {
 			return fmt.Sprintf("status %d", se.Status)
 		}
+		if se.Err != nil {
+			return fmt.Sprintf("%s (%v)", se.Kind, se.Err)
+		}
 		return string(se.Kind)
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "the tool deadline was reached"
 	}
 	return err.Error()
 }

@@ -170,7 +170,11 @@ func newAssetHost(t *testing.T, delay time.Duration) *assetHost {
 		h.mu.Lock()
 		h.methods[r.Method]++
 		h.mu.Unlock()
-		time.Sleep(delay)
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
 		var size int
 		if _, err := fmt.Sscanf(r.URL.Path, "/sized/%d", &size); err == nil {
 			w.Header().Set("Content-Length", fmt.Sprint(size))
@@ -338,5 +342,24 @@ func TestEstimateDataSizeWithIntersects(t *testing.T) {
 	out = structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "intersects": lShape}))
 	if out.ClippedBytes != 1000 || !strings.Contains(strings.Join(out.Notes, " "), "upper bound") {
 		t.Errorf("L shape: clipped %d, notes %q; want its bounding box (all 1000) and an upper-bound note", out.ClippedBytes, out.Notes)
+	}
+}
+
+func TestEstimateDataSizeStopsProbingBeforeTheDeadline(t *testing.T) {
+	host := newAssetHost(t, 10*time.Second)
+	url := sizingCatalog(t, sizingItem("slow", nil, []float64{0, 0, 1, 1}, map[string]any{
+		"slow":  map[string]any{"href": host.URL + "/sized/100", "type": "image/tiff"},
+		"sized": map[string]any{"href": host.URL + "/x.tif", "type": "image/tiff", "file:size": 42},
+	}))
+	policy := testPolicy()
+	policy.ToolTimeout, policy.AttemptTimeout = time.Second, time.Second
+	cs := newTestSession(t, testSessionOptions{CatalogURL: url, Policy: &policy})
+	start := time.Now()
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing"}))
+	if out.TotalBytes != 42 || out.NotSizedCount != 1 || !strings.Contains(out.NotSized[0].Reason, "deadline") {
+		t.Errorf("total %d, not sized %+v; want the sized asset counted and the slow one reported at the deadline", out.TotalBytes, out.NotSized)
+	}
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("the call took %s, past its 1 s deadline", elapsed)
 	}
 }
