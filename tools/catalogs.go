@@ -87,12 +87,11 @@ type CatalogsOptions struct {
 type Catalogs struct {
 	opts CatalogsOptions
 
-	mu       sync.Mutex
-	byURL    map[string]*Catalog // remote catalogs, keyed by URL
-	inProc   map[string]*Catalog // "demo" and local catalogs, keyed by "demo" or absolute path
-	servers  []*inProcessServer  // started in-process servers, stopped by Close
-	loadErrs map[string]error    // static catalogs that failed to load, so the error repeats without reloading
-	closed   bool
+	mu      sync.Mutex
+	byURL   map[string]*Catalog // remote catalogs, keyed by URL
+	inProc  map[string]*Catalog // "demo" and local catalogs, keyed by "demo" or absolute path
+	servers []*inProcessServer  // started in-process servers, stopped by Close
+	closed  bool
 }
 
 // NewCatalogs returns a resolver; call Close when done to stop in-process
@@ -178,8 +177,11 @@ func (c *Catalogs) classify(ref string) (classifiedRef, error) {
 	}
 	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
 		u, err := url.Parse(given)
-		if err != nil || u.Host == "" {
+		if err != nil {
 			return classifiedRef{}, refError(given, fmt.Sprintf("it is not a valid URL with a host (%v)", err))
+		}
+		if u.Host == "" {
+			return classifiedRef{}, refError(given, "it is not a valid URL with a host (the host is empty)")
 		}
 		return classifiedRef{kind: refRemote, ref: given, url: given}, nil
 	}
