@@ -116,6 +116,9 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 			return nil, zero, renderError(name, err)
 		}
 		call := &Call{Deps: d, Catalog: cat, Request: req}
+		// Run may return at the deadline while fn is still running on its
+		// own goroutine; out and text are read only when Run reports
+		// success, which means fn returned (its result came over a channel).
 		var out Out
 		var text string
 		receipt, err := d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) error {
