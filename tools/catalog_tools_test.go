@@ -62,11 +62,23 @@ func TestGetConformanceChecksAreVersionTolerant(t *testing.T) {
 	}
 }
 
+func TestGetConformanceAnswersCapabilityNames(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{CatalogURL: demoServer(t, stacserver.Options{DisableAggregation: true})})
+	out := structured[GetConformanceOut](t, callOK(t, cs, "get_conformance", map[string]any{"check": "sort,aggregation"}))
+	if len(out.Checks) != 2 || !out.Checks[0].Satisfied || !strings.Contains(out.Checks[0].Evidence, "sort") || out.Checks[1].Satisfied || out.AllSatisfied {
+		t.Errorf("checks = %+v, want sort satisfied with evidence and aggregation not", out.Checks)
+	}
+}
+
 func TestGetConformanceRejectsABadCheck(t *testing.T) {
 	cs := newTestSession(t, testSessionOptions{})
 	msg := callErr(t, cs, "get_conformance", map[string]any{"check": `["unterminated`})
 	if !strings.Contains(msg, `"check"`) {
 		t.Errorf("error %q does not name check", msg)
+	}
+	msg = callErr(t, cs, "get_conformance", map[string]any{"check": "searchability"})
+	if !strings.Contains(msg, `"check"`) || !strings.Contains(msg, "item-search") {
+		t.Errorf("error %q should name check and list the capability names", msg)
 	}
 }
 

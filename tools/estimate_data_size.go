@@ -17,6 +17,7 @@ type EstimateDataSizeIn struct {
 	SearchArgs
 	MaxItems          IntArg     `json:"max_items,omitempty" jsonschema:"items to size (default 10, up to the server's ceiling); the estimate covers only these, and says when more match"`
 	AssetKeys         StringList `json:"asset_keys,omitempty" jsonschema:"only size these asset keys, e.g. [\"red\",\"nir\"]; default all assets"`
+	AOIGeoJSON        GeoJSONArg `json:"aoi_geojson,omitempty" jsonschema:"the Python stac-mcp's name for intersects: a GeoJSON geometry or Feature (give one of aoi_geojson, intersects, bbox)"`
 	ForceMetadataOnly bool       `json:"force_metadata_only,omitempty" jsonschema:"true: size from metadata only (file:size, raster bands × shape), send no HEAD requests"`
 }
 
@@ -113,6 +114,13 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	keys, err := in.AssetKeys.Strings("asset_keys")
 	if err != nil {
 		return fail(err)
+	}
+	if argGiven(in.AOIGeoJSON) {
+		if argGiven(in.Intersects) || argGiven(in.BBox) {
+			return fail(&stacclient.ParamError{Param: "aoi_geojson", Got: trimText(string(in.AOIGeoJSON), 80),
+				Reason: "given together with intersects or bbox", Accepted: "one area: aoi_geojson (the Python stac-mcp name), intersects, or bbox"})
+		}
+		in.Intersects = in.AOIGeoJSON
 	}
 	params, err := in.params()
 	if err != nil {

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,13 +14,14 @@ import (
 // GetConformanceIn optionally asks about specific conformance classes.
 type GetConformanceIn struct {
 	CatalogArg
-	Check StringList `json:"check,omitempty" jsonschema:"conformance class URIs to check, e.g. [\"https://api.stacspec.org/v1.0.0/item-search\"]; version-tolerant (v1.0.0 also matches v1.1.0 and rc/beta spellings)"`
+	Check StringList `json:"check,omitempty" jsonschema:"conformance class URIs to check, e.g. [\"https://api.stacspec.org/v1.0.0/item-search\"] (version-tolerant: v1.0.0 also matches v1.1.0 and rc/beta spellings), or capability names such as filter, sort, aggregation"`
 }
 
-// ConformanceCheck answers one checked URI.
+// ConformanceCheck answers one checked URI or capability name.
 type ConformanceCheck struct {
-	URI       string `json:"uri"`
+	URI       string `json:"uri" jsonschema:"the URI or capability name as given"`
 	Satisfied bool   `json:"satisfied"`
+	Evidence  string `json:"evidence,omitempty" jsonschema:"for a capability name: the conformance URI or link that shows support"`
 }
 
 // GetConformanceOut lists the catalog's conformance classes.
@@ -53,10 +55,30 @@ func getConformance(ctx context.Context, c *Call, in GetConformanceIn) (GetConfo
 		return GetConformanceOut{}, "", renderError("get_conformance", err)
 	}
 	out := GetConformanceOut{ConformsTo: nonNilStrings(classes), Count: len(classes), Checks: []ConformanceCheck{}, AllSatisfied: true}
-	for _, uri := range checks {
-		ok := stacclient.ConformsTo(classes, uri)
-		out.Checks = append(out.Checks, ConformanceCheck{URI: uri, Satisfied: ok})
-		out.AllSatisfied = out.AllSatisfied && ok
+	var caps *stacclient.Capabilities
+	for _, entry := range checks {
+		check := ConformanceCheck{URI: entry}
+		if strings.Contains(entry, "://") {
+			check.Satisfied = stacclient.ConformsTo(classes, entry)
+		} else {
+			// A capability name, as get_capabilities lists them.
+			if !slices.Contains(stacclient.AllCapabilities, stacclient.Capability(entry)) {
+				return GetConformanceOut{}, "", renderError("get_conformance", &stacclient.ParamError{Param: "check", Got: entry,
+					Reason: "neither a conformance URI nor a capability name", Accepted: "conformance class URIs (https://...) or capability names: " + capabilityNames()})
+			}
+			if caps == nil {
+				if caps, err = c.Catalog.Client.Capabilities(ctx); err != nil {
+					return GetConformanceOut{}, "", renderError("get_conformance", err)
+				}
+			}
+			ev, ok := caps.Supported[stacclient.Capability(entry)]
+			check.Satisfied = ok
+			if ok {
+				check.Evidence = ev.Value
+			}
+		}
+		out.Checks = append(out.Checks, check)
+		out.AllSatisfied = out.AllSatisfied && check.Satisfied
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d conformance classes.\n", out.Count)
@@ -74,4 +96,13 @@ func getConformance(ctx context.Context, c *Call, in GetConformanceIn) (GetConfo
 		}
 	}
 	return out, strings.TrimRight(b.String(), "\n"), nil
+}
+
+// capabilityNames lists every capability name, comma-separated.
+func capabilityNames() string {
+	names := make([]string, len(stacclient.AllCapabilities))
+	for i, c := range stacclient.AllCapabilities {
+		names[i] = string(c)
+	}
+	return strings.Join(names, ", ")
 }

@@ -338,6 +338,14 @@ func TestEstimateDataSizeWithIntersects(t *testing.T) {
 	if out.ClippedBytes != 500 || strings.Contains(strings.Join(out.Notes, " "), "upper bound") {
 		t.Errorf("triangle: clipped %d, notes %q; want exactly 500 with no upper-bound note", out.ClippedBytes, out.Notes)
 	}
+	pyStyle := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing",
+		"aoi_geojson": `{"type":"Feature","properties":{},"geometry":` + triangle + `}`}))
+	if pyStyle.ClippedBytes != 500 {
+		t.Errorf("aoi_geojson Feature: clipped %d, want 500 as with intersects", pyStyle.ClippedBytes)
+	}
+	if msg := callErr(t, cs, "estimate_data_size", map[string]any{"aoi_geojson": triangle, "bbox": "0,0,1,1"}); !strings.Contains(msg, "aoi_geojson") {
+		t.Errorf("aoi_geojson with bbox: error %q does not name aoi_geojson", msg)
+	}
 	lShape := `{"type":"Polygon","coordinates":[[[0,0],[2,0],[2,1],[1,1],[1,2],[0,2],[0,0]]]}`
 	out = structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "intersects": lShape}))
 	if out.ClippedBytes != 1000 || !strings.Contains(strings.Join(out.Notes, " "), "upper bound") {
