@@ -178,9 +178,8 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 				return fail(fmt.Errorf("re-encoding item %q: %w", it.ID, err))
 			}
 			out.Features = append(out.Features, m)
-		}
-		s := summarizeItem(it)
-		if detail == detailSummary {
+		} else {
+			s := summarizeItem(it)
 			out.Items = append(out.Items, s)
 			out.Truncated = out.Truncated || len(s.OtherAssetKeys) > 0
 		}
@@ -203,7 +202,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 		next.Fingerprint, next.Search = fp, cur
 		out.Cursor = encodeCursor(next)
 	}
-	out.Notes = append(out.Notes, stopNotes(search.StopReason(), out.HasMore)...)
+	out.Notes = append(out.Notes, stopNotes(search.StopReason())...)
 	if out.Returned == 0 {
 		out.Notes = append(out.Notes, emptySearchNotes(params, in.Cursor != "")...)
 	}
@@ -220,7 +219,7 @@ func searchIdentity(p stacclient.SearchParams) (fp string, defined bool) {
 }
 
 // stopNotes explains the stop reasons a model should know about.
-func stopNotes(reason stacclient.StopReason, hasMore bool) []string {
+func stopNotes(reason stacclient.StopReason) []string {
 	switch reason {
 	case stacclient.StopMaxPages:
 		return []string{"paging stopped at the page limit before max_items was reached; continue with cursor"}
