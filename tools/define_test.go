@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -218,5 +219,33 @@ func TestOutputSchemaArraysAreNonNullableExceptInUpstreamDocuments(t *testing.T)
 	}
 	if links := item.Properties["links"]; links == nil || links.Type == "array" {
 		t.Errorf("links inside an upstream Item should stay nullable, got %+v", links)
+	}
+}
+
+func TestDefineToolDeadlineIsADenialWithReceipt(t *testing.T) {
+	slow := define(&mcp.Tool{Name: "slow", Description: "Example: {}"}, true,
+		func(ctx context.Context, c *Call, in probeIn) (probeOut, string, error) {
+			<-ctx.Done() // a handler that only stops when the layer's deadline fires
+			return probeOut{}, "", ctx.Err()
+		})
+	policy := testPolicy()
+	policy.ToolTimeout = time.Second // the smallest the layer accepts
+	policy.AttemptTimeout = 500 * time.Millisecond
+	cs := newTestSession(t, testSessionOptions{Tools: []Tool{slow}, Policy: &policy})
+
+	res := callTool(t, cs, "slow", map[string]any{})
+	if !res.IsError {
+		t.Fatalf("a call past its deadline succeeded: %s", resultText(res))
+	}
+	raw, _ := json.Marshal(res.Meta[MetaDenial])
+	var denial reliability.Denial
+	if err := json.Unmarshal(raw, &denial); err != nil || denial.Code != reliability.CodeTimeout || denial.Next == "" {
+		t.Errorf("denial in _meta = %s (%v), want code %q with a next step", raw, err, reliability.CodeTimeout)
+	}
+	if _, ok := receiptOf(t, res); !ok {
+		t.Errorf("timed-out call has no receipt")
+	}
+	if text := resultText(res); !strings.Contains(text, "slow") {
+		t.Errorf("timeout text %q does not name the tool", text)
 	}
 }
