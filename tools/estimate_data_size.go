@@ -167,7 +167,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	var jobs []*assetJob
 	for it, err := range search.Items(ctx) {
 		if err != nil {
-			return fail(err)
+			return fail(explainSearchRefusal(tool, err, params, out.Warnings))
 		}
 		out.ItemCount++
 		var cov *float64

@@ -166,11 +166,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 
 	for it, err := range search.Items(ctx) {
 		if err != nil {
-			if len(out.Warnings) > 0 && isKind(err, stacclient.KindBadRequest) {
-				// The catalog refused what we warned it might not support: say both.
-				return fail(actionable(err, "%s Likely cause: %s", renderError(tool, err).Error(), strings.Join(out.Warnings, " ")))
-			}
-			return fail(err)
+			return fail(explainSearchRefusal(tool, err, params, out.Warnings))
 		}
 		if detail == detailFull {
 			m, err := toJSONObject(it)
@@ -207,6 +203,25 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 		out.Notes = append(out.Notes, emptySearchNotes(params, in.Cursor != "")...)
 	}
 	return out, searchItemsText(out), nil
+}
+
+// explainSearchRefusal adds the likely cause when a catalog refuses a
+// search with a 4xx: a parameter we warned it may not support, or a search
+// without collections on catalogs that require them (Planetary Computer,
+// CDSE answer "collection is required").
+func explainSearchRefusal(tool string, err error, p stacclient.SearchParams, warnings []string) error {
+	if !isKind(err, stacclient.KindBadRequest) {
+		return err
+	}
+	var causes []string
+	if len(p.Collections) == 0 && strings.Contains(strings.ToLower(err.Error()), "collection") {
+		causes = append(causes, "this catalog wants collections in every search: pass collections (search_collections lists the ids).")
+	}
+	causes = append(causes, warnings...)
+	if len(causes) == 0 {
+		return err
+	}
+	return actionable(err, "%s Likely cause: %s", renderError(tool, err).Error(), strings.Join(causes, " "))
 }
 
 // searchIdentity fingerprints what a search selects. The page size is not

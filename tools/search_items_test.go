@@ -284,3 +284,14 @@ func TestSearchItemsWarnsWhenFullDetailIsLarge(t *testing.T) {
 		t.Errorf("returned %d, warnings %q; want a size warning for 7 full Sentinel-2 items", out.Returned, out.Warnings)
 	}
 }
+
+func TestSearchItemsExplainsCatalogsThatRequireCollections(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{CatalogURL: demoServer(t, stacserver.Options{RequireCollections: true})})
+	msg := callErr(t, cs, "search_items", map[string]any{"bbox": "-94.7,37.0,-94.4,37.2"})
+	if !strings.Contains(msg, "pass collections") || !strings.Contains(msg, "search_collections") {
+		t.Errorf("error %q should tell the model to pass collections", msg)
+	}
+	if out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "max_items": 1})); out.Returned != 1 {
+		t.Errorf("with collections: returned %d, want 1", out.Returned)
+	}
+}
