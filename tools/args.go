@@ -193,7 +193,7 @@ func (a SearchArgs) params() (stacclient.SearchParams, error) {
 		{"limit", a.Limit, &raw.Limit},
 	}
 	for _, f := range fields {
-		v, err := decodeArg(f.param, f.data, "see the parameter's description")
+		v, err := decodeArg(f.param, f.data, "valid JSON in one of the forms the parameter's description lists")
 		if err != nil {
 			return stacclient.SearchParams{}, err
 		}
