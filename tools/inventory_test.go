@@ -95,6 +95,10 @@ func TestToolMetadataGuard(t *testing.T) {
 			}
 			if tool.OutputSchema == nil {
 				t.Error("no output schema")
+			} else {
+				for _, path := range nullableArrays(schemaMap(t, tool.OutputSchema), "outputSchema") {
+					t.Errorf("%s is a nullable array; our output arrays must be \"type\":\"array\"", path)
+				}
 			}
 			in := schemaMap(t, tool.InputSchema)
 			for _, k := range []string{"anyOf", "oneOf", "allOf"} {
@@ -157,4 +161,45 @@ func schemaMap(t *testing.T, schema any) map[string]any {
 		t.Fatalf("schema %s is not an object: %v", raw, err)
 	}
 	return m
+}
+
+// nullableArrays lists the paths of ["null","array"] types in a schema,
+// skipping open objects (upstream STAC documents, see mustOutputSchema).
+func nullableArrays(s map[string]any, path string) []string {
+	var found []string
+	if types, ok := s["type"].([]any); ok && len(types) == 2 && slices.Contains(types, any("null")) && slices.Contains(types, any("array")) {
+		found = append(found, path)
+	}
+	props, _ := s["properties"].(map[string]any)
+	if _, closed := s["additionalProperties"]; len(props) > 0 && !closed {
+		return found
+	}
+	for name, p := range props {
+		if m, ok := p.(map[string]any); ok {
+			found = append(found, nullableArrays(m, path+".properties."+name)...)
+		}
+	}
+	for _, key := range []string{"items", "additionalProperties"} {
+		if m, ok := s[key].(map[string]any); ok {
+			found = append(found, nullableArrays(m, path+"."+key)...)
+		}
+	}
+	return found
+}
+
+func TestNullableArraysFindsThemOutsideOpenObjects(t *testing.T) {
+	schema := map[string]any{
+		"type": "object", "additionalProperties": false,
+		"properties": map[string]any{
+			"bad":  map[string]any{"type": []any{"null", "array"}},
+			"good": map[string]any{"type": "array", "items": map[string]any{"type": []any{"null", "array"}}},
+			"item": map[string]any{"type": "object", "properties": map[string]any{"links": map[string]any{"type": []any{"null", "array"}}}},
+		},
+	}
+	got := nullableArrays(schema, "s")
+	slices.Sort(got)
+	want := []string{"s.properties.bad", "s.properties.good.items"}
+	if !slices.Equal(got, want) {
+		t.Errorf("nullableArrays = %v, want %v (the open object's links are upstream data)", got, want)
+	}
 }
