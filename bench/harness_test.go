@@ -31,12 +31,18 @@ type benchServer struct {
 // is off so every tool call does its upstream requests, like the direct
 // request it is compared with.
 func newBenchServer(b *testing.B, store *stacserver.Store, limits tools.Limits) *benchServer {
+	policy := reliability.DefaultPolicy()
+	policy.CacheTTL = 0
+	return newBenchServerWithPolicy(b, store, limits, policy)
+}
+
+// newBenchServerWithPolicy is newBenchServer with a given reliability
+// policy.
+func newBenchServerWithPolicy(b *testing.B, store *stacserver.Store, limits tools.Limits, policy reliability.Policy) *benchServer {
 	b.Helper()
 	ts := httptest.NewServer(stacserver.New(store, stacserver.Options{}))
 	b.Cleanup(ts.Close)
 
-	policy := reliability.DefaultPolicy()
-	policy.CacheTTL = 0
 	logger := zerolog.Nop()
 	layer := reliability.New(policy, reliability.Options{Logger: &logger})
 	catalogs := tools.NewCatalogs(tools.CatalogsOptions{Default: ts.URL, HTTPClient: layer.HTTPClient()})
