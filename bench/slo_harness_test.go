@@ -1,0 +1,322 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/stacmcp/stac-mcp/faultinject"
+	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/tools"
+)
+
+// The SLO harness: stac-mcp's real MCP server (tools.NewServer over the
+// SDK's in-memory transport) in front of the real reliability layer, whose
+// upstream is stacserver behind faultinject.Middleware on loopback sockets.
+//
+// Reproducibility. Every tool call gets a correlation id "<tool>/<n>" that
+// the test client sends in the tools/call _meta (sloKeyMeta); a receiving
+// middleware hands it to reliability.WithCorrelationID, the layer sends it
+// upstream as X-Correlation-ID, and the injector keys each attempt on (that
+// id, the request's method, URI and body). So the fault schedule is a pure
+// function of the seed, whatever the interleaving.
+//
+// Independence. Each invocation n talks to its own copy of the catalog,
+// mounted at /inv-<tool>-<n> on the same host (same breaker, budget and bulkhead):
+// its catalog client starts cold (it fetches the landing page like the
+// first call of a session), and no two invocations ever send identical
+// requests, so the layer's request coalescing never merges two calls into
+// one trial.
+
+// sloKeyMeta is the tools/call _meta key carrying the correlation id.
+const sloKeyMeta = "slo/key"
+
+// sloConfig is one run's setup.
+type sloConfig struct {
+	plan   faultinject.Plan
+	policy reliability.Policy
+	// latency is the upstream's answer time. Faults are drawn first, so
+	// injected answers are instant ("fast") unless slowFaults puts the
+	// latency in front of the injector ("slow 5xx").
+	latency    latencyModel
+	slowFaults bool
+	// keepAlive reuses connections as production does. Off, every attempt
+	// has its own connection, so net/http never replays a request behind
+	// the layer's back and the journal is exactly reproducible.
+	keepAlive bool
+}
+
+// sloHarness is one running setup.
+type sloHarness struct {
+	injector *faultinject.Injector
+	layer    *reliability.Layer
+	session  *mcp.ClientSession
+	catalog  string // base URL of the catalog server
+}
+
+// newSLOHarness starts the catalog and asset servers and the MCP server.
+func newSLOHarness(tb testing.TB, cfg sloConfig) *sloHarness {
+	tb.Helper()
+	injector, err := faultinject.New(cfg.plan, faultinject.WithKeyFunc(sloFaultKey))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	assets := httptest.NewUnstartedServer(nil)
+	catalog := httptest.NewUnstartedServer(nil)
+	assetBase := "http://" + assets.Listener.Addr().String()
+	store := sloStore(tb)
+	catalog.Config.Handler = wrapUpstream(cfg, injector, perInvocation(stacserver.New(store, stacserver.Options{MaxLimit: 10}), assetBase))
+	assets.Config.Handler = wrapUpstream(cfg, injector, http.HandlerFunc(serveAsset))
+	assets.Start()
+	catalog.Start()
+	tb.Cleanup(catalog.Close)
+	tb.Cleanup(assets.Close)
+
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.DisableKeepAlives = !cfg.keepAlive
+	transport.MaxIdleConnsPerHost = 64
+	tb.Cleanup(transport.CloseIdleConnections)
+	logger := zerolog.Nop()
+	layer := reliability.New(cfg.policy, reliability.Options{Transport: transport, Logger: &logger})
+	catalogs := tools.NewCatalogs(tools.CatalogsOptions{Default: catalog.URL, HTTPClient: layer.HTTPClient()})
+	tb.Cleanup(func() { _ = catalogs.Close() })
+	deps := &tools.Deps{Layer: layer, Catalogs: catalogs, Logger: logger,
+		Limits: tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100}}
+
+	server := tools.NewServer(deps, "slo")
+	server.AddReceivingMiddleware(correlationFromMeta)
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(context.Background(), serverT, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "slo", Version: "0"}, nil).Connect(context.Background(), clientT, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
+	return &sloHarness{injector: injector, layer: layer, session: cs, catalog: catalog.URL}
+}
+
+// wrapUpstream puts the injector and the latency model around h in the
+// order the config asks for. Warm-up calls (see sloHarness.warm) bypass
+// both: they only prepare the catalog client and are not part of the run.
+func wrapUpstream(cfg sloConfig, in *faultinject.Injector, h http.Handler) http.Handler {
+	key := func(r *http.Request) string {
+		k, _ := sloFaultKey(r)
+		return k.Tool + " " + k.Invocation
+	}
+	var measured http.Handler
+	if cfg.slowFaults {
+		measured = newLatencyHandler(cfg.latency, cfg.plan.Seed, key, in.Middleware(h))
+	} else {
+		measured = in.Middleware(newLatencyHandler(cfg.latency, cfg.plan.Seed, key, h))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.Header.Get(faultinject.HeaderCorrelationID), warmUpTool+"/") {
+			h.ServeHTTP(w, r)
+			return
+		}
+		measured.ServeHTTP(w, r)
+	})
+}
+
+// warmUpTool is the key of warm-up calls.
+const warmUpTool = "warmup"
+
+// sloFaultKey keys an attempt on the call's correlation id and on the
+// request itself, so each request of a call (landing page, pages, HEADs)
+// has its own attempt numbers, whatever order concurrent HEADs arrive in.
+func sloFaultKey(r *http.Request) (faultinject.Key, bool) {
+	id := r.Header.Get(faultinject.HeaderCorrelationID)
+	byRequest, ok := faultinject.KeyByRequest(r)
+	if id == "" || !ok {
+		return faultinject.Key{}, false
+	}
+	tool, invocation, _ := strings.Cut(id, "/")
+	return faultinject.Key{Tool: tool, Invocation: invocation + " " + byRequest.Invocation}, true
+}
+
+// correlationFromMeta is the test-only receiving middleware that gives a
+// tools/call the correlation id its _meta names.
+func correlationFromMeta(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+			if id, ok := p.Meta[sloKeyMeta].(string); ok {
+				ctx = reliability.WithCorrelationID(ctx, id)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+var invocationPrefix = regexp.MustCompile(`^/inv-[a-z_]+-[0-9]+`)
+
+// perInvocation serves the catalog under /inv-<tool>-<n>/: the prefix is moved
+// into the Host the server builds its absolute links from, so every link
+// of an invocation stays under its prefix, and asset hrefs (written with the
+// placeholder assetHostPlaceholder) point at the asset server under the
+// same prefix.
+func perInvocation(catalog http.Handler, assetBase string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		prefix := invocationPrefix.FindString(r.URL.Path)
+		if prefix == "" {
+			http.Error(w, "SLO harness: every catalog path starts with /inv-<tool>-<n>", http.StatusNotFound)
+			return
+		}
+		inner := r.Clone(r.Context())
+		inner.Host = r.Host + prefix
+		inner.URL.Path = strings.TrimPrefix(r.URL.Path, prefix)
+		if inner.URL.Path == "" {
+			inner.URL.Path = "/"
+		}
+		inner.URL.RawPath = ""
+		rec := httptest.NewRecorder()
+		catalog.ServeHTTP(rec, inner)
+		body := bytes.ReplaceAll(rec.Body.Bytes(), []byte(assetHostPlaceholder), []byte(assetBase+prefix))
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	})
+}
+
+// serveAsset answers HEAD (and GET) for any asset with a Content-Length,
+// which is what estimate_data_size sizes an asset by.
+func serveAsset(w http.ResponseWriter, r *http.Request) {
+	if !invocationPrefix.MatchString(r.URL.Path) {
+		http.Error(w, "SLO harness: asset paths start with /inv-<tool>-<n>", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "image/tiff; application=geotiff; profile=cloud-optimized")
+	w.Header().Set("Content-Length", strconv.Itoa(sloAssetBytes))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(make([]byte, sloAssetBytes))
+	}
+}
+
+const sloAssetBytes = 4096
+
+// callOutcome is one tool call as the client saw it.
+type callOutcome struct {
+	ok      bool
+	elapsed time.Duration
+	receipt reliability.Receipt
+	denial  string // denial code of a failed call, if the layer gave up
+	text    string // the error text of a failed call
+}
+
+// call makes invocation n of tool with args, keyed "<tool>/<n>", against
+// the catalog copy /inv-<tool>-<n>. It may run on any goroutine, so it
+// returns errors instead of failing the test.
+func (h *sloHarness) call(tool string, n int, args map[string]any) (callOutcome, error) {
+	return h.callAs(fmt.Sprintf("%s/%d", tool, n), tool, fmt.Sprintf("/inv-%s-%d", tool, n), args)
+}
+
+// warm makes a fault-free get_capabilities call on invocation n's catalog
+// copy, so that the call measured next finds the landing page and the
+// conformance classes in its client's cache (stacclient keeps them for a
+// minute), as every call after the first of a session does.
+func (h *sloHarness) warm(tool string, n int) error {
+	out, err := h.callAs(fmt.Sprintf("%s/%s-%d", warmUpTool, tool, n), "get_capabilities", fmt.Sprintf("/inv-%s-%d", tool, n), nil)
+	if err == nil && !out.ok {
+		err = fmt.Errorf("warm-up for %s #%d failed: %s", tool, n, out.text)
+	}
+	return err
+}
+
+func (h *sloHarness) callAs(key, tool, prefix string, args map[string]any) (callOutcome, error) {
+	withCatalog := map[string]any{"catalog_url": h.catalog + prefix}
+	for k, v := range args {
+		withCatalog[k] = v
+	}
+	params := &mcp.CallToolParams{
+		Meta:      mcp.Meta{sloKeyMeta: key},
+		Name:      tool,
+		Arguments: withCatalog,
+	}
+	start := time.Now()
+	res, err := h.session.CallTool(context.Background(), params)
+	elapsed := time.Since(start)
+	if err != nil {
+		return callOutcome{}, fmt.Errorf("%s: protocol error %w", key, err)
+	}
+	out := callOutcome{ok: !res.IsError, elapsed: elapsed}
+	raw, ok := res.Meta[tools.MetaReceipt]
+	if !ok {
+		return out, fmt.Errorf("%s: result without %s in _meta", key, tools.MetaReceipt)
+	}
+	if err := decodeVia(raw, &out.receipt); err != nil {
+		return out, err
+	}
+	if raw, ok := res.Meta[tools.MetaDenial]; ok {
+		var d struct {
+			Code string `json:"code"`
+		}
+		if err := decodeVia(raw, &d); err != nil {
+			return out, err
+		}
+		out.denial = d.Code
+	}
+	if res.IsError {
+		out.text = textOf(res)
+	}
+	return out, nil
+}
+
+func decodeVia(v any, into any) error {
+	raw, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(raw, into)
+	}
+	if err != nil {
+		return fmt.Errorf("decoding %T from %v: %w", into, v, err)
+	}
+	return nil
+}
+
+// run makes invocations 1..n of one tool, at most parallel at a time, and
+// returns the outcomes in invocation order. Unless the call is cold, each
+// invocation is warmed up first (see warm).
+func (h *sloHarness) run(tb testing.TB, c sloCall, n, parallel int) []callOutcome {
+	tb.Helper()
+	out := make([]callOutcome, n)
+	errs := make([]error, n)
+	slots := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i := range n {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if !c.cold {
+				if errs[i] = h.warm(c.tool, i+1); errs[i] != nil {
+					return
+				}
+			}
+			out[i], errs[i] = h.call(c.tool, i+1, c.args)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return out
+}

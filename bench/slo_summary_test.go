@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stacmcp/stac-mcp/faultinject"
+)
+
+// sloSummary is what one run of one tool did, from the client's outcomes
+// and the injector's journal (what the catalog saw).
+type sloSummary struct {
+	tool        string
+	calls       int
+	succeeded   int
+	requests    int // distinct upstream requests (landing page, page n, HEAD x)
+	attempts    int // attempts the upstream saw, net/http replays included
+	faulted     int // attempts that got a fault
+	retries     int // sum of receipt retries (the layer's own count)
+	hedges      int
+	denials     map[string]int // failed calls by denial code ("error" without a denial)
+	maxElapsed  time.Duration
+	elapsed     []time.Duration // per call, in invocation order
+	maxAttempt  int             // highest attempt number of any request
+	unkeyed     int             // attempts the key function could not attribute
+	receiptSent int             // attempts according to the receipts
+}
+
+func summarize(tool string, outcomes []callOutcome, journal *faultinject.Journal) sloSummary {
+	s := sloSummary{tool: tool, calls: len(outcomes), denials: map[string]int{}}
+	for _, o := range outcomes {
+		if o.ok {
+			s.succeeded++
+		} else {
+			code := o.denial
+			if code == "" {
+				code = "error"
+			}
+			s.denials[code]++
+		}
+		s.retries += o.receipt.Retries
+		s.hedges += o.receipt.Hedges
+		s.receiptSent += o.receipt.Attempts
+		s.maxElapsed = max(s.maxElapsed, o.elapsed)
+		s.elapsed = append(s.elapsed, o.elapsed)
+	}
+	requests := map[string]bool{}
+	for _, r := range journal.Records() {
+		if !r.Keyed {
+			s.unkeyed++
+			continue
+		}
+		requests[r.Tool+" "+r.Invocation] = true
+		s.attempts++
+		if r.Kind != faultinject.None {
+			s.faulted++
+		}
+		s.maxAttempt = max(s.maxAttempt, r.Attempt)
+	}
+	s.requests = len(requests)
+	return s
+}
+
+func (s sloSummary) requestsPerCall() float64 { return float64(s.requests) / float64(s.calls) }
+
+func (s sloSummary) faultRate() float64 {
+	if s.attempts == 0 {
+		return 0
+	}
+	return float64(s.faulted) / float64(s.attempts)
+}
+
+// String is one line for the test log.
+func (s sloSummary) String() string {
+	var failures []string
+	for _, code := range slices.Sorted(maps.Keys(s.denials)) {
+		failures = append(failures, fmt.Sprintf("%s×%d", code, s.denials[code]))
+	}
+	return fmt.Sprintf("%-18s %3d/%d succeeded; %.2f upstream requests per call; %d attempts (%.1f%% faulted, %d hidden replays); receipts: %d retries, %d hedges; slowest call %v; failures: [%s]",
+		s.tool, s.succeeded, s.calls, s.requestsPerCall(), s.attempts, 100*s.faultRate(), s.attempts-s.receiptSent,
+		s.retries, s.hedges, s.maxElapsed.Round(time.Millisecond), strings.Join(failures, " "))
+}

@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver/demo"
+	"github.com/stacmcp/stac-mcp/tools"
+)
+
+// sloCall is how the SLO runs call one network tool: arguments that succeed
+// on the harness catalog, chosen so that multi-request tools make their
+// real number of requests (search_items pages, estimate_data_size HEADs).
+type sloCall struct {
+	tool string
+	args map[string]any
+	why  string // what the call exercises upstream
+	// cold calls run on a fresh catalog client: the tools whose whole job
+	// is the landing page or the conformance classes. The others run warm
+	// (see sloHarness.warm), so they are measured on their own requests.
+	cold bool
+}
+
+// sloCalls covers every network tool of tools.Inventory(); TestSLOCoversEveryNetworkTool
+// fails when a new network tool has no entry.
+var sloCalls = []sloCall{
+	{"get_root", nil, "cold: landing page", true},
+	{"get_conformance", map[string]any{"check": []string{"https://api.stacspec.org/v1.0.0/item-search"}}, "cold: landing page, conformance", true},
+	{"get_capabilities", nil, "cold: landing page, conformance", true},
+	{"search_collections", map[string]any{"q": "sentinel", "limit": 5}, "warm: collection search", false},
+	{"get_collection", map[string]any{"collection_id": "sentinel-2-l2a"}, "warm: collection", false},
+	{"get_queryables", map[string]any{"collection_id": "sentinel-2-l2a"}, "warm: queryables", false},
+	{"search_items", map[string]any{"collections": []string{"joplin"}, "max_items": 25}, "warm: 3 search pages of at most 10 items", false},
+	{"get_item", map[string]any{"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}, "warm: item", false},
+	{"get_aggregations", map[string]any{"collections": []string{"sentinel-2-l2a"}}, "warm: aggregations, aggregate", false},
+	{"estimate_data_size", map[string]any{"collections": []string{sloAssetCollection}, "max_items": 3, "asset_keys": []string{"red", "nir"}}, "warm: search, 6 asset HEADs on a second host", false},
+}
+
+// sloNetworkTools lists the network tools of the inventory.
+func sloNetworkTools() []string {
+	var names []string
+	for _, t := range tools.Inventory() {
+		if t.Network {
+			names = append(names, t.Def.Name)
+		}
+	}
+	return names
+}
+
+// sloAssetCollection is the harness's own collection whose assets carry no
+// size in their metadata, so estimate_data_size must HEAD them.
+const sloAssetCollection = "slo-assets"
+
+// assetHostPlaceholder stands for the asset server's address (and the
+// invocation prefix) in stored hrefs; perInvocation replaces it.
+const assetHostPlaceholder = "http://slo-asset-host.invalid"
+
+// sloStore is the demo catalog plus sloAssetCollection.
+func sloStore(tb testing.TB) *stacserver.Store {
+	tb.Helper()
+	store, err := stacserver.LoadFS(demo.FS, demo.RootFile)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	collection := map[string]any{
+		"type": "Collection", "stac_version": "1.0.0", "id": sloAssetCollection, "license": "CC0-1.0",
+		"description": "SLO harness imagery whose assets are sized by HEAD",
+		"extent": map[string]any{
+			"spatial":  map[string]any{"bbox": [][]float64{{10, 40, 12, 42}}},
+			"temporal": map[string]any{"interval": [][]any{{"2024-01-01T00:00:00Z", nil}}},
+		},
+		"links": []any{},
+	}
+	if err := store.AddCollection(mustJSON(tb, collection)); err != nil {
+		tb.Fatal(err)
+	}
+	for i := range 6 {
+		id := fmt.Sprintf("slo-item-%d", i)
+		assets := map[string]any{}
+		for _, key := range []string{"red", "nir", "visual"} {
+			assets[key] = map[string]any{
+				"href":  fmt.Sprintf("%s/assets/%s/%s.tif", assetHostPlaceholder, id, key),
+				"type":  "image/tiff; application=geotiff; profile=cloud-optimized",
+				"roles": []string{"data"},
+			}
+		}
+		item := map[string]any{
+			"type": "Feature", "stac_version": "1.0.0", "id": id, "collection": sloAssetCollection,
+			"bbox": []float64{10, 40, 11, 41},
+			"geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{10, 40}, {11, 40}, {11, 41}, {10, 41}, {10, 40}}}},
+			"properties": map[string]any{"datetime": fmt.Sprintf("2024-01-%02dT10:00:00Z", i+1)},
+			"assets":     assets, "links": []any{},
+		}
+		if err := store.AddItem(mustJSON(tb, item)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return store
+}
+
+func mustJSON(tb testing.TB, v any) []byte {
+	tb.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return raw
+}
