@@ -40,6 +40,7 @@ var reliabilitySettings = []setting{
 	{"cache-ttl-secs", "STAC_MCP_CACHE_TTL_SECS", "SECS", "how long successful GET answers are reused; 0 disables the cache (default 30)"},
 	{"cache-max-bytes", "STAC_MCP_CACHE_MAX_BYTES", "BYTES", "memory bound of the response cache"},
 	{"bulkhead-max", "STAC_MCP_BULKHEAD_MAX", "N", "most concurrent upstream requests per catalog host"},
+	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: off (default), on (after the host's p95 latency), or a delay in seconds"},
 }
 
 var serverSettings = []setting{setCatalog, setCeiling, setHeaders, setLogLevel, setLogFmt, setMetrics}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // TestMain checks for goroutine leaks and removes the binary the stdio
@@ -230,5 +232,37 @@ func TestMetricsEndpointServesPrometheusText(t *testing.T) {
 	}
 	if !strings.Contains(string(body), "get_root") {
 		t.Errorf("/metrics does not count the get_root call:\n%.2000s", body)
+	}
+}
+
+// TestEveryReliabilityVariableIsASetting asks reliability.PolicyFromEnv
+// which variables it reads, so a variable added there cannot be missing
+// from --help, the flags and the README table.
+func TestEveryReliabilityVariableIsASetting(t *testing.T) {
+	var asked []string
+	if _, err := reliability.PolicyFromEnv(func(name string) (string, bool) {
+		asked = append(asked, name)
+		return "", false
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) == 0 {
+		t.Fatal("PolicyFromEnv read no variables")
+	}
+	known := map[string]bool{}
+	for _, s := range reliabilitySettings {
+		known[s.env] = true
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range asked {
+		if !known[name] {
+			t.Errorf("reliability reads %s but it is not in reliabilitySettings (no flag, not in --help)", name)
+		}
+		if !strings.Contains(string(readme), name) {
+			t.Errorf("README's settings table lacks %s", name)
+		}
 	}
 }
