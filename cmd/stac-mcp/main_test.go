@@ -266,3 +266,44 @@ func TestEveryReliabilityVariableIsASetting(t *testing.T) {
 		}
 	}
 }
+
+// TestCallCursorContinuesInANewProcess is the scripting use of call: each
+// run starts its own in-process demo server (on a new port), and a cursor
+// printed by one run must continue in the next without repeating items.
+func TestCallCursorContinuesInANewProcess(t *testing.T) {
+	type page struct {
+		Cursor  string `json:"cursor"`
+		HasMore bool   `json:"has_more"`
+		Items   []struct {
+			ID string `json:"id"`
+		} `json:"items"`
+	}
+	get := func(args string) page {
+		t.Helper()
+		code, stdout, stderr := runForTest(t, nil, "--catalog", "demo", "call", "search_items", args)
+		if code != 0 {
+			t.Fatalf("search_items %s: exit %d: %s", args, code, stderr)
+		}
+		var p page
+		if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first := get(`{"collections":["naip"],"max_items":2}`)
+	if !first.HasMore || first.Cursor == "" || len(first.Items) != 2 {
+		t.Fatalf("first page = %+v, want 2 items and a cursor", first)
+	}
+	cursorArg, _ := json.Marshal(map[string]any{"cursor": first.Cursor, "max_items": 2})
+	second := get(string(cursorArg))
+	if len(second.Items) != 2 {
+		t.Fatalf("second page has %d items, want 2", len(second.Items))
+	}
+	for _, a := range first.Items {
+		for _, b := range second.Items {
+			if a.ID == b.ID {
+				t.Errorf("item %s repeated across the cursor", a.ID)
+			}
+		}
+	}
+}
