@@ -63,6 +63,7 @@ type sloConfig struct {
 type sloHarness struct {
 	injector *faultinject.Injector
 	layer    *reliability.Layer
+	catalogs *tools.Catalogs
 	session  *mcp.ClientSession
 	catalog  string // base URL of the catalog server
 }
@@ -108,7 +109,7 @@ func newSLOHarness(tb testing.TB, cfg sloConfig) *sloHarness {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
-	return &sloHarness{injector: injector, layer: layer, session: cs, catalog: catalog.URL}
+	return &sloHarness{injector: injector, layer: layer, catalogs: catalogs, session: cs, catalog: catalog.URL}
 }
 
 // wrapUpstream puts the injector and the latency model around h in the
@@ -229,16 +230,26 @@ func (h *sloHarness) call(tool string, n int, args map[string]any) (callOutcome,
 	return h.callAs(fmt.Sprintf("%s/%d", tool, n), tool, fmt.Sprintf("/inv-%s-%d", tool, n), args)
 }
 
-// warm makes a fault-free get_capabilities call on invocation n's catalog
-// copy, so that the call measured next finds the landing page and the
-// conformance classes in its client's cache (stacclient keeps them for a
-// minute), as every call after the first of a session does.
+// warm fetches, without faults, the capabilities of invocation n's catalog
+// copy through the server's own catalog resolver, so that the call measured
+// next finds the landing page and the conformance classes in its client's
+// cache (stacclient keeps them for a minute), as every call after the first
+// of a session does. It skips the MCP round trip: it prepares, it is not
+// measured.
 func (h *sloHarness) warm(tool string, n int) error {
-	out, err := h.callAs(fmt.Sprintf("%s/%s-%d", warmUpTool, tool, n), "get_capabilities", fmt.Sprintf("/inv-%s-%d", tool, n), nil)
-	if err == nil && !out.ok {
-		err = fmt.Errorf("warm-up for %s #%d failed: %s", tool, n, out.text)
+	ctx := reliability.WithCorrelationID(context.Background(), fmt.Sprintf("%s/%s-%d", warmUpTool, tool, n))
+	cat, err := h.catalogs.Resolve(ctx, fmt.Sprintf("%s/inv-%s-%d", h.catalog, tool, n))
+	if err != nil {
+		return err
 	}
-	return err
+	_, err = h.layer.Run(ctx, warmUpTool, cat.Host, func(ctx context.Context) error {
+		_, err := cat.Client.Capabilities(ctx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("warm-up for %s #%d: %w", tool, n, err)
+	}
+	return nil
 }
 
 func (h *sloHarness) callAs(key, tool, prefix string, args map[string]any) (callOutcome, error) {

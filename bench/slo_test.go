@@ -75,6 +75,7 @@ func TestSLOCoversEveryNetworkTool(t *testing.T) {
 // TestSLORetryableFaults: at 20 % retryable faults per attempt, at least
 // 196 of 200 calls of every network tool succeed.
 func TestSLORetryableFaults(t *testing.T) {
+	t.Parallel()
 	plan := faultinject.Plan{Seed: sloSeed, Rate: sloFaultRate, Mix: faultinject.EqualMix(faultinject.KindsOf(faultinject.ClassRetryable)...)}
 	runSLO(t, plan, sloTestPolicy(), func(t *testing.T, s sloSummary, _ []callOutcome, _ *faultinject.Journal) {
 		if s.succeeded < sloMinSuccess {
@@ -93,10 +94,11 @@ func TestSLORetryableFaults(t *testing.T) {
 // TestSLONonRetryableFaults: answers that a retry cannot change (4xx,
 // 501/505, wrong payloads, too large) are never retried.
 func TestSLONonRetryableFaults(t *testing.T) {
+	t.Parallel()
 	plan := faultinject.Plan{Seed: sloSeed, Rate: sloFaultRate, Mix: faultinject.EqualMix(faultinject.KindsOf(faultinject.ClassNonRetryable)...),
-		Timing: faultinject.Timing{OversizedBytes: 2 << 20}}
+		Timing: faultinject.Timing{OversizedBytes: 640 << 10}}
 	policy := sloTestPolicy()
-	policy.MaxBodyBytes = 1 << 20 // the oversized answer (2 MiB) is over the cap
+	policy.MaxBodyBytes = 512 << 10 // the oversized answer (640 KiB) is over the cap; real answers here are under 200 KiB
 	runSLO(t, plan, policy, func(t *testing.T, s sloSummary, outcomes []callOutcome, journal *faultinject.Journal) {
 		if s.faulted == 0 {
 			t.Fatal("no fault was injected")
@@ -140,6 +142,7 @@ func TestSLONonRetryableFaults(t *testing.T) {
 // and only held to a loose bound that still fails if the cap is not
 // enforced at all (hangs here last 2 s, twice the cap).
 func TestSLOHangFaults(t *testing.T) {
+	t.Parallel()
 	policy := sloTestPolicy()
 	policy.ToolTimeout = time.Second
 	policy.AttemptTimeout = 600 * time.Millisecond

@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
@@ -13,6 +14,8 @@ import (
 // sloCall is how the SLO runs call one network tool: arguments that succeed
 // on the harness catalog, chosen so that multi-request tools make their
 // real number of requests (search_items pages, estimate_data_size HEADs).
+// Most calls use the demo's small joplin documents (1.5 KiB items rather
+// than Sentinel-2's 33 KiB) to keep the suite fast under -race.
 type sloCall struct {
 	tool string
 	args map[string]any
@@ -30,11 +33,11 @@ var sloCalls = []sloCall{
 	{"get_conformance", map[string]any{"check": []string{"https://api.stacspec.org/v1.0.0/item-search"}}, "cold: landing page, conformance", true},
 	{"get_capabilities", nil, "cold: landing page, conformance", true},
 	{"search_collections", map[string]any{"q": "sentinel", "limit": 5}, "warm: collection search", false},
-	{"get_collection", map[string]any{"collection_id": "sentinel-2-l2a"}, "warm: collection", false},
-	{"get_queryables", map[string]any{"collection_id": "sentinel-2-l2a"}, "warm: queryables", false},
+	{"get_collection", map[string]any{"collection_id": "joplin"}, "warm: collection", false},
+	{"get_queryables", map[string]any{"collection_id": "joplin"}, "warm: queryables", false},
 	{"search_items", map[string]any{"collections": []string{"joplin"}, "max_items": 25}, "warm: 3 search pages of at most 10 items", false},
-	{"get_item", map[string]any{"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}, "warm: item", false},
-	{"get_aggregations", map[string]any{"collections": []string{"sentinel-2-l2a"}}, "warm: aggregations, aggregate", false},
+	{"get_item", map[string]any{"collection_id": "joplin", "item_id": "047ab5f0-dce1-4166-a00d-425a3dbefe02"}, "warm: item", false},
+	{"get_aggregations", map[string]any{"collections": []string{"joplin"}}, "warm: one aggregation request", false},
 	{"estimate_data_size", map[string]any{"collections": []string{sloAssetCollection}, "max_items": 3, "asset_keys": []string{"red", "nir"}}, "warm: search, 6 asset HEADs on a second host", false},
 }
 
@@ -57,12 +60,27 @@ const sloAssetCollection = "slo-assets"
 // invocation prefix) in stored hrefs; perInvocation replaces it.
 const assetHostPlaceholder = "http://slo-asset-host.invalid"
 
-// sloStore is the demo catalog plus sloAssetCollection.
+var (
+	sloStoreOnce  sync.Once
+	sloStoreValue *stacserver.Store
+	sloStoreErr   error
+)
+
+// sloStore is the demo catalog plus sloAssetCollection, built once: the
+// servers only read it.
 func sloStore(tb testing.TB) *stacserver.Store {
 	tb.Helper()
+	sloStoreOnce.Do(func() { sloStoreValue, sloStoreErr = buildSLOStore() })
+	if sloStoreErr != nil {
+		tb.Fatal(sloStoreErr)
+	}
+	return sloStoreValue
+}
+
+func buildSLOStore() (*stacserver.Store, error) {
 	store, err := stacserver.LoadFS(demo.FS, demo.RootFile)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	collection := map[string]any{
 		"type": "Collection", "stac_version": "1.0.0", "id": sloAssetCollection, "license": "CC0-1.0",
@@ -73,8 +91,8 @@ func sloStore(tb testing.TB) *stacserver.Store {
 		},
 		"links": []any{},
 	}
-	if err := store.AddCollection(mustJSON(tb, collection)); err != nil {
-		tb.Fatal(err)
+	if err := store.AddCollection(mustJSON(collection)); err != nil {
+		return nil, err
 	}
 	for i := range 6 {
 		id := fmt.Sprintf("slo-item-%d", i)
@@ -88,23 +106,23 @@ func sloStore(tb testing.TB) *stacserver.Store {
 		}
 		item := map[string]any{
 			"type": "Feature", "stac_version": "1.0.0", "id": id, "collection": sloAssetCollection,
-			"bbox": []float64{10, 40, 11, 41},
-			"geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{10, 40}, {11, 40}, {11, 41}, {10, 41}, {10, 40}}}},
+			"bbox":       []float64{10, 40, 11, 41},
+			"geometry":   map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{10, 40}, {11, 40}, {11, 41}, {10, 41}, {10, 40}}}},
 			"properties": map[string]any{"datetime": fmt.Sprintf("2024-01-%02dT10:00:00Z", i+1)},
 			"assets":     assets, "links": []any{},
 		}
-		if err := store.AddItem(mustJSON(tb, item)); err != nil {
-			tb.Fatal(err)
+		if err := store.AddItem(mustJSON(item)); err != nil {
+			return nil, err
 		}
 	}
-	return store
+	return store, nil
 }
 
-func mustJSON(tb testing.TB, v any) []byte {
-	tb.Helper()
+// mustJSON marshals the harness's own literal documents, which cannot fail.
+func mustJSON(v any) []byte {
 	raw, err := json.Marshal(v)
 	if err != nil {
-		tb.Fatal(err)
+		panic(err)
 	}
 	return raw
 }
