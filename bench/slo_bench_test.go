@@ -1,0 +1,216 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stacmcp/stac-mcp/faultinject"
+	"github.com/stacmcp/stac-mcp/reliability"
+)
+
+// BenchmarkSLO measures the policy's latency claim: per network tool and
+// fault class, 200 invocations through the MCP server against an upstream
+// whose latency is log-normal, once fault-free (the baseline) and once with
+// faults, both with the same seed. It reports, via b.ReportMetric:
+//
+//	success_ratio            calls that succeeded, of the faulted run
+//	base_p50_ms … p99_ms     client-side call latency, fault-free
+//	p50_ms … p99_ms          the same with faults
+//	added_p95_pct            (p95 − base p95) / base p95 × 100; the policy claims ≤ 35
+//	upstream_requests/call   logical upstream requests per invocation (pages, HEADs)
+//	attempts/call            attempts the upstream saw per invocation
+//	hidden_replays/call      attempts net/http replayed on its own (keep-alive reuse)
+//	hedges/call              hedged attempts (STAC_MCP_SLO_HEDGE=on)
+//
+// The policy is DefaultPolicy with the cache off: real backoff (0.4 s base),
+// real Retry-After cap (5 s), real attempt (4 s) and tool (15 s) timeouts.
+// Keep-alives are on, as in production.
+//
+// Settings (environment, so that benchstat can compare whole runs):
+//
+//	STAC_MCP_SLO_UPSTREAM_P95   upstream p95 latency, e.g. 50ms (default) or 500ms
+//	STAC_MCP_SLO_FAULT_RATE     faults per attempt, default 0.2
+//	STAC_MCP_SLO_HEDGE          off (default) or on: Policy.Hedge with the rolling-p95 delay
+//	STAC_MCP_SLO_INVOCATIONS    calls per run, default 200
+//
+// Each b.N iteration is one whole run of the invocations; use -benchtime 1x
+// (scripts/slo-report.sh does). Example:
+//
+//	STAC_MCP_SLO_UPSTREAM_P95=500ms go test -run '^$' -bench 'SLO/search_items/' -benchtime 1x ./bench/
+func BenchmarkSLO(b *testing.B) {
+	env := sloBenchEnvFromOS(b)
+	for _, c := range sloCalls {
+		b.Run(c.tool, func(b *testing.B) {
+			for _, class := range sloFaultClasses {
+				b.Run(class.name, func(b *testing.B) {
+					base := env.baseline(b, c)
+					var runs []sloSummary
+					for range b.N {
+						runs = append(runs, env.run(b, c, class, env.rate))
+					}
+					reportSLO(b, base, runs)
+				})
+			}
+		})
+	}
+}
+
+// sloFaultClass is one benchmark fault class.
+type sloFaultClass struct {
+	name  string
+	kinds []faultinject.Kind
+	// slow: the injected answers take the upstream's latency too (the
+	// latency model sits in front of the injector).
+	slow bool
+}
+
+var sloFaultClasses = []sloFaultClass{
+	{"fast", []faultinject.Kind{faultinject.ResetBeforeResponse, faultinject.ConnectionRefused,
+		faultinject.HTTP500, faultinject.HTTP502, faultinject.HTTP503, faultinject.HTTP504}, false},
+	{"slow5xx", []faultinject.Kind{faultinject.HTTP500, faultinject.HTTP502, faultinject.HTTP503, faultinject.HTTP504}, true},
+	{"hang", faultinject.KindsOf(faultinject.ClassHang), false},
+	{"429", []faultinject.Kind{faultinject.HTTP429RetryAfterSeconds, faultinject.HTTP429RetryAfterDate,
+		faultinject.HTTP429RetryAfterInvalid, faultinject.HTTP429RetryAfterAboveCap}, false},
+}
+
+// sloBenchEnv is the benchmark configuration read from the environment.
+type sloBenchEnv struct {
+	latency     latencyModel
+	rate        float64
+	hedge       bool
+	invocations int
+
+	mu        sync.Mutex
+	baselines map[string]sloSummary // per tool: fault-free runs are shared by the classes
+}
+
+func sloBenchEnvFromOS(b *testing.B) *sloBenchEnv {
+	env := &sloBenchEnv{latency: latencyModel{P95: 50 * time.Millisecond, Sigma: 0.5}, rate: sloFaultRate, invocations: sloInvocations, baselines: map[string]sloSummary{}}
+	if v, ok := os.LookupEnv("STAC_MCP_SLO_UPSTREAM_P95"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Millisecond || d > 10*time.Second {
+			b.Fatalf("STAC_MCP_SLO_UPSTREAM_P95=%q is not valid; accepted: a duration from 1ms to 10s, e.g. 50ms or 500ms", v)
+		}
+		env.latency.P95 = d
+	}
+	if v, ok := os.LookupEnv("STAC_MCP_SLO_FAULT_RATE"); ok {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < 0 || r > 1 {
+			b.Fatalf("STAC_MCP_SLO_FAULT_RATE=%q is not valid; accepted: a probability from 0 to 1, e.g. 0.2", v)
+		}
+		env.rate = r
+	}
+	if v, ok := os.LookupEnv("STAC_MCP_SLO_HEDGE"); ok {
+		switch strings.ToLower(v) {
+		case "on":
+			env.hedge = true
+		case "off":
+		default:
+			b.Fatalf("STAC_MCP_SLO_HEDGE=%q is not valid; accepted: on or off", v)
+		}
+	}
+	if v, ok := os.LookupEnv("STAC_MCP_SLO_INVOCATIONS"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 20 || n > 10000 {
+			b.Fatalf("STAC_MCP_SLO_INVOCATIONS=%q is not valid; accepted: an integer from 20 to 10000", v)
+		}
+		env.invocations = n
+	}
+	return env
+}
+
+// policy is the production policy with the cache off.
+func (e *sloBenchEnv) policy() reliability.Policy {
+	p := reliability.DefaultPolicy()
+	p.CacheTTL = 0
+	p.Hedge = e.hedge
+	return p
+}
+
+// sloBenchParallel is how many calls run at once: enough to keep a
+// 500 ms upstream busy, no more than the per-host bulkhead (16).
+const sloBenchParallel = 16
+
+// run makes one run of the invocations with the class's kinds at rate.
+func (e *sloBenchEnv) run(b *testing.B, c sloCall, class sloFaultClass, rate float64) sloSummary {
+	b.Helper()
+	plan := faultinject.Plan{Seed: sloSeed, Rate: rate}
+	if rate > 0 {
+		plan.Mix = faultinject.EqualMix(class.kinds...)
+	}
+	h := newSLOHarness(b, sloConfig{plan: plan, policy: e.policy(), latency: e.latency, slowFaults: class.slow, keepAlive: true})
+	outcomes := h.run(b, c, e.invocations, sloBenchParallel)
+	return summarize(c.tool, outcomes, h.injector.Journal())
+}
+
+// baseline is the fault-free run of a tool, made once per benchmark process
+// and shared by the fault classes. Its time is not part of the measurement.
+func (e *sloBenchEnv) baseline(b *testing.B, c sloCall) sloSummary {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s, ok := e.baselines[c.tool]; ok {
+		return s
+	}
+	b.StopTimer()
+	s := e.run(b, c, sloFaultClass{name: "none"}, 0)
+	b.StartTimer()
+	e.baselines[c.tool] = s
+	return s
+}
+
+func reportSLO(b *testing.B, base sloSummary, runs []sloSummary) {
+	var elapsed []time.Duration
+	var calls, succeeded, requests, attempts, replays, hedges int
+	for _, s := range runs {
+		elapsed = append(elapsed, s.elapsed...)
+		calls += s.calls
+		succeeded += s.succeeded
+		requests += s.requests
+		attempts += s.attempts
+		replays += s.attempts - s.receiptSent
+		hedges += s.hedges
+	}
+	bp50, bp95, bp99 := percentiles(base.elapsed)
+	p50, p95, p99 := percentiles(elapsed)
+	b.ReportMetric(float64(succeeded)/float64(calls), "success_ratio")
+	b.ReportMetric(millis(bp50), "base_p50_ms")
+	b.ReportMetric(millis(bp95), "base_p95_ms")
+	b.ReportMetric(millis(bp99), "base_p99_ms")
+	b.ReportMetric(millis(p50), "p50_ms")
+	b.ReportMetric(millis(p95), "p95_ms")
+	b.ReportMetric(millis(p99), "p99_ms")
+	b.ReportMetric(100*(millis(p95)-millis(bp95))/millis(bp95), "added_p95_pct")
+	b.ReportMetric(float64(requests)/float64(calls), "upstream_requests/call")
+	b.ReportMetric(float64(attempts)/float64(calls), "attempts/call")
+	b.ReportMetric(float64(replays)/float64(calls), "hidden_replays/call")
+	b.ReportMetric(float64(hedges)/float64(calls), "hedges/call")
+	if base.succeeded != base.calls {
+		b.Errorf("the fault-free baseline had %d failures of %d calls: the harness, not the policy, is broken", base.calls-base.succeeded, base.calls)
+	}
+}
+
+// percentiles returns p50, p95 and p99 by nearest rank.
+func percentiles(d []time.Duration) (p50, p95, p99 time.Duration) {
+	if len(d) == 0 {
+		return 0, 0, 0
+	}
+	sorted := slices.Clone(d)
+	slices.Sort(sorted)
+	rank := func(p float64) time.Duration {
+		i := int(math.Ceil(p*float64(len(sorted)))) - 1
+		return sorted[max(0, min(i, len(sorted)-1))]
+	}
+	return rank(0.50), rank(0.95), rank(0.99)
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// String names the class for logs.
+func (c sloFaultClass) String() string { return fmt.Sprintf("%s %v", c.name, c.kinds) }

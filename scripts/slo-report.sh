@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Runs the SLO benchmarks (bench/slo_bench_test.go) for each upstream latency
+# model and hedge setting, keeps the raw output (benchstat format) and prints
+# the table: tool x fault class, success ratio, baseline p95, faulted p95 and
+# added p95.
+#
+# Usage: scripts/slo-report.sh [-h]
+# Settings (environment):
+#   P95S="50ms 500ms"   upstream p95 latencies to run
+#   HEDGES="off on"     hedge settings to run (STAC_MCP_SLO_HEDGE)
+#   RATES="0.2"         fault rates per attempt (e.g. "0.05 0.1 0.2" for a sweep)
+#   BENCH=SLO           -bench pattern, e.g. 'SLO/search_items/' for one tool
+#   COUNT=1             -count: repeat each benchmark (benchstat wants >= 6 for
+#                       confidence intervals; each repeat is 200 invocations)
+#   INVOCATIONS=200     calls per run (STAC_MCP_SLO_INVOCATIONS)
+#   OUT=...             directory for the raw outputs, one file per setting
+#                       (default: $TMPDIR/stac-mcp-slo-report)
+#   BENCHSTAT=0         1: also compare hedge off/on with benchstat, fetched by
+#                       `go run golang.org/x/perf/cmd/benchstat@latest`
+#                       (needs the network; nothing else here does)
+# Time: about 10 to 25 minutes per (latency, hedge, rate) setting for every
+# tool, mostly the hang and 429 classes, which wait out real timeouts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+
+P95S="${P95S:-50ms 500ms}"
+HEDGES="${HEDGES:-off on}"
+RATES="${RATES:-0.2}"
+BENCH="${BENCH:-SLO}"
+COUNT="${COUNT:-1}"
+INVOCATIONS="${INVOCATIONS:-200}"
+OUT="${OUT:-${TMPDIR:-/tmp}/stac-mcp-slo-report}"
+mkdir -p "$OUT"
+
+files=()
+for p95 in $P95S; do
+  for hedge in $HEDGES; do
+    for rate in $RATES; do
+      file="$OUT/slo-p95_${p95}-hedge_${hedge}-rate_${rate}.txt"
+      echo "== upstream p95 $p95, hedge $hedge, fault rate $rate -> $file" >&2
+      {
+        # benchstat reads "key: value" lines as the configuration of the
+        # results that follow, so runs can be compared by these keys.
+        echo "upstream-p95: $p95"
+        echo "hedge: $hedge"
+        echo "fault-rate: $rate"
+        STAC_MCP_SLO_UPSTREAM_P95="$p95" STAC_MCP_SLO_HEDGE="$hedge" STAC_MCP_SLO_FAULT_RATE="$rate" \
+          STAC_MCP_SLO_INVOCATIONS="$INVOCATIONS" \
+          go test -run '^$' -bench "$BENCH" -benchtime 1x -count "$COUNT" -timeout 0 ./bench/
+      } > "$file"
+      files+=("$file")
+    done
+  done
+done
+
+# The table: one row per benchmark line (the mean of -count repeats is
+# benchstat's job; with COUNT=1 each row is one run of the invocations).
+for file in "${files[@]}"; do
+  awk '
+    /^upstream-p95:/ { p95 = $2 }
+    /^hedge:/        { hedge = $2 }
+    /^fault-rate:/   { rate = $2 }
+    /^BenchmarkSLO\// {
+      split($1, name, "/"); class = name[3]; sub(/-[0-9]+$/, "", class)
+      for (i = 3; i < NF; i += 2) m[$(i + 1)] = $i
+      if (!header++) {
+        printf "\nupstream p95 %s, hedge %s, fault rate %s\n\n", p95, hedge, rate
+        print "| tool | fault class | success | base p95 ms | p95 ms | added p95 | requests/call |"
+        print "|---|---|---|---|---|---|---|"
+      }
+      printf "| %s | %s | %.3f | %.0f | %.0f | %+.0f%% | %.2f |\n", name[2], class, m["success_ratio"],
+        m["base_p95_ms"], m["p95_ms"], m["added_p95_pct"], m["upstream_requests/call"]
+    }' "$file"
+done
+
+if [[ "${BENCHSTAT:-0}" == 1 ]]; then
+  echo
+  go run golang.org/x/perf/cmd/benchstat@latest -col hedge "${files[@]}"
+fi
