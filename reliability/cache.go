@@ -65,8 +65,11 @@ func isRead(method, path string) bool {
 }
 
 // headersIgnoredInKey are per-call headers that do not change the answer.
+// Cache-Control and Pragma say how fresh it must be, not what it is, so a
+// no-cache request refreshes the entry that plain reads then share.
 var headersIgnoredInKey = map[string]bool{
 	"X-Correlation-Id": true, "User-Agent": true, "Traceparent": true, "Tracestate": true, "Idempotency-Key": true,
+	"Cache-Control": true, "Pragma": true,
 }
 
 // requestKey identifies a read: method, URL, canonical JSON body (so that key
@@ -143,10 +146,14 @@ func (c *responseCache) get(key string, now time.Time) (*snapshot, bool) {
 	return e.snap, true
 }
 
-// put stores a 2xx snapshot. An entry larger than a quarter of the cache is
-// not stored, so one huge page cannot flush everything else.
-func (c *responseCache) put(key string, s *snapshot, now time.Time) {
-	if s.status < 200 || s.status > 299 {
+// put stores a 2xx snapshot for the cache's TTL.
+func (c *responseCache) put(key string, s *snapshot, now time.Time) { c.putFor(key, s, now, c.ttl) }
+
+// putFor stores a 2xx snapshot for ttl (0: not stored; see storeTTL). An
+// entry larger than a quarter of the cache is not stored, so one huge page
+// cannot flush everything else.
+func (c *responseCache) putFor(key string, s *snapshot, now time.Time, ttl time.Duration) {
+	if s.status < 200 || s.status > 299 || ttl <= 0 {
 		return
 	}
 	size := s.size()
@@ -158,7 +165,7 @@ func (c *responseCache) put(key string, s *snapshot, now time.Time) {
 	if el, ok := c.entries[key]; ok {
 		c.remove(el)
 	}
-	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, snap: s, expires: now.Add(c.ttl), size: size})
+	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, snap: s, expires: now.Add(ttl), size: size})
 	c.used += size
 	for c.used > c.maxBytes {
 		c.remove(c.order.Back())

@@ -41,6 +41,18 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	h := l.host(req.URL.Host)
 	key := requestKey(req, body)
+	if bypassesCache(req) {
+		// The caller wants an answer made after it asked (a SAS token,
+		// say): no cache lookup, no joining a request already in flight.
+		snap, err := l.execute(ctx, rec, req, body)
+		if err != nil {
+			return nil, err
+		}
+		if l.cache.enabled() {
+			l.cache.putFor(key, snap, l.now(), storeTTL(l.policy.CacheTTL, req, snap.header))
+		}
+		return snap.response(req), nil
+	}
 	if l.cache.enabled() {
 		if snap, ok := l.cache.get(key, l.now()); ok {
 			rec.update(func(r *callRecord) { r.cacheHit = true })
@@ -56,7 +68,7 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		led = true
 		snap, err := l.execute(ctx, rec, req, body)
 		if err == nil && l.cache.enabled() {
-			l.cache.put(key, snap, l.now())
+			l.cache.putFor(key, snap, l.now(), storeTTL(l.policy.CacheTTL, req, snap.header))
 		}
 		return snap, err
 	})

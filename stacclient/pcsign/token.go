@@ -53,6 +53,10 @@ func (s *Signer) fetch(ctx context.Context, collectionID string) (Token, error) 
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", stacclient.DefaultUserAgent)
+	// We only ask when our own cached token is stale, so an answer replayed
+	// by a response cache (the reliability layer's, or a proxy's) would be
+	// the stale token again.
+	req.Header.Set("Cache-Control", "no-cache")
 	if s.subscriptionKey != "" {
 		req.Header.Set(subscriptionKeyHeader, s.subscriptionKey)
 	}
