@@ -69,15 +69,21 @@ type sloFaultClass struct {
 	// slow: the injected answers take the upstream's latency too (the
 	// latency model sits in front of the injector).
 	slow bool
+	// clientSide: injected in the client's transport (true ECONNREFUSED).
+	clientSide bool
 }
 
 var sloFaultClasses = []sloFaultClass{
-	{"fast", []faultinject.Kind{faultinject.ResetBeforeResponse, faultinject.ConnectionRefused,
-		faultinject.HTTP500, faultinject.HTTP502, faultinject.HTTP503, faultinject.HTTP504}, false},
-	{"slow5xx", []faultinject.Kind{faultinject.HTTP500, faultinject.HTTP502, faultinject.HTTP503, faultinject.HTTP504}, true},
-	{"hang", faultinject.KindsOf(faultinject.ClassHang), false},
-	{"429", []faultinject.Kind{faultinject.HTTP429RetryAfterSeconds, faultinject.HTTP429RetryAfterDate,
-		faultinject.HTTP429RetryAfterInvalid, faultinject.HTTP429RetryAfterAboveCap}, false},
+	{name: "fast", kinds: []faultinject.Kind{faultinject.ResetBeforeResponse, faultinject.ConnectionRefused,
+		faultinject.HTTP500, faultinject.HTTP502, faultinject.HTTP503, faultinject.HTTP504}},
+	{name: "slow5xx", kinds: []faultinject.Kind{faultinject.HTTP500, faultinject.HTTP502, faultinject.HTTP503, faultinject.HTTP504}, slow: true},
+	{name: "hang", kinds: faultinject.KindsOf(faultinject.ClassHang)},
+	{name: "429", kinds: []faultinject.Kind{faultinject.HTTP429RetryAfterSeconds, faultinject.HTTP429RetryAfterDate,
+		faultinject.HTTP429RetryAfterInvalid, faultinject.HTTP429RetryAfterAboveCap}},
+	// refused is the one connection fault the server side cannot produce
+	// (it can only close an accepted connection): a true ECONNREFUSED,
+	// which the layer retries at once because the request was never sent.
+	{name: "refused", kinds: []faultinject.Kind{faultinject.ConnectionRefused}, clientSide: true},
 }
 
 // sloBenchEnv is the benchmark configuration read from the environment.
@@ -145,7 +151,7 @@ func (e *sloBenchEnv) run(b *testing.B, c sloCall, class sloFaultClass, rate flo
 	if rate > 0 {
 		plan.Mix = faultinject.EqualMix(class.kinds...)
 	}
-	h := newSLOHarness(b, sloConfig{plan: plan, policy: e.policy(), latency: e.latency, slowFaults: class.slow, keepAlive: true})
+	h := newSLOHarness(b, sloConfig{plan: plan, policy: e.policy(), latency: e.latency, slowFaults: class.slow, clientSide: class.clientSide, keepAlive: true})
 	outcomes := h.run(b, c, e.invocations, sloBenchParallel)
 	return summarize(c.tool, outcomes, h.injector.Journal())
 }

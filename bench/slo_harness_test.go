@@ -57,6 +57,10 @@ type sloConfig struct {
 	// has its own connection, so net/http never replays a request behind
 	// the layer's back and the journal is exactly reproducible.
 	keepAlive bool
+	// clientSide injects the faults in the client's transport instead of
+	// the servers (faultinject's RoundTripper form): the only way to get a
+	// true ECONNREFUSED, the failure the layer retries without a wait.
+	clientSide bool
 }
 
 // sloHarness is one running setup.
@@ -90,8 +94,12 @@ func newSLOHarness(tb testing.TB, cfg sloConfig) *sloHarness {
 	transport.DisableKeepAlives = !cfg.keepAlive
 	transport.MaxIdleConnsPerHost = 64
 	tb.Cleanup(transport.CloseIdleConnections)
+	var base http.RoundTripper = transport
+	if cfg.clientSide {
+		base = bypassForWarmUp(injector.RoundTripper(transport), transport)
+	}
 	logger := zerolog.Nop()
-	layer := reliability.New(cfg.policy, reliability.Options{Transport: transport, Logger: &logger})
+	layer := reliability.New(cfg.policy, reliability.Options{Transport: base, Logger: &logger})
 	catalogs := tools.NewCatalogs(tools.CatalogsOptions{Default: catalog.URL, HTTPClient: layer.HTTPClient()})
 	tb.Cleanup(func() { _ = catalogs.Close() })
 	deps := &tools.Deps{Layer: layer, Catalogs: catalogs, Logger: logger,
@@ -121,13 +129,16 @@ func wrapUpstream(cfg sloConfig, in *faultinject.Injector, h http.Handler) http.
 		return k.Tool + " " + k.Invocation
 	}
 	var measured http.Handler
-	if cfg.slowFaults {
+	switch {
+	case cfg.clientSide:
+		measured = newLatencyHandler(cfg.latency, cfg.plan.Seed, key, h)
+	case cfg.slowFaults:
 		measured = newLatencyHandler(cfg.latency, cfg.plan.Seed, key, in.Middleware(h))
-	} else {
+	default:
 		measured = in.Middleware(newLatencyHandler(cfg.latency, cfg.plan.Seed, key, h))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.Header.Get(faultinject.HeaderCorrelationID), warmUpTool+"/") {
+		if isWarmUp(r) {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -137,6 +148,24 @@ func wrapUpstream(cfg sloConfig, in *faultinject.Injector, h http.Handler) http.
 
 // warmUpTool is the key of warm-up calls.
 const warmUpTool = "warmup"
+
+func isWarmUp(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get(faultinject.HeaderCorrelationID), warmUpTool+"/")
+}
+
+// bypassForWarmUp sends warm-up requests around the client-side injector.
+func bypassForWarmUp(faulty, clean http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if isWarmUp(r) {
+			return clean.RoundTrip(r)
+		}
+		return faulty.RoundTrip(r)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // sloFaultKey keys an attempt on the call's correlation id and on the
 // request itself, so each request of a call (landing page, pages, HEADs)
