@@ -1,7 +1,6 @@
 package stacclient
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -181,23 +180,20 @@ func parseLooseDatetime(v any) (string, error) {
 	bad := func(reason string) error {
 		return &ParamError{Param: "datetime", Got: describeReceived(v), Reason: reason, Accepted: datetimeAccepted}
 	}
-	switch x := v.(type) {
-	case nil:
+	in, reason := readLoose(v, jsonListText)
+	switch {
+	case reason != "":
+		return "", bad(reason)
+	case !in.present:
 		return "", nil
+	case in.decoded:
+		return parseLooseDatetime(in.value)
+	}
+	switch x := in.value.(type) {
 	case string:
-		s := strings.TrimSpace(x)
-		if strings.HasPrefix(s, "[") {
-			decoded, err := decodeLooseJSON([]byte(s))
-			if err != nil {
-				return "", bad("looks like a JSON list but does not decode: " + err.Error())
-			}
-			return parseLooseDatetime(decoded)
-		}
 		return ParseDatetime(x)
 	case time.Time:
 		return formatUTC(x), nil
-	case json.RawMessage:
-		return parseJSONThen("datetime", x, datetimeAccepted, parseLooseDatetime)
 	case []string:
 		ends := make([]any, len(x))
 		for i, s := range x {

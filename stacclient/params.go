@@ -173,23 +173,19 @@ func ParseStringList(param string, v any) ([]string, error) {
 	bad := func(reason string) error {
 		return &ParamError{Param: param, Got: describeReceived(v), Reason: reason, Accepted: stringListAccepted}
 	}
-	var items []string
-	switch x := v.(type) {
-	case nil:
+	in, reason := readLoose(v, jsonListText)
+	switch {
+	case reason != "":
+		return nil, bad(reason)
+	case !in.present:
 		return nil, nil
+	case in.decoded:
+		return ParseStringList(param, in.value)
+	}
+	var items []string
+	switch x := in.value.(type) {
 	case string:
-		s := strings.TrimSpace(x)
-		if s == "" {
-			return nil, nil
-		}
-		if strings.HasPrefix(s, "[") {
-			var decoded []any
-			if err := json.Unmarshal([]byte(s), &decoded); err != nil {
-				return nil, bad("looks like a JSON list but does not decode: " + err.Error())
-			}
-			return ParseStringList(param, decoded)
-		}
-		for _, part := range strings.Split(s, ",") {
+		for _, part := range strings.Split(x, ",") {
 			if part = strings.TrimSpace(part); part != "" {
 				items = append(items, part)
 			}
@@ -213,8 +209,6 @@ func ParseStringList(param string, v any) ([]string, error) {
 			}
 			items = append(items, s)
 		}
-	case json.RawMessage:
-		return parseJSONThen(param, x, stringListAccepted, func(d any) ([]string, error) { return ParseStringList(param, d) })
 	default:
 		if decoded, ok := asDecodedJSON(v); ok {
 			return ParseStringList(param, decoded)

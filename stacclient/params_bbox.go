@@ -1,7 +1,6 @@
 package stacclient
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,26 +14,24 @@ func ParseBBox(v any) ([]float64, error) {
 	bad := func(reason string) error {
 		return &ParamError{Param: "bbox", Got: describeReceived(v), Reason: reason, Accepted: bboxAccepted}
 	}
-	var numbers []float64
-	switch x := v.(type) {
-	case nil:
+	in, reason := readLoose(v, jsonContainerText)
+	switch {
+	case reason != "":
+		return nil, bad(reason)
+	case !in.present:
 		return nil, nil
+	case in.decoded:
+		if _, fromText := v.(string); fromText {
+			if _, isList := in.value.([]any); !isList {
+				return nil, bad("a JSON " + jsonTypeName(in.value) + " is not a list of numbers")
+			}
+		}
+		return ParseBBox(in.value)
+	}
+	var numbers []float64
+	switch x := in.value.(type) {
 	case string:
-		s := strings.TrimSpace(x)
-		if s == "" {
-			return nil, nil
-		}
-		if looksLikeJSONContainer(s) {
-			decoded, err := decodeLooseJSON([]byte(s))
-			if err != nil {
-				return nil, bad("looks like JSON but does not decode: " + err.Error())
-			}
-			if _, isList := decoded.([]any); !isList {
-				return nil, bad("a JSON " + jsonTypeName(decoded) + " is not a list of numbers")
-			}
-			return ParseBBox(decoded)
-		}
-		for i, part := range strings.Split(s, ",") {
+		for i, part := range strings.Split(x, ",") {
 			f, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
 			if err != nil || !isFinite(f) {
 				return nil, bad(fmt.Sprintf("entry %d %q is not a number", i, strings.TrimSpace(part)))
@@ -55,8 +52,6 @@ func ParseBBox(v any) ([]float64, error) {
 			}
 			numbers = append(numbers, f)
 		}
-	case json.RawMessage:
-		return parseJSONThen("bbox", x, bboxAccepted, ParseBBox)
 	default:
 		if decoded, ok := asDecodedJSON(v); ok {
 			return ParseBBox(decoded)

@@ -84,18 +84,69 @@ func decodeLooseJSON(data []byte) (any, error) {
 	return v, nil
 }
 
-// parseJSONThen decodes raw JSON given as json.RawMessage and hands the
-// decoded value to next; a decode failure becomes a ParamError for param.
-func parseJSONThen[T any](param string, data json.RawMessage, accepted string, next func(any) (T, error)) (T, error) {
-	var zero T
-	if len(bytes.TrimSpace(data)) == 0 {
-		return next(nil)
+// looseInput is a loose parameter value after the steps every loose parser
+// takes first, so that each parser switches only on its own forms.
+type looseInput struct {
+	value   any  // a string trimmed, JSON decoded, anything else as given
+	present bool // false for nil, a blank string and an empty json.RawMessage
+	decoded bool // value was decoded from JSON text or a json.RawMessage
+}
+
+// jsonTextRule says which strings a parser reads as JSON text (LLM clients
+// often send lists and objects that way) and how it words a string that
+// looks like JSON but does not decode.
+type jsonTextRule struct {
+	looksLikeJSON func(trimmed string) bool
+	undecodable   string // the reason, before the decoder's own error
+}
+
+var (
+	// jsonContainerText reads strings starting with { or [ as JSON.
+	jsonContainerText = jsonTextRule{looksLikeJSONContainer, "looks like JSON but does not decode: "}
+	// jsonListText reads strings starting with [ as JSON.
+	jsonListText = jsonTextRule{
+		func(s string) bool { return strings.HasPrefix(s, "[") },
+		"looks like a JSON list but does not decode: ",
 	}
-	decoded, err := decodeLooseJSON(data)
-	if err != nil {
-		return zero, &ParamError{Param: param, Got: describeReceived(data), Reason: "not valid JSON: " + err.Error(), Accepted: accepted}
+	// jsonAlwaysText reads every non-blank string as JSON.
+	jsonAlwaysText = jsonTextRule{func(string) bool { return true }, "not valid JSON: "}
+	// jsonNeverText reads no string as JSON.
+	jsonNeverText = jsonTextRule{looksLikeJSON: func(string) bool { return false }}
+)
+
+// readLoose does what every loose parser does first: nil, a blank string
+// and an empty json.RawMessage are absent; a json.RawMessage, and a string
+// the rule reads as JSON, are decoded (numbers as json.Number); any other
+// string comes back trimmed and anything else as given. A decode failure
+// comes back as badReason, for the caller's own ParamError.
+func readLoose(v any, rule jsonTextRule) (in looseInput, badReason string) {
+	switch x := v.(type) {
+	case nil:
+		return looseInput{}, ""
+	case string:
+		s := strings.TrimSpace(x)
+		if s == "" {
+			return looseInput{}, ""
+		}
+		if !rule.looksLikeJSON(s) {
+			return looseInput{value: s, present: true}, ""
+		}
+		decoded, err := decodeLooseJSON([]byte(s))
+		if err != nil {
+			return looseInput{}, rule.undecodable + err.Error()
+		}
+		return looseInput{value: decoded, present: true, decoded: true}, ""
+	case json.RawMessage:
+		if len(bytes.TrimSpace(x)) == 0 {
+			return looseInput{}, ""
+		}
+		decoded, err := decodeLooseJSON(x)
+		if err != nil {
+			return looseInput{}, "not valid JSON: " + err.Error()
+		}
+		return looseInput{value: decoded, present: true, decoded: true}, ""
 	}
-	return next(decoded)
+	return looseInput{value: v, present: true}, ""
 }
 
 // numberFromLoose converts a decoded JSON number or Go number to float64.

@@ -3,7 +3,6 @@ package stacclient
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/geojson"
@@ -26,51 +25,43 @@ func ParseIntersects(v any) (json.RawMessage, error) {
 	bad := func(reason string) error {
 		return &ParamError{Param: "intersects", Got: describeReceived(v), Reason: reason, Accepted: intersectsAccepted}
 	}
-	var decoded any
-	switch x := v.(type) {
-	case nil:
+	in, reason := readLoose(v, jsonAlwaysText)
+	if reason != "" {
+		return nil, bad(reason)
+	}
+	if !in.present {
 		return nil, nil
-	case string:
-		text := strings.TrimSpace(x)
-		if text == "" {
-			return nil, nil
+	}
+	// Decoded JSON text goes straight to the checks below rather than round
+	// again, so that a JSON list or null is reported as JSON.
+	decoded := in.value
+	if !in.decoded {
+		switch x := in.value.(type) {
+		case map[string]any:
+			encoded, err := json.Marshal(x)
+			if err != nil {
+				return nil, bad("cannot be encoded as JSON: " + err.Error())
+			}
+			if decoded, err = decodeLooseJSON(encoded); err != nil {
+				return nil, bad("cannot be encoded as JSON: " + err.Error())
+			}
+		case *geojson.Geometry:
+			if x == nil {
+				return nil, nil
+			}
+			encoded, err := x.MarshalJSON()
+			if err != nil {
+				return nil, bad("cannot be encoded as GeoJSON: " + err.Error())
+			}
+			return ParseIntersects(json.RawMessage(encoded))
+		case orb.Geometry:
+			return ParseIntersects(geojson.NewGeometry(x))
+		default:
+			if decoded, ok := asDecodedJSON(v); ok {
+				return ParseIntersects(decoded)
+			}
+			return nil, bad("a " + jsonTypeName(v) + " is not a GeoJSON object")
 		}
-		var err error
-		if decoded, err = decodeLooseJSON([]byte(text)); err != nil {
-			return nil, bad("not valid JSON: " + err.Error())
-		}
-	case json.RawMessage:
-		if len(strings.TrimSpace(string(x))) == 0 {
-			return nil, nil
-		}
-		var err error
-		if decoded, err = decodeLooseJSON(x); err != nil {
-			return nil, bad("not valid JSON: " + err.Error())
-		}
-	case map[string]any:
-		encoded, err := json.Marshal(x)
-		if err != nil {
-			return nil, bad("cannot be encoded as JSON: " + err.Error())
-		}
-		if decoded, err = decodeLooseJSON(encoded); err != nil {
-			return nil, bad("cannot be encoded as JSON: " + err.Error())
-		}
-	case *geojson.Geometry:
-		if x == nil {
-			return nil, nil
-		}
-		encoded, err := x.MarshalJSON()
-		if err != nil {
-			return nil, bad("cannot be encoded as GeoJSON: " + err.Error())
-		}
-		return ParseIntersects(json.RawMessage(encoded))
-	case orb.Geometry:
-		return ParseIntersects(geojson.NewGeometry(x))
-	default:
-		if decoded, ok := asDecodedJSON(v); ok {
-			return ParseIntersects(decoded)
-		}
-		return nil, bad("a " + jsonTypeName(v) + " is not a GeoJSON object")
 	}
 	geometry, ok := decoded.(map[string]any)
 	if !ok {

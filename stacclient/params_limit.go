@@ -1,10 +1,8 @@
 package stacclient
 
 import (
-	"encoding/json"
 	"math"
 	"strconv"
-	"strings"
 )
 
 // MaxPageLimit is the largest page size the STAC API spec allows servers to
@@ -19,22 +17,23 @@ func ParseLimit(v any) (int, error) {
 	bad := func(reason string) error {
 		return &ParamError{Param: "limit", Got: describeReceived(v), Reason: reason, Accepted: limitAccepted}
 	}
-	var f float64
-	switch x := v.(type) {
-	case nil:
+	in, reason := readLoose(v, jsonNeverText)
+	switch {
+	case reason != "":
+		return 0, bad(reason)
+	case !in.present:
 		return 0, nil
+	case in.decoded:
+		return ParseLimit(in.value)
+	}
+	var f float64
+	switch x := in.value.(type) {
 	case string:
-		s := strings.TrimSpace(x)
-		if s == "" {
-			return 0, nil
-		}
-		n, err := strconv.Atoi(s)
+		n, err := strconv.Atoi(x)
 		if err != nil {
 			return 0, bad("not a whole number")
 		}
 		f = float64(n)
-	case json.RawMessage:
-		return parseJSONThen("limit", x, limitAccepted, ParseLimit)
 	default:
 		n, ok := numberFromLoose(v)
 		if decoded, convertible := asDecodedJSON(v); !ok && convertible {

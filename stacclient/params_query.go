@@ -29,22 +29,18 @@ func ParseQuery(v any) (map[string]any, error) {
 	bad := func(reason string) error {
 		return &ParamError{Param: "query", Got: describeReceived(v), Reason: reason, Accepted: queryAccepted}
 	}
-	switch x := v.(type) {
-	case nil:
+	in, reason := readLoose(v, jsonContainerText)
+	switch {
+	case reason != "":
+		return nil, bad(reason)
+	case !in.present:
 		return nil, nil
+	case in.decoded:
+		return ParseQuery(in.value)
+	}
+	switch x := in.value.(type) {
 	case string:
-		s := strings.TrimSpace(x)
-		if s == "" {
-			return nil, nil
-		}
-		if looksLikeJSONContainer(s) {
-			decoded, err := decodeLooseJSON([]byte(s))
-			if err != nil {
-				return nil, bad("looks like JSON but does not decode: " + err.Error())
-			}
-			return ParseQuery(decoded)
-		}
-		return ParseQuery([]any{s})
+		return ParseQuery([]any{x})
 	case []string:
 		list := make([]any, len(x))
 		for i, s := range x {
@@ -78,8 +74,6 @@ func ParseQuery(v any) (map[string]any, error) {
 		return out, nil
 	case map[string]any:
 		return canonicalQueryObject(x, bad)
-	case json.RawMessage:
-		return parseJSONThen("query", x, queryAccepted, ParseQuery)
 	default:
 		if decoded, ok := asDecodedJSON(v); ok {
 			return ParseQuery(decoded)

@@ -1,7 +1,6 @@
 package stacclient
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -15,26 +14,19 @@ func ParseSortBy(v any) ([]SortField, error) {
 	bad := func(reason string) error {
 		return &ParamError{Param: "sortby", Got: describeReceived(v), Reason: reason, Accepted: sortByAccepted}
 	}
-	var out []SortField
-	switch x := v.(type) {
-	case nil:
+	in, reason := readLoose(v, jsonContainerText)
+	switch {
+	case reason != "":
+		return nil, bad(reason)
+	case !in.present:
 		return nil, nil
+	case in.decoded:
+		return ParseSortBy(in.value)
+	}
+	var out []SortField
+	switch x := in.value.(type) {
 	case string:
-		s := strings.TrimSpace(x)
-		if s == "" {
-			return nil, nil
-		}
-		if looksLikeJSONContainer(s) {
-			decoded, err := decodeLooseJSON([]byte(s))
-			if err != nil {
-				return nil, bad("looks like JSON but does not decode: " + err.Error())
-			}
-			if obj, isObject := decoded.(map[string]any); isObject {
-				decoded = []any{obj} // one {field, direction} object
-			}
-			return ParseSortBy(decoded)
-		}
-		for _, term := range strings.Split(s, ",") {
+		for _, term := range strings.Split(x, ",") {
 			term = strings.TrimSpace(term)
 			if term == "" {
 				continue
@@ -82,8 +74,6 @@ func ParseSortBy(v any) ([]SortField, error) {
 		}
 	case map[string]any:
 		return ParseSortBy([]any{x})
-	case json.RawMessage:
-		return parseJSONThen("sortby", x, sortByAccepted, ParseSortBy)
 	default:
 		if decoded, ok := asDecodedJSON(v); ok {
 			return ParseSortBy(decoded)
@@ -198,19 +188,18 @@ func ParseFields(v any) (*Fields, error) {
 		}
 		return nil
 	}
-	switch x := v.(type) {
-	case nil:
+	in, reason := readLoose(v, jsonContainerText)
+	switch {
+	case reason != "":
+		return nil, bad(reason)
+	case !in.present:
 		return nil, nil
+	case in.decoded:
+		return ParseFields(in.value)
+	}
+	switch x := in.value.(type) {
 	case string:
-		s := strings.TrimSpace(x)
-		if looksLikeJSONContainer(s) {
-			decoded, err := decodeLooseJSON([]byte(s))
-			if err != nil {
-				return nil, bad("looks like JSON but does not decode: " + err.Error())
-			}
-			return ParseFields(decoded)
-		}
-		for _, term := range strings.Split(s, ",") {
+		for _, term := range strings.Split(x, ",") {
 			if err := addTerm(term); err != nil {
 				return nil, bad(err.Error())
 			}
@@ -262,8 +251,6 @@ func ParseFields(v any) (*Fields, error) {
 				out.Exclude = names
 			}
 		}
-	case json.RawMessage:
-		return parseJSONThen("fields", x, fieldsAccepted, ParseFields)
 	default:
 		if decoded, ok := asDecodedJSON(v); ok {
 			return ParseFields(decoded)
