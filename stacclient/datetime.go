@@ -177,15 +177,11 @@ func formatUTC(t time.Time) string {
 // time.Time, or a list of one or two ends (strings, times or null) the way
 // pystac-client accepts a tuple.
 func parseLooseDatetime(v any) (string, error) {
-	bad := func(reason string) error {
-		return &ParamError{Param: "datetime", Got: describeReceived(v), Reason: reason, Accepted: datetimeAccepted}
-	}
-	in, reason := readLoose(v, jsonListText)
+	bad := paramErrorFor("datetime", v, datetimeAccepted)
+	in, err := readLoose(v, jsonListText, bad)
 	switch {
-	case reason != "":
-		return "", bad(reason)
-	case !in.present:
-		return "", nil
+	case err != nil || !in.present:
+		return "", err
 	case in.decoded:
 		return parseLooseDatetime(in.value)
 	}

@@ -170,15 +170,11 @@ const stringListAccepted = `a list of strings ["a","b"], a JSON-encoded list "[\
 // string ("a,b"). Empty input gives nil. Surrounding spaces are trimmed and
 // empty entries of a comma string (as in "a,,b" or "a,b,") are skipped.
 func ParseStringList(param string, v any) ([]string, error) {
-	bad := func(reason string) error {
-		return &ParamError{Param: param, Got: describeReceived(v), Reason: reason, Accepted: stringListAccepted}
-	}
-	in, reason := readLoose(v, jsonListText)
+	bad := paramErrorFor(param, v, stringListAccepted)
+	in, err := readLoose(v, jsonListText, bad)
 	switch {
-	case reason != "":
-		return nil, bad(reason)
-	case !in.present:
-		return nil, nil
+	case err != nil || !in.present:
+		return nil, err
 	case in.decoded:
 		return ParseStringList(param, in.value)
 	}

@@ -11,15 +11,11 @@ const bboxAccepted = `4 numbers [west,south,east,north] or 6 [west,south,minz,ea
 // ParseBBox accepts 4 or 6 numbers as a list, a JSON-encoded list or "w,s,e,n".
 // West greater than east is allowed: the box crosses the antimeridian.
 func ParseBBox(v any) ([]float64, error) {
-	bad := func(reason string) error {
-		return &ParamError{Param: "bbox", Got: describeReceived(v), Reason: reason, Accepted: bboxAccepted}
-	}
-	in, reason := readLoose(v, jsonContainerText)
+	bad := paramErrorFor("bbox", v, bboxAccepted)
+	in, err := readLoose(v, jsonContainerText, bad)
 	switch {
-	case reason != "":
-		return nil, bad(reason)
-	case !in.present:
-		return nil, nil
+	case err != nil || !in.present:
+		return nil, err
 	case in.decoded:
 		if _, fromText := v.(string); fromText {
 			if _, isList := in.value.([]any); !isList {

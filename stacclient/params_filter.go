@@ -21,9 +21,7 @@ func ParseFilter(v any, lang string) (json.RawMessage, string, error) {
 	if lang != "" && lang != FilterLangCQL2JSON && lang != FilterLangCQL2Text {
 		return nil, "", &ParamError{Param: "filter-lang", Got: lang, Reason: "unknown filter language", Accepted: filterLangAccepted}
 	}
-	bad := func(reason string) error {
-		return &ParamError{Param: "filter", Got: describeReceived(v), Reason: reason, Accepted: filterAccepted}
-	}
+	bad := paramErrorFor("filter", v, filterAccepted)
 	var filter json.RawMessage
 	form := ""
 	switch x := v.(type) {

@@ -114,39 +114,47 @@ var (
 	jsonNeverText = jsonTextRule{looksLikeJSON: func(string) bool { return false }}
 )
 
+// paramErrorFor gives a loose parser its "bad" function: a ParamError naming
+// param, showing what was received and quoting the accepted forms.
+func paramErrorFor(param string, v any, accepted string) func(reason string) error {
+	return func(reason string) error {
+		return &ParamError{Param: param, Got: describeReceived(v), Reason: reason, Accepted: accepted}
+	}
+}
+
 // readLoose does what every loose parser does first: nil, a blank string
 // and an empty json.RawMessage are absent; a json.RawMessage, and a string
 // the rule reads as JSON, are decoded (numbers as json.Number); any other
-// string comes back trimmed and anything else as given. A decode failure
-// comes back as badReason, for the caller's own ParamError.
-func readLoose(v any, rule jsonTextRule) (in looseInput, badReason string) {
+// string comes back trimmed and anything else as given. A decode failure is
+// reported through the caller's bad.
+func readLoose(v any, rule jsonTextRule, bad func(reason string) error) (looseInput, error) {
 	switch x := v.(type) {
 	case nil:
-		return looseInput{}, ""
+		return looseInput{}, nil
 	case string:
 		s := strings.TrimSpace(x)
 		if s == "" {
-			return looseInput{}, ""
+			return looseInput{}, nil
 		}
 		if !rule.looksLikeJSON(s) {
-			return looseInput{value: s, present: true}, ""
+			return looseInput{value: s, present: true}, nil
 		}
 		decoded, err := decodeLooseJSON([]byte(s))
 		if err != nil {
-			return looseInput{}, rule.undecodable + err.Error()
+			return looseInput{}, bad(rule.undecodable + err.Error())
 		}
-		return looseInput{value: decoded, present: true, decoded: true}, ""
+		return looseInput{value: decoded, present: true, decoded: true}, nil
 	case json.RawMessage:
 		if len(bytes.TrimSpace(x)) == 0 {
-			return looseInput{}, ""
+			return looseInput{}, nil
 		}
 		decoded, err := decodeLooseJSON(x)
 		if err != nil {
-			return looseInput{}, "not valid JSON: " + err.Error()
+			return looseInput{}, bad("not valid JSON: " + err.Error())
 		}
-		return looseInput{value: decoded, present: true, decoded: true}, ""
+		return looseInput{value: decoded, present: true, decoded: true}, nil
 	}
-	return looseInput{value: v, present: true}, ""
+	return looseInput{value: v, present: true}, nil
 }
 
 // numberFromLoose converts a decoded JSON number or Go number to float64.

@@ -22,15 +22,10 @@ var positionDepth = map[string]int{
 // an orb.Geometry or *geojson.Geometry. The result is compact
 // JSON with sorted keys, numbers exactly as given.
 func ParseIntersects(v any) (json.RawMessage, error) {
-	bad := func(reason string) error {
-		return &ParamError{Param: "intersects", Got: describeReceived(v), Reason: reason, Accepted: intersectsAccepted}
-	}
-	in, reason := readLoose(v, jsonAlwaysText)
-	if reason != "" {
-		return nil, bad(reason)
-	}
-	if !in.present {
-		return nil, nil
+	bad := paramErrorFor("intersects", v, intersectsAccepted)
+	in, err := readLoose(v, jsonAlwaysText, bad)
+	if err != nil || !in.present {
+		return nil, err
 	}
 	// Decoded JSON text goes straight to the checks below rather than round
 	// again, so that a JSON list or null is reported as JSON.

@@ -14,15 +14,11 @@ const limitAccepted = "an integer page size from 1 to 10000 (a number or a strin
 // ParseLimit accepts the page size as an integer, a float without fraction,
 // or a string of digits. 0, "" and nil mean "server default" and give 0.
 func ParseLimit(v any) (int, error) {
-	bad := func(reason string) error {
-		return &ParamError{Param: "limit", Got: describeReceived(v), Reason: reason, Accepted: limitAccepted}
-	}
-	in, reason := readLoose(v, jsonNeverText)
+	bad := paramErrorFor("limit", v, limitAccepted)
+	in, err := readLoose(v, jsonNeverText, bad)
 	switch {
-	case reason != "":
-		return 0, bad(reason)
-	case !in.present:
-		return 0, nil
+	case err != nil || !in.present:
+		return 0, err
 	case in.decoded:
 		return ParseLimit(in.value)
 	}

@@ -26,15 +26,11 @@ var queryExpressionOperators = []struct{ symbol, name string }{
 // in "prop<op>value" strings a numeric-looking value becomes a number and
 // anything else stays a string.
 func ParseQuery(v any) (map[string]any, error) {
-	bad := func(reason string) error {
-		return &ParamError{Param: "query", Got: describeReceived(v), Reason: reason, Accepted: queryAccepted}
-	}
-	in, reason := readLoose(v, jsonContainerText)
+	bad := paramErrorFor("query", v, queryAccepted)
+	in, err := readLoose(v, jsonContainerText, bad)
 	switch {
-	case reason != "":
-		return nil, bad(reason)
-	case !in.present:
-		return nil, nil
+	case err != nil || !in.present:
+		return nil, err
 	case in.decoded:
 		return ParseQuery(in.value)
 	}

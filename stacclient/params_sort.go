@@ -11,15 +11,11 @@ const sortByAccepted = `"-properties.datetime,+id,collection" (prefix - descendi
 // a list of {field, direction} objects (direction asc/desc, also
 // ascending/descending; missing means asc).
 func ParseSortBy(v any) ([]SortField, error) {
-	bad := func(reason string) error {
-		return &ParamError{Param: "sortby", Got: describeReceived(v), Reason: reason, Accepted: sortByAccepted}
-	}
-	in, reason := readLoose(v, jsonContainerText)
+	bad := paramErrorFor("sortby", v, sortByAccepted)
+	in, err := readLoose(v, jsonContainerText, bad)
 	switch {
-	case reason != "":
-		return nil, bad(reason)
-	case !in.present:
-		return nil, nil
+	case err != nil || !in.present:
+		return nil, err
 	case in.decoded:
 		return ParseSortBy(in.value)
 	}
@@ -162,9 +158,7 @@ const fieldsAccepted = `"a,-b,+c" (prefix - excludes, + or none includes), a lis
 // ParseFields accepts "a,-b", a list of such strings, or {include, exclude}.
 // A field may not be both included and excluded.
 func ParseFields(v any) (*Fields, error) {
-	bad := func(reason string) error {
-		return &ParamError{Param: "fields", Got: describeReceived(v), Reason: reason, Accepted: fieldsAccepted}
-	}
+	bad := paramErrorFor("fields", v, fieldsAccepted)
 	out := &Fields{}
 	addTerm := func(term string) error {
 		term = strings.TrimSpace(term)
@@ -188,12 +182,10 @@ func ParseFields(v any) (*Fields, error) {
 		}
 		return nil
 	}
-	in, reason := readLoose(v, jsonContainerText)
+	in, err := readLoose(v, jsonContainerText, bad)
 	switch {
-	case reason != "":
-		return nil, bad(reason)
-	case !in.present:
-		return nil, nil
+	case err != nil || !in.present:
+		return nil, err
 	case in.decoded:
 		return ParseFields(in.value)
 	}
