@@ -45,17 +45,23 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func newInMemorySigner(t *testing.T, handler http.Handler, clock *fakeClock) *Signer {
+// newGatedSigner builds a Signer over the in-memory transport whose fake
+// token endpoint sits behind a closed gate, so that a test can park callers
+// in the middle of a fetch and decide when it ends.
+func newGatedSigner(t *testing.T) (*fakeEndpoint, *gate, *Signer) {
 	t.Helper()
+	clock := newFakeClock()
+	endpoint := newFakeEndpoint(clock)
+	held := newGate(endpoint)
 	signer, err := New(Options{
-		HTTPClient: &http.Client{Transport: inMemoryTransport{handler}},
+		HTTPClient: &http.Client{Transport: inMemoryTransport{held}},
 		TokenURL:   "https://pc.test/api/sas/v1/token",
 		Now:        clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return signer
+	return endpoint, held, signer
 }
 
 type signResult struct {
@@ -64,12 +70,20 @@ type signResult struct {
 	err  error
 }
 
+// tokenInBackground asks for a token on a goroutine of its own and delivers
+// the outcome (the token's value in href) on the returned channel.
+func tokenInBackground(ctx context.Context, signer *Signer, collection string) <-chan signResult {
+	result := make(chan signResult, 1)
+	go func() {
+		token, err := signer.Token(ctx, collection)
+		result <- signResult{token.Value, err == nil, err}
+	}()
+	return result
+}
+
 func TestConcurrentSignHrefCallsShareOneFetch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := newFakeClock()
-		endpoint := newFakeEndpoint(clock)
-		held := newGate(endpoint)
-		signer := newInMemorySigner(t, held, clock)
+		endpoint, held, signer := newGatedSigner(t)
 
 		const callers = 16
 		results := make(chan signResult, callers)
@@ -99,24 +113,13 @@ func TestConcurrentSignHrefCallsShareOneFetch(t *testing.T) {
 
 func TestCancelledWaiterReturnsWhileFetchGoesOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := newFakeClock()
-		endpoint := newFakeEndpoint(clock)
-		held := newGate(endpoint)
-		signer := newInMemorySigner(t, held, clock)
+		endpoint, held, signer := newGatedSigner(t)
 
-		leader := make(chan signResult, 1)
-		go func() {
-			token, err := signer.Token(context.Background(), "naip")
-			leader <- signResult{token.Value, err == nil, err}
-		}()
+		leader := tokenInBackground(context.Background(), signer, "naip")
 		synctest.Wait()
 
 		waiterCtx, cancelWaiter := context.WithCancel(context.Background())
-		waiter := make(chan signResult, 1)
-		go func() {
-			token, err := signer.Token(waiterCtx, "naip")
-			waiter <- signResult{token.Value, err == nil, err}
-		}()
+		waiter := tokenInBackground(waiterCtx, signer, "naip")
 		synctest.Wait()
 		cancelWaiter()
 
@@ -142,29 +145,18 @@ func TestCancelledWaiterReturnsWhileFetchGoesOn(t *testing.T) {
 
 func TestWaiterRetriesWhenTheFetchItJoinedIsCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := newFakeClock()
-		endpoint := newFakeEndpoint(clock)
-		held := newGate(endpoint)
-		signer := newInMemorySigner(t, held, clock)
+		endpoint, held, signer := newGatedSigner(t)
 
 		leaderCtx, cancelLeader := context.WithCancel(context.Background())
-		leader := make(chan error, 1)
-		go func() {
-			_, err := signer.Token(leaderCtx, "naip")
-			leader <- err
-		}()
+		leader := tokenInBackground(leaderCtx, signer, "naip")
 		synctest.Wait()
 
-		waiter := make(chan signResult, 1)
-		go func() {
-			token, err := signer.Token(context.Background(), "naip")
-			waiter <- signResult{token.Value, err == nil, err}
-		}()
+		waiter := tokenInBackground(context.Background(), signer, "naip")
 		synctest.Wait()
 
 		cancelLeader()
-		if err := <-leader; !errors.Is(err, context.Canceled) {
-			t.Errorf("cancelled leader error = %v; want context.Canceled", err)
+		if r := <-leader; !errors.Is(r.err, context.Canceled) {
+			t.Errorf("cancelled leader error = %v; want context.Canceled", r.err)
 		}
 		synctest.Wait() // the waiter has started a fetch of its own, held at the gate
 		if n := held.entered.Load(); n != 2 {
@@ -184,10 +176,7 @@ func TestWaiterRetriesWhenTheFetchItJoinedIsCancelled(t *testing.T) {
 
 func TestTokenRespectsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := newFakeClock()
-		endpoint := newFakeEndpoint(clock)
-		held := newGate(endpoint) // never opened: the endpoint hangs
-		signer := newInMemorySigner(t, held, clock)
+		_, _, signer := newGatedSigner(t) // the gate is never opened: the endpoint hangs
 
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -254,26 +243,20 @@ func TestCancellationOverLoopbackIsNotCached(t *testing.T) {
 
 func TestSharedFetchFailureReachesEveryWaiterOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := newFakeClock()
-		endpoint := newFakeEndpoint(clock)
+		endpoint, held, signer := newGatedSigner(t)
 		endpoint.setRespond(func(string, int) answer { return answer{500, `{"detail":"boom"}`} })
-		held := newGate(endpoint)
-		signer := newInMemorySigner(t, held, clock)
 
 		const callers = 4
-		errs := make(chan error, callers)
-		for range callers {
-			go func() {
-				_, err := signer.Token(context.Background(), "naip")
-				errs <- err
-			}()
+		results := make([]<-chan signResult, callers)
+		for i := range results {
+			results[i] = tokenInBackground(context.Background(), signer, "naip")
 		}
 		synctest.Wait()
 		held.open()
-		for range callers {
+		for _, result := range results {
 			var signErr *Error
-			if err := <-errs; !errors.As(err, &signErr) || signErr.Status != 500 {
-				t.Errorf("Token error = %v; want the endpoint's HTTP 500", err)
+			if r := <-result; !errors.As(r.err, &signErr) || signErr.Status != 500 {
+				t.Errorf("Token error = %v; want the endpoint's HTTP 500", r.err)
 			}
 		}
 		// An endpoint failure is shared, not retried by each waiter.

@@ -1,14 +1,9 @@
 package pcsign
 
 import (
-	"context"
-	"math/rand/v2"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/stacmcp/stac-mcp/reliability"
 )
 
@@ -19,26 +14,13 @@ import (
 func TestRefetchedTokenIsNotReplayedByTheLayerCache(t *testing.T) {
 	clock := newFakeClock()
 	endpoint := newFakeEndpoint(clock)
-	server := httptest.NewServer(endpoint)
-	t.Cleanup(server.Close)
-
 	policy := reliability.DefaultPolicy()
 	policy.CacheTTL = 2 * time.Hour // longer than the token's one-hour life
-	logger := zerolog.Nop()
-	layer := reliability.New(policy, reliability.Options{
-		Transport: server.Client().Transport, Logger: &logger, Rand: rand.New(rand.NewPCG(3, 4)), Now: clock.Now,
-	})
-	signer, err := New(Options{HTTPClient: layer.HTTPClient(), TokenURL: server.URL + strings.TrimSuffix(tokenPath, "/"), Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	layer, signer := signerBehindLayer(t, endpoint, clock, policy)
 	token := func() Token {
 		t.Helper()
-		var tok Token
-		if _, err := layer.Run(context.Background(), "get_item", "planetarycomputer.microsoft.com", func(ctx context.Context) error {
-			tok, err = signer.Token(ctx, "naip")
-			return err
-		}); err != nil {
+		tok, _, err := tokenThroughLayer(layer, signer, "naip")
+		if err != nil {
 			t.Fatalf("Token: %v", err)
 		}
 		return tok

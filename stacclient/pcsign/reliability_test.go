@@ -27,14 +27,9 @@ func TestTokenFetchGoesThroughReliabilityLayer(t *testing.T) {
 		}
 		return endpoint.validAnswer(collection, n)
 	})
-	layer, signer := signerBehindLayer(t, endpoint, clock)
+	layer, signer := signerBehindLayer(t, endpoint, clock, quickRetryPolicy())
 
-	var token Token
-	receipt, err := layer.Run(context.Background(), "get_item", "planetarycomputer.microsoft.com", func(ctx context.Context) error {
-		var err error
-		token, err = signer.Token(ctx, "naip")
-		return err
-	})
+	token, receipt, err := tokenThroughLayer(layer, signer, "naip")
 	if err != nil {
 		t.Fatalf("Token through the layer: %v (receipt %+v)", err, receipt)
 	}
@@ -54,13 +49,9 @@ func TestTokenFailureBehindReliabilityLayerIsASigningError(t *testing.T) {
 	clock := newFakeClock()
 	endpoint := newFakeEndpoint(clock)
 	endpoint.setRespond(func(string, int) answer { return answer{http.StatusServiceUnavailable, `{"detail":"busy"}`} })
-	layer, signer := signerBehindLayer(t, endpoint, clock)
+	layer, signer := signerBehindLayer(t, endpoint, clock, quickRetryPolicy())
 
-	var tokenErr error
-	_, _ = layer.Run(context.Background(), "get_item", "planetarycomputer.microsoft.com", func(ctx context.Context) error {
-		_, tokenErr = signer.Token(ctx, "naip")
-		return tokenErr
-	})
+	_, _, tokenErr := tokenThroughLayer(layer, signer, "naip")
 	var signErr *Error
 	if !errors.As(tokenErr, &signErr) || !errors.Is(tokenErr, ErrSigningFailed) || signErr.Collection != "naip" {
 		t.Fatalf("Token error = %v; want a signing *Error for collection naip", tokenErr)
@@ -73,17 +64,39 @@ func TestTokenFailureBehindReliabilityLayerIsASigningError(t *testing.T) {
 	}
 }
 
+// quickRetryPolicy is the default policy with a millisecond backoff, so
+// that retries do not slow the test, and no response cache.
+func quickRetryPolicy() reliability.Policy {
+	policy := reliability.DefaultPolicy()
+	policy.BackoffBase = time.Millisecond
+	policy.CacheTTL = 0
+	return policy
+}
+
+// tokenThroughLayer asks for a token inside a layer.Run call, as a tool
+// does. The error is the Signer's own when it failed (what a tool sees),
+// else the layer's.
+func tokenThroughLayer(layer *reliability.Layer, signer *Signer, collection string) (Token, reliability.Receipt, error) {
+	var token Token
+	var tokenErr error
+	receipt, err := layer.Run(context.Background(), "get_item", "planetarycomputer.microsoft.com", func(ctx context.Context) error {
+		token, tokenErr = signer.Token(ctx, collection)
+		return tokenErr
+	})
+	if tokenErr != nil {
+		return token, receipt, tokenErr
+	}
+	return token, receipt, err
+}
+
 // signerBehindLayer builds the production wiring against a loopback
-// endpoint: a Signer whose client is a reliability layer's, with a
-// millisecond backoff so retries do not slow the test.
-func signerBehindLayer(t *testing.T, endpoint http.Handler, clock *fakeClock) (*reliability.Layer, *Signer) {
+// endpoint: a Signer whose client is a reliability layer's with the given
+// policy.
+func signerBehindLayer(t *testing.T, endpoint http.Handler, clock *fakeClock, policy reliability.Policy) (*reliability.Layer, *Signer) {
 	t.Helper()
 	server := httptest.NewServer(endpoint)
 	t.Cleanup(server.Close)
 
-	policy := reliability.DefaultPolicy()
-	policy.BackoffBase = time.Millisecond // keep the retry wait short
-	policy.CacheTTL = 0
 	logger := zerolog.Nop()
 	layer := reliability.New(policy, reliability.Options{
 		Transport: server.Client().Transport,
