@@ -122,24 +122,27 @@ func newSLOHarness(tb testing.TB, cfg sloConfig) *sloHarness {
 
 // wrapUpstream puts the injector and the latency model around h in the
 // order the config asks for. Warm-up calls (see sloHarness.warm) bypass
-// both: they only prepare the catalog client and are not part of the run.
+// the injector: they only prepare the catalog client and are not measured.
 func wrapUpstream(cfg sloConfig, in *faultinject.Injector, h http.Handler) http.Handler {
 	key := func(r *http.Request) string {
 		k, _ := sloFaultKey(r)
 		return k.Tool + " " + k.Invocation
 	}
+	slow := newLatencyHandler(cfg.latency, cfg.plan.Seed, key, h)
 	var measured http.Handler
 	switch {
 	case cfg.clientSide:
-		measured = newLatencyHandler(cfg.latency, cfg.plan.Seed, key, h)
+		measured = slow
 	case cfg.slowFaults:
 		measured = newLatencyHandler(cfg.latency, cfg.plan.Seed, key, in.Middleware(h))
 	default:
-		measured = in.Middleware(newLatencyHandler(cfg.latency, cfg.plan.Seed, key, h))
+		measured = in.Middleware(slow)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isWarmUp(r) {
-			h.ServeHTTP(w, r)
+			// No faults, but the same latency: the layer's rolling p95
+			// (the hedge delay) must see the catalog as it is.
+			slow.ServeHTTP(w, r)
 			return
 		}
 		measured.ServeHTTP(w, r)
