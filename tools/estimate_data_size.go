@@ -165,41 +165,18 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	}
 	seenKeys := map[string]bool{}
 	var jobs []*assetJob
-	for it, err := range search.Items(ctx) {
+	prog := newProgress(c)
+	ctx = withProgress(ctx, prog) // probeSizes reports each HEAD
+	pages := 0
+	for page, err := range search.Pages(ctx) {
 		if err != nil {
 			return fail(explainSearchRefusal(tool, err, params, out.Warnings))
 		}
-		out.ItemCount++
-		var cov *float64
-		if area != nil {
-			if f, ok := coverageFraction(footprint(it.Geometry, it.BBox), *area); ok {
-				cov = &f
-				out.Coverage = append(out.Coverage, ItemCoverage{Item: it.ID, Fraction: f})
-			} else {
-				out.Notes = append(out.Notes, fmt.Sprintf("item %s has no polygon footprint or bbox: its assets are counted whole", it.ID))
-			}
+		pages++
+		for i := range page.Items {
+			jobs = append(jobs, out.sizeItem(&page.Items[i], area, wanted, seenKeys, in.ForceMetadataOnly)...)
 		}
-		for _, key := range orderedAssetKeys(it.Assets) {
-			seenKeys[key] = true
-			if len(wanted) > 0 && !wanted[key] {
-				continue
-			}
-			a := it.Assets[key]
-			job := &assetJob{item: it.ID, collection: it.Collection, key: key, raster: isRasterAsset(a)}
-			if job.raster {
-				job.coverage = cov
-			}
-			if n, method, ok := metadataSize(a, it.Properties); ok {
-				job.bytes, job.method = n, method
-			} else if in.ForceMetadataOnly {
-				job.reason = "no file:size or raster band data types × proj:shape, and force_metadata_only skips HEAD"
-			} else if !headable(a.Href) {
-				job.reason = fmt.Sprintf("no size metadata, and href %q cannot be probed over HTTP", trimText(a.Href, 80))
-			} else {
-				job.probe = &headProbe{href: a.Href}
-			}
-			jobs = append(jobs, job)
-		}
+		prog.step(ctx, 0, "estimate_data_size: search page %d read, %d of at most %d item(s) so far", pages, out.ItemCount, maxItems)
 	}
 	if n, ok := search.Matched(); ok {
 		out.Matched = &n
@@ -220,6 +197,45 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	probeJobs(ctx, client, jobs, &out)
 	tally(jobs, area != nil, &out)
 	return out, estimateText(out), nil
+}
+
+// sizeItem counts one item and returns the jobs for its wanted assets:
+// sized from metadata when it can be, otherwise queued for a HEAD probe or
+// marked unsized with the reason.
+func (out *EstimateDataSizeOut) sizeItem(it *stacclient.Item, area *aoi, wanted, seenKeys map[string]bool, metadataOnly bool) []*assetJob {
+	out.ItemCount++
+	var cov *float64
+	if area != nil {
+		if f, ok := coverageFraction(footprint(it.Geometry, it.BBox), *area); ok {
+			cov = &f
+			out.Coverage = append(out.Coverage, ItemCoverage{Item: it.ID, Fraction: f})
+		} else {
+			out.Notes = append(out.Notes, fmt.Sprintf("item %s has no polygon footprint or bbox: its assets are counted whole", it.ID))
+		}
+	}
+	var jobs []*assetJob
+	for _, key := range orderedAssetKeys(it.Assets) {
+		seenKeys[key] = true
+		if len(wanted) > 0 && !wanted[key] {
+			continue
+		}
+		a := it.Assets[key]
+		job := &assetJob{item: it.ID, collection: it.Collection, key: key, raster: isRasterAsset(a)}
+		if job.raster {
+			job.coverage = cov
+		}
+		if n, method, ok := metadataSize(a, it.Properties); ok {
+			job.bytes, job.method = n, method
+		} else if metadataOnly {
+			job.reason = "no file:size or raster band data types × proj:shape, and force_metadata_only skips HEAD"
+		} else if !headable(a.Href) {
+			job.reason = fmt.Sprintf("no size metadata, and href %q cannot be probed over HTTP", trimText(a.Href, 80))
+		} else {
+			job.probe = &headProbe{href: a.Href}
+		}
+		jobs = append(jobs, job)
+	}
+	return jobs
 }
 
 // probeJobs runs the HEAD probes (bounded in number) and records results.

@@ -101,6 +101,7 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 		offset = cur.Offset
 	}
 
+	ctx = withProgress(ctx, newProgress(c)) // the scans report each page
 	out := SearchCollectionsOut{Collections: []CollectionBrief{}, Notes: []string{}}
 	filtering := listing.Q != "" || len(listing.BBox) > 0 || listing.Datetime != ""
 	serverSide := true
@@ -198,6 +199,7 @@ func listServerSide(ctx context.Context, client *stacclient.Client, l collection
 			matched = &n
 		}
 		all = append(all, page.Collections...)
+		progressFrom(ctx).step(ctx, 0, "search_collections: read %d collection(s) of the %d needed", len(all), want)
 		if len(all) >= want {
 			return all, matched, false, nil
 		}
@@ -236,6 +238,7 @@ func listClientSide(ctx context.Context, client *stacclient.Client, l collection
 		if pages >= collectionScanPages && page.Next != nil {
 			complete = false
 		}
+		progressFrom(ctx).step(ctx, 0, "search_collections: scanned page %d of at most %d, %d match(es) so far", pages, collectionScanPages, len(kept))
 	}
 	sort.SliceStable(kept, func(i, j int) bool { return kept[i].score > kept[j].score })
 	out := make([]stacclient.Collection, len(kept))

@@ -164,22 +164,31 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 		search = client.Search(sent, limits)
 	}
 
-	for it, err := range search.Items(ctx) {
+	// Pages rather than Items: the loop never stops early (the engine
+	// enforces max_items), and a page is the unit progress is reported in.
+	prog := newProgress(c)
+	pages := 0
+	for page, err := range search.Pages(ctx) {
 		if err != nil {
 			return fail(explainSearchRefusal(tool, err, params, out.Warnings))
 		}
-		if detail == detailFull {
-			m, err := toJSONObject(it)
-			if err != nil {
-				return fail(fmt.Errorf("re-encoding item %q: %w", it.ID, err))
+		pages++
+		for i := range page.Items {
+			it := &page.Items[i]
+			if detail == detailFull {
+				m, err := toJSONObject(it)
+				if err != nil {
+					return fail(fmt.Errorf("re-encoding item %q: %w", it.ID, err))
+				}
+				out.Features = append(out.Features, m)
+			} else {
+				s := summarizeItem(it)
+				out.Items = append(out.Items, s)
+				out.Truncated = out.Truncated || len(s.OtherAssetKeys) > 0
 			}
-			out.Features = append(out.Features, m)
-		} else {
-			s := summarizeItem(it)
-			out.Items = append(out.Items, s)
-			out.Truncated = out.Truncated || len(s.OtherAssetKeys) > 0
+			out.Returned++
 		}
-		out.Returned++
+		prog.step(ctx, 0, "search_items: page %d read, %d of at most %d item(s) so far", pages, out.Returned, maxItems)
 	}
 	if detail == detailFull && out.Returned > 0 {
 		if b, err := json.Marshal(out.Features); err == nil && len(b) > fullDetailWarnBytes {

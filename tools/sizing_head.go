@@ -41,10 +41,12 @@ func probeSizes(ctx context.Context, client *stacclient.Client, probes []*headPr
 		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Duration(float64(time.Until(deadline))*headDeadlineShare)))
 		defer cancel()
 	}
+	prog := progressFrom(ctx)
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(headParallelism)
 	for _, p := range probes {
 		g.Go(func() error {
+			defer prog.step(ctx, 0, "estimate_data_size: HEAD probe of %s done", trimText(p.href, 80))
 			if err := ctx.Err(); err != nil {
 				p.reason = "not probed: the tool deadline was reached"
 				return nil

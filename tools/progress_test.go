@@ -1,0 +1,258 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver/demo"
+)
+
+// progressLog collects the progress notifications a client receives.
+type progressLog struct {
+	mu    sync.Mutex
+	notes []*mcp.ProgressNotificationParams
+}
+
+func (l *progressLog) handle(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.notes = append(l.notes, req.Params)
+}
+
+func (l *progressLog) all() []*mcp.ProgressNotificationParams {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]*mcp.ProgressNotificationParams(nil), l.notes...)
+}
+
+// newClientSession is newTestSession with client options (progress
+// handler) and access to the Deps.
+func newClientSession(t *testing.T, d *Deps, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	serverTransport, clientTransport := mcp.NewInMemoryTransports()
+	ss, err := NewServer(d, "test").Connect(ctx, serverTransport, nil)
+	if err != nil {
+		t.Fatalf("server connect: %v", err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "tools-test", Version: "0"}, copts).Connect(ctx, clientTransport, nil)
+	if err != nil {
+		t.Fatalf("client connect: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		_ = ss.Wait()
+	})
+	return cs
+}
+
+// callWithProgress calls a tool with a progress token and returns the
+// result once every notification sent before it has been received (the
+// in-memory transport delivers in order, so they arrive before the result).
+func callWithProgress(t *testing.T, cs *mcp.ClientSession, name string, args any, token string) *mcp.CallToolResult {
+	t.Helper()
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	params.SetProgressToken(token)
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: isError: %s", name, resultText(res))
+	}
+	return res
+}
+
+func TestProgressIsReportedPerPageAndProbeWhenAskedFor(t *testing.T) {
+	cases := []struct {
+		tool      string
+		args      map[string]any
+		minNotes  int
+		wantInMsg string
+	}{
+		// limit 1 with max_items 3: three pages of one item.
+		{"search_items", map[string]any{"collections": []string{"joplin"}, "limit": 1, "max_items": 3}, 3, "page 3 read, 3 of at most 3"},
+		{"search_collections", map[string]any{"limit": 2}, 1, "search_collections:"},
+		// Three one-item pages, then the metadata-less assets are probed.
+		{"estimate_data_size", map[string]any{"collections": []string{"joplin"}, "limit": 1, "max_items": 3}, 3, "search page 3 read"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.tool, func(t *testing.T) {
+			log := &progressLog{}
+			d := newTestDeps(t, testSessionOptions{})
+			cs := newClientSession(t, d, &mcp.ClientOptions{ProgressNotificationHandler: log.handle})
+			callWithProgress(t, cs, tc.tool, tc.args, "tok-"+tc.tool)
+			notes := waitForNotes(log, tc.minNotes)
+			if len(notes) < tc.minNotes {
+				t.Fatalf("%d progress notifications, want at least %d: %+v", len(notes), tc.minNotes, notes)
+			}
+			var last float64
+			found := false
+			for _, n := range notes {
+				if n.ProgressToken != "tok-"+tc.tool {
+					t.Errorf("notification token %v, want %q", n.ProgressToken, "tok-"+tc.tool)
+				}
+				if n.Progress <= last {
+					t.Errorf("progress %v after %v: must increase with every notification", n.Progress, last)
+				}
+				last = n.Progress
+				found = found || strings.Contains(n.Message, tc.wantInMsg)
+			}
+			if !found {
+				t.Errorf("no notification message contains %q: %+v", tc.wantInMsg, messages(notes))
+			}
+		})
+	}
+}
+
+func TestNoProgressWithoutAToken(t *testing.T) {
+	log := &progressLog{}
+	d := newTestDeps(t, testSessionOptions{})
+	cs := newClientSession(t, d, &mcp.ClientOptions{ProgressNotificationHandler: log.handle})
+	callOK(t, cs, "search_items", map[string]any{"collections": []string{"joplin"}, "limit": 1, "max_items": 3})
+	// A ping after the call: anything the server sent before its answer
+	// has been delivered by then.
+	if err := cs.Ping(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := log.all(); len(n) != 0 {
+		t.Errorf("%d progress notifications without a progress token: %+v", len(n), messages(n))
+	}
+}
+
+// waitForNotes gives notifications dispatched concurrently with the result
+// a moment to arrive.
+func waitForNotes(log *progressLog, atLeast int) []*mcp.ProgressNotificationParams {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		n := log.all()
+		if len(n) >= atLeast || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func messages(notes []*mcp.ProgressNotificationParams) []string {
+	out := make([]string, len(notes))
+	for i, n := range notes {
+		out[i] = n.Message
+	}
+	return out
+}
+
+// blockingCatalog serves the demo catalog, except that the routes matched
+// by block hang until the request's context ends; it records when each
+// blocked request started and ended.
+type blockingCatalog struct {
+	next    http.Handler
+	block   func(*http.Request) bool
+	started chan struct{} // one send per blocked request
+	ended   chan time.Time
+
+	mu       sync.Mutex
+	requests int
+}
+
+func newBlockingCatalog(t *testing.T, block func(*http.Request) bool) (*blockingCatalog, string) {
+	t.Helper()
+	store, err := stacserver.LoadFS(demo.FS, demo.RootFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &blockingCatalog{next: stacserver.New(store, stacserver.Options{}), block: block,
+		started: make(chan struct{}, 16), ended: make(chan time.Time, 16)}
+	srv := httptest.NewServer(b)
+	t.Cleanup(srv.Close)
+	return b, srv.URL
+}
+
+func (b *blockingCatalog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !b.block(r) {
+		b.next.ServeHTTP(w, r)
+		return
+	}
+	// Read the body as a real server would: net/http notices a closed
+	// connection (and cancels r.Context) only once the body is consumed.
+	_, _ = io.Copy(io.Discard, r.Body)
+	b.mu.Lock()
+	b.requests++
+	b.mu.Unlock()
+	b.started <- struct{}{}
+	<-r.Context().Done()
+	b.ended <- time.Now()
+}
+
+func (b *blockingCatalog) blockedRequests() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.requests
+}
+
+// TestCancelStopsUpstreamAtOnce: a client that cancels a call (the SDK
+// sends notifications/cancelled) ends the upstream request promptly, no
+// retry follows, and nothing keeps running (TestMain's goleak check).
+func TestCancelStopsUpstreamAtOnce(t *testing.T) {
+	isSearch := func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/search") }
+	cases := []struct {
+		tool  string
+		block func(*http.Request) bool
+		args  map[string]any
+	}{
+		{"search_items", isSearch, map[string]any{"collections": []string{"joplin"}}},
+		{"estimate_data_size", isSearch, map[string]any{"collections": []string{"joplin"}}},
+		{"search_collections", func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/collections") }, map[string]any{}},
+		{"get_item", func(r *http.Request) bool { return strings.Contains(r.URL.Path, "/items/") }, map[string]any{"collection_id": "joplin", "item_id": "x"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.tool, func(t *testing.T) {
+			upstream, url := newBlockingCatalog(t, tc.block)
+			d := newTestDeps(t, testSessionOptions{CatalogURL: url})
+			cs := newClientSession(t, d, nil)
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			callErr := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+				callErr <- err
+			}()
+			select {
+			case <-upstream.started:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the blocked upstream request never arrived")
+			}
+			cancelled := time.Now()
+			cancel()
+			if err := <-callErr; !errors.Is(err, context.Canceled) {
+				t.Errorf("CallTool after cancel: %v, want context.Canceled", err)
+			}
+			select {
+			case ended := <-upstream.ended:
+				if lag := ended.Sub(cancelled); lag > time.Second {
+					t.Errorf("upstream request ended %v after the cancel, want promptly", lag)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatal("the upstream request was still open 3 s after the client cancelled")
+			}
+			// No retry of the cancelled request: the count stays at one.
+			time.Sleep(100 * time.Millisecond)
+			if n := upstream.blockedRequests(); n != 1 {
+				t.Errorf("%d requests reached the blocked route, want 1 (a cancelled call must not retry)", n)
+			}
+			if h := d.Layer.Health(); len(h) == 1 && h[0].InFlight != 0 {
+				t.Errorf("%d requests still in flight after the cancel", h[0].InFlight)
+			}
+		})
+	}
+}
