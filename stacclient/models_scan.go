@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -31,18 +32,14 @@ func arrayElements(data []byte) ([][]byte, error) {
 			return nil, err
 		}
 		elems = append(elems, data[i:end])
-		i = skipSpace(data, end)
-		if i >= len(data) {
-			return nil, errors.New("malformed JSON array: unterminated")
+		next, closed, err := afterEntry(data, end, ']', "array")
+		if closed {
+			return elems, err
 		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case ']':
-			return elems, trailingOnlySpace(data, i+1)
-		default:
-			return nil, errors.New("malformed JSON array: expected ',' or ']'")
+		if err != nil {
+			return nil, err
 		}
+		i = next
 	}
 }
 
@@ -89,18 +86,32 @@ func objectMembers(data []byte) ([]objectMember, error) {
 			return nil, err
 		}
 		members = append(members, objectMember{key: key, value: data[i:valueEnd]})
-		i = skipSpace(data, valueEnd)
-		if i >= len(data) {
-			return nil, errors.New("malformed JSON object: unterminated")
+		next, closed, err := afterEntry(data, valueEnd, '}', "object")
+		if closed {
+			return members, err
 		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
-			return members, trailingOnlySpace(data, i+1)
-		default:
-			return nil, errors.New("malformed JSON object: expected ',' or '}'")
+		if err != nil {
+			return nil, err
 		}
+		i = next
+	}
+}
+
+// afterEntry reads what follows an array element or object member ending
+// at end: a comma gives the start of the next entry; the closing byte ends
+// the container (closed), and err then says whether anything follows it.
+func afterEntry(data []byte, end int, closing byte, container string) (next int, closed bool, err error) {
+	i := skipSpace(data, end)
+	if i >= len(data) {
+		return 0, false, errors.New("malformed JSON " + container + ": unterminated")
+	}
+	switch data[i] {
+	case ',':
+		return skipSpace(data, i+1), false, nil
+	case closing:
+		return 0, true, trailingOnlySpace(data, i+1)
+	default:
+		return 0, false, fmt.Errorf("malformed JSON %s: expected ',' or '%c'", container, closing)
 	}
 }
 
