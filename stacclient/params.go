@@ -133,35 +133,21 @@ func (p SearchParams) Validate() error {
 // the canonical form (datetime expanded to UTC, filter language inferred,
 // sort directions spelled "asc"/"desc", empty members dropped).
 func (p SearchParams) Normalized() (SearchParams, error) {
-	raw := RawSearch{FilterLang: p.FilterLang, Limit: p.Limit}
-	if p.Collections != nil {
-		raw.Collections = p.Collections
-	}
-	if p.IDs != nil {
-		raw.IDs = p.IDs
-	}
-	if p.BBox != nil {
-		raw.BBox = p.BBox
-	}
-	if p.Intersects != nil {
-		raw.Intersects = p.Intersects
-	}
-	if p.Datetime != "" {
-		raw.Datetime = p.Datetime
-	}
-	if p.Query != nil {
-		raw.Query = p.Query
-	}
-	if p.Filter != nil {
-		raw.Filter = p.Filter
-	}
-	if p.SortBy != nil {
-		raw.SortBy = p.SortBy
-	}
-	if p.Fields != nil {
-		raw.Fields = p.Fields
-	}
-	return ParseSearch(raw)
+	// Unset fields go in as typed nils ([]string(nil), "", nil RawMessage,
+	// ...), which every parser reads as absent, like a nil interface.
+	return ParseSearch(RawSearch{
+		Collections: p.Collections,
+		IDs:         p.IDs,
+		BBox:        p.BBox,
+		Intersects:  p.Intersects,
+		Datetime:    p.Datetime,
+		Query:       p.Query,
+		Filter:      p.Filter,
+		FilterLang:  p.FilterLang,
+		SortBy:      p.SortBy,
+		Fields:      p.Fields,
+		Limit:       p.Limit,
+	})
 }
 
 const stringListAccepted = `a list of strings ["a","b"], a JSON-encoded list "[\"a\",\"b\"]", or a comma-separated string "a,b"`

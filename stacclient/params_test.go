@@ -259,3 +259,16 @@ func TestParamGoSpellingsAccepted(t *testing.T) {
 		t.Error("a struct that is not a list was accepted as a bbox")
 	}
 }
+
+// TestNormalizedOfZeroParamsIsZero: Normalized hands unset fields to the
+// parsers as typed nils ([]string(nil), nil json.RawMessage, ...); each
+// must read them as absent, exactly like a nil interface.
+func TestNormalizedOfZeroParamsIsZero(t *testing.T) {
+	got, err := SearchParams{}.Normalized()
+	if err != nil {
+		t.Fatalf("Normalized() of zero SearchParams: %v", err)
+	}
+	if !reflect.DeepEqual(got, SearchParams{}) {
+		t.Errorf("Normalized() of zero SearchParams = %+v, want the zero value", got)
+	}
+}
