@@ -39,13 +39,17 @@ func newServer(d *Deps, version string, tools []Tool) *mcp.Server {
 		// Declared explicitly: the tool set is fixed at start-up, so there
 		// is no listChanged, and no logging capability because stderr is
 		// our log channel (client logging is deprecated in 2026-07-28).
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{},
+			Resources: &mcp.ResourceCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
+		CompletionHandler: completionHandler(d),
 	})
 	// First listed is outermost: the receipt holder must wrap the others.
 	s.AddReceivingMiddleware(callMetaMiddleware, callLogMiddleware(d.Logger), argumentErrorMiddleware(tools))
 	for _, t := range tools {
 		t.Register(s, d)
 	}
+	registerResources(s, d)
+	registerPrompts(s)
 	return s
 }
 

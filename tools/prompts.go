@@ -1,0 +1,249 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// Prompts are conversation starters a client offers its user (slash
+// commands in most clients). Each one turns a few arguments into a user
+// message that walks the model through the tools in the order that works
+// on an unknown STAC catalog: root → capabilities → collections →
+// queryables → search → item → size.
+
+// promptSpec is one prompt: its declaration and the builder of its message.
+type promptSpec struct {
+	def   *mcp.Prompt
+	build func(args map[string]string) (string, error)
+}
+
+func prompts() []promptSpec {
+	return []promptSpec{
+		{&mcp.Prompt{
+			Name: "find_imagery", Title: "Find imagery for an area and period",
+			Description: "Find low-cloud scenes over an area in a time window, checking what the catalog supports before searching.",
+			Arguments: []*mcp.PromptArgument{
+				{Name: "area", Required: true, Description: "bbox as west,south,east,north in degrees (e.g. 11.0,46.0,11.5,46.5), or a place name the model turns into a bbox"},
+				{Name: "period", Required: true, Description: "RFC 3339 instant or interval, or a shorthand such as 2024, 2024-06 or 2024-06-01/2024-06-30"},
+				{Name: "max_cloud", Description: "highest acceptable eo:cloud_cover in percent, 0-100 (default 20)"},
+				{Name: "collection", Description: "collection id to search, e.g. sentinel-2-l2a; default: let the model pick one with search_collections"},
+			},
+		}, findImageryPrompt},
+		{&mcp.Prompt{
+			Name: "explore_catalog", Title: "Explore an unknown catalog",
+			Description: "Find out what a STAC catalog holds and what its search supports, before searching it.",
+			Arguments: []*mcp.PromptArgument{
+				{Name: "catalog", Description: "STAC API URL or preset name (list_catalogs shows them); default: the server's catalog"},
+			},
+		}, exploreCatalogPrompt},
+		{&mcp.Prompt{
+			Name: "estimate_download", Title: "Estimate a download before fetching it",
+			Description: "Size the assets of a search (per collection, asset and method, clipped to the area) before downloading anything.",
+			Arguments: []*mcp.PromptArgument{
+				{Name: "collection", Required: true, Description: "collection id, e.g. sentinel-2-l2a"},
+				{Name: "bbox", Required: true, Description: "west,south,east,north in degrees, e.g. 11.0,46.0,11.5,46.5"},
+				{Name: "datetime", Required: true, Description: "RFC 3339 instant or interval, or a shorthand such as 2024-06"},
+			},
+		}, estimateDownloadPrompt},
+	}
+}
+
+// registerPrompts adds every prompt to s.
+func registerPrompts(s *mcp.Server) {
+	for _, p := range prompts() {
+		s.AddPrompt(p.def, promptHandler(p))
+	}
+}
+
+func promptHandler(p promptSpec) mcp.PromptHandler {
+	return func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		args := map[string]string{}
+		if req.Params != nil {
+			for k, v := range req.Params.Arguments {
+				args[k] = strings.TrimSpace(v)
+			}
+		}
+		if err := checkPromptArgs(p.def, args); err != nil {
+			return nil, err
+		}
+		text, err := p.build(args)
+		if err != nil {
+			return nil, renderError("prompt "+p.def.Name, err)
+		}
+		return &mcp.GetPromptResult{
+			Description: p.def.Description,
+			Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
+		}, nil
+	}
+}
+
+// checkPromptArgs refuses missing required arguments and unknown ones
+// (a misspelt optional argument would otherwise be dropped silently).
+func checkPromptArgs(def *mcp.Prompt, args map[string]string) error {
+	known := make([]string, 0, len(def.Arguments))
+	for _, a := range def.Arguments {
+		known = append(known, a.Name)
+		if a.Required && args[a.Name] == "" {
+			return renderError("prompt "+def.Name, &stacclient.ParamError{Param: a.Name, Got: args[a.Name],
+				Reason: "required and missing", Accepted: a.Description})
+		}
+	}
+	for name, v := range args {
+		if !slices.Contains(known, name) {
+			return renderError("prompt "+def.Name, &stacclient.ParamError{Param: name, Got: v,
+				Reason: "not an argument of this prompt", Accepted: "the arguments " + strings.Join(known, ", ")})
+		}
+	}
+	return nil
+}
+
+// parseBBoxText reads "w,s,e,n" (spaces or brackets allowed) into a bbox.
+func parseBBoxText(param, text string) ([]float64, error) {
+	fields := strings.FieldsFunc(strings.Trim(text, "[] "), func(r rune) bool { return r == ',' || r == ' ' })
+	vals := make([]any, 0, len(fields))
+	for _, f := range fields {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, &stacclient.ParamError{Param: param, Got: text, Reason: fmt.Sprintf("%q is not a number", f),
+				Accepted: "four numbers west,south,east,north in degrees, e.g. 11.0,46.0,11.5,46.5"}
+		}
+		vals = append(vals, v)
+	}
+	bbox, err := stacclient.ParseBBox(vals)
+	if err != nil {
+		return nil, renamedParam(err, param, text)
+	}
+	return bbox, nil
+}
+
+// looksLikeBBox tells a bbox from a place name: only digits, signs, dots,
+// commas, spaces and brackets.
+func looksLikeBBox(s string) bool {
+	return strings.Trim(s, "0123456789.,-+ []eE") == ""
+}
+
+func bboxJSON(b []float64) string {
+	parts := make([]string, len(b))
+	for i, v := range b {
+		parts[i] = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func findImageryPrompt(args map[string]string) (string, error) {
+	period, err := stacclient.ParseDatetime(args["period"])
+	if err != nil {
+		return "", renamedParam(err, "period", args["period"])
+	}
+	maxCloud := 20.0
+	if v := args["max_cloud"]; v != "" {
+		maxCloud, err = strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+		if err != nil || maxCloud < 0 || maxCloud > 100 {
+			return "", &stacclient.ParamError{Param: "max_cloud", Got: v, Reason: "not a percentage", Accepted: "a number from 0 to 100, e.g. 20"}
+		}
+	}
+	var area string
+	if looksLikeBBox(args["area"]) {
+		bbox, err := parseBBoxText("area", args["area"])
+		if err != nil {
+			return "", err
+		}
+		area = fmt.Sprintf("the bbox %s", bboxJSON(bbox))
+	} else {
+		area = fmt.Sprintf("%q: first turn this place into a bbox [west, south, east, north] in degrees, longitude first, "+
+			"tight around it, and say which bbox you used", args["area"])
+	}
+	cloud := strconv.FormatFloat(maxCloud, 'f', -1, 64)
+	collectionStep := "3. Pick the collection: call search_collections with q describing the imagery (e.g. \"sentinel-2 surface reflectance\") " +
+		"and the same bbox and datetime; prefer an analysis-ready (L2A / surface reflectance) collection and say which you chose and why."
+	if c := args["collection"]; c != "" {
+		collectionStep = fmt.Sprintf("3. Check the collection: call get_collection with collection_id %q and confirm its extent covers the area and period "+
+			"(if it is not found, call search_collections to find the right id).", c)
+	}
+	return fmt.Sprintf(`Find imagery over %s for the period %s with at most %s%% cloud cover.
+
+Work through the STAC tools in this order:
+1. get_root, to see which catalog this is and what it serves.
+2. get_capabilities, to learn how this catalog filters: whether it supports the query extension, CQL2 filter (and which language), sortby and fields.
+%s
+4. get_queryables with that collection_id, to confirm the cloud property is eo:cloud_cover (some catalogs use another name) and its range.
+5. search_items with collections, bbox, datetime %q, sortby "properties.eo:cloud_cover" (least cloudy first, if sortby is supported) and a small max_items such as 10.
+   Filter on clouds the way the catalog supports:
+   - query extension: "query": {"eo:cloud_cover": {"lt": %s}}
+   - CQL2 filter: "filter": {"op": "<", "args": [{"property": "eo:cloud_cover"}, %s]} (filter_lang cql2-json)
+   - neither: search without the cloud filter and drop scenes above %s%% from the results yourself, saying so.
+   max_items is how many items come back in total; limit is only the page size sent to the catalog. If has_more is true and more
+   scenes are needed, call search_items again with the returned cursor instead of re-running the search.
+6. get_item on the best one or two scenes to list their assets (bands, visual/preview) and hrefs.
+7. Before anyone downloads, call estimate_data_size with the same search and the asset keys that matter (e.g. red, green, blue, nir).
+
+Answer with a short table of the scenes found (id, date, cloud cover, platform) and which one you recommend.`,
+		area, period, cloud, collectionStep, period, cloud, cloud, cloud), nil
+}
+
+func exploreCatalogPrompt(args map[string]string) (string, error) {
+	catalogArg := ""
+	which := "the server's default catalog"
+	if c := args["catalog"]; c != "" {
+		catalogArg = fmt.Sprintf(" with catalog_url %q", c)
+		which = fmt.Sprintf("the catalog %q", c)
+	}
+	return fmt.Sprintf(`Explore %s and tell me what it holds and how to search it. Pass catalog_url on every call if one is given%s.
+
+1. get_root%s: title, description, STAC version, and whether it is an API (item search) or a static catalog.
+2. get_capabilities%s (or get_conformance): item search, query, CQL2 filter, sort, fields, free-text collection search, aggregations.
+3. search_collections%s with a small limit, then follow the cursor while has_more is true, to list the collections (id, title,
+   temporal and spatial extent). Group them by theme (optical, SAR, elevation, land cover, ...).
+4. For the two or three most useful collections: get_collection (extent, item_assets, summaries such as platforms and gsd) and
+   get_queryables (the properties search_items can filter on).
+5. One small search_items per chosen collection with max_items 3 and detail summary, to show what an item and its assets look like.
+
+Report: what the catalog is good for, its collections in groups, which search features work here, and an example search_items
+call (with the exact arguments) that I could run next. Do not download anything.`,
+		which, catalogArg, catalogArg, catalogArg, catalogArg), nil
+}
+
+func estimateDownloadPrompt(args map[string]string) (string, error) {
+	bbox, err := parseBBoxText("bbox", args["bbox"])
+	if err != nil {
+		return "", err
+	}
+	dt, err := stacclient.ParseDatetime(args["datetime"])
+	if err != nil {
+		return "", renamedParam(err, "datetime", args["datetime"])
+	}
+	collection := args["collection"]
+	return fmt.Sprintf(`Estimate how much data a download of collection %q over the bbox %s for %s would be, before fetching anything.
+
+1. get_collection with collection_id %q: check the extent covers the bbox and period, and read item_assets to see which assets
+   exist (and which are data rather than thumbnails or metadata).
+2. search_items with collections [%q], bbox %s, datetime %q and max_items 10 to see how many items match (matched, has_more).
+3. estimate_data_size with the same collections, bbox and datetime, max_items large enough to cover the matches (up to the
+   server's ceiling), and asset_keys limited to the assets that would actually be downloaded. It sizes from file:size, raster
+   dtype × shape, or HEAD requests, and clips raster assets to the bbox.
+4. If has_more is true, the estimate covers only the items sized: scale it up by matched / item_count and say so.
+
+Report the total and the clipped total, the split by asset key, which sizes are exact and which are estimates (method), what
+could not be sized and why, and a cheaper alternative if it is large (fewer assets, a shorter period, a smaller area).`,
+		collection, bboxJSON(bbox), dt, collection, collection, bboxJSON(bbox), dt), nil
+}
+
+// renamedParam reports a stacclient parsing error under the prompt's own
+// argument name.
+func renamedParam(err error, param, got string) error {
+	var pe *stacclient.ParamError
+	if errors.As(err, &pe) {
+		cp := *pe
+		cp.Param, cp.Got = param, got
+		return &cp
+	}
+	return err
+}

@@ -1,0 +1,99 @@
+package tools
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/stacmcp/stac-mcp/reliability"
+)
+
+// upstreamCall is what the layer's base transport saw of one request.
+type upstreamCall struct {
+	tool, path string
+	insideRun  bool
+}
+
+// callRecorder is the layer's base transport in tests that check which
+// tool call each upstream request belongs to (reliability.CallInfo). It
+// forwards to the default transport: the test catalogs are loopback
+// servers.
+type callRecorder struct {
+	mu    sync.Mutex
+	calls []upstreamCall
+}
+
+func (r *callRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	tool, _, inside := reliability.CallInfo(req.Context())
+	r.mu.Lock()
+	r.calls = append(r.calls, upstreamCall{tool: tool, path: req.Method + " " + req.URL.Path, insideRun: inside})
+	r.mu.Unlock()
+	return loopbackTransport.RoundTrip(req)
+}
+
+func (r *callRecorder) snapshot() []upstreamCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]upstreamCall(nil), r.calls...)
+}
+
+func (r *callRecorder) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = nil
+}
+
+// loopbackTransport is a transport of the tests' own, so closing idle
+// connections at cleanup does not touch http.DefaultTransport.
+var loopbackTransport = http.DefaultTransport.(*http.Transport).Clone()
+
+// networkToolArgs are arguments that make each network tool succeed on the
+// demo catalog. A network tool missing here fails the test below, so a new
+// tool cannot skip the check.
+// joplinItemID is an item of the demo catalog's joplin collection.
+const joplinItemID = "047ab5f0-dce1-4166-a00d-425a3dbefe02"
+
+var networkToolArgs = map[string]map[string]any{
+	"get_root":           {},
+	"get_conformance":    {},
+	"get_capabilities":   {},
+	"search_collections": {"limit": 3},
+	"get_collection":     {"collection_id": "joplin"},
+	"get_queryables":     {"collection_id": "joplin"},
+	"search_items":       {"collections": []string{"joplin"}, "max_items": 2},
+	"get_item":           {"collection_id": "joplin", "item_id": joplinItemID},
+	"get_aggregations":   {"aggregations": []string{"total_count"}, "collections": []string{"joplin"}},
+	"estimate_data_size": {"collections": []string{"joplin"}, "max_items": 1},
+}
+
+// TestNoToolBypassesTheReliabilityLayer (issue 4): every upstream request
+// a network tool makes reaches the base transport inside Run, under the
+// calling tool's name, and every network tool makes at least one.
+func TestNoToolBypassesTheReliabilityLayer(t *testing.T) {
+	for _, tool := range Inventory() {
+		if !tool.Network {
+			continue
+		}
+		name := tool.Def.Name
+		t.Run(name, func(t *testing.T) {
+			args, ok := networkToolArgs[name]
+			if !ok {
+				t.Fatalf("network tool %s has no entry in networkToolArgs: add arguments that succeed on the demo catalog", name)
+			}
+			rec := &callRecorder{}
+			// A fresh session per tool: a client shared across tools would
+			// answer from its cached landing page and hide requests.
+			cs := newTestSession(t, testSessionOptions{Transport: rec})
+			callOK(t, cs, name, args)
+			calls := rec.snapshot()
+			if len(calls) == 0 {
+				t.Fatalf("%s made no upstream request", name)
+			}
+			for _, c := range calls {
+				if !c.insideRun || c.tool != name {
+					t.Errorf("%s: upstream %s was made as tool %q (inside Run: %v), want %q inside Run", name, c.path, c.tool, c.insideRun, name)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,161 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// Resources expose the default catalog's documents for clients that attach
+// context by URI rather than by calling a tool. They are read through the
+// same catalog resolution and reliability layer as tools (deadline,
+// retries, breaker), under the names "resource:<what>" in logs and metrics.
+const (
+	ResourceCatalog          = "stac://catalog"
+	ResourceConformance      = "stac://catalog/conformance"
+	ResourceCollections      = "stac://collections"
+	ResourceCollectionTmpl   = "stac://collections/{id}"
+	ResourceQueryablesTmpl   = "stac://collections/{id}/queryables"
+	collectionURIPrefix      = "stac://collections/"
+	queryablesURISuffix      = "/queryables"
+	mimeJSON                 = "application/json"
+	mimeJSONSchema           = "application/schema+json"
+	maxListedCollectionPages = 10
+)
+
+// registerResources adds the catalog resources and templates to s.
+func registerResources(s *mcp.Server, d *Deps) {
+	s.AddResource(&mcp.Resource{
+		URI: ResourceCatalog, Name: "catalog", Title: "Catalog landing page", MIMEType: mimeJSON,
+		Description: "The default catalog's landing page: id, title, description, conformance classes and links (what get_root summarises).",
+	}, readResource(d, "resource:catalog", func(ctx context.Context, cat *Catalog, _ string) (any, error) {
+		return cat.Client.Root(ctx)
+	}))
+	s.AddResource(&mcp.Resource{
+		URI: ResourceConformance, Name: "conformance", Title: "Conformance classes", MIMEType: mimeJSON,
+		Description: "The conformance class URIs the default catalog declares (which search features it supports).",
+	}, readResource(d, "resource:conformance", func(ctx context.Context, cat *Catalog, _ string) (any, error) {
+		classes, err := cat.Client.Conformance(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"conformsTo": classes}, nil
+	}))
+	s.AddResource(&mcp.Resource{
+		URI: ResourceCollections, Name: "collections", Title: "Collections list", MIMEType: mimeJSON,
+		Description: fmt.Sprintf("Every collection of the default catalog as id, title and description (up to %d pages; "+
+			"the document says when the list was cut). Read stac://collections/{id} for one in full.", maxListedCollectionPages),
+	}, readResource(d, "resource:collections", listCollectionsResource))
+	s.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: ResourceCollectionTmpl, Name: "collection", Title: "One collection", MIMEType: mimeJSON,
+		Description: "One collection of the default catalog, complete (extent, summaries, item_assets, links), e.g. stac://collections/sentinel-2-l2a.",
+	}, readResource(d, "resource:collection", func(ctx context.Context, cat *Catalog, uri string) (any, error) {
+		id, err := collectionIDFromURI(uri, "")
+		if err != nil {
+			return nil, err
+		}
+		return cat.Client.Collection(ctx, id)
+	}))
+	s.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: ResourceQueryablesTmpl, Name: "queryables", Title: "Queryable properties of a collection", MIMEType: mimeJSONSchema,
+		Description: "The JSON Schema of properties a collection can be filtered on (CQL2 filter / query), e.g. stac://collections/sentinel-2-l2a/queryables.",
+	}, readResource(d, "resource:queryables", func(ctx context.Context, cat *Catalog, uri string) (any, error) {
+		id, err := collectionIDFromURI(uri, queryablesURISuffix)
+		if err != nil {
+			return nil, err
+		}
+		return cat.Client.Queryables(ctx, id)
+	}))
+}
+
+// readResource adapts a fetch into a resource handler: resolve the default
+// catalog, run inside the reliability layer, answer JSON with the
+// resource's MIME type; a 404 upstream is the protocol's "resource not
+// found", other failures are the same actionable messages tools give.
+func readResource(d *Deps, name string, fetch func(ctx context.Context, cat *Catalog, uri string) (any, error)) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		uri := req.Params.URI
+		cat, err := d.Catalogs.Resolve(ctx, "")
+		if err != nil {
+			_, err = d.Layer.Run(ctx, name, "", func(context.Context) error { return err })
+			return nil, renderError(name, err)
+		}
+		var doc any
+		_, err = d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) error {
+			var ferr error
+			doc, ferr = fetch(ctx, cat, uri)
+			return ferr
+		})
+		if isKind(err, stacclient.KindNotFound) {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		if err != nil {
+			return nil, renderError(name, err)
+		}
+		text, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("%s: encoding %s: %w", name, uri, err)
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeTypeOf(uri), Text: string(text)}}}, nil
+	}
+}
+
+func mimeTypeOf(uri string) string {
+	if strings.HasSuffix(uri, queryablesURISuffix) {
+		return mimeJSONSchema
+	}
+	return mimeJSON
+}
+
+// collectionIDFromURI takes the id out of stac://collections/{id}[suffix].
+func collectionIDFromURI(uri, suffix string) (string, error) {
+	id, ok := strings.CutPrefix(uri, collectionURIPrefix)
+	if ok && suffix != "" {
+		id, ok = strings.CutSuffix(id, suffix)
+	}
+	if !ok || id == "" || strings.Contains(id, "/") {
+		want := ResourceCollectionTmpl
+		if suffix != "" {
+			want = ResourceQueryablesTmpl
+		}
+		return "", &stacclient.ParamError{Param: "uri", Got: uri, Reason: "not a collection resource URI",
+			Accepted: want + ", with a collection id such as sentinel-2-l2a (list them at " + ResourceCollections + ")"}
+	}
+	return id, nil
+}
+
+// collectionEntry is one line of the collections list resource.
+type collectionEntry struct {
+	ID          string `json:"id"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+func listCollectionsResource(ctx context.Context, cat *Catalog, _ string) (any, error) {
+	entries := []collectionEntry{}
+	cut := false
+	pages := 0
+	for page, err := range cat.Client.CollectionPages(ctx, stacclient.CollectionQuery{Limit: maxCollectionsLimit},
+		stacclient.SearchLimits{MaxPages: maxListedCollectionPages}) {
+		if err != nil {
+			return nil, err
+		}
+		pages++
+		for _, c := range page.Collections {
+			entries = append(entries, collectionEntry{ID: c.ID, Title: c.Title, Description: trimText(c.Description, 200)})
+		}
+		if pages >= maxListedCollectionPages && page.Next != nil {
+			cut = true
+		}
+	}
+	doc := map[string]any{"catalog": cat.URL, "count": len(entries), "collections": entries}
+	if cut {
+		doc["note"] = fmt.Sprintf("only the first %d pages of collections are listed; call search_collections with q to find others", maxListedCollectionPages)
+	}
+	return doc, nil
+}
