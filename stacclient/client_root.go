@@ -8,16 +8,21 @@ import (
 	"time"
 )
 
+// freshLocked reports whether something cached at storedAt is still within
+// RootTTL (a negative TTL caches nothing). c.mu must be held.
+func (c *Client) freshLocked(storedAt time.Time) bool {
+	return c.rootTTL > 0 && time.Since(storedAt) < c.rootTTL
+}
+
 // Root fetches the landing page. It is reused for Options.RootTTL so that a
 // paged search does not refetch it for every page.
 func (c *Client) Root(ctx context.Context) (*Catalog, error) {
 	c.mu.Lock()
-	if c.root != nil && c.rootTTL > 0 && time.Since(c.rootAt) < c.rootTTL {
-		root := c.root
-		c.mu.Unlock()
-		return root, nil
-	}
+	cached, fresh := c.root, c.root != nil && c.freshLocked(c.rootAt)
 	c.mu.Unlock()
+	if fresh {
+		return cached, nil
+	}
 
 	root, answeredAt, err := c.fetchCatalog(ctx, c.baseRaw)
 	if err != nil {
@@ -104,12 +109,11 @@ type conformanceDoc struct {
 // to the landing page's conformsTo.
 func (c *Client) Conformance(ctx context.Context) ([]string, error) {
 	c.mu.Lock()
-	if c.conformsTo != nil && c.rootTTL > 0 && time.Since(c.confAt) < c.rootTTL {
-		conf := c.conformsTo
-		c.mu.Unlock()
-		return conf, nil
-	}
+	cached, fresh := c.conformsTo, c.conformsTo != nil && c.freshLocked(c.confAt)
 	c.mu.Unlock()
+	if fresh {
+		return cached, nil
+	}
 
 	root, err := c.Root(ctx)
 	if err != nil {
