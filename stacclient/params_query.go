@@ -3,7 +3,8 @@ package stacclient
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -93,11 +94,7 @@ func canonicalQueryObject(obj map[string]any, bad func(string) error) (map[strin
 		return nil, bad("cannot be encoded as JSON: " + err.Error())
 	}
 	out := decoded.(map[string]any)
-	props := make([]string, 0, len(out))
-	for prop := range out {
-		props = append(props, prop)
-	}
-	sort.Strings(props) // report the first bad property deterministically
+	props := slices.Sorted(maps.Keys(out)) // report the first bad property deterministically
 	for _, prop := range props {
 		if strings.TrimSpace(prop) == "" {
 			return nil, bad("a property name is empty")

@@ -2,9 +2,10 @@ package stacserver
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -129,13 +130,8 @@ func indexOfAggregation(name string) int {
 // frequencyResult turns counts into sorted buckets; missing counts items
 // that had no value (reported, never dropped silently).
 func frequencyResult(counts map[string]int, bucketType string, extra func(key string, b map[string]any), missing int) map[string]any {
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	buckets := make([]any, 0, len(keys))
-	for _, k := range keys {
+	buckets := make([]any, 0, len(counts))
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
 		b := map[string]any{"key": k, "data_type": bucketType, "frequency": counts[k]}
 		if extra != nil {
 			extra(k, b)
@@ -188,13 +184,8 @@ func cloudCoverFrequency(items []*storedItem) map[string]any {
 		}
 		counts[int(math.Min(math.Floor(f/cloudCoverBucketWidth), 100/cloudCoverBucketWidth-1))*cloudCoverBucketWidth]++
 	}
-	lowers := make([]int, 0, len(counts))
-	for lower := range counts {
-		lowers = append(lowers, lower)
-	}
-	sort.Ints(lowers)
-	buckets := make([]any, 0, len(lowers))
-	for _, lower := range lowers {
+	buckets := make([]any, 0, len(counts))
+	for _, lower := range slices.Sorted(maps.Keys(counts)) {
 		buckets = append(buckets, map[string]any{
 			"key":       fmt.Sprintf("%d-%d", lower, lower+cloudCoverBucketWidth),
 			"data_type": "numeric", "frequency": counts[lower],

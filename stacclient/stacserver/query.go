@@ -3,7 +3,8 @@ package stacserver
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -16,11 +17,7 @@ const queryAccepted = `an object {"<property>": {"<op>": <value>}} with ops eq, 
 // condition must hold.
 func compileQuery(q map[string]any) (predicate, error) {
 	raw, _ := json.Marshal(q)
-	names := make([]string, 0, len(q))
-	for name := range q {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(q))
 	var preds []predicate
 	for _, name := range names {
 		ops, ok := q[name].(map[string]any)

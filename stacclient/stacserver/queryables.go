@@ -3,9 +3,10 @@ package stacserver
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -75,11 +76,7 @@ func deriveSchemas(items []*storedItem) map[string]any {
 	}
 	out := map[string]any{}
 	for name, st := range seen {
-		kinds := make([]string, 0, len(st.kinds))
-		for k := range st.kinds {
-			kinds = append(kinds, k)
-		}
-		sort.Strings(kinds)
+		kinds := slices.Sorted(maps.Keys(st.kinds))
 		if len(kinds) == 2 && st.kinds["integer"] && st.kinds["number"] {
 			kinds = []string{"number"}
 		}

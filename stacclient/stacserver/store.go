@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -203,12 +205,7 @@ var errFrozen = fmt.Errorf("the store is already served by a Server and is read-
 
 // collectionIDs lists collection ids in sorted order.
 func (s *Store) collectionIDs() []string {
-	ids := make([]string, 0, len(s.collections))
-	for id := range s.collections {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
+	return slices.Sorted(maps.Keys(s.collections))
 }
 
 // allItems returns the items of the given collections (all when none are
