@@ -43,11 +43,7 @@ func TestBBoxForms(t *testing.T) {
 }
 
 func TestBBoxErrors(t *testing.T) {
-	tests := []struct {
-		name   string
-		in     any
-		reason string
-	}{
+	tests := []badInput{
 		{"3 numbers", []any{1.0, 2.0, 3.0}, "(3 numbers)"},
 		{"5 numbers in a string", "1,2,3,4,5", "(5 numbers)"},
 		{"not a number", "a,2,3,4", `entry 0 "a" is not a number`},
@@ -62,18 +58,7 @@ func TestBBoxErrors(t *testing.T) {
 		{"JSON object", `{"w":1}`, "not a list"},
 		{"a bare number", 5.0, "not a list"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseBBox(tt.in)
-			if err == nil {
-				t.Fatalf("ParseBBox(%#v) = %v, want an error", tt.in, got)
-			}
-			assertParamError(t, err, "bbox", tt.reason)
-			if !strings.Contains(err.Error(), "[west,south,east,north]") {
-				t.Errorf("error does not give the accepted order: %v", err)
-			}
-		})
-	}
+	expectParamErrors(t, "bbox", ParseBBox, tests, "[west,south,east,north]")
 }
 
 func TestBBoxErrorMessageExact(t *testing.T) {

@@ -47,11 +47,7 @@ func TestParamIntersectsForms(t *testing.T) {
 }
 
 func TestParamIntersectsErrors(t *testing.T) {
-	tests := []struct {
-		name   string
-		in     any
-		reason string
-	}{
+	tests := []badInput{
 		{"unclosed ring", `{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}`, "ring 0 is not closed"},
 		{"ring too short", `{"type":"Polygon","coordinates":[[[0,0],[1,0],[0,0]]]}`, "ring 0 has 3 positions"},
 		{"line too short", `{"type":"LineString","coordinates":[[0,0]]}`, "at least 2 positions"},
@@ -73,13 +69,5 @@ func TestParamIntersectsErrors(t *testing.T) {
 		{"a number", 4.0, "not a GeoJSON object"},
 		{"orb point out of range", orb.Point{200, 0}, "longitude 200"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseIntersects(tt.in)
-			if err == nil {
-				t.Fatalf("got %s, want an error", got)
-			}
-			assertParamError(t, err, "intersects", tt.reason)
-		})
-	}
+	expectParamErrors(t, "intersects", ParseIntersects, tests)
 }

@@ -2,7 +2,6 @@ package stacclient
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 )
 
@@ -58,11 +57,7 @@ func TestQueryForms(t *testing.T) {
 }
 
 func TestQueryErrors(t *testing.T) {
-	tests := []struct {
-		name   string
-		in     any
-		reason string
-	}{
+	tests := []badInput{
 		{"no operator", "eo:cloud_cover", "has no operator"},
 		{"no property", "<10", "no property"},
 		{"no value", "eo:cloud_cover<", "no value"},
@@ -76,18 +71,7 @@ func TestQueryErrors(t *testing.T) {
 		{"broken JSON", `{"a":`, "does not decode"},
 		{"a number", 3.0, "not a query object"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseQuery(tt.in)
-			if err == nil {
-				t.Fatalf("got %v, want an error", got)
-			}
-			assertParamError(t, err, "query", tt.reason)
-			if !strings.Contains(err.Error(), `"eo:cloud_cover<10"`) {
-				t.Errorf("error does not show the string form: %v", err)
-			}
-		})
-	}
+	expectParamErrors(t, "query", ParseQuery, tests, `"eo:cloud_cover<10"`)
 }
 
 func TestFilterForms(t *testing.T) {

@@ -3,7 +3,6 @@ package stacclient
 import (
 	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -51,11 +50,7 @@ func TestSortByForms(t *testing.T) {
 }
 
 func TestSortByErrors(t *testing.T) {
-	tests := []struct {
-		name   string
-		in     any
-		reason string
-	}{
+	tests := []badInput{
 		{"bad direction", []any{map[string]any{"field": "id", "direction": "up"}}, `direction "up"`},
 		{"unknown member", []any{map[string]any{"field": "id", "order": "asc"}}, `unknown member "order"`},
 		{"field not a string", []any{map[string]any{"field": 3.0}}, "field must be a string"},
@@ -67,18 +62,7 @@ func TestSortByErrors(t *testing.T) {
 		{"broken JSON", `[{"field":`, "does not decode"},
 		{"a number", 3.0, "not a sort specification"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseSortBy(tt.in)
-			if err == nil {
-				t.Fatalf("got %+v, want an error", got)
-			}
-			assertParamError(t, err, "sortby", tt.reason)
-			if !strings.Contains(err.Error(), `"-properties.datetime,+id,collection"`) {
-				t.Errorf("error does not show the string form: %v", err)
-			}
-		})
-	}
+	expectParamErrors(t, "sortby", ParseSortBy, tests, `"-properties.datetime,+id,collection"`)
 }
 
 func TestFieldsForms(t *testing.T) {
@@ -115,11 +99,7 @@ func TestFieldsForms(t *testing.T) {
 }
 
 func TestFieldsErrors(t *testing.T) {
-	tests := []struct {
-		name   string
-		in     any
-		reason string
-	}{
+	tests := []badInput{
 		{"unknown member", map[string]any{"includes": []any{"id"}}, `unknown member "includes"`},
 		{"both included and excluded", "id,-id", `"id" is both included and excluded`},
 		{"number entry", []any{"id", 2.0}, "entry 1 is a number"},
@@ -127,16 +107,5 @@ func TestFieldsErrors(t *testing.T) {
 		{"include not a list", map[string]any{"include": 1.0}, "include:"},
 		{"a boolean", true, "not a fields specification"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseFields(tt.in)
-			if err == nil {
-				t.Fatalf("got %+v, want an error", got)
-			}
-			assertParamError(t, err, "fields", tt.reason)
-			if !strings.Contains(err.Error(), `{"include": [...], "exclude": [...]}`) {
-				t.Errorf("error does not show the object form: %v", err)
-			}
-		})
-	}
+	expectParamErrors(t, "fields", ParseFields, tests, `{"include": [...], "exclude": [...]}`)
 }

@@ -1,0 +1,35 @@
+package stacclient
+
+import (
+	"strings"
+	"testing"
+)
+
+// badInput is one input a loose parser must reject, and a fragment of the
+// reason its error must give.
+type badInput struct {
+	name   string
+	in     any
+	reason string
+}
+
+// expectParamErrors runs parse over every case in a subtest and checks that
+// each fails with a ParamError for param whose message contains the case's
+// reason and quotes every one of acceptedForms.
+func expectParamErrors[T any](t *testing.T, param string, parse func(any) (T, error), cases []badInput, acceptedForms ...string) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parse(tt.in)
+			if err == nil {
+				t.Fatalf("%s %#v parsed as %+v, want an error", param, tt.in, got)
+			}
+			assertParamError(t, err, param, tt.reason)
+			for _, form := range acceptedForms {
+				if !strings.Contains(err.Error(), form) {
+					t.Errorf("error does not quote the accepted form %s: %v", form, err)
+				}
+			}
+		})
+	}
+}
