@@ -23,23 +23,28 @@ func stacError(code, description string) string {
 	return `{"code":"` + code + `","description":"` + description + ` (injected fault)"}`
 }
 
+// statusTextFaults are the faults answered with a STAC error body whose
+// description is the status text and whose code is that text without
+// spaces ("Bad Gateway", "BadGateway"), as stac-fastapi writes them.
+var statusTextFaults = map[Kind]int{
+	HTTP404: http.StatusNotFound,
+	HTTP500: http.StatusInternalServerError,
+	HTTP501: http.StatusNotImplemented,
+	HTTP502: http.StatusBadGateway,
+	HTTP503: http.StatusServiceUnavailable,
+	HTTP504: http.StatusGatewayTimeout,
+	HTTP505: http.StatusHTTPVersionNotSupported,
+}
+
 // cannedFor returns the synthetic answer of a kind, or false when the kind
 // is not a plain response (connection, timing and streamed-body faults).
 func cannedFor(k Kind, t Timing, now time.Time) (canned, bool) {
 	const jsonType = "application/json"
+	if status, ok := statusTextFaults[k]; ok {
+		text := http.StatusText(status)
+		return canned{status, jsonType, "", stacError(strings.ReplaceAll(text, " ", ""), text)}, true
+	}
 	switch k {
-	case HTTP500:
-		return canned{http.StatusInternalServerError, jsonType, "", stacError("InternalServerError", "Internal Server Error")}, true
-	case HTTP502:
-		return canned{http.StatusBadGateway, jsonType, "", stacError("BadGateway", "Bad Gateway")}, true
-	case HTTP503:
-		return canned{http.StatusServiceUnavailable, jsonType, "", stacError("ServiceUnavailable", "Service Unavailable")}, true
-	case HTTP504:
-		return canned{http.StatusGatewayTimeout, jsonType, "", stacError("GatewayTimeout", "Gateway Timeout")}, true
-	case HTTP501:
-		return canned{http.StatusNotImplemented, jsonType, "", stacError("NotImplemented", "Not Implemented")}, true
-	case HTTP505:
-		return canned{http.StatusHTTPVersionNotSupported, jsonType, "", stacError("HTTPVersionNotSupported", "HTTP Version Not Supported")}, true
 	case HTTP429RetryAfterSeconds:
 		return canned{http.StatusTooManyRequests, jsonType, wholeSeconds(t.RetryAfter), rateLimitBody}, true
 	case HTTP429RetryAfterDate:
@@ -55,8 +60,6 @@ func cannedFor(k Kind, t Timing, now time.Time) (canned, bool) {
 		return canned{http.StatusForbidden, jsonType, "", ThrottleBody}, true
 	case HTTP400:
 		return canned{http.StatusBadRequest, jsonType, "", stacError("BadRequest", "Invalid request parameters")}, true
-	case HTTP404:
-		return canned{http.StatusNotFound, jsonType, "", stacError("NotFound", "Not Found")}, true
 	case HTTP422:
 		return canned{http.StatusUnprocessableEntity, jsonType, "", stacError("RequestValidationError", "Unprocessable Entity")}, true
 	case MalformedJSON:
