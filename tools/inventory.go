@@ -21,6 +21,7 @@ import (
 // Inventory lists every tool, in the order a model should meet them.
 func Inventory() []Tool {
 	return []Tool{
+		ListCatalogs(),
 		GetRoot(),
 		GetConformance(),
 		GetCapabilities(),
@@ -31,6 +32,7 @@ func Inventory() []Tool {
 		GetItem(),
 		GetAggregations(),
 		EstimateDataSize(),
+		GetServiceHealth(),
 	}
 }
 

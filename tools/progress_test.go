@@ -164,13 +164,19 @@ type blockingCatalog struct {
 	requests int
 }
 
-func newBlockingCatalog(t *testing.T, block func(*http.Request) bool) (*blockingCatalog, string) {
+// demoCatalogHandler is the demo catalog as a STAC API handler.
+func demoCatalogHandler(t *testing.T) http.Handler {
 	t.Helper()
 	store, err := stacserver.LoadFS(demo.FS, demo.RootFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &blockingCatalog{next: stacserver.New(store, stacserver.Options{}), block: block,
+	return stacserver.New(store, stacserver.Options{})
+}
+
+func newBlockingCatalog(t *testing.T, block func(*http.Request) bool) (*blockingCatalog, string) {
+	t.Helper()
+	b := &blockingCatalog{next: demoCatalogHandler(t), block: block,
 		started: make(chan struct{}, 16), ended: make(chan time.Time, 16)}
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)

@@ -1,0 +1,118 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/reliability"
+)
+
+// GetServiceHealthIn optionally narrows the report to one catalog.
+type GetServiceHealthIn struct {
+	CatalogArg
+}
+
+// HostHealthOut is one catalog host's reliability state.
+type HostHealthOut struct {
+	Host             string  `json:"host"`
+	Breaker          string  `json:"breaker" jsonschema:"closed (normal), half_open (probing after failures) or open (requests refused until breaker_open_until)"`
+	BreakerOpenUntil string  `json:"breaker_open_until,omitempty" jsonschema:"RFC 3339 time the open breaker lets a probe through"`
+	BudgetTokens     int     `json:"budget_tokens" jsonschema:"retries this host may still spend; at 0 failures are not retried"`
+	BudgetCapacity   int     `json:"budget_capacity"`
+	InFlight         int     `json:"in_flight" jsonschema:"requests to this host running now"`
+	Retries5m        int     `json:"retries_5m" jsonschema:"retried attempts in the last 5 minutes"`
+	GiveUps5m        int     `json:"give_ups_5m" jsonschema:"requests given up in the last 5 minutes (retries spent, breaker open, budget empty)"`
+	Timeouts5m       int     `json:"timeouts_5m" jsonschema:"tool calls that hit the deadline in the last 5 minutes"`
+	CacheLookups5m   int     `json:"cache_lookups_5m"`
+	CacheHitRate     float64 `json:"cache_hit_rate" jsonschema:"fraction of cache lookups answered from the cache (0 without lookups)"`
+	Status           string  `json:"status" jsonschema:"healthy, degraded or unavailable, from the numbers above"`
+}
+
+// GetServiceHealthOut is the reliability state of every catalog host.
+type GetServiceHealthOut struct {
+	Hosts []HostHealthOut `json:"hosts"`
+	Notes []string        `json:"notes"`
+}
+
+// GetServiceHealth is the get_service_health tool.
+func GetServiceHealth() Tool {
+	return define(&mcp.Tool{
+		Name:  "get_service_health",
+		Title: "Catalog service health",
+		Description: "Report, per catalog host this server has talked to, the circuit breaker state, retry budget left, and the retries, " +
+			"give-ups, timeouts and cache hit rate of the last 5 minutes. Makes no upstream request. Use it when calls fail or are slow, " +
+			"to tell a struggling catalog from a bad request. With catalog_url, only that catalog's host is shown.\n" +
+			`Example: {} or {"catalog_url": "earth-search"}`,
+		Annotations: &mcp.ToolAnnotations{Title: "Catalog service health", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
+	}, false, getServiceHealth)
+}
+
+func getServiceHealth(_ context.Context, c *Call, in GetServiceHealthIn) (GetServiceHealthOut, string, error) {
+	out := GetServiceHealthOut{Hosts: []HostHealthOut{}, Notes: []string{}}
+	filter := ""
+	if strings.TrimSpace(in.CatalogURL) != "" {
+		filter = c.Catalog.Host
+	}
+	for _, h := range c.Deps.Layer.Health() {
+		if filter != "" && h.Host != filter {
+			continue
+		}
+		out.Hosts = append(out.Hosts, hostHealthOut(h))
+	}
+	switch {
+	case len(out.Hosts) == 0 && filter != "":
+		out.Notes = append(out.Notes, fmt.Sprintf("no request has been made to %s yet, so there is nothing to report for it", filter))
+	case len(out.Hosts) == 0:
+		out.Notes = append(out.Notes, "no catalog has been contacted yet: call a catalog tool (e.g. get_root) first")
+	}
+	return out, serviceHealthText(out), nil
+}
+
+func hostHealthOut(h reliability.HostHealth) HostHealthOut {
+	o := HostHealthOut{Host: h.Host, Breaker: h.Breaker, BudgetTokens: h.BudgetTokens, BudgetCapacity: h.BudgetCapacity,
+		InFlight: h.InFlight, Retries5m: h.Retries5m, GiveUps5m: h.GiveUps5m, Timeouts5m: h.Timeouts5m,
+		CacheLookups5m: h.CacheLookups5m, CacheHitRate: h.CacheHitRate}
+	if !h.BreakerOpenUntil.IsZero() {
+		o.BreakerOpenUntil = h.BreakerOpenUntil.UTC().Format(time.RFC3339)
+	}
+	switch {
+	case h.Breaker == reliability.BreakerOpen:
+		o.Status = "unavailable"
+	case h.Breaker != reliability.BreakerClosed || h.GiveUps5m > 0 || h.Timeouts5m > 0 || h.BudgetTokens < h.BudgetCapacity/2:
+		o.Status = "degraded"
+	default:
+		o.Status = "healthy"
+	}
+	return o
+}
+
+func serviceHealthText(out GetServiceHealthOut) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d catalog host(s).\n", len(out.Hosts))
+	for _, h := range out.Hosts {
+		fmt.Fprintf(&b, "- %s: %s; breaker %s", h.Host, h.Status, h.Breaker)
+		if h.BreakerOpenUntil != "" {
+			fmt.Fprintf(&b, " until %s", h.BreakerOpenUntil)
+		}
+		fmt.Fprintf(&b, "; retry budget %d/%d; last 5 min: %d retries, %d give-ups, %d timeouts",
+			h.BudgetTokens, h.BudgetCapacity, h.Retries5m, h.GiveUps5m, h.Timeouts5m)
+		if h.CacheLookups5m > 0 {
+			fmt.Fprintf(&b, ", cache hit rate %.0f%% of %d lookups", h.CacheHitRate*100, h.CacheLookups5m)
+		} else {
+			b.WriteString(", no cache lookups")
+		}
+		if h.InFlight > 0 {
+			fmt.Fprintf(&b, "; %d in flight", h.InFlight)
+		}
+		b.WriteString("\n")
+	}
+	for _, n := range out.Notes {
+		b.WriteString("Note: " + n + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

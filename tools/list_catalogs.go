@@ -1,0 +1,94 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ListCatalogsIn takes no arguments beyond the common catalog_url, which
+// this tool ignores (it lists catalogs rather than reading one).
+type ListCatalogsIn struct {
+	CatalogArg
+}
+
+// CatalogEntry is one catalog a catalog_url argument can name.
+type CatalogEntry struct {
+	Name        string `json:"name" jsonschema:"what to pass as catalog_url"`
+	URL         string `json:"url,omitempty" jsonschema:"the STAC API root URL (empty for the embedded demo catalog)"`
+	Description string `json:"description"`
+	Kind        string `json:"kind" jsonschema:"preset (built in), named (configured with STAC_MCP_CATALOGS) or demo (embedded, offline)"`
+	Default     bool   `json:"default" jsonschema:"true for the catalog used when catalog_url is omitted"`
+}
+
+// ListCatalogsOut lists the catalogs by name.
+type ListCatalogsOut struct {
+	Default  string         `json:"default" jsonschema:"the catalog used when catalog_url is omitted, as configured (a name, URL or path)"`
+	Catalogs []CatalogEntry `json:"catalogs"`
+	Notes    []string       `json:"notes"`
+}
+
+// namedCatalogs is what Catalogs offers once STAC_MCP_CATALOGS is wired
+// (tools-core's work in progress); until Catalogs has such a method the
+// list holds the presets and the demo catalog only, and says so.
+type namedCatalogs interface{ Named() []Preset }
+
+// ListCatalogs is the list_catalogs tool.
+func ListCatalogs() Tool {
+	return define(&mcp.Tool{
+		Name:  "list_catalogs",
+		Title: "List known catalogs",
+		Description: "List the catalogs that catalog_url accepts by name: the built-in presets (Earth Search, Planetary Computer, " +
+			"USGS Landsat, ...), catalogs configured with STAC_MCP_CATALOGS, and the offline demo catalog; marks the default. " +
+			"Makes no upstream request. Any other STAC API URL works as catalog_url too.\n" +
+			`Example: {} then search_items with {"catalog_url": "planetary-computer", ...}`,
+		Annotations: &mcp.ToolAnnotations{Title: "List known catalogs", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
+	}, false, listCatalogs)
+}
+
+func listCatalogs(_ context.Context, c *Call, _ ListCatalogsIn) (ListCatalogsOut, string, error) {
+	def := c.Deps.Catalogs.Default()
+	out := ListCatalogsOut{Default: def, Catalogs: []CatalogEntry{}, Notes: []string{}}
+	isDefault := func(name, url string) bool {
+		return strings.EqualFold(def, name) || (url != "" && strings.TrimRight(def, "/") == url)
+	}
+	for _, p := range Presets() {
+		out.Catalogs = append(out.Catalogs, CatalogEntry{Name: p.Name, URL: p.URL, Description: p.Why, Kind: "preset", Default: isDefault(p.Name, p.URL)})
+	}
+	if named, ok := any(c.Deps.Catalogs).(namedCatalogs); ok {
+		for _, p := range named.Named() {
+			out.Catalogs = append(out.Catalogs, CatalogEntry{Name: p.Name, URL: p.URL, Description: p.Why, Kind: "named", Default: isDefault(p.Name, p.URL)})
+		}
+	} else {
+		out.Notes = append(out.Notes, "named catalogs (STAC_MCP_CATALOGS) are not supported by this build; only presets are listed")
+	}
+	out.Catalogs = append(out.Catalogs, CatalogEntry{Name: DemoCatalog, Kind: "demo", Default: isDefault(DemoCatalog, ""),
+		Description: "embedded demo catalog served in-process: works offline, small sample collections"})
+	found := false
+	for _, e := range out.Catalogs {
+		found = found || e.Default
+	}
+	if !found {
+		out.Notes = append(out.Notes, fmt.Sprintf("the default catalog %q is a URL or path, not one of the names above", def))
+	}
+	return out, listCatalogsText(out), nil
+}
+
+func listCatalogsText(out ListCatalogsOut) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d catalog(s); pass the name as catalog_url.\n", len(out.Catalogs))
+	for _, e := range out.Catalogs {
+		mark := ""
+		if e.Default {
+			mark = " (default)"
+		}
+		fmt.Fprintf(&b, "- %s%s [%s] %s: %s\n", e.Name, mark, e.Kind, orDash(e.URL), e.Description)
+	}
+	for _, n := range out.Notes {
+		b.WriteString("Note: " + n + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
