@@ -102,12 +102,7 @@ func (c *Client) collectionsRequest(ctx context.Context, q CollectionQuery) (Req
 // fetchCollectionPage fetches and decodes one page of /collections.
 func (c *Client) fetchCollectionPage(ctx context.Context, r Request) (pagerDoc[Collection], error) {
 	var cl CollectionList
-	fb, err := c.getJSON(ctx, r, acceptJSON, &cl, "collections list", func() string {
-		if cl.Collections == nil {
-			return "the JSON has no collections array"
-		}
-		return ""
-	})
+	fb, err := c.getJSON(ctx, r, acceptJSON, &cl, "collections list", requireList(&cl.Collections, "collections array"))
 	if err != nil {
 		return pagerDoc[Collection]{}, err
 	}

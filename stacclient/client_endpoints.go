@@ -200,12 +200,7 @@ func aggregationsMember(names []string) json.RawMessage {
 
 func (c *Client) fetchAggregation(ctx context.Context, r Request) (*AggregationResult, error) {
 	var res AggregationResult
-	_, err := c.getJSON(ctx, r, acceptJSON, &res, "aggregation result", func() string {
-		if res.Aggregations == nil {
-			return "the JSON has no aggregations array"
-		}
-		return ""
-	})
+	_, err := c.getJSON(ctx, r, acceptJSON, &res, "aggregation result", requireList(&res.Aggregations, "aggregations array"))
 	if err != nil {
 		var se *Error
 		if errors.As(err, &se) && se.Kind == KindNotFound {

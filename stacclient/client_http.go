@@ -183,6 +183,18 @@ func (c *Client) checkRedirect(next func(*http.Request, []*http.Request) error) 
 	}
 }
 
+// requireList is a getJSON check for a list member the document must have:
+// a nil slice after decoding means the JSON had no such member, which is
+// reported as "the JSON has no <what>".
+func requireList[T any](list *[]T, what string) func() string {
+	return func() string {
+		if *list == nil {
+			return "the JSON has no " + what
+		}
+		return ""
+	}
+}
+
 // getJSON fetches r and decodes the body into dst; what names the expected
 // STAC object for error messages. validate (optional) rejects JSON that
 // decoded but is not that object.

@@ -137,12 +137,7 @@ func (c *Client) fetchConformance(ctx context.Context, root *Catalog) ([]string,
 		}
 	}
 	var doc conformanceDoc
-	_, err := c.getJSON(ctx, Request{Method: "GET", URL: href}, acceptJSON, &doc, "conformance declaration", func() string {
-		if doc.ConformsTo == nil {
-			return "the JSON has no conformsTo list"
-		}
-		return ""
-	})
+	_, err := c.getJSON(ctx, Request{Method: "GET", URL: href}, acceptJSON, &doc, "conformance declaration", requireList(&doc.ConformsTo, "conformsTo list"))
 	if err == nil {
 		return doc.ConformsTo, nil
 	}

@@ -191,12 +191,7 @@ func (s *Search) fetchPage(ctx context.Context, r Request, first bool) (pagerDoc
 // fetchItemPage fetches and decodes one ItemCollection.
 func (c *Client) fetchItemPage(ctx context.Context, r Request) (pagerDoc[Item], error) {
 	var ic ItemCollection
-	fb, err := c.getJSON(ctx, r, acceptGeoJSON, &ic, "ItemCollection (search page)", func() string {
-		if ic.Features == nil {
-			return "the JSON has no features array"
-		}
-		return ""
-	})
+	fb, err := c.getJSON(ctx, r, acceptGeoJSON, &ic, "ItemCollection (search page)", requireList(&ic.Features, "features array"))
 	if err != nil {
 		return pagerDoc[Item]{}, err
 	}
