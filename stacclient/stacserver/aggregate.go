@@ -54,8 +54,7 @@ func (s *Server) handleAggregations(w http.ResponseWriter, r *http.Request) {
 		defs = append(defs, m)
 	}
 	if cid := r.PathValue("collectionId"); cid != "" {
-		if _, ok := s.store.collections[cid]; !ok {
-			writeError(w, notFound("collection %q not found", cid))
+		if _, ok := s.knownCollection(w, cid); !ok {
 			return
 		}
 	}
@@ -73,8 +72,7 @@ func (s *Server) handleAggregate(w http.ResponseWriter, r *http.Request) {
 	allowed := append(append([]string{}, searchParamNames...), "aggregations")
 	cid := r.PathValue("collectionId")
 	if cid != "" {
-		if _, ok := s.store.collections[cid]; !ok {
-			writeError(w, notFound("collection %q not found", cid))
+		if _, ok := s.knownCollection(w, cid); !ok {
 			return
 		}
 	}

@@ -69,10 +69,19 @@ func (s *Server) handleCollections(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) handleCollection(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.store.collections[r.PathValue("collectionId")]
+// knownCollection looks up a collection named in a request path and, when
+// the store has none by that id, answers 404 for the caller (ok false).
+func (s *Server) knownCollection(w http.ResponseWriter, id string) (c *storedCollection, ok bool) {
+	c, ok = s.store.collections[id]
 	if !ok {
-		writeError(w, notFound("collection %q not found", r.PathValue("collectionId")))
+		writeError(w, notFound("collection %q not found", id))
+	}
+	return c, ok
+}
+
+func (s *Server) handleCollection(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.knownCollection(w, r.PathValue("collectionId"))
+	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, mediaJSON, s.collectionDoc(baseURL(r), c))

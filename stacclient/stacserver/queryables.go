@@ -18,8 +18,7 @@ func (s *Server) handleQueryables(w http.ResponseWriter, r *http.Request) {
 	var collections []string
 	title := "Queryables for all collections"
 	if cid != "" {
-		if _, ok := s.store.collections[cid]; !ok {
-			writeError(w, notFound("collection %q not found", cid))
+		if _, ok := s.knownCollection(w, cid); !ok {
 			return
 		}
 		collections = []string{cid}

@@ -33,8 +33,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleItems(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("collectionId")
-	if _, ok := s.store.collections[id]; !ok {
-		writeError(w, notFound("collection %q not found", id))
+	if _, ok := s.knownCollection(w, id); !ok {
 		return
 	}
 	q, err := s.decodeSearch(r, itemsParams, id)
@@ -47,9 +46,8 @@ func (s *Server) handleItems(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleItem(w http.ResponseWriter, r *http.Request) {
 	cid, iid := r.PathValue("collectionId"), r.PathValue("itemId")
-	c, ok := s.store.collections[cid]
+	c, ok := s.knownCollection(w, cid)
 	if !ok {
-		writeError(w, notFound("collection %q not found", cid))
 		return
 	}
 	it, ok := c.byID[iid]
