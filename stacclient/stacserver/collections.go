@@ -180,14 +180,7 @@ func collectionFilter(values map[string][]string) (func(*storedCollection) bool,
 			return r.overlaps(start, end)
 		})
 	}
-	return func(c *storedCollection) bool {
-		for _, cond := range conds {
-			if !cond(c) {
-				return false
-			}
-		}
-		return true
-	}, nil
+	return allOf(conds), nil
 }
 
 func collectionText(doc map[string]any) string {

@@ -70,14 +70,7 @@ func compileBool(expr any) (predicate, error) {
 			subs[i] = p
 		}
 		if strings.ToLower(op) == "and" {
-			return func(it *storedItem) bool {
-				for _, p := range subs {
-					if !p(it) {
-						return false
-					}
-				}
-				return true
-			}, nil
+			return allOf(subs), nil
 		}
 		return func(it *storedItem) bool {
 			for _, p := range subs {

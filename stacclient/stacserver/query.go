@@ -11,6 +11,19 @@ import (
 // predicate reports whether an item matches one search condition.
 type predicate func(*storedItem) bool
 
+// allOf holds when every one of conds holds (always, for none): the AND of
+// search conditions, CQL2 "and" and collection-search parameters.
+func allOf[P ~func(T) bool, T any](conds []P) P {
+	return func(v T) bool {
+		for _, cond := range conds {
+			if !cond(v) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 const queryAccepted = `an object {"<property>": {"<op>": <value>}} with ops eq, neq, lt, lte, gt, gte, startsWith, endsWith, contains, in`
 
 // compileQuery compiles the STAC API query extension object. Every
@@ -32,14 +45,7 @@ func compileQuery(q map[string]any) (predicate, error) {
 			preds = append(preds, p)
 		}
 	}
-	return func(it *storedItem) bool {
-		for _, p := range preds {
-			if !p(it) {
-				return false
-			}
-		}
-		return true
-	}, nil
+	return allOf(preds), nil
 }
 
 func queryCondition(name, op string, want any) (predicate, error) {
