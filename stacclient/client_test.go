@@ -611,10 +611,7 @@ func TestSearchWithoutSearchLinkUsesBaseSearchWhenDeclared(t *testing.T) {
 	}
 	cs2 := newCapabilityServer(t, `[`+confCore+`]`, ``)
 	c2, _ := New(cs2.URL, Options{})
-	var err error
-	for _, e := range c2.Search(SearchParams{}, SearchLimits{}).Items(context.Background()) {
-		err = e
-	}
+	err := lastItemError(c2.Search(SearchParams{}, SearchLimits{}))
 	var se *Error
 	if !errors.As(err, &se) || se.Kind != KindUnsupported {
 		t.Errorf("no item search declared: %v, want unsupported", err)

@@ -360,10 +360,7 @@ func TestReplayRadiantUnauthorized(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := newReplayServer(t, "api.radiant.earth", radiantRoot(tc.searchPath))
 			c := replayClient(t, rs.URL+"/mlhub/v1")
-			var err error
-			for _, e := range c.Search(SearchParams{}, SearchLimits{}).Items(context.Background()) {
-				err = e
-			}
+			err := lastItemError(c.Search(SearchParams{}, SearchLimits{}))
 			var se *Error
 			if !errors.As(err, &se) {
 				t.Fatalf("err = %v, want *Error", err)
@@ -474,10 +471,7 @@ func TestReplayStaticCatalogServedAsTextPlain(t *testing.T) {
 func TestReplayStaticCatalogHasNoSearch(t *testing.T) {
 	rs := newReplayServer(t, "raw.githubusercontent.com")
 	c := replayClient(t, rs.URL+"/stac-utils/pystac/v1.9.0/docs/example-catalog/catalog.json")
-	var err error
-	for _, e := range c.Search(SearchParams{}, SearchLimits{}).Items(context.Background()) {
-		err = e
-	}
+	err := lastItemError(c.Search(SearchParams{}, SearchLimits{}))
 	var se *Error
 	if !errors.As(err, &se) || se.Kind != KindUnsupported {
 		t.Errorf("search on a static catalog: %v, want unsupported", err)

@@ -333,10 +333,7 @@ func TestSearchErrorKeepsCursorToRetry(t *testing.T) {
 func TestSearchInvalidParamsSendNothing(t *testing.T) {
 	f := newFakeSearch(t, idPages(1, 1), "GET")
 	s := fakeClient(t, f).Search(SearchParams{BBox: []float64{1, 2, 3}}, SearchLimits{})
-	var err error
-	for _, e := range s.Items(context.Background()) {
-		err = e
-	}
+	err := lastItemError(s)
 	var pe *ParamError
 	if !errors.As(err, &pe) || pe.Param != "bbox" {
 		t.Fatalf("err = %v, want a ParamError for bbox", err)
@@ -381,10 +378,7 @@ func TestNegativeLimitsAreParamErrors(t *testing.T) {
 	f := newFakeSearch(t, idPages(1, 1), "GET")
 	c := fakeClient(t, f)
 	for param, lim := range map[string]SearchLimits{"max_items": {MaxItems: -1}, "max_pages": {MaxPages: -2}} {
-		var err error
-		for _, e := range c.Search(SearchParams{}, lim).Items(context.Background()) {
-			err = e
-		}
+		err := lastItemError(c.Search(SearchParams{}, lim))
 		var pe *ParamError
 		if !errors.As(err, &pe) || pe.Param != param {
 			t.Errorf("%+v: err = %v, want a ParamError for %s", lim, err, param)
@@ -393,4 +387,14 @@ func TestNegativeLimitsAreParamErrors(t *testing.T) {
 	if n := len(f.log()); n != 0 {
 		t.Errorf("%d requests sent for invalid limits", n)
 	}
+}
+
+// lastItemError drains a search's items and returns the last error it
+// yielded, nil when there was none.
+func lastItemError(s *Search) error {
+	var err error
+	for _, e := range s.Items(context.Background()) {
+		err = e
+	}
+	return err
 }
