@@ -15,12 +15,15 @@ type GetItemIn struct {
 	CatalogArg
 	CollectionID string `json:"collection_id" jsonschema:"id of the collection holding the item, e.g. sentinel-2-l2a"`
 	ItemID       string `json:"item_id" jsonschema:"id of the item, as returned by search_items"`
+	SignAssets   bool   `json:"sign_assets,omitempty" jsonschema:"Planetary Computer only: true appends a SAS token to asset hrefs so they can be downloaded (tokens expire in about an hour); refused for other catalogs"`
 }
 
 // GetItemOut is the complete item plus its summary.
 type GetItemOut struct {
-	Item    map[string]any `json:"item" jsonschema:"the complete STAC Item as the catalog serves it (type, stac_version, geometry, properties, links, assets)"`
-	Summary ItemSummary    `json:"summary"`
+	Item     map[string]any `json:"item" jsonschema:"the complete STAC Item as the catalog serves it (type, stac_version, geometry, properties, links, assets)"`
+	Summary  ItemSummary    `json:"summary"`
+	Warnings []string       `json:"warnings" jsonschema:"caveats, e.g. assets left unsigned and why"`
+	Notes    []string       `json:"notes" jsonschema:"e.g. that Planetary Computer hrefs need sign_assets to download"`
 }
 
 // GetItem is the get_item tool.
@@ -46,6 +49,10 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 		return GetItemOut{}, "", renderError(tool, &stacclient.ParamError{Param: "item_id", Got: in.ItemID,
 			Reason: "empty", Accepted: "an item id as returned by search_items"})
 	}
+	signing, err := newAssetSigning(tool, c, in.SignAssets)
+	if err != nil {
+		return GetItemOut{}, "", err
+	}
 	item, err := c.Catalog.Client.Item(ctx, collectionID, itemID)
 	if isKind(err, stacclient.KindNotFound) {
 		return GetItemOut{}, "", notFoundItem(ctx, c, collectionID, itemID, err)
@@ -53,12 +60,26 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 	if err != nil {
 		return GetItemOut{}, "", renderError(tool, err)
 	}
+	signing.sign(ctx, item)
 	full, err := toJSONObject(item)
 	if err != nil {
 		return GetItemOut{}, "", renderError(tool, fmt.Errorf("re-encoding item %q: %w", item.ID, err))
 	}
-	out := GetItemOut{Item: full, Summary: summarizeItem(item)}
-	return out, itemText(item, out.Summary), nil
+	out := GetItemOut{Item: full, Summary: summarizeItem(item), Warnings: signing.warnings(), Notes: signing.notes()}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	if out.Notes == nil {
+		out.Notes = []string{}
+	}
+	text := itemText(item, out.Summary)
+	for _, w := range out.Warnings {
+		text += "\nWarning: " + w
+	}
+	for _, n := range out.Notes {
+		text += "\nNote: " + n
+	}
+	return out, text, nil
 }
 
 // notFoundItem tells a missing item from a missing collection, because the

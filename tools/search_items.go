@@ -16,9 +16,10 @@ import (
 type SearchItemsIn struct {
 	CatalogArg
 	SearchArgs
-	MaxItems IntArg `json:"max_items,omitempty" jsonschema:"total number of items to return in this call (default 10, up to the server's ceiling); continue with cursor for more"`
-	Cursor   string `json:"cursor,omitempty" jsonschema:"cursor from a previous search_items result: continues exactly where it stopped (send it alone, or with the same search parameters)"`
-	Detail   string `json:"detail,omitempty" jsonschema:"summary (default: id, collection, datetime, bbox, cloud cover, platform, gsd, main assets) or full (complete STAC Items)"`
+	MaxItems   IntArg `json:"max_items,omitempty" jsonschema:"total number of items to return in this call (default 10, up to the server's ceiling); continue with cursor for more"`
+	Cursor     string `json:"cursor,omitempty" jsonschema:"cursor from a previous search_items result: continues exactly where it stopped (send it alone, or with the same search parameters)"`
+	Detail     string `json:"detail,omitempty" jsonschema:"summary (default: id, collection, datetime, bbox, cloud cover, platform, gsd, main assets) or full (complete STAC Items)"`
+	SignAssets bool   `json:"sign_assets,omitempty" jsonschema:"Planetary Computer only: true appends a SAS token to asset hrefs so they can be downloaded (tokens expire in about an hour); refused for other catalogs"`
 }
 
 // SearchItemsOut is one page of search results, shaped for a model.
@@ -124,6 +125,10 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	if err != nil {
 		return fail(err)
 	}
+	signing, err := newAssetSigning(tool, c, in.SignAssets)
+	if err != nil {
+		return fail(err)
+	}
 	out := SearchItemsOut{Detail: detail, Items: []ItemSummary{}, Features: []map[string]any{}, Search: map[string]any{},
 		Warnings: []string{}, Notes: []string{}}
 	if budgetNote != "" {
@@ -175,6 +180,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 		pages++
 		for i := range page.Items {
 			it := &page.Items[i]
+			signing.sign(ctx, it)
 			if detail == detailFull {
 				m, err := toJSONObject(it)
 				if err != nil {
@@ -196,6 +202,8 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 				humanBytes(int64(len(b))), out.Returned))
 		}
 	}
+	out.Warnings = append(out.Warnings, signing.warnings()...)
+	out.Notes = append(out.Notes, signing.notes()...)
 	out.Method = search.Method()
 	out.StopReason = string(search.StopReason())
 	if n, ok := search.Matched(); ok {
