@@ -191,11 +191,7 @@ func parseLooseDatetime(v any) (string, error) {
 	case time.Time:
 		return formatUTC(x), nil
 	case []string:
-		ends := make([]any, len(x))
-		for i, s := range x {
-			ends[i] = s
-		}
-		return parseLooseDatetime(ends)
+		return parseLooseDatetime(asAnyList(x))
 	case []any:
 		if len(x) == 0 {
 			return "", nil

@@ -222,3 +222,13 @@ func asDecodedJSON(v any) (decoded any, ok bool) {
 	}
 	return decoded, true
 }
+
+// asAnyList turns a Go []string into the []any form of a decoded JSON
+// list, so that a parser reads both in one place.
+func asAnyList(list []string) []any {
+	out := make([]any, len(list))
+	for i, s := range list {
+		out[i] = s
+	}
+	return out
+}

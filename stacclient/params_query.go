@@ -39,11 +39,7 @@ func ParseQuery(v any) (map[string]any, error) {
 	case string:
 		return ParseQuery([]any{x})
 	case []string:
-		list := make([]any, len(x))
-		for i, s := range x {
-			list[i] = s
-		}
-		return ParseQuery(list)
+		return ParseQuery(asAnyList(x))
 	case []any:
 		if len(x) == 0 {
 			return nil, nil
