@@ -2,17 +2,12 @@ package stacclient
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 )
 
 func TestBBoxForms(t *testing.T) {
-	tests := []struct {
-		name string
-		in   any
-		want []float64
-	}{
+	tests := []goodInput[[]float64]{
 		{"null", nil, nil},
 		{"empty string", "  ", nil},
 		{"empty list", []any{}, nil},
@@ -29,17 +24,7 @@ func TestBBoxForms(t *testing.T) {
 		{"the whole world", "-180,-90,180,90", []float64{-180, -90, 180, 90}},
 		{"south equals north", "0,10,1,10", []float64{0, 10, 1, 10}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseBBox(tt.in)
-			if err != nil {
-				t.Fatalf("ParseBBox(%#v) error: %v", tt.in, err)
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("ParseBBox(%#v) = %v, want %v", tt.in, got, tt.want)
-			}
-		})
-	}
+	expectParsed(t, ParseBBox, tests)
 }
 
 func TestBBoxErrors(t *testing.T) {
@@ -70,11 +55,7 @@ func TestBBoxErrorMessageExact(t *testing.T) {
 }
 
 func TestParamStringListForms(t *testing.T) {
-	tests := []struct {
-		name string
-		in   any
-		want []string
-	}{
+	tests := []goodInput[[]string]{
 		{"null", nil, nil},
 		{"empty string", "", nil},
 		{"empty list", []any{}, nil},
@@ -87,17 +68,7 @@ func TestParamStringListForms(t *testing.T) {
 		{"empty JSON list", `[]`, nil},
 		{"raw JSON", json.RawMessage(`["x"]`), []string{"x"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseStringList("collections", tt.in)
-			if err != nil {
-				t.Fatalf("error: %v", err)
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("got %q, want %q", got, tt.want)
-			}
-		})
-	}
+	expectParsed(t, func(v any) ([]string, error) { return ParseStringList("collections", v) }, tests)
 	for _, bad := range []any{[]any{"a", 1.0}, []any{"a", ""}, `["a",`, 3.0, map[string]any{"a": 1.0}} {
 		got, err := ParseStringList("ids", bad)
 		if err == nil {

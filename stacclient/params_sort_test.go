@@ -2,7 +2,6 @@ package stacclient
 
 import (
 	"encoding/json"
-	"reflect"
 	"testing"
 )
 
@@ -10,11 +9,7 @@ func TestSortByForms(t *testing.T) {
 	dtDesc := SortField{Field: "properties.datetime", Direction: "desc"}
 	idAsc := SortField{Field: "id", Direction: "asc"}
 	collAsc := SortField{Field: "collection", Direction: "asc"}
-	tests := []struct {
-		name string
-		in   any
-		want []SortField
-	}{
+	tests := []goodInput[[]SortField]{
 		{"null", nil, nil},
 		{"empty string", "", nil},
 		{"pystac-client string", "-properties.datetime,+id,collection", []SortField{dtDesc, idAsc, collAsc}},
@@ -36,17 +31,7 @@ func TestSortByForms(t *testing.T) {
 		{"Go SortFields", []SortField{{Field: "id", Direction: "ascending"}}, []SortField{idAsc}},
 		{"raw JSON", json.RawMessage(`["-properties.datetime"]`), []SortField{dtDesc}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseSortBy(tt.in)
-			if err != nil {
-				t.Fatalf("error: %v", err)
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %+v, want %+v", got, tt.want)
-			}
-		})
-	}
+	expectParsed(t, ParseSortBy, tests)
 }
 
 func TestSortByErrors(t *testing.T) {
@@ -66,11 +51,7 @@ func TestSortByErrors(t *testing.T) {
 }
 
 func TestFieldsForms(t *testing.T) {
-	tests := []struct {
-		name string
-		in   any
-		want *Fields
-	}{
+	tests := []goodInput[*Fields]{
 		{"null", nil, nil},
 		{"empty string", "", nil},
 		{"prefix string", "id,-links,+properties.eo:cloud_cover", &Fields{Include: []string{"id", "properties.eo:cloud_cover"}, Exclude: []string{"links"}}},
@@ -85,17 +66,7 @@ func TestFieldsForms(t *testing.T) {
 		{"Go Fields", &Fields{Include: []string{"id"}}, &Fields{Include: []string{"id"}}},
 		{"empty Go Fields", &Fields{}, nil},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseFields(tt.in)
-			if err != nil {
-				t.Fatalf("error: %v", err)
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %+v, want %+v", got, tt.want)
-			}
-		})
-	}
+	expectParsed(t, ParseFields, tests)
 }
 
 func TestFieldsErrors(t *testing.T) {
