@@ -154,17 +154,29 @@ func compileComparison(op string, left, right any) (predicate, error) {
 	}, nil
 }
 
-func compileLike(args []any) (predicate, error) {
+// operandAndLiteral reads the two args of an operator whose second arg must
+// be a literal of type T (described by want in the error): the first is
+// compiled as an operand, the second checked and returned as it is.
+func operandAndLiteral[T any](op string, args []any, want string) (operand, T, error) {
+	var literal T
 	if len(args) != 2 {
-		return nil, fmt.Errorf("\"like\" takes 2 args, got %d", len(args))
+		return nil, literal, fmt.Errorf("%q takes 2 args, got %d", op, len(args))
 	}
 	get, err := compileOperand(args[0])
 	if err != nil {
-		return nil, err
+		return nil, literal, err
 	}
-	pattern, ok := args[1].(string)
+	literal, ok := args[1].(T)
 	if !ok {
-		return nil, fmt.Errorf("\"like\" needs a string pattern as its second arg, got %s", compactJSON(args[1]))
+		return nil, literal, fmt.Errorf("%q needs %s as its second arg, got %s", op, want, compactJSON(args[1]))
+	}
+	return get, literal, nil
+}
+
+func compileLike(args []any) (predicate, error) {
+	get, pattern, err := operandAndLiteral[string]("like", args, "a string pattern")
+	if err != nil {
+		return nil, err
 	}
 	var re strings.Builder
 	re.WriteString("^")
@@ -188,16 +200,9 @@ func compileLike(args []any) (predicate, error) {
 }
 
 func compileIn(args []any) (predicate, error) {
-	if len(args) != 2 {
-		return nil, fmt.Errorf("\"in\" takes 2 args, got %d", len(args))
-	}
-	get, err := compileOperand(args[0])
+	get, list, err := operandAndLiteral[[]any]("in", args, "a list")
 	if err != nil {
 		return nil, err
-	}
-	list, ok := args[1].([]any)
-	if !ok {
-		return nil, fmt.Errorf("\"in\" needs a list as its second arg, got %s", compactJSON(args[1]))
 	}
 	values := make([]operand, len(list))
 	for i, v := range list {
