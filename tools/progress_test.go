@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -83,8 +84,8 @@ func TestProgressIsReportedPerPageAndProbeWhenAskedFor(t *testing.T) {
 		// limit 1 with max_items 3: three pages of one item.
 		{"search_items", map[string]any{"collections": []string{"joplin"}, "limit": 1, "max_items": 3}, 3, "page 3 read, 3 of at most 3"},
 		{"search_collections", map[string]any{"limit": 2}, 1, "search_collections:"},
-		// Three one-item pages, then the metadata-less assets are probed.
-		{"estimate_data_size", map[string]any{"collections": []string{"joplin"}, "limit": 1, "max_items": 3}, 3, "search page 3 read"},
+		// force_metadata_only: joplin's assets live on S3 (no HEAD off the machine).
+		{"estimate_data_size", map[string]any{"collections": []string{"joplin"}, "limit": 1, "max_items": 3, "force_metadata_only": true}, 3, "search page 3 read"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.tool, func(t *testing.T) {
@@ -260,5 +261,95 @@ func TestCancelStopsUpstreamAtOnce(t *testing.T) {
 				t.Errorf("%d requests still in flight after the cancel", h[0].InFlight)
 			}
 		})
+	}
+}
+
+// newSizingCatalog serves a collection "c" of two items whose one asset
+// has no size metadata and lives on assets, so estimate_data_size probes it
+// with HEAD.
+func newSizingCatalog(t *testing.T, assets http.Handler) (catalogURL, assetsURL string) {
+	t.Helper()
+	assetSrv := httptest.NewServer(assets)
+	t.Cleanup(assetSrv.Close)
+	store := stacserver.NewStore()
+	if err := store.AddCollection([]byte(`{"type":"Collection","id":"c","description":"d","license":"other",
+		"extent":{"spatial":{"bbox":[[0,0,1,1]]},"temporal":{"interval":[["2020-01-01T00:00:00Z",null]]}},"links":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ {
+		item := fmt.Sprintf(`{"type":"Feature","stac_version":"1.0.0","id":"i%d","collection":"c","geometry":null,"properties":{"datetime":"2020-01-0%dT00:00:00Z"},"links":[],
+			"assets":{"data":{"href":"%s/i%d.tif","type":"image/tiff"}}}`, i, i, assetSrv.URL, i)
+		if err := store.AddItem([]byte(item)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	catalog := httptest.NewServer(stacserver.New(store, stacserver.Options{}))
+	t.Cleanup(catalog.Close)
+	return catalog.URL, assetSrv.URL
+}
+
+// TestEstimateReportsEachHEADProbe: assets without size metadata are sized
+// by HEAD, and each finished probe is a progress step.
+func TestEstimateReportsEachHEADProbe(t *testing.T) {
+	catalogURL, assetsURL := newSizingCatalog(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+	}))
+	log := &progressLog{}
+	d := newTestDeps(t, testSessionOptions{CatalogURL: catalogURL})
+	cs := newClientSession(t, d, &mcp.ClientOptions{ProgressNotificationHandler: log.handle})
+	res := callWithProgress(t, cs, "estimate_data_size", map[string]any{"collections": []string{"c"}}, "tok-head")
+	if out := structured[EstimateDataSizeOut](t, res); out.TotalBytes != 2000 {
+		t.Fatalf("total %d bytes, want 2000 from two HEAD probes: %+v", out.TotalBytes, out)
+	}
+	probes := 0
+	for _, n := range waitForNotes(log, 3) {
+		if strings.Contains(n.Message, "HEAD probe of "+assetsURL) {
+			probes++
+		}
+	}
+	if probes != 2 {
+		t.Errorf("%d HEAD probe notifications, want 2: %v", probes, messages(log.all()))
+	}
+}
+
+// TestCancelStopsHEADProbesAtOnce: cancelling estimate_data_size while its
+// HEAD probes hang ends both probes promptly.
+func TestCancelStopsHEADProbesAtOnce(t *testing.T) {
+	started, ended := make(chan struct{}, 2), make(chan time.Time, 2)
+	catalogURL, _ := newSizingCatalog(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-r.Context().Done()
+		ended <- time.Now()
+	}))
+	d := newTestDeps(t, testSessionOptions{CatalogURL: catalogURL})
+	cs := newClientSession(t, d, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "estimate_data_size", Arguments: map[string]any{"collections": []string{"c"}}})
+		callErr <- err
+	}()
+	for range 2 { // both probes run at once (4 in parallel)
+		select {
+		case <-started:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the HEAD probes never arrived")
+		}
+	}
+	cancelled := time.Now()
+	cancel()
+	if err := <-callErr; !errors.Is(err, context.Canceled) {
+		t.Errorf("CallTool after cancel: %v, want context.Canceled", err)
+	}
+	for range 2 {
+		select {
+		case at := <-ended:
+			if lag := at.Sub(cancelled); lag > time.Second {
+				t.Errorf("a HEAD probe ended %v after the cancel, want promptly", lag)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatal("a HEAD probe was still open 3 s after the client cancelled")
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -28,6 +29,11 @@ func (r *callRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.mu.Lock()
 	r.calls = append(r.calls, upstreamCall{tool: tool, path: req.Method + " " + req.URL.Path, insideRun: inside})
 	r.mu.Unlock()
+	if host := req.URL.Hostname(); host != "127.0.0.1" && host != "localhost" {
+		// Tests never touch the internet: a request elsewhere fails here
+		// rather than leaving the machine.
+		return nil, fmt.Errorf("test transport: refusing non-loopback request to %s", req.URL.Host)
+	}
 	return loopbackTransport.RoundTrip(req)
 }
 
@@ -63,7 +69,8 @@ var networkToolArgs = map[string]map[string]any{
 	"search_items":       {"collections": []string{"joplin"}, "max_items": 2},
 	"get_item":           {"collection_id": "joplin", "item_id": joplinItemID},
 	"get_aggregations":   {"aggregations": []string{"total_count"}, "collections": []string{"joplin"}},
-	"estimate_data_size": {"collections": []string{"joplin"}, "max_items": 1},
+	// Metadata only: joplin's assets live on S3 and would be HEAD-probed.
+	"estimate_data_size": {"collections": []string{"joplin"}, "max_items": 1, "force_metadata_only": true},
 }
 
 // TestNoToolBypassesTheReliabilityLayer (issue 4): every upstream request
