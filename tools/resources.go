@@ -80,13 +80,14 @@ func registerResources(s *mcp.Server, d *Deps) {
 func readResource(d *Deps, name string, fetch func(ctx context.Context, cat *Catalog, uri string) (any, error)) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		uri := req.Params.URI
-		cat, err := d.Catalogs.Resolve(ctx, "")
-		if err != nil {
-			_, err = d.Layer.Run(ctx, name, "", func(context.Context) error { return err })
+		cat, resolveErr := d.Catalogs.Resolve(ctx, "")
+		if resolveErr != nil {
+			// Through the layer anyway, so the failure is logged and counted.
+			_, err := d.Layer.Run(ctx, name, "", func(context.Context) error { return resolveErr })
 			return nil, renderError(name, err)
 		}
 		var doc any
-		_, err = d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) error {
+		_, err := d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) error {
 			var ferr error
 			doc, ferr = fetch(ctx, cat, uri)
 			return ferr
