@@ -79,6 +79,9 @@ type CatalogsOptions struct {
 	Headers http.Header
 	// UserAgent for upstream requests; empty means stacclient's default.
 	UserAgent string
+	// Named are extra catalogs by name (STAC_MCP_CATALOGS), read with
+	// ParseNamedCatalogs so they cannot shadow a preset.
+	Named []Preset
 }
 
 // Catalogs resolves catalog references and caches one client per URL. The
@@ -172,6 +175,9 @@ func (c *Catalogs) classify(ref string) (classifiedRef, error) {
 	if u, ok := presetURL(lower); ok {
 		return classifiedRef{kind: refRemote, ref: given, name: lower, url: u}, nil
 	}
+	if u, ok := c.namedURL(lower); ok {
+		return classifiedRef{kind: refRemote, ref: given, name: lower, url: u}, nil
+	}
 	if lower == DemoCatalog {
 		return classifiedRef{kind: refDemo, ref: given}, nil
 	}
@@ -191,7 +197,11 @@ func (c *Catalogs) classify(ref string) (classifiedRef, error) {
 	}
 	info, err := os.Stat(path)
 	if err != nil {
-		return classifiedRef{}, refError(given, "it is not a preset name, \"demo\", an http(s) URL, or an existing path ("+statReason(err)+")")
+		why := "it is not a preset name, \"demo\", an http(s) URL, or an existing path (" + statReason(err) + ")"
+		if len(c.opts.Named) > 0 {
+			why += "; configured names (STAC_MCP_CATALOGS): " + strings.Join(namedNames(c.opts.Named), ", ")
+		}
+		return classifiedRef{}, refError(given, why)
 	}
 	if info.IsDir() {
 		path = filepath.Join(path, "catalog.json")

@@ -31,11 +31,6 @@ type ListCatalogsOut struct {
 	Notes    []string       `json:"notes"`
 }
 
-// namedCatalogs is what Catalogs offers once STAC_MCP_CATALOGS is wired
-// (tools-core's work in progress); until Catalogs has such a method the
-// list holds the presets and the demo catalog only, and says so.
-type namedCatalogs interface{ Named() []Preset }
-
 // ListCatalogs is the list_catalogs tool.
 func ListCatalogs() Tool {
 	return define(&mcp.Tool{
@@ -58,12 +53,8 @@ func listCatalogs(_ context.Context, c *Call, _ ListCatalogsIn) (ListCatalogsOut
 	for _, p := range Presets() {
 		out.Catalogs = append(out.Catalogs, CatalogEntry{Name: p.Name, URL: p.URL, Description: p.Why, Kind: "preset", Default: isDefault(p.Name, p.URL)})
 	}
-	if named, ok := any(c.Deps.Catalogs).(namedCatalogs); ok {
-		for _, p := range named.Named() {
-			out.Catalogs = append(out.Catalogs, CatalogEntry{Name: p.Name, URL: p.URL, Description: p.Why, Kind: "named", Default: isDefault(p.Name, p.URL)})
-		}
-	} else {
-		out.Notes = append(out.Notes, "named catalogs (STAC_MCP_CATALOGS) are not supported by this build; only presets are listed")
+	for _, p := range c.Deps.Catalogs.Named() {
+		out.Catalogs = append(out.Catalogs, CatalogEntry{Name: p.Name, URL: p.URL, Description: p.Why, Kind: "named", Default: isDefault(p.Name, p.URL)})
 	}
 	out.Catalogs = append(out.Catalogs, CatalogEntry{Name: DemoCatalog, Kind: "demo", Default: isDefault(DemoCatalog, ""),
 		Description: "embedded demo catalog served in-process: works offline, small sample collections"})
