@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/tools"
 )
 
 // setting is one option that can come from a flag or an environment
@@ -23,7 +25,9 @@ type setting struct {
 var (
 	setCatalog  = setting{"catalog", "STAC_MCP_CATALOG_URL", "REF", "default catalog: URL, preset name, demo, or path to a catalog.json (default earth-search)"}
 	setCeiling  = setting{"max-items-ceiling", "STAC_MCP_MAX_ITEMS_CEILING", "N", "largest max_items a search accepts (default 100)"}
-	setHeaders  = setting{"headers", "STAC_MCP_HEADERS", "JSON", `headers sent to the catalog's own origin only, as a JSON object, e.g. {"Authorization":"Bearer …"}`}
+	setHeaders  = setting{"headers", "STAC_MCP_HEADERS", "HEADERS", `headers sent to the catalog's own origin only (never logged): Name=value pairs separated by ';' or newlines, e.g. "Authorization=Bearer abc;X-Api-Key=k", or a JSON object {"Authorization":"Bearer abc"}`}
+	setCatalogs = setting{"catalogs", "STAC_MCP_CATALOGS", "LIST", "extra catalogs by name, usable wherever a preset name is: name=url pairs separated by ',', ';' or newlines, e.g. internal=https://stac.internal.example/v1"}
+	setHTTPAddr = setting{"addr", "STAC_MCP_HTTP_ADDR", "ADDR", "http: listen address (default " + defaultHTTPAddr + "); a non-loopback address needs STAC_MCP_HTTP_TOKEN"}
 	setLogLevel = setting{"log-level", "STAC_MCP_LOG_LEVEL", "LEVEL", "trace, debug, info, warn or error (default info); logs go to stderr"}
 	setLogFmt   = setting{"log-format", "STAC_MCP_LOG_FORMAT", "FORMAT", "json (default) or console"}
 	setMetrics  = setting{"metrics-addr", "STAC_MCP_METRICS_ADDR", "ADDR", "serve Prometheus /metrics on this address, e.g. 127.0.0.1:9464 (stdio mode; default off)"}
@@ -43,7 +47,16 @@ var reliabilitySettings = []setting{
 	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: off (default), on (after the host's p95 latency), or a delay in seconds"},
 }
 
-var serverSettings = []setting{setCatalog, setCeiling, setHeaders, setLogLevel, setLogFmt, setMetrics}
+var serverSettings = []setting{setCatalog, setCatalogs, setCeiling, setHeaders, setLogLevel, setLogFmt, setMetrics, setHTTPAddr}
+
+// envHTTPToken is a secret, so it has no flag (command lines are visible
+// to every user of the machine) and is never logged.
+const envHTTPToken = "STAC_MCP_HTTP_TOKEN"
+
+// secretSettings are read from the environment only.
+var secretSettings = []setting{
+	{"", envHTTPToken, "SECRET", "http: bearer token every request must carry (Authorization: Bearer …); required for a non-loopback --addr, enforced whenever set"},
+}
 
 // defaultMaxItemsCeiling bounds search_items output for a model's context.
 const (
@@ -60,6 +73,9 @@ type config struct {
 	Catalog         string
 	MaxItemsCeiling int
 	Headers         http.Header
+	NamedCatalogs   []tools.Preset
+	HTTPAddr        string
+	HTTPToken       string
 	LogLevel        string
 	LogFormat       string
 	MetricsAddr     string
@@ -129,6 +145,17 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 		}
 		cfg.Headers = h
 	}
+	if v, name, ok := lookup(setCatalogs); ok {
+		named, err := tools.ParseNamedCatalogs(name, v)
+		if err != nil {
+			return nil, usageError("%v", err)
+		}
+		cfg.NamedCatalogs = named
+	}
+	cfg.HTTPAddr, _, _ = lookup(setHTTPAddr)
+	if v, ok := env(envHTTPToken); ok {
+		cfg.HTTPToken = strings.TrimSpace(v)
+	}
 	cfg.LogLevel, _, _ = lookup(setLogLevel)
 	cfg.LogFormat, _, _ = lookup(setLogFmt)
 	if _, err := reliability.NewLogger(cfg.LogLevel, cfg.LogFormat, io.Discard); err != nil {
@@ -157,18 +184,47 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 	return cfg, nil
 }
 
-// parseHeaders reads {"Name": "value", ...}.
+// parseHeaders reads STAC_MCP_HEADERS / --headers: either a JSON object
+// {"Name": "value", ...} (the original form) or Name=value pairs separated
+// by ';' or newlines, which is easier to write in a host's "env" block.
+// Values are never echoed in errors: they are usually secrets.
 func parseHeaders(v string) (http.Header, error) {
-	var m map[string]string
-	if err := json.Unmarshal([]byte(v), &m); err != nil {
-		return nil, fmt.Errorf(`got %q: want a JSON object of header names to string values, e.g. {"Authorization":"Bearer TOKEN"} (%v)`, truncate(v, 60), err)
-	}
 	h := http.Header{}
-	for k, val := range m {
-		if strings.TrimSpace(k) == "" || strings.ContainsAny(k, " :\r\n") || strings.ContainsAny(val, "\r\n") {
-			return nil, fmt.Errorf("header %q: names must be non-empty tokens without spaces or colons, values single-line", k)
+	add := func(name, val string) error {
+		if name == "" || strings.ContainsAny(name, " :\t\r\n") || strings.ContainsAny(val, "\r\n") {
+			return fmt.Errorf("header %q: names must be non-empty tokens without spaces or colons, values single-line", name)
 		}
-		h.Set(k, val)
+		h.Add(name, val)
+		return nil
+	}
+	if strings.HasPrefix(v, "{") {
+		var m map[string]string
+		if err := json.Unmarshal([]byte(v), &m); err != nil {
+			return nil, fmt.Errorf(`not a JSON object of header names to string values (%v); want {"Authorization":"Bearer TOKEN"} or Authorization=Bearer TOKEN;X-Api-Key=KEY`, err)
+		}
+		for name, val := range m {
+			if err := add(strings.TrimSpace(name), val); err != nil {
+				return nil, err
+			}
+		}
+		return h, nil
+	}
+	for i, pair := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == '\n' || r == '\r' }) {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(pair, "=")
+		if !ok {
+			return nil, fmt.Errorf("entry %d (%d characters, value not shown) has no '='; want Name=value pairs separated by ';' or newlines, "+
+				`e.g. Authorization=Bearer TOKEN;X-Api-Key=KEY, or a JSON object {"Authorization":"Bearer TOKEN"}`, i+1, len(pair))
+		}
+		if err := add(strings.TrimSpace(name), strings.TrimSpace(val)); err != nil {
+			return nil, err
+		}
+	}
+	if len(h) == 0 {
+		return nil, errors.New(`no header given; want Name=value pairs separated by ';' or newlines, e.g. Authorization=Bearer TOKEN`)
 	}
 	return h, nil
 }

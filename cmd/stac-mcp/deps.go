@@ -24,7 +24,7 @@ type app struct {
 // it), so a typo refuses to start instead of failing every tool call.
 func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	level := cfg.LogLevel
-	if level == "" && cfg.Command != "" && cfg.Command != "stdio" {
+	if level == "" && cfg.Command != "" && cfg.Command != "stdio" && cfg.Command != "http" {
 		// A person running call or tools wants the answer, not logs; a tool
 		// error is printed on stderr anyway.
 		level = "error"
@@ -38,6 +38,7 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 		Default:    cfg.Catalog,
 		HTTPClient: layer.HTTPClient(),
 		Headers:    cfg.Headers,
+		Named:      cfg.NamedCatalogs,
 		UserAgent:  "stac-mcp/" + version(),
 	})
 	if err := catalogs.Check(""); err != nil {

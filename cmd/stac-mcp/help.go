@@ -13,6 +13,8 @@ const helpIntro = `stac-mcp: an MCP server to discover and inspect geospatial da
 
 Usage:
   stac-mcp [flags] [stdio]                      serve MCP over stdio (what Claude Desktop runs)
+  stac-mcp [flags] http [--addr 127.0.0.1:8080] serve MCP over Streamable HTTP at /mcp, with /metrics and
+                                                /healthz; a non-loopback address needs STAC_MCP_HTTP_TOKEN
   stac-mcp [flags] call [--text] TOOL ['{"json":"args"}']
                                                 run one tool in-process through the MCP server and
                                                 print its structuredContent as JSON (--text: the text
@@ -40,6 +42,10 @@ func writeHelp(w io.Writer) error {
 	}
 	section("Server settings", serverSettings)
 	section("Reliability settings", reliabilitySettings)
+	fmt.Fprintf(tw, "\nSecrets (environment only, never logged):\n")
+	for _, s := range secretSettings {
+		fmt.Fprintf(tw, "  %s=%s\t%s\n", s.env, s.value, s.help)
+	}
 	fmt.Fprintf(tw, "\nCommand flags:\n")
 	fmt.Fprintf(tw, "  --text\tcall: print the text block instead of the structured JSON\n")
 	fmt.Fprintf(tw, "  --json\ttools: print full tool definitions as JSON\n")
@@ -49,6 +55,7 @@ func writeHelp(w io.Writer) error {
 	for _, p := range tools.Presets() {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Name, p.URL, p.Why)
 	}
+	fmt.Fprintf(tw, "  NAME\t\ta catalog configured with --catalogs / STAC_MCP_CATALOGS\n")
 	fmt.Fprintf(tw, "  %s\t(in-process)\tthe embedded demo catalog, no network needed\n", tools.DemoCatalog)
 	fmt.Fprintf(tw, "  PATH\t\ta local static catalog.json (or its directory), served in-process and searchable\n")
 	fmt.Fprintf(tw, "  URL\t\tany STAC API root, e.g. https://example.com/stac/v1\n")

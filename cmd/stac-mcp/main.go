@@ -2,6 +2,7 @@
 // inspect geospatial data in any STAC catalog.
 //
 //	stac-mcp [stdio]                      serve MCP over stdio (the default)
+//	stac-mcp http [--addr 127.0.0.1:8080]  serve MCP over Streamable HTTP at /mcp
 //	stac-mcp call [--text] TOOL [JSON]     run one tool and print its result
 //	stac-mcp tools [--json]                list the tools
 //
@@ -68,6 +69,11 @@ func dispatch(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr 
 			return usageError("stdio takes no arguments, got %q", cfg.Args)
 		}
 		return runStdio(ctx, cfg, stdin, stdout, stderr)
+	case "http":
+		if len(cfg.Args) > 0 {
+			return usageError("http takes no arguments (use --addr HOST:PORT), got %q", cfg.Args)
+		}
+		return runHTTP(ctx, cfg, stderr)
 	case "call":
 		return runCall(ctx, cfg, stdout, stderr)
 	case "tools":
@@ -81,5 +87,5 @@ func dispatch(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr 
 		_, err := fmt.Fprintln(stdout, "stac-mcp", version())
 		return err
 	}
-	return usageError("unknown command %q; accepted: stdio (default), call, tools, help, version", cfg.Command)
+	return usageError("unknown command %q; accepted: stdio (default), http, call, tools, help, version", cfg.Command)
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// requireBearerToken lets a request through only with
+// "Authorization: Bearer <token>" when token is set. The comparison takes
+// constant time, and a refusal is a bare 401 that says nothing about why
+// (no hint whether the header was missing or the token wrong). /healthz
+// stays open so load balancers can probe without the secret; it reports
+// nothing but "ok".
+func requireBearerToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	want := []byte(token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="stac-mcp"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// rejectForeignOrigin answers 403 when a browser sends an Origin (or
+// Sec-Fetch-Site) that is not this server's, as the MCP spec requires for
+// Streamable HTTP. net/http's CrossOriginProtection does the comparison;
+// it exempts GET, HEAD and OPTIONS, but the spec asks for every request
+// (a GET opens the server's event stream), so each request is checked as
+// if it were a POST. Clients that are not browsers send no Origin and
+// pass.
+func rejectForeignOrigin(next http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asPost := r.Clone(r.Context())
+		asPost.Method = http.MethodPost
+		if err := cop.Check(asPost); err != nil {
+			http.Error(w, "Forbidden: cross-origin request", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// inflightCalls counts MCP requests being served other than the
+// long-lived GET event stream, so shutdown can wait for tool calls to
+// finish before it closes the sessions.
+type inflightCalls struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *inflightCalls) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		c.add(1)
+		defer c.add(-1)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (c *inflightCalls) add(d int) {
+	c.mu.Lock()
+	c.n += d
+	c.mu.Unlock()
+}
+
+func (c *inflightCalls) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// waitIdle polls until no call is in flight (true) or ctx ends (false).
+// Polling keeps this simple; shutdown is rare and 20 ms is invisible.
+func (c *inflightCalls) waitIdle(ctx context.Context) bool {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for c.count() > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
