@@ -35,9 +35,9 @@ import (
 // function of the seed, whatever the interleaving.
 //
 // Independence. Each invocation n talks to its own copy of the catalog,
-// mounted at /inv-<tool>-<n> on the same host (same breaker, budget and bulkhead):
-// its catalog client starts cold (it fetches the landing page like the
-// first call of a session), and no two invocations ever send identical
+// mounted at /inv-<tool>-<n> on the same host (same breaker, budget and
+// bulkhead): its catalog client starts cold (run warms it first unless the
+// call is marked cold), and no two invocations ever send identical
 // requests, so the layer's request coalescing never merges two calls into
 // one trial.
 
