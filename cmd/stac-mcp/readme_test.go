@@ -69,3 +69,23 @@ func shellWords(s string) ([]string, error) {
 	}
 	return words, nil
 }
+
+// TestReadmeListsEverySetting keeps the README's settings table complete:
+// every flag and variable the command reads (reliability ones are checked
+// against PolicyFromEnv in TestEveryReliabilityVariableIsASetting).
+func TestReadmeListsEverySetting(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	all := append(append(append([]setting(nil), serverSettings...), reliabilitySettings...), secretSettings...)
+	for _, s := range all {
+		if !strings.Contains(readme, "`"+s.env+"`") {
+			t.Errorf("README lacks %s", s.env)
+		}
+		if s.flag != "" && !strings.Contains(readme, "`--"+s.flag+"`") {
+			t.Errorf("README lacks --%s", s.flag)
+		}
+	}
+}
