@@ -249,6 +249,11 @@ func TestHTTPRefusesNonLoopbackWithoutToken(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "--addr") {
 		t.Errorf("http extra: exit %d, stderr %q", code, stderr)
 	}
+	for _, addr := range []string{"0.0.0.0:8080", "[::]:8080", "10.1.2.3:80"} {
+		if err := checkHTTPExposure(addr, "a-token"); err != nil {
+			t.Errorf("%s with a token: %v, want it allowed", addr, err)
+		}
+	}
 	for _, host := range []string{"127.0.0.1", "::1", "localhost", "127.0.0.2"} {
 		if !isLoopbackHost(host) {
 			t.Errorf("%s should count as loopback", host)
