@@ -51,7 +51,12 @@ func mustOutputSchema[Out any](tool string) *jsonschema.Schema {
 var (
 	extraType      = reflect.TypeFor[stacclient.Extra]()
 	rawMessageType = reflect.TypeFor[json.RawMessage]()
+	anyType        = reflect.TypeFor[any]()
 )
+
+func anyJSONValueSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Description: "any JSON value"}
+}
 
 // outputTypeSchemas returns the type overrides for an output type: the
 // argument types, json.RawMessage as any JSON value, and an open-object
@@ -61,7 +66,11 @@ func outputTypeSchemas(t reflect.Type) (map[reflect.Type]*jsonschema.Schema, err
 	if m == nil {
 		m = map[reflect.Type]*jsonschema.Schema{}
 	}
-	m[rawMessageType] = &jsonschema.Schema{}
+	// An empty schema would serialise as the boolean `true`, which strict
+	// clients (inspector --strict) reject where a schema object is expected;
+	// a description keeps it an object that still accepts any JSON value.
+	m[rawMessageType] = anyJSONValueSchema()
+	m[anyType] = anyJSONValueSchema()
 	if err := addOpenObjects(t, m, map[reflect.Type]bool{}); err != nil {
 		return nil, err
 	}
