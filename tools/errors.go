@@ -25,6 +25,16 @@ func actionable(cause error, format string, args ...any) error {
 	return &toolError{msg: fmt.Sprintf(format, args...), cause: cause}
 }
 
+// failWith returns a handler's failure return for the named tool: the zero
+// output, no text, and err rendered by renderError. Every tool fails the
+// same way, so the handlers share this instead of each spelling it out.
+func failWith[Out any](tool string) func(error) (Out, string, error) {
+	return func(err error) (Out, string, error) {
+		var zero Out
+		return zero, "", renderError(tool, err)
+	}
+}
+
 // renderError turns the errors a tool can meet into a message that says what
 // failed, why (with the upstream status and message when there is one) and
 // what to do next. Errors it does not know are prefixed with the tool name.

@@ -108,9 +108,7 @@ type assetJob struct {
 
 func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (EstimateDataSizeOut, string, error) {
 	const tool = "estimate_data_size"
-	fail := func(err error) (EstimateDataSizeOut, string, error) {
-		return EstimateDataSizeOut{}, "", renderError(tool, err)
-	}
+	fail := failWith[EstimateDataSizeOut](tool)
 	keys, err := in.AssetKeys.Strings("asset_keys")
 	if err != nil {
 		return fail(err)

@@ -68,9 +68,7 @@ func GetAggregations() Tool {
 
 func getAggregations(ctx context.Context, c *Call, in GetAggregationsIn) (GetAggregationsOut, string, error) {
 	const tool = "get_aggregations"
-	fail := func(err error) (GetAggregationsOut, string, error) {
-		return GetAggregationsOut{}, "", renderError(tool, err)
-	}
+	fail := failWith[GetAggregationsOut](tool)
 	names, err := in.Aggregations.Strings("aggregations")
 	if err != nil {
 		return fail(err)

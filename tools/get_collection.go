@@ -68,9 +68,10 @@ func GetCollection() Tool {
 
 func getCollection(ctx context.Context, c *Call, in GetCollectionIn) (GetCollectionOut, string, error) {
 	const tool = "get_collection"
+	fail := failWith[GetCollectionOut](tool)
 	id := strings.TrimSpace(in.CollectionID)
 	if id == "" {
-		return GetCollectionOut{}, "", renderError(tool, &stacclient.ParamError{Param: "collection_id", Got: in.CollectionID,
+		return fail(&stacclient.ParamError{Param: "collection_id", Got: in.CollectionID,
 			Reason: "empty", Accepted: "a collection id such as \"sentinel-2-l2a\" (search_collections lists them)"})
 	}
 	col, err := c.Catalog.Client.Collection(ctx, id)
@@ -78,7 +79,7 @@ func getCollection(ctx context.Context, c *Call, in GetCollectionIn) (GetCollect
 		return GetCollectionOut{}, "", actionable(err, "get_collection: collection '%s' not found in catalog %s — call search_collections to list collection ids.", id, c.Catalog.URL)
 	}
 	if err != nil {
-		return GetCollectionOut{}, "", renderError(tool, err)
+		return fail(err)
 	}
 	out := compactCollection(col)
 	return out, collectionText(out), nil

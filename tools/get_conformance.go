@@ -46,13 +46,14 @@ func GetConformance() Tool {
 }
 
 func getConformance(ctx context.Context, c *Call, in GetConformanceIn) (GetConformanceOut, string, error) {
+	fail := failWith[GetConformanceOut]("get_conformance")
 	checks, err := in.Check.Strings("check")
 	if err != nil {
-		return GetConformanceOut{}, "", renderError("get_conformance", err)
+		return fail(err)
 	}
 	classes, err := c.Catalog.Client.Conformance(ctx)
 	if err != nil {
-		return GetConformanceOut{}, "", renderError("get_conformance", err)
+		return fail(err)
 	}
 	out := GetConformanceOut{ConformsTo: nonNilStrings(classes), Count: len(classes), Checks: []ConformanceCheck{}, AllSatisfied: true}
 	var caps *stacclient.Capabilities
@@ -63,12 +64,12 @@ func getConformance(ctx context.Context, c *Call, in GetConformanceIn) (GetConfo
 		} else {
 			// A capability name, as get_capabilities lists them.
 			if !slices.Contains(stacclient.AllCapabilities, stacclient.Capability(entry)) {
-				return GetConformanceOut{}, "", renderError("get_conformance", &stacclient.ParamError{Param: "check", Got: entry,
+				return fail(&stacclient.ParamError{Param: "check", Got: entry,
 					Reason: "neither a conformance URI nor a capability name", Accepted: "conformance class URIs (https://...) or capability names: " + capabilityNames()})
 			}
 			if caps == nil {
 				if caps, err = c.Catalog.Client.Capabilities(ctx); err != nil {
-					return GetConformanceOut{}, "", renderError("get_conformance", err)
+					return fail(err)
 				}
 			}
 			ev, ok := caps.Supported[stacclient.Capability(entry)]

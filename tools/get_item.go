@@ -40,13 +40,14 @@ func GetItem() Tool {
 
 func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, error) {
 	const tool = "get_item"
+	fail := failWith[GetItemOut](tool)
 	collectionID, itemID := strings.TrimSpace(in.CollectionID), strings.TrimSpace(in.ItemID)
 	if collectionID == "" {
-		return GetItemOut{}, "", renderError(tool, &stacclient.ParamError{Param: "collection_id", Got: in.CollectionID,
+		return fail(&stacclient.ParamError{Param: "collection_id", Got: in.CollectionID,
 			Reason: "empty", Accepted: "a collection id such as \"sentinel-2-l2a\" (search_collections lists them)"})
 	}
 	if itemID == "" {
-		return GetItemOut{}, "", renderError(tool, &stacclient.ParamError{Param: "item_id", Got: in.ItemID,
+		return fail(&stacclient.ParamError{Param: "item_id", Got: in.ItemID,
 			Reason: "empty", Accepted: "an item id as returned by search_items"})
 	}
 	signing, err := newAssetSigning(tool, c, in.SignAssets)
@@ -58,12 +59,12 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 		return GetItemOut{}, "", notFoundItem(ctx, c, collectionID, itemID, err)
 	}
 	if err != nil {
-		return GetItemOut{}, "", renderError(tool, err)
+		return fail(err)
 	}
 	signing.sign(ctx, item)
 	full, err := toJSONObject(item)
 	if err != nil {
-		return GetItemOut{}, "", renderError(tool, fmt.Errorf("re-encoding item %q: %w", item.ID, err))
+		return fail(fmt.Errorf("re-encoding item %q: %w", item.ID, err))
 	}
 	out := GetItemOut{Item: full, Summary: summarizeItem(item), Warnings: signing.warnings(), Notes: signing.notes()}
 	if out.Warnings == nil {

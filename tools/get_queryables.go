@@ -52,12 +52,13 @@ func GetQueryables() Tool {
 
 func getQueryables(ctx context.Context, c *Call, in GetQueryablesIn) (GetQueryablesOut, string, error) {
 	const tool = "get_queryables"
+	fail := failWith[GetQueryablesOut](tool)
 	ids, err := in.CollectionID.Strings("collection_id")
 	if err != nil {
-		return GetQueryablesOut{}, "", renderError(tool, err)
+		return fail(err)
 	}
 	if len(ids) > 1 {
-		return GetQueryablesOut{}, "", renderError(tool, &stacclient.ParamError{Param: "collection_id", Got: strings.Join(ids, ","),
+		return fail(&stacclient.ParamError{Param: "collection_id", Got: strings.Join(ids, ","),
 			Reason: fmt.Sprintf("%d collection ids", len(ids)), Accepted: "one collection id (call once per collection), or none for the catalog-wide queryables"})
 	}
 	id := ""
@@ -74,7 +75,7 @@ func getQueryables(ctx context.Context, c *Call, in GetQueryablesIn) (GetQueryab
 	case isKind(err, stacclient.KindNotFound), isKind(err, stacclient.KindUnsupported):
 		return GetQueryablesOut{}, "", actionable(err, "get_queryables: the catalog does not publish queryables (%v) — get_collection's summaries show the properties items carry; query/filter may still work on them.", err)
 	case err != nil:
-		return GetQueryablesOut{}, "", renderError(tool, err)
+		return fail(err)
 	}
 	out := GetQueryablesOut{CollectionID: id, Queryables: queryableList(q), Notes: []string{}}
 	out.Count = len(out.Queryables)

@@ -75,9 +75,7 @@ func SearchCollections() Tool {
 
 func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (SearchCollectionsOut, string, error) {
 	const tool = "search_collections"
-	fail := func(err error) (SearchCollectionsOut, string, error) {
-		return SearchCollectionsOut{}, "", renderError(tool, err)
-	}
+	fail := failWith[SearchCollectionsOut](tool)
 	listing, err := in.listing()
 	if err != nil {
 		return fail(err)

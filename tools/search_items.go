@@ -112,7 +112,7 @@ func argGiven(raw []byte) bool {
 
 func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut, string, error) {
 	const tool = "search_items"
-	fail := func(err error) (SearchItemsOut, string, error) { return SearchItemsOut{}, "", renderError(tool, err) }
+	fail := failWith[SearchItemsOut](tool)
 	detail, err := parseDetail(in.Detail)
 	if err != nil {
 		return fail(err)
