@@ -28,12 +28,7 @@ func runCall(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		}
 		args = json.RawMessage(raw)
 	}
-	a, err := newApp(cfg, stderr)
-	if err != nil {
-		return err
-	}
-	defer a.close()
-	cs, closeSession, err := a.connectInProcess(ctx)
+	cs, closeSession, err := openInProcessSession(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,25 @@ func (a *app) close() {
 	}
 }
 
+// openInProcessSession builds the app and connects a client to it in
+// process: the set-up the one-shot CLI commands (call, tools) share. The
+// returned func closes the session, then the app.
+func openInProcessSession(ctx context.Context, cfg *config, stderr io.Writer) (*mcp.ClientSession, func(), error) {
+	a, err := newApp(cfg, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, closeSession, err := a.connectInProcess(ctx)
+	if err != nil {
+		a.close()
+		return nil, nil, err
+	}
+	return cs, func() {
+		closeSession()
+		a.close()
+	}, nil
+}
+
 // connectInProcess connects a client to the server over the SDK's in-memory
 // transport, so `call` and `tools` see exactly what an MCP client sees
 // (schema validation, structuredContent, isError, _meta).

@@ -17,12 +17,7 @@ import (
 // in-memory transport): a table, or with --json the full definitions, in
 // inventory order.
 func runTools(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
-	a, err := newApp(cfg, stderr)
-	if err != nil {
-		return err
-	}
-	defer a.close()
-	cs, closeSession, err := a.connectInProcess(ctx)
+	cs, closeSession, err := openInProcessSession(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
