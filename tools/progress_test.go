@@ -40,21 +40,7 @@ func (l *progressLog) all() []*mcp.ProgressNotificationParams {
 // handler) and access to the Deps.
 func newClientSession(t *testing.T, d *Deps, copts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	ctx := context.Background()
-	serverTransport, clientTransport := mcp.NewInMemoryTransports()
-	ss, err := NewServer(d, "test").Connect(ctx, serverTransport, nil)
-	if err != nil {
-		t.Fatalf("server connect: %v", err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "tools-test", Version: "0"}, copts).Connect(ctx, clientTransport, nil)
-	if err != nil {
-		t.Fatalf("client connect: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cs.Close()
-		_ = ss.Wait()
-	})
-	return cs
+	return connectWithOptions(t, NewServer(d, "test"), copts)
 }
 
 // callWithProgress calls a tool with a progress token and returns the

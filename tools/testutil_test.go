@@ -98,13 +98,20 @@ func newTestSession(t testing.TB, opts testSessionOptions) *mcp.ClientSession {
 
 func connect(t testing.TB, server *mcp.Server) *mcp.ClientSession {
 	t.Helper()
+	return connectWithOptions(t, server, nil)
+}
+
+// connectWithOptions is connect with client options (e.g. a progress
+// handler); the session is closed when the test ends.
+func connectWithOptions(t testing.TB, server *mcp.Server, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	serverTransport, clientTransport := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(ctx, serverTransport, nil)
 	if err != nil {
 		t.Fatalf("server connect: %v", err)
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "tools-test", Version: "0"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "tools-test", Version: "0"}, copts)
 	cs, err := client.Connect(ctx, clientTransport, nil)
 	if err != nil {
 		t.Fatalf("client connect: %v", err)
