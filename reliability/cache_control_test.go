@@ -2,7 +2,6 @@ package reliability
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -16,12 +15,7 @@ func (tl *testLayer) getWith(path string, header ...string) (Receipt, error) {
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])
 		}
-		resp, err := tl.HTTPClient().Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		_, err = io.ReadAll(resp.Body)
+		_, _, err := tl.readThrough(req)
 		return err
 	})
 }
@@ -104,13 +98,8 @@ func TestRequestNoCacheSkipsTheCachedAnswerAndRefreshesIt(t *testing.T) {
 		var body string
 		_, err = tl.Run(context.Background(), "t", testHost, func(ctx context.Context) error {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+testHost+"/token/c", nil)
-			resp, err := tl.HTTPClient().Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			b, err := io.ReadAll(resp.Body)
-			body = string(b)
+			var err error
+			_, body, err = tl.readThrough(req)
 			return err
 		})
 		if err != nil || body != `{"n":2}` || tl.up.hitCount() != 2 {

@@ -3,7 +3,6 @@ package reliability
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -128,13 +127,8 @@ func TestIdenticalConcurrentReadsAreCoalesced(t *testing.T) {
 			wg.Go(func() {
 				receipts[i], _ = tl.Run(context.Background(), "get_collection", testHost, func(ctx context.Context) error {
 					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+testHost+"/v1/collections/c", nil)
-					resp, err := tl.HTTPClient().Do(req)
-					if err != nil {
-						return err
-					}
-					defer resp.Body.Close()
-					b, err := io.ReadAll(resp.Body)
-					bodies[i] = string(b)
+					var err error
+					_, bodies[i], err = tl.readThrough(req)
 					return err
 				})
 			})

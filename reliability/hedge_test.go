@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -144,12 +143,7 @@ func TestHedgedSearchSendsTheSameBodyTwice(t *testing.T) {
 	body := `{"collections":["sentinel-2-l2a"],"limit":5}`
 	_, err := tl.Run(context.Background(), "search_items", testHost, func(ctx context.Context) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+testHost+"/search", strings.NewReader(body))
-		resp, err := tl.HTTPClient().Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		_, err = io.ReadAll(resp.Body)
+		_, _, err := tl.readThrough(req)
 		return err
 	})
 	if err != nil {

@@ -144,16 +144,23 @@ func (tl *testLayer) get(tool, path string) (Receipt, int, error) {
 	status := 0
 	rc, err := tl.Run(context.Background(), tool, testHost, func(ctx context.Context) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+testHost+path, nil)
-		resp, err := tl.HTTPClient().Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		status = resp.StatusCode
-		_, err = io.ReadAll(resp.Body)
+		var err error
+		status, _, err = tl.readThrough(req)
 		return err
 	})
 	return rc, status, err
+}
+
+// readThrough sends req through the layer's client and reads the whole
+// body, as a tool does.
+func (tl *testLayer) readThrough(req *http.Request) (status int, body string, err error) {
+	resp, err := tl.HTTPClient().Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
 }
 
 func retriesOf(l *Layer, tool string) float64 {
