@@ -99,7 +99,7 @@ func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr lockedBuffer // written by exec's copying goroutine while we read it
+	var stderr syncBuffer // written by exec's copying goroutine while we read it
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -175,22 +175,4 @@ func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
 	if !strings.Contains(stderr.String(), `"level":"debug"`) {
 		t.Errorf("expected debug logs on stderr (proving logs were produced and kept off stdout), got:\n%s", stderr.String())
 	}
-}
-
-// lockedBuffer is a strings.Builder safe for one writer and one reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

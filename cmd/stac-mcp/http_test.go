@@ -60,7 +60,8 @@ func startHTTPForTest(t *testing.T, env map[string]string, args ...string) *http
 	return s
 }
 
-// syncBuffer is a log sink written by server goroutines and read by tests.
+// syncBuffer is a sink written by other goroutines (server logs, a child
+// process's stderr copied by exec) and read by the test meanwhile.
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
