@@ -82,6 +82,10 @@ type CatalogsOptions struct {
 	// Named are extra catalogs by name (STAC_MCP_CATALOGS), read with
 	// ParseNamedCatalogs so they cannot shadow a preset.
 	Named []Preset
+	// WrapDemo, when set, wraps the demo catalog's in-process handler. cmd
+	// uses it for STAC_MCP_DEMO_FAULT_RATE (server-side fault injection on
+	// real loopback sockets), so this package never imports faultinject.
+	WrapDemo func(http.Handler) http.Handler
 }
 
 // Catalogs resolves catalog references and caches one client per URL. The
@@ -250,7 +254,11 @@ func (c *Catalogs) inProcessLocked(ctx context.Context, ref, name, key string, l
 		// without restarting the server.
 		return nil, fmt.Errorf("catalog %q: loading the static catalog failed: %w", ref, err)
 	}
-	srv, err := startInProcessServer(store.handler)
+	handler := store.handler
+	if key == DemoCatalog && c.opts.WrapDemo != nil {
+		handler = c.opts.WrapDemo(handler)
+	}
+	srv, err := startInProcessServer(handler)
 	if err != nil {
 		return nil, fmt.Errorf("catalog %q: starting the in-process STAC API: %w", ref, err)
 	}

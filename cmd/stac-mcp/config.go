@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,21 +24,23 @@ type setting struct {
 
 // Settings of the server itself.
 var (
-	setCatalog  = setting{"catalog", "STAC_MCP_CATALOG_URL", "REF", "default catalog: URL, preset name, demo, or path to a catalog.json (default earth-search)"}
-	setCeiling  = setting{"max-items-ceiling", "STAC_MCP_MAX_ITEMS_CEILING", "N", "largest max_items a search accepts (default 100)"}
-	setHeaders  = setting{"headers", "STAC_MCP_HEADERS", "HEADERS", `headers sent to the catalog's own origin only (never logged): Name=value pairs separated by ';' or newlines, e.g. "Authorization=Bearer abc;X-Api-Key=k", or a JSON object {"Authorization":"Bearer abc"}`}
-	setCatalogs = setting{"catalogs", "STAC_MCP_CATALOGS", "LIST", "extra catalogs by name, usable wherever a preset name is: name=url pairs separated by ',', ';' or newlines, e.g. internal=https://stac.internal.example/v1"}
-	setHTTPAddr = setting{"addr", "STAC_MCP_HTTP_ADDR", "ADDR", "http: listen address (default " + defaultHTTPAddr + "); a non-loopback address needs STAC_MCP_HTTP_TOKEN"}
-	setLogLevel = setting{"log-level", "STAC_MCP_LOG_LEVEL", "LEVEL", "trace, debug, info, warn or error (default info); logs go to stderr"}
-	setLogFmt   = setting{"log-format", "STAC_MCP_LOG_FORMAT", "FORMAT", "json (default) or console"}
-	setMetrics  = setting{"metrics-addr", "STAC_MCP_METRICS_ADDR", "ADDR", "serve Prometheus /metrics on this address, e.g. 127.0.0.1:9464 (stdio mode; default off)"}
+	setCatalog    = setting{"catalog", "STAC_MCP_CATALOG_URL", "REF", "default catalog: URL, preset name, demo, or path to a catalog.json (default earth-search)"}
+	setCeiling    = setting{"max-items-ceiling", "STAC_MCP_MAX_ITEMS_CEILING", "N", "largest max_items a search accepts (default 100)"}
+	setHeaders    = setting{"headers", "STAC_MCP_HEADERS", "HEADERS", `headers sent to the catalog's own origin only (never logged): Name=value pairs separated by ';' or newlines, e.g. "Authorization=Bearer abc;X-Api-Key=k", or a JSON object {"Authorization":"Bearer abc"}`}
+	setCatalogs   = setting{"catalogs", "STAC_MCP_CATALOGS", "LIST", "extra catalogs by name, usable wherever a preset name is: name=url pairs separated by ',', ';' or newlines, e.g. internal=https://stac.internal.example/v1"}
+	setHTTPAddr   = setting{"addr", "STAC_MCP_HTTP_ADDR", "ADDR", "http: listen address (default " + defaultHTTPAddr + "); a non-loopback address needs STAC_MCP_HTTP_TOKEN"}
+	setLogLevel   = setting{"log-level", "STAC_MCP_LOG_LEVEL", "LEVEL", "trace, debug, info, warn or error (default info); logs go to stderr"}
+	setLogFmt     = setting{"log-format", "STAC_MCP_LOG_FORMAT", "FORMAT", "json (default) or console"}
+	setDemoFaults = setting{"demo-fault-rate", "STAC_MCP_DEMO_FAULT_RATE", "RATE", "demo catalog only: inject transient faults (5xx, resets, 429) into this fraction of upstream attempts, to watch retries happen (0 to 0.9; default off)"}
+	setDemoSeed   = setting{"demo-fault-seed", "STAC_MCP_DEMO_FAULT_SEED", "N", "seed of the demo fault schedule, to replay a run (default: from the clock, logged at startup)"}
+	setMetrics    = setting{"metrics-addr", "STAC_MCP_METRICS_ADDR", "ADDR", "serve Prometheus /metrics on this address, e.g. 127.0.0.1:9464 (stdio mode; default off)"}
 )
 
 // reliabilitySettings are read by reliability.PolicyFromEnv; a flag
 // overrides its variable by being looked up first.
 var reliabilitySettings = []setting{
 	{"tool-timeout-secs", "STAC_MCP_TOOL_TIMEOUT_SECS", "SECS", "deadline of one tool call (default 15)"},
-	{"attempt-timeout-secs", "STAC_MCP_ATTEMPT_TIMEOUT_SECS", "SECS", "deadline of one upstream HTTP attempt (default 5)"},
+	{"attempt-timeout-secs", "STAC_MCP_ATTEMPT_TIMEOUT_SECS", "SECS", "deadline of one upstream HTTP attempt (default 4)"},
 	{"max-attempts", "STAC_MCP_MAX_ATTEMPTS", "N", "attempts per upstream request, first try included (default 3)"},
 	{"backoff-base-secs", "STAC_MCP_BACKOFF_BASE_SECS", "SECS", "base of the full-jitter exponential backoff (default 0.4)"},
 	{"retry-after-cap-secs", "STAC_MCP_RETRY_AFTER_CAP_SECS", "SECS", "longest Retry-After the server waits for inside a call (default 5)"},
@@ -47,7 +50,7 @@ var reliabilitySettings = []setting{
 	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: off (default), on (after the host's p95 latency), or a delay in seconds"},
 }
 
-var serverSettings = []setting{setCatalog, setCatalogs, setCeiling, setHeaders, setLogLevel, setLogFmt, setMetrics, setHTTPAddr}
+var serverSettings = []setting{setCatalog, setCatalogs, setCeiling, setHeaders, setLogLevel, setLogFmt, setMetrics, setHTTPAddr, setDemoFaults, setDemoSeed}
 
 // envHTTPToken is a secret, so it has no flag (command lines are visible
 // to every user of the machine) and is never logged.
@@ -63,6 +66,9 @@ const (
 	defaultMaxItems        = 10
 	defaultMaxItemsCeiling = 100
 	maxItemsCeilingLimit   = 10000
+	// maxDemoFaultRate: above it hardly any call gets through its three
+	// attempts, and the demo would show nothing but give-ups.
+	maxDemoFaultRate = 0.9
 )
 
 // config is the parsed command line and environment.
@@ -79,6 +85,8 @@ type config struct {
 	LogLevel        string
 	LogFormat       string
 	MetricsAddr     string
+	DemoFaultRate   float64
+	DemoFaultSeed   uint64 // 0: chosen from the clock
 	Policy          reliability.Policy
 
 	Text, JSON, Help, Version bool
@@ -162,6 +170,23 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 		return nil, usageError("%v", err)
 	}
 	cfg.MetricsAddr, _, _ = lookup(setMetrics)
+	if v, name, ok := lookup(setDemoFaults); ok {
+		rate, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(rate >= 0 && rate <= maxDemoFaultRate) {
+			return nil, usageError("%s=%q: want a fraction from 0 to %g", name, v, maxDemoFaultRate)
+		}
+		if rate > 0 && cfg.Catalog != tools.DemoCatalog {
+			return nil, usageError("%s is accepted only with --catalog demo (it injects faults into the embedded demo catalog, never into a real one)", name)
+		}
+		cfg.DemoFaultRate = rate
+	}
+	if v, name, ok := lookup(setDemoSeed); ok {
+		seed, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || seed == 0 {
+			return nil, usageError("%s=%q: want a whole number from 1 to %d", name, v, uint64(math.MaxUint64))
+		}
+		cfg.DemoFaultSeed = seed
+	}
 
 	policy, err := reliability.PolicyFromEnv(func(name string) (string, bool) {
 		for _, s := range reliabilitySettings {

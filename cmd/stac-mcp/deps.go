@@ -40,6 +40,7 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 		Headers:    cfg.Headers,
 		Named:      cfg.NamedCatalogs,
 		UserAgent:  "stac-mcp/" + version(),
+		WrapDemo:   demoFaults(cfg.DemoFaultRate, cfg.DemoFaultSeed, &logger),
 	})
 	if err := catalogs.Check(""); err != nil {
 		_ = catalogs.Close()
