@@ -134,19 +134,22 @@ func TestSLONonRetryableFaults(t *testing.T) {
 
 // TestSLOHangFaults: attempts that never answer are cut by the attempt
 // timeout and, when the retry hangs too, by the tool timeout: every call
-// ends by the cap (1.5 s here) plus at most 100 ms.
+// ends near the 1 s cap, never at the 2 s the hangs would last.
 //
-// The 100 ms bound is checked on the receipt's elapsed time, which the
-// layer controls. The client-side time adds the MCP transport and, on a
-// shared 2-core CI machine under -race, scheduling delays; it is logged
-// and only held to a loose bound that still fails if the cap is not
-// enforced at all (hangs here last 2 s, twice the cap).
+// The promise "returns within 100 ms of the cap" is proven exactly, in
+// virtual time, by reliability's TestToolTimeout* tests (testing/synctest).
+// Here the clock is real: 2×sloParallel calls on loopback sockets under
+// -race on a 2-core CI machine that is also running other test binaries,
+// where goroutine wake-ups alone have been seen to take 180 ms. So this
+// end-to-end run holds the layer's elapsed time (the receipt) to cap +
+// 400 ms and the client's to cap + 600 ms: loose against scheduling, still
+// failing outright if the cap were not enforced (a hang runs to 2 s).
 func TestSLOHangFaults(t *testing.T) {
 	t.Parallel()
 	policy := sloTestPolicy()
 	policy.ToolTimeout = time.Second
 	policy.AttemptTimeout = 600 * time.Millisecond
-	const slack, clientSlack = 100 * time.Millisecond, 500 * time.Millisecond
+	const slack, clientSlack = 400 * time.Millisecond, 600 * time.Millisecond
 	plan := faultinject.Plan{Seed: sloSeed, Rate: sloFaultRate, Mix: faultinject.EqualMix(faultinject.KindsOf(faultinject.ClassHang)...),
 		Timing: faultinject.Timing{HeaderDelayBeyond: 2 * time.Second}}
 	runSLOWith(t, plan, policy, 2*sloParallel, func(t *testing.T, s sloSummary, outcomes []callOutcome, _ *faultinject.Journal) {
