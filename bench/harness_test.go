@@ -49,17 +49,25 @@ func newBenchServerWithPolicy(b *testing.B, store *stacserver.Store, limits tool
 	b.Cleanup(func() { _ = catalogs.Close() })
 	deps := &tools.Deps{Layer: layer, Catalogs: catalogs, Limits: limits, Logger: logger}
 
-	serverT, clientT := mcp.NewInMemoryTransports()
-	ss, err := tools.NewServer(deps, "bench").Connect(context.Background(), serverT, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).Connect(context.Background(), clientT, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
+	cs := connectInMemory(b, tools.NewServer(deps, "bench"), "bench")
 	return &benchServer{session: cs, url: ts.URL, direct: ts.Client()}
+}
+
+// connectInMemory connects an MCP client named clientName to server over
+// the SDK's in-memory transport; both are closed when the test ends.
+func connectInMemory(tb testing.TB, server *mcp.Server, clientName string) *mcp.ClientSession {
+	tb.Helper()
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(context.Background(), serverT, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: clientName, Version: "0"}, nil).Connect(context.Background(), clientT, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
+	return cs
 }
 
 // call makes one tool call and fails the benchmark unless it succeeded.

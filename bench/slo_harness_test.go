@@ -107,16 +107,7 @@ func newSLOHarness(tb testing.TB, cfg sloConfig) *sloHarness {
 
 	server := tools.NewServer(deps, "slo")
 	server.AddReceivingMiddleware(correlationFromMeta)
-	serverT, clientT := mcp.NewInMemoryTransports()
-	ss, err := server.Connect(context.Background(), serverT, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "slo", Version: "0"}, nil).Connect(context.Background(), clientT, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
+	cs := connectInMemory(tb, server, "slo")
 	return &sloHarness{injector: injector, layer: layer, catalogs: catalogs, session: cs, catalog: catalog.URL}
 }
 
