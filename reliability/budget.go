@@ -19,9 +19,15 @@ const (
 type retryBudget struct {
 	mu     sync.Mutex
 	tokens int
+	// onChange sees the new token count after every change, under the lock
+	// so that concurrent changes are published in order (the gauge).
+	onChange func(tokens int)
 }
 
-func newRetryBudget() *retryBudget { return &retryBudget{tokens: budgetCapacity} }
+// newRetryBudget starts a full budget; onChange may be nil.
+func newRetryBudget(onChange func(tokens int)) *retryBudget {
+	return &retryBudget{tokens: budgetCapacity, onChange: onChange}
+}
 
 // take spends cost tokens for a retry; false means the budget is spent and
 // the retry must not happen.
@@ -32,6 +38,7 @@ func (b *retryBudget) take(cost int) bool {
 		return false
 	}
 	b.tokens -= cost
+	b.changed()
 	return true
 }
 
@@ -41,6 +48,14 @@ func (b *retryBudget) succeeded(lastRetryCost int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.tokens = min(budgetCapacity, b.tokens+lastRetryCost+budgetSuccessBonus)
+	b.changed()
+}
+
+// changed publishes the token count; the caller holds b.mu.
+func (b *retryBudget) changed() {
+	if b.onChange != nil {
+		b.onChange(b.tokens)
+	}
 }
 
 func (b *retryBudget) available() int {

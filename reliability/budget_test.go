@@ -9,7 +9,7 @@ import (
 )
 
 func TestRetryBudgetArithmetic(t *testing.T) {
-	b := newRetryBudget()
+	b := newRetryBudget(nil)
 	for i := range budgetCapacity / budgetRetryCost {
 		if !b.take(budgetRetryCost) {
 			t.Fatalf("retry %d refused with %d tokens left", i+1, b.available())
@@ -22,7 +22,7 @@ func TestRetryBudgetArithmetic(t *testing.T) {
 	if got := b.available(); got != budgetTimeoutCost+budgetSuccessBonus {
 		t.Errorf("after a success that cost a timeout retry: %d tokens, want %d", got, budgetTimeoutCost+budgetSuccessBonus)
 	}
-	full := newRetryBudget()
+	full := newRetryBudget(nil)
 	full.succeeded(budgetRetryCost)
 	if full.available() != budgetCapacity {
 		t.Errorf("budget grew past capacity: %d", full.available())

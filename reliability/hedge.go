@@ -120,7 +120,6 @@ func (t *hedgeTransport) admitHedge(loop *retryLoop) bool {
 	if !loop.host.budget.take(budgetRetryCost) {
 		return false
 	}
-	l.metrics.budgetTokens.WithLabelValues(loop.host.name).Set(float64(loop.host.budget.available()))
 	loop.hedged++
 	loop.rec.update(func(c *callRecord) { c.retries++; c.hedges++ })
 	l.metrics.retries.WithLabelValues(loop.rec.tool).Inc()

@@ -138,13 +138,16 @@ func (l *Layer) host(name string) *hostState {
 	if h, ok := l.hosts[name]; ok {
 		return h
 	}
-	h := &hostState{name: name, budget: newRetryBudget(), bulkhead: newBulkhead(l.policy.BulkheadMax)}
+	budgetGauge := l.metrics.budgetTokens.WithLabelValues(name)
+	h := &hostState{name: name, bulkhead: newBulkhead(l.policy.BulkheadMax), budget: newRetryBudget(func(tokens int) {
+		budgetGauge.Set(float64(tokens))
+	})}
 	h.breaker = newBreaker(l.now, l.rng, func(state string) {
 		l.metrics.breakerState.WithLabelValues(name).Set(breakerStateValue(state))
 		l.log.Warn().Str("event", "breaker_"+state).Str("host", name).Msg("circuit breaker changed state")
 	})
 	l.metrics.breakerState.WithLabelValues(name).Set(0)
-	l.metrics.budgetTokens.WithLabelValues(name).Set(budgetCapacity)
+	budgetGauge.Set(budgetCapacity)
 	l.hosts[name] = h
 	return h
 }

@@ -103,9 +103,7 @@ func (r *retryLoop) check(ctx context.Context, resp *http.Response, err error) (
 	if r.last.class == classAttemptTimeout {
 		cost = budgetTimeoutCost
 	}
-	ok := r.host.budget.take(cost)
-	l.metrics.budgetTokens.WithLabelValues(r.host.name).Set(float64(r.host.budget.available()))
-	if !ok {
+	if !r.host.budget.take(cost) {
 		r.reason = CodeBudgetExhausted
 		return false, errStop
 	}
@@ -211,7 +209,6 @@ func (r *retryLoop) deny(code string, cause error) *Denial {
 func (r *retryLoop) answered(s *snapshot) {
 	if s.status < 400 {
 		r.host.budget.succeeded(r.lastRetryCost)
-		r.layer.metrics.budgetTokens.WithLabelValues(r.host.name).Set(float64(r.host.budget.available()))
 	}
 	if isForbiddenThrottle(s.status, s.body) {
 		r.rec.update(func(c *callRecord) { c.throttleHit = true })
