@@ -22,15 +22,13 @@ const (
 	completionMaxPages  = 5   // pages of /collections read for the id list
 )
 
-// collectionIDCache holds the default catalog's collection ids.
+// collectionIDCache holds the default catalog's collection ids (one per
+// Deps, so one per process in production).
 type collectionIDCache struct {
 	mu      sync.Mutex
 	ids     []string
 	fetched time.Time
 }
-
-// completionCaches keeps one cache per Deps (one per process in production).
-var completionCaches sync.Map // *Deps → *collectionIDCache
 
 // completionHandler answers completion/complete for collection-id
 // arguments; any other argument gets an empty answer (not an error, so a
@@ -78,8 +76,7 @@ func completesCollection(ref *mcp.CompleteReference, arg string) bool {
 // collectionIDs returns the default catalog's collection ids, sorted,
 // from the cache when it is fresh.
 func collectionIDs(ctx context.Context, d *Deps) ([]string, error) {
-	v, _ := completionCaches.LoadOrStore(d, &collectionIDCache{})
-	cache := v.(*collectionIDCache)
+	cache := &d.collectionIDs
 	cache.mu.Lock()
 	defer cache.mu.Unlock() // one fetch at a time; others wait for its answer
 	if cache.ids != nil && time.Since(cache.fetched) < completionCacheTTL {

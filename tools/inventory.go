@@ -43,6 +43,10 @@ type Deps struct {
 	Catalogs *Catalogs
 	Limits   Limits
 	Logger   zerolog.Logger
+
+	// Per-process state the tools build lazily; the zero value is ready.
+	signing       signingState      // the Planetary Computer Signer (ConfigureSigning sets its options)
+	collectionIDs collectionIDCache // collection-id completions
 }
 
 // Limits shape outputs for a model's context.

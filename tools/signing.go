@@ -30,7 +30,8 @@ type SigningOptions struct {
 	IsPlanetaryComputer func(catalogURL string) bool
 }
 
-// signingState is the lazily built Signer of one Deps.
+// signingState is the lazily built Signer of one Deps: one Signer (one
+// token cache) per process in production, where there is one Deps.
 type signingState struct {
 	opts SigningOptions
 
@@ -39,20 +40,10 @@ type signingState struct {
 	err    error
 }
 
-// signingStates keeps one state per Deps: one Signer (one token cache) per
-// process in production, where there is one Deps. Deps is tools-core's
-// struct, so the signer lives beside it rather than in it.
-var signingStates sync.Map // *Deps → *signingState
-
 // ConfigureSigning sets d's signing options. Call it before the server
 // serves its first call; later calls do not replace a Signer already built.
 func ConfigureSigning(d *Deps, opts SigningOptions) {
-	signingStates.Store(d, &signingState{opts: opts})
-}
-
-func signingFor(d *Deps) *signingState {
-	v, _ := signingStates.LoadOrStore(d, &signingState{})
-	return v.(*signingState)
+	d.signing.opts = opts
 }
 
 // isPlanetaryComputer reports whether cat is Planetary Computer.
@@ -90,7 +81,7 @@ type assetSigning struct {
 // newAssetSigning checks sign_assets against the catalog: refused, with
 // the reason, anywhere but Planetary Computer.
 func newAssetSigning(tool string, c *Call, requested bool) (*assetSigning, error) {
-	st := signingFor(c.Deps)
+	st := &c.Deps.signing
 	a := &assetSigning{requested: requested, pc: st.isPlanetaryComputer(c.Catalog), failed: map[string]bool{}}
 	if !requested {
 		return a, nil
