@@ -55,9 +55,11 @@ type Options struct {
 	// DisablePOSTSearch answers POST /search with 405; the landing page's
 	// search link then lists only GET.
 	DisablePOSTSearch bool
-	// ConformsTo replaces the advertised classes; nil means DefaultConformance
-	// (minus the classes of disabled features). Collection search parameters
-	// are honoured only when a collection-search class is advertised.
+	// ConformsTo replaces the advertised classes; nil means DefaultConformance.
+	// Either way the classes of endpoints turned off below are left out, so
+	// a test need not repeat a Disable* option in its override. Collection
+	// search parameters are honoured only when a collection-search class is
+	// advertised.
 	ConformsTo         []string
 	DisableFeatures    bool // no /collections/{id}/items endpoints (404)
 	DisableAggregation bool // no /aggregate, /aggregations

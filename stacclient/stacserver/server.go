@@ -171,17 +171,28 @@ func (s *Server) advertises(suffix string) bool {
 	return false
 }
 
+// conformance is what the server advertises: the ConformsTo override or
+// DefaultConformance, minus the classes of every endpoint a Disable* option
+// turned off, so the declaration never contradicts the routes.
 func (s *Server) conformance() []string {
-	if s.opts.ConformsTo != nil {
-		return s.opts.ConformsTo
+	declared := s.opts.ConformsTo
+	if declared == nil {
+		declared = DefaultConformance()
 	}
-	var out []string
-	for _, c := range DefaultConformance() {
-		if (s.opts.DisableFeatures && strings.HasSuffix(c, "/ogcapi-features")) ||
-			(s.opts.DisableAggregation && strings.HasSuffix(c, "/aggregation")) {
-			continue
+	out := make([]string, 0, len(declared))
+	for _, c := range declared {
+		if !s.classDisabled(c) {
+			out = append(out, c)
 		}
-		out = append(out, c)
 	}
 	return out
+}
+
+// classDisabled reports whether class c promises an endpoint this server's
+// options turned off: OGC API Features part 1 (and STAC's ogcapi-features)
+// promises /collections/{id}/items, aggregation promises /aggregate.
+func (s *Server) classDisabled(c string) bool {
+	features := strings.HasSuffix(c, "/ogcapi-features") || strings.Contains(c, "/ogcapi-features-1/")
+	aggregation := strings.HasSuffix(c, "/aggregation")
+	return (s.opts.DisableFeatures && features) || (s.opts.DisableAggregation && aggregation)
 }

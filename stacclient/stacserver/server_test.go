@@ -2,6 +2,7 @@ package stacserver
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -97,9 +98,13 @@ func TestDisabledFeaturesVanishFromLinksAndConformance(t *testing.T) {
 		}
 	}
 	for _, c := range r.body["conformsTo"].([]any) {
-		if s := c.(string); strings.HasSuffix(s, "/ogcapi-features") || strings.HasSuffix(s, "/aggregation") {
+		if s := c.(string); strings.HasSuffix(s, "/ogcapi-features") || strings.Contains(s, "/ogcapi-features-1/") ||
+			strings.HasSuffix(s, "/aggregation") {
 			t.Errorf("conformsTo still advertises %s", s)
 		}
+	}
+	if c := ts.get(t, "/conformance"); !slices.Equal(conformsTo(t, c.body["conformsTo"]), conformsTo(t, r.body["conformsTo"])) {
+		t.Errorf("/conformance %v differs from the landing page's conformsTo %v", c.body["conformsTo"], r.body["conformsTo"])
 	}
 	for _, path := range []string{"/collections/sentinel/items", "/collections/sentinel/items/s-01",
 		"/queryables", "/collections/sentinel/queryables", "/aggregate", "/aggregations"} {
@@ -112,6 +117,19 @@ func TestDisabledFeaturesVanishFromLinksAndConformance(t *testing.T) {
 	post := ts.post(t, "/search", map[string]any{})
 	wantStatus(t, post, http.StatusMethodNotAllowed)
 	wantStatus(t, ts.get(t, "/search"), http.StatusOK)
+}
+
+func TestDisableOptionsAlsoFilterAConformanceOverride(t *testing.T) {
+	kept := "https://api.stacspec.org/v1.0.0/item-search"
+	override := []string{kept,
+		"https://api.stacspec.org/v1.0.0/ogcapi-features",
+		"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
+		"https://api.stacspec.org/v0.3.0/aggregation"}
+	ts := startServer(t, Options{ConformsTo: override, DisableFeatures: true, DisableAggregation: true})
+	got := conformsTo(t, ts.get(t, "/conformance").body["conformsTo"])
+	if !slices.Equal(got, []string{kept}) {
+		t.Errorf("conformsTo = %v, want only %s: the override's features and aggregation classes name disabled endpoints", got, kept)
+	}
 }
 
 func TestCollectionsPaging(t *testing.T) {
@@ -290,4 +308,14 @@ func TestRequestCountsAndHook(t *testing.T) {
 	if len(hooked) != 4 || hooked[2] != "POST /search" {
 		t.Errorf("hook saw %v", hooked)
 	}
+}
+
+// conformsTo reads a conformsTo array from a decoded response body.
+func conformsTo(t testing.TB, v any) []string {
+	t.Helper()
+	list, err := stringList(v)
+	if err != nil {
+		t.Fatalf("conformsTo %v: %v", v, err)
+	}
+	return list
 }
