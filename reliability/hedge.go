@@ -121,10 +121,8 @@ func (t *hedgeTransport) admitHedge(loop *retryLoop) bool {
 		return false
 	}
 	loop.hedged++
-	loop.rec.update(func(c *callRecord) { c.retries++; c.hedges++ })
-	l.metrics.retries.WithLabelValues(loop.rec.tool).Inc()
+	loop.countRetry(func(c *callRecord) { c.hedges++ })
 	l.metrics.hedges.WithLabelValues(loop.rec.tool).Inc()
-	loop.host.counts.add(l.now(), evRetry)
 	l.log.Info().Str("event", eventHedgeAttempt).Str("correlation_id", loop.rec.correlationID).Str("tool_name", loop.rec.tool).
 		Int("attempt", loop.attempt+1+loop.hedged).Str("host", loop.host.name).Str("url_path", loop.path).
 		Msg("hedging a slow upstream read with a second attempt")

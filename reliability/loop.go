@@ -45,12 +45,20 @@ func (r *retryLoop) beforeAttempt(_ retryablehttp.Logger, _ *http.Request, n int
 		return
 	}
 	l := r.layer
-	r.rec.update(func(c *callRecord) { c.retries++; c.lastWait = r.wait })
-	l.metrics.retries.WithLabelValues(r.rec.tool).Inc()
-	r.host.counts.add(l.now(), evRetry)
+	r.countRetry(func(c *callRecord) { c.lastWait = r.wait })
 	l.log.Info().Str("event", eventRetryAttempt).Str("correlation_id", r.rec.correlationID).Str("tool_name", r.rec.tool).
 		Int("attempt", n+1).Int64("wait_ms", r.wait.Milliseconds()).Str("error_class", r.last.class).
 		Int("status", r.lastStatus).Str("host", r.host.name).Str("url_path", r.path).Msg("retrying upstream request")
+}
+
+// countRetry counts one attempt after the first of this request, in the
+// receipt, the retries metric and the host's health window, whether the loop
+// sent it after a backoff or the hedge transport beside a slow attempt.
+// note adds what only the caller knows to the call record.
+func (r *retryLoop) countRetry(note func(c *callRecord)) {
+	r.rec.update(func(c *callRecord) { c.retries++; note(c) })
+	r.layer.metrics.retries.WithLabelValues(r.rec.tool).Inc()
+	r.host.counts.add(r.layer.now(), evRetry)
 }
 
 // check is the CheckRetry policy. It runs once per attempt (we set no
