@@ -1,13 +1,10 @@
 package reliability
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"html"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Denial codes.
@@ -109,62 +106,6 @@ func isForbiddenThrottle(status int, body []byte) bool {
 		Message string `json:"message"`
 	}
 	return json.Unmarshal(body, &v) == nil && strings.EqualFold(strings.TrimSpace(v.Message), "forbidden")
-}
-
-const maxMessageRunes = 300
-
-// upstreamMessage trims an error body to the message a human would read:
-// the description, detail, message, title or error field of a JSON object,
-// or the text itself, whitespace collapsed and cut to 300 characters with a
-// visible ellipsis.
-func upstreamMessage(body []byte) string {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return ""
-	}
-	var obj map[string]any
-	if body[0] == '{' && json.Unmarshal(body, &obj) == nil {
-		for _, key := range []string{"description", "detail", "message", "title", "error"} {
-			if s, ok := obj[key].(string); ok && strings.TrimSpace(s) != "" {
-				return trimMessage(s)
-			}
-		}
-	}
-	if !utf8.Valid(body) {
-		return fmt.Sprintf("(%d bytes of non-text body)", len(body))
-	}
-	if body[0] == '<' {
-		return trimMessage(htmlText(string(body)))
-	}
-	return trimMessage(string(body))
-}
-
-// htmlText drops the tags and doctype of an HTML error page and decodes its
-// entities, leaving the sentence a person would read.
-func htmlText(s string) string {
-	var b strings.Builder
-	inTag := false
-	for _, r := range s {
-		switch {
-		case r == '<':
-			inTag = true
-			b.WriteByte(' ')
-		case r == '>':
-			inTag = false
-		case !inTag:
-			b.WriteRune(r)
-		}
-	}
-	return html.UnescapeString(b.String())
-}
-
-func trimMessage(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= maxMessageRunes {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:maxMessageRunes]) + "…"
 }
 
 func formatBytes(n int64) string {

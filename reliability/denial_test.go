@@ -82,11 +82,11 @@ func TestUpstreamMessage(t *testing.T) {
 		"\xff\xfe": "(2 bytes of non-text body)",
 	}
 	for body, want := range cases {
-		if got := upstreamMessage([]byte(body)); got != want {
-			t.Errorf("upstreamMessage(%q) = %q, want %q", body, got, want)
+		if got := UpstreamMessage([]byte(body)); got != want {
+			t.Errorf("UpstreamMessage(%q) = %q, want %q", body, got, want)
 		}
 	}
-	if got := upstreamMessage([]byte(long)); len([]rune(got)) != maxMessageRunes+1 || !strings.HasSuffix(got, "…") {
+	if got := UpstreamMessage([]byte(long)); len([]rune(got)) != MaxMessageRunes+1 || !strings.HasSuffix(got, "…") {
 		t.Errorf("long message not trimmed visibly: %d runes", len([]rune(got)))
 	}
 }
@@ -96,14 +96,14 @@ func TestUpstreamMessageOfRealErrorBodies(t *testing.T) {
 	for file, want := range map[string]string{
 		"earth-search-404.json": "Not Found",
 		"radiant-401.json":      "Must provide API key or Bearer token to access this route.",
-		"radiant-401.html": "401 Unauthorized Unauthorized The server could not verify that you are authorized to access the URL requested. " +
+		"radiant-401.html": "Unauthorized: The server could not verify that you are authorized to access the URL requested. " +
 			"You either supplied the wrong credentials (e.g. a bad password), or your browser doesn't understand how to supply the credentials required.",
 	} {
 		body, err := os.ReadFile(filepath.Join("testdata", "real-errors", file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := upstreamMessage(body); got != want {
+		if got := UpstreamMessage(body); got != want {
 			t.Errorf("%s: message %q, want %q", file, got, want)
 		}
 	}

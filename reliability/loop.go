@@ -140,7 +140,7 @@ func (r *retryLoop) observe(resp *http.Response, err error) {
 		r.lastStatus = resp.StatusCode
 		r.lastMessage = ""
 		if b, ok := resp.Body.(*bufferedBody); ok && resp.StatusCode >= 400 {
-			r.lastMessage = upstreamMessage(b.data)
+			r.lastMessage = UpstreamMessage(b.data)
 		}
 		r.retryAfter, r.hasRetryAfter = retryAfterFrom(resp, r.layer.now())
 	}

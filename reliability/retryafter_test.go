@@ -16,6 +16,8 @@ func TestParseRetryAfter(t *testing.T) {
 		ok    bool
 	}{
 		{"2", 2 * time.Second, true},
+		{"7", 7 * time.Second, true},
+		{"99999999999", time.Duration(1<<63 - 1).Truncate(time.Second), true}, // huge: clamped, no overflow
 		{" 0 ", 0, true},
 		{"3600", time.Hour, true},
 		{now.Add(3 * time.Second).Format(http.TimeFormat), 3 * time.Second, true},
@@ -28,7 +30,7 @@ func TestParseRetryAfter(t *testing.T) {
 		{"1.5", 0, false},
 	}
 	for _, c := range cases {
-		got, ok := parseRetryAfter(c.value, now)
+		got, ok := ParseRetryAfter(c.value, now)
 		if got != c.want || ok != c.ok {
 			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", c.value, got, ok, c.want, c.ok)
 		}

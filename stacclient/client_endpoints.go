@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // item fetches /collections/{c}/items/{id} when the catalog has the
@@ -81,7 +83,7 @@ func (c *Client) itemBySearch(ctx context.Context, collectionID, itemID string, 
 	if featuresErr != nil {
 		msg += "; the items endpoint answered: " + featuresErr.Error()
 	}
-	return nil, &Error{Kind: KindNotFound, Status: http.StatusNotFound, Method: http.MethodGet, URL: r.URL, Message: trimMessage(msg)}
+	return nil, &Error{Kind: KindNotFound, Status: http.StatusNotFound, Method: http.MethodGet, URL: r.URL, Message: reliability.TrimMessage(msg)}
 }
 
 // queryables fetches the global or per-collection queryables (a JSON Schema,
@@ -205,7 +207,7 @@ func (c *Client) fetchAggregation(ctx context.Context, r Request) (*AggregationR
 		var se *Error
 		if errors.As(err, &se) && se.Kind == KindNotFound {
 			se.Kind = KindUnsupported
-			se.Message = trimMessage("the catalog has no such aggregation endpoint (404): " + se.Message)
+			se.Message = reliability.TrimMessage("the catalog has no such aggregation endpoint (404): " + se.Message)
 		}
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // fetchedBody is a successful (2xx) response, read in full under the size cap.
@@ -159,7 +161,7 @@ func transportMessage(err error) string {
 	case errors.Is(err, context.Canceled):
 		return "the request was cancelled"
 	}
-	return trimMessage(err.Error())
+	return reliability.TrimMessage(err.Error())
 }
 
 // checkRedirect removes catalog-only headers when a redirect leaves the
@@ -205,7 +207,7 @@ func (c *Client) getJSON(ctx context.Context, r Request, accept string, dst any,
 	}
 	if err := decodeBody(fb.body, dst); err != nil {
 		return fb, &Error{Kind: KindInvalidSTAC, Status: fb.status, Method: methodOrGet(r.Method), URL: r.URL,
-			Message: fmt.Sprintf("expected a STAC %s as JSON, got: %s", what, trimMessage(bodyPreview(fb.body))), Err: err}
+			Message: fmt.Sprintf("expected a STAC %s as JSON, got: %s", what, reliability.TrimMessage(bodyPreview(fb.body))), Err: err}
 	}
 	if validate != nil {
 		if problem := validate(); problem != "" {

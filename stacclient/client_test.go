@@ -215,36 +215,6 @@ func TestStatusesBecomeTypedErrors(t *testing.T) {
 	}
 }
 
-func TestUpstreamMessageIsTrimmed(t *testing.T) {
-	msg := upstreamMessage([]byte(`{"description":"` + strings.Repeat("word ", 200) + `"}`))
-	if n := len([]rune(msg)); n > maxUpstreamMessage+1 || !strings.HasSuffix(msg, "…") {
-		t.Errorf("message of %d chars, want at most %d ending in …", n, maxUpstreamMessage)
-	}
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	cases := []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"7", 7 * time.Second, true},
-		{"0", 0, true},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
-		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
-		{"-3", 0, false},
-		{"soon", 0, false},
-		{"", 0, false},
-	}
-	for _, tc := range cases {
-		got, ok := parseRetryAfter(tc.in, now)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestTransportAndContextErrors(t *testing.T) {
 	hang := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // Tests against recordings of real catalogs, replayed offline
@@ -376,10 +378,10 @@ func TestReplayRadiantUnauthorized(t *testing.T) {
 				if err := json.Unmarshal(rs.fixture("0003-GET-mlhub-v1-search-4e10d0.json").Body, &body); err != nil {
 					t.Fatal(err)
 				}
-				want = trimMessage(body.Detail)
+				want = reliability.TrimMessage(body.Detail)
 			}
-			if !strings.Contains(se.Message, want) || strings.ContainsAny(se.Message, "<>") || len([]rune(se.Message)) > maxUpstreamMessage+1 {
-				t.Errorf("message = %q, want it to contain %q, without markup, at most %d chars", se.Message, want, maxUpstreamMessage)
+			if !strings.Contains(se.Message, want) || strings.ContainsAny(se.Message, "<>") || len([]rune(se.Message)) > reliability.MaxMessageRunes+1 {
+				t.Errorf("message = %q, want it to contain %q, without markup, at most %d chars", se.Message, want, reliability.MaxMessageRunes)
 			}
 		})
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // The pager is the one pagination engine behind item search and the
@@ -234,7 +236,7 @@ func nextRequest(link *Link, current Request, pageURL *url.URL) (*Request, error
 	href, err := resolveHref(pageURL, link.Href)
 	if err != nil || strings.TrimSpace(link.Href) == "" {
 		return nil, &Error{Kind: KindInvalidSTAC, Method: current.Method, URL: current.URL,
-			Message: fmt.Sprintf("the next link href %q is not a valid URL; the results may continue but cannot be reached", trimMessage(link.Href))}
+			Message: fmt.Sprintf("the next link href %q is not a valid URL; the results may continue but cannot be reached", reliability.TrimMessage(link.Href))}
 	}
 	if len(href) > maxNextURLLength {
 		return nil, &Error{Kind: KindInvalidSTAC, Method: current.Method, URL: current.URL,
@@ -249,7 +251,7 @@ func nextRequest(link *Link, current Request, pageURL *url.URL) (*Request, error
 		merged, err := overlayJSON(current.Body, link.Body)
 		if err != nil {
 			return nil, &Error{Kind: KindInvalidSTAC, Method: current.Method, URL: current.URL,
-				Message: "the next link asks to merge a body that is not a JSON object: " + trimMessage(string(link.Body))}
+				Message: "the next link asks to merge a body that is not a JSON object: " + reliability.TrimMessage(string(link.Body))}
 		}
 		r.Body = merged
 	case len(link.Body) > 0 && string(link.Body) != "null":
