@@ -17,8 +17,16 @@ type Injector struct {
 	journal  Journal
 
 	mu       sync.Mutex
-	attempts map[Key]int // per (tool, invocation), Attempt left 0
+	attempts map[Key]callAttempts // per (tool, invocation), Attempt left 0
 	unkeyed  int
+	decided  uint64 // attempts decided since New or Reset
+}
+
+// callAttempts counts one call's attempts and remembers when its latest
+// was decided, so a limited injector can forget calls that went quiet.
+type callAttempts struct {
+	count  int
+	latest uint64 // the value of Injector.decided at that attempt
 }
 
 // Option configures an Injector.
@@ -35,13 +43,23 @@ func WithClock(now func() time.Time) Option {
 	return func(in *Injector) { in.now = now }
 }
 
+// WithJournalLimit keeps only the newest n records in the Journal (n <= 0
+// keeps everything, the default), for an injector in front of a server that
+// runs for days. The attempt counter of a call is forgotten together with
+// its last record, so a call that retries after more than n other attempts
+// starts again at attempt 1. Records, Counts, Faults and Attempts then
+// describe only the records held.
+func WithJournalLimit(n int) Option {
+	return func(in *Injector) { in.journal.limit = max(n, 0) }
+}
+
 // New validates the plan and builds an Injector.
 func New(p Plan, opts ...Option) (*Injector, error) {
 	s, err := p.compile()
 	if err != nil {
 		return nil, err
 	}
-	in := &Injector{schedule: s, keyFunc: DefaultKeyFunc, now: time.Now, attempts: make(map[Key]int)}
+	in := &Injector{schedule: s, keyFunc: DefaultKeyFunc, now: time.Now, attempts: make(map[Key]callAttempts)}
 	for _, o := range opts {
 		o(in)
 	}
@@ -58,8 +76,9 @@ func (in *Injector) Decide(k Key) Kind { return in.schedule.decide(k) }
 // the same requests repeats the same faults.
 func (in *Injector) Reset() {
 	in.mu.Lock()
-	in.attempts = make(map[Key]int)
+	in.attempts = make(map[Key]callAttempts)
 	in.unkeyed = 0
+	in.decided = 0
 	in.mu.Unlock()
 	in.journal.Reset()
 }
@@ -76,11 +95,15 @@ func (in *Injector) decide(r *http.Request) Record {
 		in.unkeyed++
 		k = Key{Invocation: "unkeyed-" + strconv.Itoa(in.unkeyed)}
 	}
+	in.decided++
 	if k.Attempt <= 0 {
 		call := Key{Tool: k.Tool, Invocation: k.Invocation}
-		in.attempts[call]++
-		k.Attempt = in.attempts[call]
+		c := in.attempts[call]
+		c = callAttempts{count: c.count + 1, latest: in.decided}
+		in.attempts[call] = c
+		k.Attempt = c.count
 	}
+	in.forgetQuietCalls()
 	in.mu.Unlock()
 	rec := Record{
 		Key:    k,
@@ -92,4 +115,21 @@ func (in *Injector) decide(r *http.Request) Record {
 	}
 	in.journal.add(rec)
 	return rec
+}
+
+// forgetQuietCalls drops, under a journal limit, the counters of calls
+// whose latest attempt is older than the newest limit attempts, i.e. whose
+// records have all left the journal. It sweeps only when the map has grown
+// to twice the limit, so the cost per attempt stays O(1) amortised. The
+// caller holds in.mu.
+func (in *Injector) forgetQuietCalls() {
+	limit := in.journal.limit
+	if limit == 0 || len(in.attempts) < 2*limit {
+		return
+	}
+	for call, c := range in.attempts {
+		if in.decided-c.latest >= uint64(limit) {
+			delete(in.attempts, call)
+		}
+	}
 }

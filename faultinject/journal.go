@@ -17,26 +17,43 @@ type Record struct {
 	Time   time.Time
 }
 
-// Journal is the goroutine-safe log of every attempt an Injector decided.
-// It keeps every record until Reset: size it to the run, not to a server
-// left running for days.
+// Journal is the goroutine-safe log of the attempts an Injector decided.
+// By default it keeps every record until Reset, which suits a test run;
+// a long-running server should build its Injector WithJournalLimit, so the
+// journal keeps only the newest records.
 type Journal struct {
 	mu      sync.Mutex
+	limit   int // 0: keep everything
 	records []Record
 }
 
+// add appends r. A limited journal lets the slice grow to twice its limit
+// before dropping the oldest records in one copy, so adding stays O(1)
+// amortised; held hides the surplus meanwhile.
 func (j *Journal) add(r Record) {
 	j.mu.Lock()
 	j.records = append(j.records, r)
+	if j.limit > 0 && len(j.records) >= 2*j.limit {
+		j.records = slices.Clone(j.held())
+	}
 	j.mu.Unlock()
 }
 
-// Records returns every attempt, sorted by tool, invocation, attempt (then
+// held is the records the journal reports: all of them, or the newest
+// limit. The caller holds j.mu.
+func (j *Journal) held() []Record {
+	if j.limit > 0 && len(j.records) > j.limit {
+		return j.records[len(j.records)-j.limit:]
+	}
+	return j.records
+}
+
+// Records returns every attempt held (see WithJournalLimit), sorted by tool, invocation, attempt (then
 // method and path), so two runs of one plan compare equal whatever order
 // their requests arrived in.
 func (j *Journal) Records() []Record {
 	j.mu.Lock()
-	out := slices.Clone(j.records)
+	out := slices.Clone(j.held())
 	j.mu.Unlock()
 	slices.SortStableFunc(out, compareRecords)
 	return out
@@ -47,23 +64,24 @@ func (j *Journal) Faults() []Record {
 	return slices.DeleteFunc(j.Records(), func(r Record) bool { return r.Kind == None })
 }
 
-// Counts returns how many attempts got each kind; None counts the attempts
+// Counts returns how many attempts held got each kind; None counts the attempts
 // that passed through.
 func (j *Journal) Counts() map[Kind]int {
 	counts := make(map[Kind]int)
 	j.mu.Lock()
-	for _, r := range j.records {
+	for _, r := range j.held() {
 		counts[r.Kind]++
 	}
 	j.mu.Unlock()
 	return counts
 }
 
-// Attempts returns how many requests one tool call made.
+// Attempts returns how many requests of one tool call the journal holds:
+// all it made, unless a journal limit dropped the oldest.
 func (j *Journal) Attempts(tool, invocation string) int {
 	n := 0
 	j.mu.Lock()
-	for _, r := range j.records {
+	for _, r := range j.held() {
 		if r.Tool == tool && r.Invocation == invocation {
 			n++
 		}
