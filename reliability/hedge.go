@@ -1,9 +1,9 @@
 package reliability
 
 import (
-	"bytes"
 	"context"
-	"io"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -48,15 +48,16 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if loop == nil || loop.maxAttempts < 2 {
 		return t.timed(loop, req) // not a retried read: nothing to hedge
 	}
-	body, err := drainRequestBody(req)
-	if err != nil {
-		return nil, err
+	if req.Body != nil {
+		// Each attempt gets a fresh body from req.GetBody, which
+		// go-retryablehttp sets to replay the bytes the layer already holds.
+		req.Body.Close()
 	}
 	ctx := req.Context()
 	results := make(chan attemptResult, 2)
 	primaryCtx, cancelPrimary := context.WithCancel(ctx)
 	defer cancelPrimary()
-	go t.launch(primaryCtx, loop, req, body, false, results)
+	go t.launch(primaryCtx, loop, req, false, results)
 
 	var hedgeTimer <-chan time.Time
 	if delay, ok := t.layer.hedgeDelay(loop.host); ok {
@@ -75,7 +76,7 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	hedgeCtx, cancelHedge := context.WithCancel(ctx)
 	defer cancelHedge()
-	go t.launch(hedgeCtx, loop, req, body, true, results)
+	go t.launch(hedgeCtx, loop, req, true, results)
 
 	first := <-results
 	if answered(first) {
@@ -130,12 +131,19 @@ func (t *hedgeTransport) admitHedge(loop *retryLoop) bool {
 }
 
 // launch sends one attempt with its own copy of the request body.
-func (t *hedgeTransport) launch(ctx context.Context, loop *retryLoop, req *http.Request, body []byte, hedge bool, out chan<- attemptResult) {
+func (t *hedgeTransport) launch(ctx context.Context, loop *retryLoop, req *http.Request, hedge bool, out chan<- attemptResult) {
 	attempt := req.Clone(ctx)
-	if body != nil {
-		attempt.Body = io.NopCloser(bytes.NewReader(body))
-		attempt.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		attempt.ContentLength = int64(len(body))
+	if req.Body != nil && req.Body != http.NoBody {
+		if req.GetBody == nil { // not reached: go-retryablehttp always sets it
+			out <- attemptResult{err: errors.New("hedged attempt: the request body cannot be replayed (no GetBody)"), hedge: hedge}
+			return
+		}
+		body, err := req.GetBody()
+		if err != nil {
+			out <- attemptResult{err: fmt.Errorf("replaying the request body for a hedged attempt: %w", err), hedge: hedge}
+			return
+		}
+		attempt.Body = body
 	}
 	resp, err := t.timed(loop, attempt)
 	out <- attemptResult{resp: resp, err: err, hedge: hedge}
