@@ -146,9 +146,6 @@ func (c *responseCache) get(key string, now time.Time) (*snapshot, bool) {
 	return e.snap, true
 }
 
-// put stores a 2xx snapshot for the cache's TTL.
-func (c *responseCache) put(key string, s *snapshot, now time.Time) { c.putFor(key, s, now, c.ttl) }
-
 // putFor stores a 2xx snapshot for ttl (0: not stored; see storeTTL). An
 // entry larger than a quarter of the cache is not stored, so one huge page
 // cannot flush everything else.

@@ -48,9 +48,7 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.cache.enabled() {
-			l.cache.putFor(key, snap, l.now(), storeTTL(l.policy.CacheTTL, req, snap.header))
-		}
+		l.remember(key, req, snap)
 		return snap.response(req), nil
 	}
 	if l.cache.enabled() {
@@ -67,8 +65,8 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ch := l.flight.DoChan(key, func() (any, error) {
 		led = true
 		snap, err := l.execute(ctx, rec, req, body)
-		if err == nil && l.cache.enabled() {
-			l.cache.putFor(key, snap, l.now(), storeTTL(l.policy.CacheTTL, req, snap.header))
+		if err == nil {
+			l.remember(key, req, snap)
 		}
 		return snap, err
 	})
@@ -95,6 +93,14 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A follower whose own deadline ends first stops waiting; the leader
 		// carries on under its own deadline.
 		return nil, ctx.Err()
+	}
+}
+
+// remember stores a read's answer for as long as the policy and both sides'
+// Cache-Control allow (storeTTL); the cache itself keeps only 2xx answers.
+func (l *Layer) remember(key string, req *http.Request, snap *snapshot) {
+	if l.cache.enabled() {
+		l.cache.putFor(key, snap, l.now(), storeTTL(l.policy.CacheTTL, req, snap.header))
 	}
 }
 
