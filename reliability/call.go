@@ -223,7 +223,7 @@ func (l *Layer) toolTimeout(rec *callRecord, cause error) *Denial {
 		Msg("tool call stopped at its deadline")
 	return &Denial{
 		Code: CodeTimeout, Host: rec.host, ErrorClass: class, Attempts: rc.Attempts, ElapsedMS: rc.ElapsedMS,
-		LastStatus: status, LastMessage: msg, Next: nextStep(CodeTimeout, l.policy, time.Time{}, l.now()), Err: cause,
+		LastStatus: status, LastMessage: msg, Next: nextStep(CodeTimeout, l.policy, time.Time{}, l.now(), false), Err: cause,
 	}
 }
 

@@ -69,11 +69,19 @@ func (d *Denial) Error() string {
 
 func (d *Denial) Unwrap() error { return d.Err }
 
-// nextStep is the advice for the model, by code.
-func nextStep(code string, p Policy, retryAt, now time.Time) string {
+// nextStep is the advice for the model, by code. noAnswer is true when the
+// last attempt got no HTTP answer at all (refused, reset, DNS, TLS): then
+// the catalog may not be there, not merely overloaded.
+func nextStep(code string, p Policy, retryAt, now time.Time, noAnswer bool) string {
 	wait := ""
-	if !retryAt.IsZero() {
-		wait = fmt.Sprintf(" (about %s from now, at %s)", retryAt.Sub(now).Round(100*time.Millisecond), retryAt.UTC().Format(time.RFC3339))
+	if d := retryAt.Sub(now).Round(100 * time.Millisecond); !retryAt.IsZero() && d > 0 {
+		wait = fmt.Sprintf(" (about %s from now, at %s)", d, retryAt.UTC().Format(time.RFC3339))
+	}
+	switch {
+	case code == CodeRetryExhausted && noAnswer:
+		return "No HTTP answer came back: check catalog_url (a reachable STAC API root) and the network, then call the tool again" + wait + "."
+	case code == CodeNotRetryable && noAnswer:
+		return "No HTTP answer came back: check catalog_url (a reachable STAC API root, with the right scheme and certificate) and the network."
 	}
 	switch code {
 	case CodeRetryExhausted:

@@ -200,7 +200,7 @@ func (r *retryLoop) deny(code string, cause error) *Denial {
 	if code == CodeCircuitOpen && r.last.class == classCircuitOpen {
 		d.Attempts = r.attempt + r.hedged // the refused attempt was never sent
 	}
-	d.Next = nextStep(code, l.policy, d.RetryAt, now)
+	d.Next = nextStep(code, l.policy, d.RetryAt, now, d.LastStatus == 0 && d.Err != nil)
 	r.rec.update(func(c *callRecord) { c.denial = d })
 	if code != CodeTimeout {
 		r.host.counts.add(now, evGiveUp)

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,6 +87,11 @@ func TestConnectionRefusedIsRetriedAtOnce(t *testing.T) {
 	if d.ElapsedMS > 2000 {
 		t.Errorf("refused connections took %d ms, want immediate retries", d.ElapsedMS)
 	}
+	// No HTTP answer at all: the advice is to check the address, not to
+	// wait for an overloaded catalog.
+	if !strings.Contains(d.Next, "No HTTP answer came back: check catalog_url") || strings.Contains(d.Next, "overloaded") {
+		t.Errorf("advice %q, want it to point at catalog_url and the network", d.Next)
+	}
 }
 
 func TestTLSFailureIsNotRetried(t *testing.T) {
@@ -101,6 +107,9 @@ func TestTLSFailureIsNotRetried(t *testing.T) {
 	var d *Denial
 	if !errors.As(err, &d) || d.Code != CodeNotRetryable || d.ErrorClass != classTLS {
 		t.Fatalf("error %v, want not_retryable with class tls", err)
+	}
+	if !strings.Contains(d.Next, "check catalog_url") {
+		t.Errorf("advice %q, want it to point at catalog_url", d.Next)
 	}
 	if rc.Attempts != 1 || hits.Load() != 0 || retriesOf(l, "get_root") != 0 {
 		t.Errorf("receipt %+v, handler hits %d: want exactly one attempt and no retry", rc, hits.Load())
