@@ -85,13 +85,7 @@ func (c *Client) collectionsRequest(ctx context.Context, q CollectionQuery) (Req
 		}
 	}
 	add("q", q.Q, search && caps.Has(CapFreeText))
-	if len(q.BBox) > 0 {
-		parts := make([]string, len(q.BBox))
-		for i, f := range q.BBox {
-			parts[i] = strconv.FormatFloat(f, 'f', -1, 64)
-		}
-		add("bbox", strings.Join(parts, ","), search)
-	}
+	add("bbox", strings.Join(formatCoordinates(q.BBox), ","), search)
 	add("datetime", q.Datetime, search)
 	if q.Limit > 0 {
 		add("limit", strconv.Itoa(q.Limit), search)

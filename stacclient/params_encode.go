@@ -83,11 +83,7 @@ func (p SearchParams) QueryString() string {
 		add("ids", escapeQueryList(list))
 	}
 	if len(p.BBox) > 0 {
-		numbers := make([]string, len(p.BBox))
-		for i, f := range p.BBox {
-			numbers[i] = formatCoordinate(f)
-		}
-		add("bbox", escapeQueryList(numbers))
+		add("bbox", escapeQueryList(formatCoordinates(p.BBox)))
 	}
 	if geometry := compactOrNil(p.Intersects); geometry != nil {
 		add("intersects", escapeQueryValue(string(geometry)))

@@ -199,6 +199,15 @@ func formatCoordinate(f float64) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
+// formatCoordinates is formatCoordinate of each number, for a bbox parameter.
+func formatCoordinates(numbers []float64) []string {
+	out := make([]string, len(numbers))
+	for i, f := range numbers {
+		out[i] = formatCoordinate(f)
+	}
+	return out
+}
+
 // isFinite reports whether f is neither NaN nor infinite.
 func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
