@@ -30,13 +30,14 @@ func PolicyFromEnv(lookup func(string) (string, bool)) (Policy, error) {
 	seconds := []struct {
 		name     string
 		dst      *time.Duration
-		min, max float64
+		accepted secondsRange
 	}{
-		{envToolTimeout, &p.ToolTimeout, 1, 3600},
-		{envAttemptTimeout, &p.AttemptTimeout, 0.1, 3600},
-		{envBackoffBase, &p.BackoffBase, 0, 10},
-		{envRetryAfterCap, &p.RetryAfterCap, 0, 60},
-		{envCacheTTL, &p.CacheTTL, 0, 86400},
+		{envToolTimeout, &p.ToolTimeout, toolTimeoutSecs},
+		// Up to the tool timeout, checked below once both are known.
+		{envAttemptTimeout, &p.AttemptTimeout, secondsRange{0.1, toolTimeoutSecs.max}},
+		{envBackoffBase, &p.BackoffBase, backoffBaseSecs},
+		{envRetryAfterCap, &p.RetryAfterCap, retryAfterCapSecs},
+		{envCacheTTL, &p.CacheTTL, cacheTTLSecs},
 	}
 	for _, s := range seconds {
 		raw, ok := lookup(s.name)
@@ -44,19 +45,19 @@ func PolicyFromEnv(lookup func(string) (string, bool)) (Policy, error) {
 			continue
 		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
-		if err != nil || math.IsNaN(v) || v < s.min || v > s.max {
-			return Policy{}, fmt.Errorf("%s=%q is not valid; accepted: a number of seconds from %g to %g", s.name, raw, s.min, s.max)
+		if err != nil || math.IsNaN(v) || v < s.accepted.min || v > s.accepted.max {
+			return Policy{}, fmt.Errorf("%s=%q is not valid; accepted: a number of seconds from %g to %g", s.name, raw, s.accepted.min, s.accepted.max)
 		}
 		*s.dst = time.Duration(v * float64(time.Second))
 	}
 	integers := []struct {
 		name     string
 		set      func(int64)
-		min, max int64
+		accepted intRange
 	}{
-		{envMaxAttempts, func(v int64) { p.MaxAttempts = int(v) }, 1, 10},
-		{envCacheMaxBytes, func(v int64) { p.CacheMaxBytes = v }, 0, 1 << 34},
-		{envBulkheadMax, func(v int64) { p.BulkheadMax = int(v) }, 1, 1024},
+		{envMaxAttempts, func(v int64) { p.MaxAttempts = int(v) }, maxAttemptsRange},
+		{envCacheMaxBytes, func(v int64) { p.CacheMaxBytes = v }, intRange{0, 1 << 34}},
+		{envBulkheadMax, func(v int64) { p.BulkheadMax = int(v) }, bulkheadMaxRange},
 	}
 	for _, n := range integers {
 		raw, ok := lookup(n.name)
@@ -64,8 +65,8 @@ func PolicyFromEnv(lookup func(string) (string, bool)) (Policy, error) {
 			continue
 		}
 		v, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
-		if err != nil || v < n.min || v > n.max {
-			return Policy{}, fmt.Errorf("%s=%q is not valid; accepted: an integer from %d to %d", n.name, raw, n.min, n.max)
+		if err != nil || !n.accepted.holds(v) {
+			return Policy{}, fmt.Errorf("%s=%q is not valid; accepted: %s", n.name, raw, n.accepted)
 		}
 		n.set(v)
 	}

@@ -70,14 +70,14 @@ func (p Policy) Validate() error {
 		got      any
 		accepted string
 	}{
-		{p.ToolTimeout >= time.Second && p.ToolTimeout <= time.Hour, envToolTimeout, p.ToolTimeout, "1 to 3600 seconds"},
+		{toolTimeoutSecs.holds(p.ToolTimeout), envToolTimeout, p.ToolTimeout, toolTimeoutSecs.String()},
 		{p.AttemptTimeout >= 100*time.Millisecond && p.AttemptTimeout <= p.ToolTimeout, envAttemptTimeout, p.AttemptTimeout, "0.1 seconds up to the tool timeout"},
-		{p.MaxAttempts >= 1 && p.MaxAttempts <= 10, envMaxAttempts, p.MaxAttempts, "an integer from 1 to 10"},
-		{p.BackoffBase >= 0 && p.BackoffBase <= 10*time.Second, envBackoffBase, p.BackoffBase, "0 to 10 seconds"},
-		{p.RetryAfterCap >= 0 && p.RetryAfterCap <= time.Minute, envRetryAfterCap, p.RetryAfterCap, "0 to 60 seconds"},
-		{p.CacheTTL >= 0 && p.CacheTTL <= 24*time.Hour, envCacheTTL, p.CacheTTL, "0 (off) to 86400 seconds"},
+		{maxAttemptsRange.holds(int64(p.MaxAttempts)), envMaxAttempts, p.MaxAttempts, maxAttemptsRange.String()},
+		{backoffBaseSecs.holds(p.BackoffBase), envBackoffBase, p.BackoffBase, backoffBaseSecs.String()},
+		{retryAfterCapSecs.holds(p.RetryAfterCap), envRetryAfterCap, p.RetryAfterCap, retryAfterCapSecs.String()},
+		{cacheTTLSecs.holds(p.CacheTTL), envCacheTTL, p.CacheTTL, "0 (off) to 86400 seconds"},
 		{p.CacheMaxBytes >= 0, envCacheMaxBytes, p.CacheMaxBytes, "0 or more bytes"},
-		{p.BulkheadMax >= 1 && p.BulkheadMax <= 1024, envBulkheadMax, p.BulkheadMax, "an integer from 1 to 1024"},
+		{bulkheadMaxRange.holds(int64(p.BulkheadMax)), envBulkheadMax, p.BulkheadMax, bulkheadMaxRange.String()},
 		{p.MaxBodyBytes >= 1024, "Policy.MaxBodyBytes", p.MaxBodyBytes, "at least 1024 bytes"},
 		{p.MinUsefulAttempt >= 0 && p.MinUsefulAttempt <= p.AttemptTimeout, "Policy.MinUsefulAttempt", p.MinUsefulAttempt, "0 up to the attempt timeout"},
 		{p.HedgeDelay >= 0 && p.HedgeDelay < p.AttemptTimeout, envHedge, p.HedgeDelay, "off, on, or a number of seconds below the attempt timeout"},
@@ -89,6 +89,34 @@ func (p Policy) Validate() error {
 	}
 	return nil
 }
+
+// The accepted ranges of the settings PolicyFromEnv reads, shared with
+// Validate so that the two cannot drift apart.
+var (
+	toolTimeoutSecs   = secondsRange{1, 3600}
+	backoffBaseSecs   = secondsRange{0, 10}
+	retryAfterCapSecs = secondsRange{0, 60}
+	cacheTTLSecs      = secondsRange{0, 86400}
+	maxAttemptsRange  = intRange{1, 10}
+	bulkheadMaxRange  = intRange{1, 1024}
+)
+
+// secondsRange is an inclusive range of durations, in (fractional) seconds
+// as the environment gives them.
+type secondsRange struct{ min, max float64 }
+
+func (r secondsRange) holds(d time.Duration) bool {
+	return d.Seconds() >= r.min && d.Seconds() <= r.max
+}
+
+func (r secondsRange) String() string { return fmt.Sprintf("%g to %g seconds", r.min, r.max) }
+
+// intRange is an inclusive range of integers.
+type intRange struct{ min, max int64 }
+
+func (r intRange) holds(v int64) bool { return v >= r.min && v <= r.max }
+
+func (r intRange) String() string { return fmt.Sprintf("an integer from %d to %d", r.min, r.max) }
 
 // withDefaults fills the fields whose zero value cannot be meant.
 func (p Policy) withDefaults() Policy {
