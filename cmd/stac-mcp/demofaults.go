@@ -2,7 +2,6 @@ package main
 
 import (
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -11,8 +10,8 @@ import (
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
-// demoJournalLimit bounds the fault journal of a long-running demo: the
-// injector records every attempt, and nobody reads this one.
+// demoJournalLimit bounds the fault journal (and attempt counters) of a
+// long-running demo: nobody reads this one.
 const demoJournalLimit = 10000
 
 // demoFaults returns the wrapper that injects transient faults into the
@@ -34,7 +33,7 @@ func demoFaults(rate float64, seed uint64, logger *zerolog.Logger) func(http.Han
 		Seed: seed,
 		Rate: rate,
 		Mix:  faultinject.EqualMix(faultinject.KindsOf(faultinject.ClassRetryable)...),
-	})
+	}, faultinject.WithJournalLimit(demoJournalLimit))
 	if err != nil {
 		// The rate was validated by loadConfig and the mix is fixed, so
 		// this is a programming error.
@@ -42,14 +41,5 @@ func demoFaults(rate float64, seed uint64, logger *zerolog.Logger) func(http.Han
 	}
 	logger.Warn().Float64("rate", rate).Uint64("seed", seed).Str("catalog", tools.DemoCatalog).
 		Msg("demo fault injection on: upstream attempts to the demo catalog fail on purpose")
-	return func(next http.Handler) http.Handler {
-		faulty := inj.Middleware(next)
-		var served atomic.Int64
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			faulty.ServeHTTP(w, r)
-			if served.Add(1)%demoJournalLimit == 0 {
-				inj.Reset()
-			}
-		})
-	}
+	return inj.Middleware
 }
