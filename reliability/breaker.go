@@ -30,18 +30,13 @@ const (
 	BreakerOpen     = "open"
 )
 
-type breakerBucket struct {
-	start           time.Time
-	total, failures int
-}
-
 // breaker is one host's circuit breaker, shared by all sessions.
 type breaker struct {
 	mu        sync.Mutex
 	now       func() time.Time
 	rng       *lockedRand
 	state     string
-	buckets   [breakerBuckets]breakerBucket
+	outcomes  *slidingCounts // evAttempt and evAttemptFailed over breakerWindow
 	openUntil time.Time
 	probes    int // half-open probes in flight
 	probeOK   int // half-open probes that succeeded
@@ -49,7 +44,8 @@ type breaker struct {
 }
 
 func newBreaker(now func() time.Time, rng *lockedRand, onChange func(string)) *breaker {
-	return &breaker{now: now, rng: rng, state: BreakerClosed, onChange: onChange}
+	return &breaker{now: now, rng: rng, state: BreakerClosed, onChange: onChange,
+		outcomes: newSlidingCounts(breakerWindow, breakerBuckets)}
 }
 
 // allow admits one attempt. probe is true for a half-open probe; the caller
@@ -94,7 +90,7 @@ func (b *breaker) record(probe, failed, neutral bool) {
 		default:
 			b.probeOK++
 			if b.probeOK >= breakerProbes {
-				b.buckets = [breakerBuckets]breakerBucket{}
+				b.outcomes.reset()
 				b.setState(BreakerClosed)
 			}
 		}
@@ -104,22 +100,12 @@ func (b *breaker) record(probe, failed, neutral bool) {
 		return
 	}
 	now := b.now()
-	slot := now.Truncate(breakerWindow / breakerBuckets)
-	bk := &b.buckets[(slot.UnixNano()/int64(breakerWindow/breakerBuckets))%breakerBuckets]
-	if !bk.start.Equal(slot) {
-		*bk = breakerBucket{start: slot}
-	}
-	bk.total++
+	b.outcomes.add(now, evAttempt)
 	if failed {
-		bk.failures++
+		b.outcomes.add(now, evAttemptFailed)
 	}
-	total, failures := 0, 0
-	for _, x := range b.buckets {
-		if now.Sub(x.start) < breakerWindow {
-			total += x.total
-			failures += x.failures
-		}
-	}
+	sums := b.outcomes.sums(now)
+	total, failures := sums[evAttempt], sums[evAttemptFailed]
 	if total >= breakerMinCalls && float64(failures) >= breakerFailureRate*float64(total) {
 		b.trip()
 	}

@@ -55,8 +55,8 @@ type hostState struct {
 	budget   *retryBudget
 	breaker  *breaker
 	bulkhead *bulkhead
-	counts   rollingCounts
-	latency  latencyWindow // answered attempts, for the hedge delay
+	counts   *slidingCounts // Health's five-minute event counts
+	latency  latencyWindow  // answered attempts, for the hedge delay
 }
 
 // New builds a Layer. A zero Policy means DefaultPolicy; in a partial
@@ -139,9 +139,12 @@ func (l *Layer) host(name string) *hostState {
 		return h
 	}
 	budgetGauge := l.metrics.budgetTokens.WithLabelValues(name)
-	h := &hostState{name: name, bulkhead: newBulkhead(l.policy.BulkheadMax), budget: newRetryBudget(func(tokens int) {
-		budgetGauge.Set(float64(tokens))
-	})}
+	h := &hostState{
+		name:     name,
+		budget:   newRetryBudget(func(tokens int) { budgetGauge.Set(float64(tokens)) }),
+		bulkhead: newBulkhead(l.policy.BulkheadMax),
+		counts:   newSlidingCounts(healthWindow, healthBuckets),
+	}
 	h.breaker = newBreaker(l.now, l.rng, func(state string) {
 		l.metrics.breakerState.WithLabelValues(name).Set(breakerStateValue(state))
 		l.log.Warn().Str("event", "breaker_"+state).Str("host", name).Msg("circuit breaker changed state")
