@@ -46,11 +46,23 @@ type callRecord struct {
 	coalesced   bool
 	denial      *Denial
 	throttleHit bool // a 403 {"message":"Forbidden"} answer was seen
-	lastStatus  int
-	lastMessage string
-	lastClass   string
-	lastPath    string
-	lastWait    time.Duration
+	seen        lastSeen
+}
+
+// lastSeen is what the call last saw upstream, for its denial and its logs.
+type lastSeen struct {
+	status  int
+	message string
+	class   string
+	path    string
+	wait    time.Duration // the backoff before the latest retry
+}
+
+// lastSeen returns a copy of what the call last saw upstream.
+func (r *callRecord) lastSeen() lastSeen {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen
 }
 
 type recordKey struct{}
@@ -188,7 +200,7 @@ func (l *Layer) finish(ctx context.Context, rec *callRecord, err error) error {
 		return err
 	}
 	rec.mu.Lock()
-	recorded, throttled, status, msg := rec.denial, rec.throttleHit, rec.lastStatus, rec.lastMessage
+	recorded, throttled, seen := rec.denial, rec.throttleHit, rec.seen
 	rec.mu.Unlock()
 	switch {
 	case recorded != nil:
@@ -199,7 +211,7 @@ func (l *Layer) finish(ctx context.Context, rec *callRecord, err error) error {
 	case throttled:
 		return &Denial{
 			Code: CodeNotRetryable, Host: rec.host, ErrorClass: classHTTP4xx, Attempts: rec.receipt().Attempts,
-			ElapsedMS: time.Since(rec.start).Milliseconds(), LastStatus: status, LastMessage: msg,
+			ElapsedMS: since(rec.start), LastStatus: seen.status, LastMessage: seen.message,
 			RetryAt: l.now().Add(10 * time.Second), Next: throttle403Next(rec.host), Err: err,
 		}
 	}
@@ -209,21 +221,18 @@ func (l *Layer) finish(ctx context.Context, rec *callRecord, err error) error {
 // toolTimeout is the tool deadline expiring: counted, logged, and reported
 // as a timeout denial whatever fn returned.
 func (l *Layer) toolTimeout(rec *callRecord, cause error) *Denial {
-	rc := rec.receipt()
-	rec.mu.Lock()
-	status, msg, class, path, wait := rec.lastStatus, rec.lastMessage, rec.lastClass, rec.lastPath, rec.lastWait
-	rec.mu.Unlock()
+	rc, seen := rec.receipt(), rec.lastSeen()
 	l.metrics.toolTimeouts.WithLabelValues(rec.tool).Inc()
 	if rec.host != "" {
 		l.host(rec.host).counts.add(l.now(), evTimeout)
 	}
 	l.log.Warn().Str("event", eventTimeoutAbort).Str("correlation_id", rec.correlationID).Str("tool_name", rec.tool).
-		Int("attempt", rc.Attempts).Int64("wait_ms", wait.Milliseconds()).Int64("elapsed_ms", rc.ElapsedMS).
-		Str("error_class", class).Int("status", status).Str("host", rec.host).Str("url_path", path).
+		Int("attempt", rc.Attempts).Int64("wait_ms", seen.wait.Milliseconds()).Int64("elapsed_ms", rc.ElapsedMS).
+		Str("error_class", seen.class).Int("status", seen.status).Str("host", rec.host).Str("url_path", seen.path).
 		Msg("tool call stopped at its deadline")
 	return &Denial{
-		Code: CodeTimeout, Host: rec.host, ErrorClass: class, Attempts: rc.Attempts, ElapsedMS: rc.ElapsedMS,
-		LastStatus: status, LastMessage: msg, Next: nextStep(CodeTimeout, l.policy, time.Time{}, l.now(), false), Err: cause,
+		Code: CodeTimeout, Host: rec.host, ErrorClass: seen.class, Attempts: rc.Attempts, ElapsedMS: rc.ElapsedMS,
+		LastStatus: seen.status, LastMessage: seen.message, Next: nextStep(CodeTimeout, l.policy, time.Time{}, l.now(), false), Err: cause,
 	}
 }
 
@@ -239,15 +248,13 @@ func (l *Layer) complete(rec *callRecord, rc Receipt, err error) {
 	}
 	l.metrics.toolCalls.WithLabelValues(rec.tool, outcome).Inc()
 	l.metrics.toolDuration.WithLabelValues(rec.tool).Observe(time.Since(rec.start).Seconds())
-	rec.mu.Lock()
-	status, class, path := rec.lastStatus, rec.lastClass, rec.lastPath
-	rec.mu.Unlock()
+	seen := rec.lastSeen()
 	ev := l.log.Info()
 	if err != nil {
 		ev = l.log.Warn().Str("error", err.Error())
 	}
-	if path != "" {
-		ev = ev.Str("error_class", class).Int("status", status).Str("url_path", path)
+	if seen.path != "" {
+		ev = ev.Str("error_class", seen.class).Int("status", seen.status).Str("url_path", seen.path)
 	}
 	ev.Str("event", eventToolComplete).Str("correlation_id", rc.CorrelationID).Str("tool_name", rc.Tool).
 		Str("outcome", outcome).Int("attempt", rc.Attempts).Int("retries", rc.Retries).

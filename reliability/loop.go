@@ -45,7 +45,7 @@ func (r *retryLoop) beforeAttempt(_ retryablehttp.Logger, _ *http.Request, n int
 		return
 	}
 	l := r.layer
-	r.countRetry(func(c *callRecord) { c.lastWait = r.wait })
+	r.countRetry(func(c *callRecord) { c.seen.wait = r.wait })
 	l.log.Info().Str("event", eventRetryAttempt).Str("correlation_id", r.rec.correlationID).Str("tool_name", r.rec.tool).
 		Int("attempt", n+1).Int64("wait_ms", r.wait.Milliseconds()).Str("error_class", r.last.class).
 		Int("status", r.lastStatus).Str("host", r.host.name).Str("url_path", r.path).Msg("retrying upstream request")
@@ -145,7 +145,7 @@ func (r *retryLoop) observe(resp *http.Response, err error) {
 		r.retryAfter, r.hasRetryAfter = retryAfterFrom(resp, r.layer.now())
 	}
 	r.rec.update(func(c *callRecord) {
-		c.lastStatus, c.lastMessage, c.lastClass, c.lastPath = r.lastStatus, r.lastMessage, r.last.class, r.path
+		c.seen.status, c.seen.message, c.seen.class, c.seen.path = r.lastStatus, r.lastMessage, r.last.class, r.path
 	})
 }
 

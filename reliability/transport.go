@@ -145,7 +145,7 @@ func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request,
 	}
 	deadline, _ := ctx.Deadline()
 	h := l.host(req.URL.Host)
-	rec.update(func(r *callRecord) { r.requests++; r.lastPath = req.URL.Path })
+	rec.update(func(r *callRecord) { r.requests++; r.seen.path = req.URL.Path })
 	maxAttempts := 1
 	if idempotent(req) {
 		maxAttempts = l.policy.MaxAttempts
