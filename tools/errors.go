@@ -11,7 +11,8 @@ import (
 )
 
 // toolError is an error already phrased for the model: what failed, why, and
-// what to do next. renderError leaves it alone, so rendering twice is harmless.
+// what to do next. renderError passes it through unchanged, so a handler can
+// phrase a failure itself (actionable) and define still renders once.
 type toolError struct {
 	msg   string
 	cause error
@@ -25,13 +26,14 @@ func actionable(cause error, format string, args ...any) error {
 	return &toolError{msg: fmt.Sprintf(format, args...), cause: cause}
 }
 
-// failWith returns a handler's failure return for the named tool: the zero
-// output, no text, and err rendered by renderError. Every tool fails the
-// same way, so the handlers share this instead of each spelling it out.
-func failWith[Out any](tool string) func(error) (Out, string, error) {
+// failWith returns a handler's failure return: the zero output, no text,
+// and err as it is. Handlers do not render: define renders every error
+// once, after the reliability layer has had its say (a Denial it wraps
+// around the handler's error is what the model must read).
+func failWith[Out any]() func(error) (Out, string, error) {
 	return func(err error) (Out, string, error) {
 		var zero Out
-		return zero, "", renderError(tool, err)
+		return zero, "", err
 	}
 }
 

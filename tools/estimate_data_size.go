@@ -108,7 +108,7 @@ type assetJob struct {
 
 func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (EstimateDataSizeOut, string, error) {
 	const tool = "estimate_data_size"
-	fail := failWith[EstimateDataSizeOut](tool)
+	fail := failWith[EstimateDataSizeOut]()
 	keys, err := in.AssetKeys.Strings("asset_keys")
 	if err != nil {
 		return fail(err)

@@ -69,7 +69,7 @@ func GetCapabilities() Tool {
 func getCapabilities(ctx context.Context, c *Call, in GetCapabilitiesIn) (GetCapabilitiesOut, string, error) {
 	caps, err := c.Catalog.Client.Capabilities(ctx)
 	if err != nil {
-		return GetCapabilitiesOut{}, "", renderError("get_capabilities", err)
+		return GetCapabilitiesOut{}, "", err
 	}
 	out := GetCapabilitiesOut{Capabilities: []CapabilityInfo{}, Supported: []string{}, SearchMethods: nonNilStrings(caps.SearchMethods)}
 	if len(out.SearchMethods) == 0 && caps.Has(stacclient.CapItemSearch) {

@@ -68,7 +68,7 @@ func GetCollection() Tool {
 
 func getCollection(ctx context.Context, c *Call, in GetCollectionIn) (GetCollectionOut, string, error) {
 	const tool = "get_collection"
-	fail := failWith[GetCollectionOut](tool)
+	fail := failWith[GetCollectionOut]()
 	id := strings.TrimSpace(in.CollectionID)
 	if id == "" {
 		return fail(&stacclient.ParamError{Param: "collection_id", Got: in.CollectionID,

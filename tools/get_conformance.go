@@ -46,7 +46,7 @@ func GetConformance() Tool {
 }
 
 func getConformance(ctx context.Context, c *Call, in GetConformanceIn) (GetConformanceOut, string, error) {
-	fail := failWith[GetConformanceOut]("get_conformance")
+	fail := failWith[GetConformanceOut]()
 	checks, err := in.Check.Strings("check")
 	if err != nil {
 		return fail(err)

@@ -40,7 +40,7 @@ func GetItem() Tool {
 
 func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, error) {
 	const tool = "get_item"
-	fail := failWith[GetItemOut](tool)
+	fail := failWith[GetItemOut]()
 	collectionID, itemID := strings.TrimSpace(in.CollectionID), strings.TrimSpace(in.ItemID)
 	if collectionID == "" {
 		return fail(&stacclient.ParamError{Param: "collection_id", Got: in.CollectionID,
@@ -50,7 +50,7 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 		return fail(&stacclient.ParamError{Param: "item_id", Got: in.ItemID,
 			Reason: "empty", Accepted: "an item id as returned by search_items"})
 	}
-	signing, err := newAssetSigning(tool, c, in.SignAssets)
+	signing, err := newAssetSigning(c, in.SignAssets)
 	if err != nil {
 		return GetItemOut{}, "", err
 	}

@@ -52,7 +52,7 @@ func GetQueryables() Tool {
 
 func getQueryables(ctx context.Context, c *Call, in GetQueryablesIn) (GetQueryablesOut, string, error) {
 	const tool = "get_queryables"
-	fail := failWith[GetQueryablesOut](tool)
+	fail := failWith[GetQueryablesOut]()
 	ids, err := in.CollectionID.Strings("collection_id")
 	if err != nil {
 		return fail(err)

@@ -44,7 +44,7 @@ func GetRoot() Tool {
 func getRoot(ctx context.Context, c *Call, in GetRootIn) (GetRootOut, string, error) {
 	root, err := c.Catalog.Client.Root(ctx)
 	if err != nil {
-		return GetRootOut{}, "", renderError("get_root", err)
+		return GetRootOut{}, "", err
 	}
 	out := GetRootOut{
 		CatalogURL:       c.Catalog.URL,

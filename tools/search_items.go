@@ -112,7 +112,7 @@ func argGiven(raw []byte) bool {
 
 func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut, string, error) {
 	const tool = "search_items"
-	fail := failWith[SearchItemsOut](tool)
+	fail := failWith[SearchItemsOut]()
 	detail, err := parseDetail(in.Detail)
 	if err != nil {
 		return fail(err)
@@ -125,7 +125,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	if err != nil {
 		return fail(err)
 	}
-	signing, err := newAssetSigning(tool, c, in.SignAssets)
+	signing, err := newAssetSigning(c, in.SignAssets)
 	if err != nil {
 		return fail(err)
 	}

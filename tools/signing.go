@@ -80,21 +80,21 @@ type assetSigning struct {
 
 // newAssetSigning checks sign_assets against the catalog: refused, with
 // the reason, anywhere but Planetary Computer.
-func newAssetSigning(tool string, c *Call, requested bool) (*assetSigning, error) {
+func newAssetSigning(c *Call, requested bool) (*assetSigning, error) {
 	st := &c.Deps.signing
 	a := &assetSigning{requested: requested, pc: st.isPlanetaryComputer(c.Catalog), failed: map[string]bool{}}
 	if !requested {
 		return a, nil
 	}
 	if !a.pc {
-		return nil, renderError(tool, &stacclient.ParamError{Param: "sign_assets", Got: "true",
+		return nil, &stacclient.ParamError{Param: "sign_assets", Got: "true",
 			Reason: fmt.Sprintf("asset signing exists only for Microsoft Planetary Computer, and catalog %s is not it: "+
 				"its hrefs are returned as the catalog gives them (use them as they are, or with that catalog's own credentials)", c.Catalog.URL),
-			Accepted: `false or omitted for this catalog; sign_assets=true with catalog_url "planetary-computer"`})
+			Accepted: `false or omitted for this catalog; sign_assets=true with catalog_url "planetary-computer"`}
 	}
 	signer, err := st.signerFor(c.Deps)
 	if err != nil {
-		return nil, renderError(tool, fmt.Errorf("setting up Planetary Computer signing: %w", err))
+		return nil, fmt.Errorf("setting up Planetary Computer signing: %w", err)
 	}
 	a.signer = signer
 	return a, nil
