@@ -134,9 +134,11 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		out.Notes = append(out.Notes, budgetNote)
 	}
 	client := c.Catalog.Client
-	if caps, err := client.Capabilities(ctx); err == nil {
-		out.Warnings = append(out.Warnings, unsupportedWarnings(caps, params)...)
+	warnings, err := searchSupportWarnings(ctx, tool, client, params)
+	if err != nil {
+		return fail(err)
 	}
+	out.Warnings = append(out.Warnings, warnings...)
 
 	var area *aoi
 	switch {

@@ -98,6 +98,23 @@ func getCapabilities(ctx context.Context, c *Call, in GetCapabilitiesIn) (GetCap
 	return out, b.String(), nil
 }
 
+// searchSupportWarnings checks a search against the catalog's capabilities
+// before it is sent, for search_items and estimate_data_size. The landing
+// page is fetched first: the search needs it to find its endpoint, so when
+// it cannot be had the call fails now, instead of the search fetching it a
+// second time only to meet the same failure. A capability check that fails
+// after that (e.g. /conformance) is a warning: the search is sent unchecked.
+func searchSupportWarnings(ctx context.Context, tool string, client *stacclient.Client, p stacclient.SearchParams) ([]string, error) {
+	if _, err := client.Root(ctx); err != nil {
+		return nil, err
+	}
+	caps, err := client.Capabilities(ctx)
+	if err != nil {
+		return []string{"could not check the catalog's capabilities (" + renderError(tool, err).Error() + "); parameters were sent unchecked"}, nil
+	}
+	return unsupportedWarnings(caps, p), nil
+}
+
 // unsupportedWarnings names the search parameters the catalog does not
 // declare. The request is still sent (as pystac-client does): many catalogs
 // support more than they declare, and the catalog's own answer is the truth.

@@ -154,12 +154,11 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 		if m, err := toJSONObject(params); err == nil {
 			out.Search = m
 		}
-		caps, err := client.Capabilities(ctx)
+		warnings, err := searchSupportWarnings(ctx, tool, client, params)
 		if err != nil {
-			out.Warnings = append(out.Warnings, "could not check the catalog's capabilities ("+renderError(tool, err).Error()+"); parameters were sent unchecked")
-		} else {
-			out.Warnings = append(out.Warnings, unsupportedWarnings(caps, params)...)
+			return fail(err)
 		}
+		out.Warnings = append(out.Warnings, warnings...)
 		sent := params
 		if sent.Limit == 0 {
 			// Pages no larger than what this call returns: a catalog's default
