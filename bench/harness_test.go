@@ -43,14 +43,21 @@ func newBenchServerWithPolicy(b *testing.B, store *stacserver.Store, limits tool
 	ts := httptest.NewServer(stacserver.New(store, stacserver.Options{}))
 	b.Cleanup(ts.Close)
 
-	logger := zerolog.Nop()
-	layer := reliability.New(policy, reliability.Options{Logger: &logger})
-	catalogs := tools.NewCatalogs(tools.CatalogsOptions{Default: ts.URL, HTTPClient: layer.HTTPClient()})
-	b.Cleanup(func() { _ = catalogs.Close() })
-	deps := &tools.Deps{Layer: layer, Catalogs: catalogs, Limits: limits, Logger: logger}
-
+	deps := newBenchDeps(b, ts.URL, policy, nil, limits)
 	cs := connectInMemory(b, tools.NewServer(deps, "bench"), "bench")
 	return &benchServer{session: cs, url: ts.URL, direct: ts.Client()}
+}
+
+// newBenchDeps wires what every bench server shares: a reliability layer
+// with policy over transport (nil = the default), catalogs whose default is
+// catalogURL (closed when the benchmark ends), and a silent logger.
+func newBenchDeps(tb testing.TB, catalogURL string, policy reliability.Policy, transport http.RoundTripper, limits tools.Limits) *tools.Deps {
+	tb.Helper()
+	logger := zerolog.Nop()
+	layer := reliability.New(policy, reliability.Options{Transport: transport, Logger: &logger})
+	catalogs := tools.NewCatalogs(tools.CatalogsOptions{Default: catalogURL, HTTPClient: layer.HTTPClient()})
+	tb.Cleanup(func() { _ = catalogs.Close() })
+	return &tools.Deps{Layer: layer, Catalogs: catalogs, Limits: limits, Logger: logger}
 }
 
 // connectInMemory connects an MCP client named clientName to server over

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/rs/zerolog"
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
@@ -36,12 +35,7 @@ func newHTTPBenchServer(b *testing.B) (mcpURL string) {
 	policy := reliability.DefaultPolicy()
 	policy.CacheTTL = 0 // every call searches upstream
 	policy.BulkheadMax = 256
-	logger := zerolog.Nop()
-	layer := reliability.New(policy, reliability.Options{Logger: &logger})
-	catalogs := tools.NewCatalogs(tools.CatalogsOptions{Default: catalog.URL, HTTPClient: layer.HTTPClient()})
-	b.Cleanup(func() { _ = catalogs.Close() })
-	server := tools.NewServer(&tools.Deps{Layer: layer, Catalogs: catalogs,
-		Limits: tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100}, Logger: logger}, "bench")
+	server := tools.NewServer(newBenchDeps(b, catalog.URL, policy, nil, tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100}), "bench")
 
 	handler := http.NewCrossOriginProtection().Handler(
 		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))

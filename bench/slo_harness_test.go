@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/rs/zerolog"
 
 	"github.com/stacmcp/stac-mcp/faultinject"
 	"github.com/stacmcp/stac-mcp/reliability"
@@ -98,17 +97,12 @@ func newSLOHarness(tb testing.TB, cfg sloConfig) *sloHarness {
 	if cfg.clientSide {
 		base = bypassForWarmUp(injector.RoundTripper(transport), transport)
 	}
-	logger := zerolog.Nop()
-	layer := reliability.New(cfg.policy, reliability.Options{Transport: base, Logger: &logger})
-	catalogs := tools.NewCatalogs(tools.CatalogsOptions{Default: catalog.URL, HTTPClient: layer.HTTPClient()})
-	tb.Cleanup(func() { _ = catalogs.Close() })
-	deps := &tools.Deps{Layer: layer, Catalogs: catalogs, Logger: logger,
-		Limits: tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100}}
+	deps := newBenchDeps(tb, catalog.URL, cfg.policy, base, tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100})
 
 	server := tools.NewServer(deps, "slo")
 	server.AddReceivingMiddleware(correlationFromMeta)
 	cs := connectInMemory(tb, server, "slo")
-	return &sloHarness{injector: injector, layer: layer, catalogs: catalogs, session: cs, catalog: catalog.URL}
+	return &sloHarness{injector: injector, layer: deps.Layer, catalogs: deps.Catalogs, session: cs, catalog: catalog.URL}
 }
 
 // wrapUpstream puts the injector and the latency model around h in the
