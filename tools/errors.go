@@ -110,9 +110,8 @@ func denialMessage(toolName string, d *reliability.Denial) string {
 	} else if d.Err != nil && d.LastMessage == "" {
 		fmt.Fprintf(&b, " Last failure: %v.", d.Err)
 	}
-	if d.LastStatus == 0 && d.Err != nil && !errors.Is(d.Err, context.DeadlineExceeded) {
-		b.WriteString(" No HTTP answer came back: check catalog_url (a reachable STAC API root) and the network.")
-	}
+	// When no HTTP answer came back, the layer's Next already says to check
+	// catalog_url and the network.
 	if d.Next != "" {
 		fmt.Fprintf(&b, " Next: %s", d.Next)
 	}
