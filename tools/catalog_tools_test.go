@@ -83,7 +83,7 @@ func TestGetConformanceRejectsABadCheck(t *testing.T) {
 }
 
 func TestGetCapabilitiesGivesEvidenceAndMeaning(t *testing.T) {
-	url := demoServer(t, stacserver.Options{ConformsTo: conformanceWithout("filter", "cql2", "aggregation"),
+	url := demoServer(t, stacserver.Options{ConformsTo: conformanceWithout("filter", "cql2"),
 		DisableQueryables: true, DisableAggregation: true})
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
 	out := structured[GetCapabilitiesOut](t, callOK(t, cs, "get_capabilities", map[string]any{}))
