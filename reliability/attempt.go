@@ -3,7 +3,6 @@ package reliability
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"time"
 )
@@ -23,7 +22,18 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	l := t.layer
 	ctx := req.Context()
 	rec := recordFrom(ctx)
-	h := l.host(req.URL.Host)
+	// By name, not the loop's host: a redirect may lead elsewhere.
+	h, err := l.acquireHost(req.URL.Host)
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	defer l.releaseHost(h)
+	if rec != nil {
+		rec.noteHost(req.URL.Host)
+	}
 	admitted, probe := h.breaker.allow()
 	if !admitted {
 		if req.Body != nil {
@@ -54,7 +64,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	resp, err := t.base.RoundTrip(req.WithContext(attemptCtx))
 	if err == nil {
 		var data []byte
-		data, err = readCapped(resp.Body, l.policy.MaxBodyBytes)
+		data, err = l.readBody(attemptCtx, req, resp)
 		resp.Body.Close()
 		if err == nil {
 			resp.Body = newBufferedBody(data)
@@ -62,14 +72,13 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 				resp.ContentLength = int64(len(data))
 			}
 		} else {
-			var tooLarge *bodyTooLargeError
-			if !errors.As(err, &tooLarge) {
+			if !errors.As(err, new(*bodyTooLargeError)) && !isLocalLimit(err) {
 				err = &bodyReadError{err: err}
 			}
 			resp = nil
 		}
 	}
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(attemptCtx), errAttemptTimeout) {
+	if err != nil && ctx.Err() == nil && !isLocalLimit(err) && errors.Is(context.Cause(attemptCtx), errAttemptTimeout) {
 		err = &attemptTimeoutError{limit: l.policy.AttemptTimeout.String()}
 		tool := "unknown"
 		if rec != nil {
@@ -77,23 +86,12 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		l.metrics.attemptTimeouts.WithLabelValues(tool).Inc()
 	}
-	l.metrics.upstreamRequests.WithLabelValues(h.name, statusClass(resp, err)).Inc()
+	l.metrics.upstreamRequests.WithLabelValues(h.label, statusClass(resp, err)).Inc()
 	o := outcome{class: classOK}
 	if err != nil || resp != nil {
 		o = classify(resp, err)
 	}
-	h.breaker.record(probe, o.retryable, ctx.Err() != nil)
+	// A limit of this server says nothing about the catalog.
+	h.breaker.record(probe, o.retryable, ctx.Err() != nil || o.class == classLocalLimit)
 	return resp, err
-}
-
-// readCapped reads at most limit bytes, failing when the body is longer.
-func readCapped(body io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(body, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, &bodyTooLargeError{limit: limit}
-	}
-	return data, nil
 }

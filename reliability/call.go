@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -28,7 +29,14 @@ type Receipt struct {
 	// Hedges counts the hedged attempts among Retries (Policy.Hedge): a
 	// second attempt sent while the first was still out.
 	Hedges int `json:"hedges,omitempty"`
+	// Hosts are the upstream hosts the call sent requests to (catalog, next
+	// links, redirects, asset probes), at most maxHostsPerCall; not part of
+	// the result's _meta.
+	Hosts []string `json:"-"`
 }
+
+// maxHostsPerCall bounds Receipt.Hosts.
+const maxHostsPerCall = 16
 
 // callRecord is the per-call state Run puts in the context; the HTTP layer
 // reads and updates it. Tools may issue requests concurrently, hence the lock.
@@ -47,6 +55,16 @@ type callRecord struct {
 	denial      *Denial
 	throttleHit bool // a 403 {"message":"Forbidden"} answer was seen
 	seen        lastSeen
+	hosts       []string
+}
+
+// noteHost adds host to the hosts the call contacted.
+func (r *callRecord) noteHost(host string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.hosts) < maxHostsPerCall && !slices.Contains(r.hosts, host) {
+		r.hosts = append(r.hosts, host)
+	}
 }
 
 // lastSeen is what the call last saw upstream, for its denial and its logs.
@@ -115,7 +133,7 @@ func (r *callRecord) receipt() Receipt {
 	return Receipt{
 		CorrelationID: r.correlationID, Tool: r.tool, Attempts: r.attempts, Retries: r.retries, Hedges: r.hedges,
 		UpstreamRequests: r.requests, ElapsedMS: time.Since(r.start).Milliseconds(),
-		CacheHit: r.cacheHit, Coalesced: r.coalesced, CatalogHost: r.host,
+		CacheHit: r.cacheHit, Coalesced: r.coalesced, CatalogHost: r.host, Hosts: slices.Clone(r.hosts),
 	}
 }
 
@@ -224,7 +242,10 @@ func (l *Layer) toolTimeout(rec *callRecord, cause error) *Denial {
 	rc, seen := rec.receipt(), rec.lastSeen()
 	l.metrics.toolTimeouts.WithLabelValues(rec.tool).Inc()
 	if rec.host != "" {
-		l.host(rec.host).counts.add(l.now(), evTimeout)
+		if h, err := l.acquireHost(rec.host); err == nil {
+			h.counts.add(l.now(), evTimeout)
+			l.releaseHost(h)
+		}
 	}
 	l.log.Warn().Str("event", eventTimeoutAbort).Str("correlation_id", rec.correlationID).Str("tool_name", rec.tool).
 		Int("attempt", rc.Attempts).Int64("wait_ms", seen.wait.Milliseconds()).Int64("elapsed_ms", rc.ElapsedMS).

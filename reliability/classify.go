@@ -30,6 +30,7 @@ const (
 	classBadRequest     = "invalid_request"
 	classCircuitOpen    = "circuit_open"
 	classCancelled      = "cancelled"
+	classLocalLimit     = "local_limit" // a limit of this server: host table full, body budget spent
 )
 
 // outcome is the verdict on one attempt.
@@ -64,6 +65,12 @@ func (e *bodyTooLargeError) Error() string {
 	return "upstream response body exceeds the " + formatBytes(e.limit) + " cap"
 }
 
+// isLocalLimit reports a refusal by one of this server's own resource
+// limits, which says nothing about the catalog.
+func isLocalLimit(err error) bool {
+	return errors.As(err, new(*bodyBudgetError)) || errors.As(err, new(*hostLimitError))
+}
+
 // bodyReadError is a failure while reading a response whose headers arrived.
 type bodyReadError struct{ err error }
 
@@ -84,6 +91,8 @@ func classify(resp *http.Response, err error) outcome {
 	switch {
 	case errors.Is(err, errCircuitOpen):
 		return outcome{class: classCircuitOpen}
+	case isLocalLimit(err):
+		return outcome{class: classLocalLimit}
 	case errors.As(err, &timeoutErr):
 		return outcome{class: classAttemptTimeout, retryable: true}
 	case errors.As(err, &tooLarge):

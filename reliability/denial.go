@@ -15,6 +15,7 @@ const (
 	CodeBudgetExhausted = "budget_exhausted"
 	CodeNotRetryable    = "not_retryable"
 	CodeDeadline        = "deadline"
+	CodeOverloaded      = "overloaded"
 )
 
 // Denial is a typed give-up: why the layer stopped and what to do next.
@@ -41,6 +42,7 @@ var codeSummaries = map[string]string{
 	CodeBudgetExhausted: "the retry budget for this catalog is spent, so the failed request was not retried",
 	CodeNotRetryable:    "the request failed in a way that retrying cannot fix",
 	CodeDeadline:        "there was not enough time left before the tool deadline to wait and retry",
+	CodeOverloaded:      "this server is at one of its own resource limits, so it did not send the request",
 }
 
 func (d *Denial) Error() string {
@@ -94,8 +96,18 @@ func nextStep(code string, p Policy, retryAt, now time.Time, noAnswer bool) stri
 		return "This catalog has been failing often, so automatic retries are suspended until requests succeed again: wait a little before calling the tool again" + wait + "."
 	case CodeDeadline:
 		return "Call the tool again" + wait + "; if this keeps happening, ask for less so that the call finishes inside the time limit."
+	case CodeOverloaded:
+		return "This is a limit of this server, not a problem of the catalog: call the tool again in a few seconds. " +
+			"If it keeps happening, the server's operator can raise the setting named above."
 	}
 	return "Check the request parameters; calling the tool again with the same arguments will fail the same way."
+}
+
+// tooLargeNext is the advice when a catalog's answer was longer than the
+// body cap: it did answer, so "no answer came back" would be wrong.
+func tooLargeNext(limit int64) string {
+	return fmt.Sprintf("The catalog answered, but with a body larger than the %s this server buffers per response: "+
+		"ask for less in one call (a lower limit or max_items, fewer collections, a narrower bbox or datetime).", formatBytes(limit))
 }
 
 // throttle403Next explains Earth Search style throttling (API Gateway answers

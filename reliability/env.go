@@ -19,6 +19,8 @@ const (
 	envCacheMaxBytes  = "STAC_MCP_CACHE_MAX_BYTES"
 	envBulkheadMax    = "STAC_MCP_BULKHEAD_MAX"
 	envHedge          = "STAC_MCP_HEDGE"
+	envMaxHosts       = "STAC_MCP_MAX_HOSTS"
+	envBodyBudget     = "STAC_MCP_BODY_BUDGET_BYTES"
 )
 
 // PolicyFromEnv starts from DefaultPolicy and applies every STAC_MCP_*
@@ -58,6 +60,8 @@ func PolicyFromEnv(lookup func(string) (string, bool)) (Policy, error) {
 		{envMaxAttempts, func(v int64) { p.MaxAttempts = int(v) }, maxAttemptsRange},
 		{envCacheMaxBytes, func(v int64) { p.CacheMaxBytes = v }, intRange{0, 1 << 34}},
 		{envBulkheadMax, func(v int64) { p.BulkheadMax = int(v) }, bulkheadMaxRange},
+		{envMaxHosts, func(v int64) { p.MaxHosts = int(v) }, maxHostsRange},
+		{envBodyBudget, func(v int64) { p.BodyBudgetBytes = v }, bodyBudgetRange},
 	}
 	for _, n := range integers {
 		raw, ok := lookup(n.name)

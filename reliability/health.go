@@ -18,12 +18,14 @@ type HostHealth struct {
 	CacheHitRate     float64   `json:"cache_hit_rate"` // 0 when there were no lookups
 }
 
-// Health reports every host the process has talked to, sorted by host.
+// Health reports every host whose state the layer keeps (the hosts it has
+// talked to, at most Policy.MaxHosts besides the pinned ones), sorted by
+// host. Reading it does not count as using a host.
 func (l *Layer) Health() []HostHealth {
 	now := l.now()
 	var out []HostHealth
-	for _, name := range l.hostNames() {
-		h := l.host(name)
+	for _, h := range l.hosts.snapshot() {
+		name := h.name
 		state, until := h.breaker.status()
 		sums := h.counts.sums(now)
 		hh := HostHealth{

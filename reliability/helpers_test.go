@@ -191,3 +191,14 @@ func (tl *testLayer) getIn(ctx context.Context, path string) (*http.Response, in
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// host returns name's state, creating it like a request would, for tests
+// that inspect or prime one host's breaker, budget or windows.
+func (l *Layer) host(name string) *hostState {
+	h, err := l.acquireHost(name)
+	if err != nil {
+		panic(err)
+	}
+	l.releaseHost(h)
+	return h
+}

@@ -5,8 +5,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -45,13 +43,16 @@ type Layer struct {
 	client        *http.Client // handed to stacclient; retries inside
 	attemptClient *http.Client // one attempt per Do; used by go-retryablehttp
 
-	hostsMu sync.Mutex
-	hosts   map[string]*hostState
+	hosts  *hostTable  // per-host state, bounded by Policy.MaxHosts (hosts.go)
+	labels hostLabels  // metrics host labels, bounded by maxHostLabels
+	bodies *bodyBudget // bytes of upstream bodies being read, bounded by Policy.BodyBudgetBytes
 }
 
 // hostState is everything kept per catalog host.
 type hostState struct {
 	name     string
+	label    string // its host label on /metrics: name, or "other" past maxHostLabels
+	refs     int    // requests holding it; guarded by hostTable.mu
 	budget   *retryBudget
 	breaker  *breaker
 	bulkhead *bulkhead
@@ -80,8 +81,9 @@ func New(p Policy, opts Options) *Layer {
 		now:     opts.Now,
 		metrics: newMetrics(),
 		cache:   newResponseCache(p.CacheTTL, p.CacheMaxBytes),
-		hosts:   map[string]*hostState{},
 	}
+	l.hosts = newHostTable(p.MaxHosts, l.newHostState, l.forgetHost)
+	l.bodies = newBodyBudget(p.BodyBudgetBytes, l.metrics)
 	if l.now == nil {
 		l.now = time.Now
 	}
@@ -132,36 +134,64 @@ func (l *Layer) Policy() Policy { return l.policy }
 // Requests made outside Run get the same policy under tool name "unknown".
 func (l *Layer) HTTPClient() *http.Client { return l.client }
 
-func (l *Layer) host(name string) *hostState {
-	l.hostsMu.Lock()
-	defer l.hostsMu.Unlock()
-	if h, ok := l.hosts[name]; ok {
-		return h
+// PinHosts marks the hosts of the operator's configured catalogs: their
+// state is never evicted and does not count against Policy.MaxHosts, and
+// they always have their own host label on /metrics.
+func (l *Layer) PinHosts(names ...string) {
+	l.hosts.pin(names...)
+	for _, n := range names {
+		if n != "" {
+			l.labels.label(n, true)
+		}
 	}
-	budgetGauge := l.metrics.budgetTokens.WithLabelValues(name)
+}
+
+// acquireHost returns name's state and holds it until releaseHost, so that
+// it is not evicted while a request uses it; a *hostLimitError when the
+// table is full of hosts it must keep.
+func (l *Layer) acquireHost(name string) (*hostState, error) { return l.hosts.acquire(name) }
+
+func (l *Layer) releaseHost(h *hostState) { l.hosts.release(h) }
+
+// newHostState builds a host's state; the host table calls it under its lock.
+func (l *Layer) newHostState(name string, pinned bool) *hostState {
+	label := l.labels.label(name, pinned)
 	h := &hostState{
 		name:     name,
-		budget:   newRetryBudget(func(tokens int) { budgetGauge.Set(float64(tokens)) }),
+		label:    label,
 		bulkhead: newBulkhead(l.policy.BulkheadMax),
 		counts:   newSlidingCounts(healthWindow, healthBuckets),
 	}
+	// The gauges describe one host; hosts sharing the "other" label have
+	// no breaker or budget of their own there (get_service_health has them).
+	ownLabel := label != otherHostLabel
+	h.budget = newRetryBudget(func(tokens int) {
+		if ownLabel {
+			l.metrics.budgetTokens.WithLabelValues(label).Set(float64(tokens))
+		}
+	})
 	h.breaker = newBreaker(l.now, l.rng, func(state string) {
-		l.metrics.breakerState.WithLabelValues(name).Set(breakerStateValue(state))
+		if ownLabel {
+			l.metrics.breakerState.WithLabelValues(label).Set(breakerStateValue(state))
+		}
 		l.log.Warn().Str("event", "breaker_"+state).Str("host", name).Msg("circuit breaker changed state")
 	})
-	l.metrics.breakerState.WithLabelValues(name).Set(0)
-	budgetGauge.Set(budgetCapacity)
-	l.hosts[name] = h
+	if ownLabel {
+		l.metrics.breakerState.WithLabelValues(label).Set(0)
+		l.metrics.budgetTokens.WithLabelValues(label).Set(budgetCapacity)
+	}
+	l.metrics.trackedHosts.Inc()
 	return h
 }
 
-func (l *Layer) hostNames() []string {
-	l.hostsMu.Lock()
-	defer l.hostsMu.Unlock()
-	names := make([]string, 0, len(l.hosts))
-	for n := range l.hosts {
-		names = append(names, n)
+// forgetHost is called when the host table evicts h: its gauges go with
+// it (a later request starts a new state and sets them again).
+func (l *Layer) forgetHost(h *hostState) {
+	if h.label != otherHostLabel {
+		l.metrics.breakerState.DeleteLabelValues(h.label)
+		l.metrics.budgetTokens.DeleteLabelValues(h.label)
 	}
-	slices.Sort(names)
-	return names
+	l.metrics.trackedHosts.Dec()
+	l.metrics.evictedHosts.Inc()
+	l.log.Debug().Str("event", "host_evicted").Str("host", h.name).Msg("forgot the state of the least recently used catalog host")
 }

@@ -74,9 +74,13 @@ func (r *retryLoop) check(ctx context.Context, resp *http.Response, err error) (
 	r.observe(resp, err)
 	if !r.last.retryable {
 		if err != nil {
-			r.reason = CodeNotRetryable
-			if r.last.class == classCircuitOpen {
+			switch r.last.class {
+			case classCircuitOpen:
 				r.reason = CodeCircuitOpen
+			case classLocalLimit:
+				r.reason = CodeOverloaded
+			default:
+				r.reason = CodeNotRetryable
 			}
 		}
 		return false, err // a response goes back to the caller as it is
@@ -200,7 +204,12 @@ func (r *retryLoop) deny(code string, cause error) *Denial {
 	if code == CodeCircuitOpen && r.last.class == classCircuitOpen {
 		d.Attempts = r.attempt + r.hedged // the refused attempt was never sent
 	}
-	d.Next = nextStep(code, l.policy, d.RetryAt, now, d.LastStatus == 0 && d.Err != nil)
+	if r.last.class == classTooLarge {
+		// The answer came; it was only too long to buffer.
+		d.Next = tooLargeNext(l.policy.MaxBodyBytes)
+	} else {
+		d.Next = nextStep(code, l.policy, d.RetryAt, now, d.LastStatus == 0 && d.Err != nil && code != CodeOverloaded)
+	}
 	r.rec.update(func(c *callRecord) { c.denial = d })
 	if code != CodeTimeout {
 		r.host.counts.add(now, evGiveUp)

@@ -2,8 +2,10 @@ package reliability
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -24,10 +26,18 @@ type metrics struct {
 	cacheMisses       *prometheus.CounterVec
 	coalescedRequests *prometheus.CounterVec
 	hedges            *prometheus.CounterVec
+	trackedHosts      prometheus.Gauge
+	evictedHosts      prometheus.Counter
+	bodyBytesReserved prometheus.Gauge
+	bodyBudgetRefused prometheus.Counter
 }
 
 func newMetrics() *metrics {
 	m := &metrics{registry: prometheus.NewRegistry()}
+	// The Go runtime and process series (memory, goroutines, open file
+	// descriptors, CPU) are what an operator checks first when a shared
+	// server misbehaves.
+	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 		m.registry.MustRegister(c)
@@ -56,6 +66,11 @@ func newMetrics() *metrics {
 	m.cacheMisses = counter("cache_misses_total", "Cacheable reads not found in the response cache.", "tool_name")
 	m.coalescedRequests = counter("coalesced_requests_total", "Reads that shared an identical in-flight request.", "tool_name")
 	m.hedges = counter("hedged_attempts_total", "Hedged reads: second attempts sent while the first was still out (Policy.Hedge).", "tool_name")
+	m.trackedHosts = prometheus.NewGauge(prometheus.GaugeOpts{Name: "tracked_hosts", Help: "Catalog hosts whose reliability state is kept (bounded by STAC_MCP_MAX_HOSTS plus the configured catalogs)."})
+	m.evictedHosts = prometheus.NewCounter(prometheus.CounterOpts{Name: "evicted_hosts_total", Help: "Idle catalog hosts whose reliability state was forgotten to stay within STAC_MCP_MAX_HOSTS."})
+	m.bodyBytesReserved = prometheus.NewGauge(prometheus.GaugeOpts{Name: "upstream_body_bytes_in_flight", Help: "Bytes reserved by upstream response bodies being read (bounded by STAC_MCP_BODY_BUDGET_BYTES)."})
+	m.bodyBudgetRefused = prometheus.NewCounter(prometheus.CounterOpts{Name: "body_budget_refusals_total", Help: "Upstream attempts refused because the process-wide budget of body bytes being read was spent."})
+	m.registry.MustRegister(m.trackedHosts, m.evictedHosts, m.bodyBytesReserved, m.bodyBudgetRefused)
 	return m
 }
 
@@ -85,4 +100,35 @@ func (m *metrics) touch(tool string) {
 	m.retries.WithLabelValues(tool)
 	m.toolTimeouts.WithLabelValues(tool)
 	m.retryExhausted.WithLabelValues(tool)
+}
+
+// DeclareTools creates every per-tool series at 0 for the named tools (the
+// tools inventory), each tool_calls_total outcome included, so /metrics is
+// complete from the start: a rate() or an alert on a series that does not
+// exist yet sees nothing, not zero.
+func (l *Layer) DeclareTools(names ...string) {
+	m := l.metrics
+	for _, tool := range names {
+		m.touch(tool)
+		for _, outcome := range toolOutcomes() {
+			m.toolCalls.WithLabelValues(tool, outcome)
+		}
+		m.attemptTimeouts.WithLabelValues(tool)
+		m.toolDuration.WithLabelValues(tool)
+		m.cacheHits.WithLabelValues(tool)
+		m.cacheMisses.WithLabelValues(tool)
+		m.coalescedRequests.WithLabelValues(tool)
+		m.hedges.WithLabelValues(tool)
+	}
+}
+
+// toolOutcomes are the outcome label values of tool_calls_total: ok, error
+// and every denial code.
+func toolOutcomes() []string {
+	out := []string{"ok", "error"}
+	for code := range codeSummaries {
+		out = append(out, code)
+	}
+	slices.Sort(out[2:])
+	return out
 }

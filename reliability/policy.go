@@ -25,6 +25,13 @@ type Policy struct {
 	CacheTTL       time.Duration // STAC_MCP_CACHE_TTL_SECS; 0 disables the cache
 	CacheMaxBytes  int64         // STAC_MCP_CACHE_MAX_BYTES, 32 MiB
 	BulkheadMax    int           // STAC_MCP_BULKHEAD_MAX, 16 requests in flight per host
+	// MaxHosts bounds the catalog hosts whose state (breaker, budget,
+	// bulkhead, health) is kept, pinned hosts aside (STAC_MCP_MAX_HOSTS, 512).
+	MaxHosts int
+	// BodyBudgetBytes bounds the bytes of upstream bodies being read at once
+	// across all calls (STAC_MCP_BODY_BUDGET_BYTES, 256 MiB); at least
+	// MaxBodyBytes, so that one body at the cap can always be read.
+	BodyBudgetBytes int64
 
 	// MaxBodyBytes caps one buffered response body. The body is read inside
 	// the attempt so that a reset mid-body is retried like any reset.
@@ -56,6 +63,8 @@ func DefaultPolicy() Policy {
 		CacheTTL:         30 * time.Second,
 		CacheMaxBytes:    32 << 20,
 		BulkheadMax:      16,
+		MaxHosts:         512,
+		BodyBudgetBytes:  256 << 20,
 		MaxBodyBytes:     64 << 20,
 		MinUsefulAttempt: 250 * time.Millisecond,
 	}
@@ -79,6 +88,9 @@ func (p Policy) Validate() error {
 		{p.CacheMaxBytes >= 0, envCacheMaxBytes, p.CacheMaxBytes, "0 or more bytes"},
 		{bulkheadMaxRange.holds(int64(p.BulkheadMax)), envBulkheadMax, p.BulkheadMax, bulkheadMaxRange.String()},
 		{p.MaxBodyBytes >= 1024, "Policy.MaxBodyBytes", p.MaxBodyBytes, "at least 1024 bytes"},
+		{maxHostsRange.holds(int64(p.MaxHosts)), envMaxHosts, p.MaxHosts, maxHostsRange.String()},
+		{p.BodyBudgetBytes >= p.MaxBodyBytes && p.BodyBudgetBytes <= bodyBudgetRange.max, envBodyBudget, p.BodyBudgetBytes,
+			fmt.Sprintf("%d (the largest body one response may have) to %d bytes", p.MaxBodyBytes, bodyBudgetRange.max)},
 		{p.MinUsefulAttempt >= 0 && p.MinUsefulAttempt <= p.AttemptTimeout, "Policy.MinUsefulAttempt", p.MinUsefulAttempt, "0 up to the attempt timeout"},
 		{p.HedgeDelay >= 0 && p.HedgeDelay < p.AttemptTimeout, envHedge, p.HedgeDelay, "off, on, or a number of seconds below the attempt timeout"},
 	}
@@ -99,6 +111,8 @@ var (
 	cacheTTLSecs      = secondsRange{0, 86400}
 	maxAttemptsRange  = intRange{1, 10}
 	bulkheadMaxRange  = intRange{1, 1024}
+	maxHostsRange     = intRange{1, 1 << 20}
+	bodyBudgetRange   = intRange{64 << 20, 1 << 40}
 )
 
 // secondsRange is an inclusive range of durations, in (fractional) seconds
@@ -135,6 +149,12 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.MaxBodyBytes == 0 {
 		p.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if p.MaxHosts == 0 {
+		p.MaxHosts = d.MaxHosts
+	}
+	if p.BodyBudgetBytes == 0 {
+		p.BodyBudgetBytes = max(d.BodyBudgetBytes, p.MaxBodyBytes)
 	}
 	return p
 }

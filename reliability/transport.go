@@ -39,7 +39,11 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return snap.response(req), nil
 	}
 
-	h := l.host(req.URL.Host)
+	h, err := l.acquireHost(req.URL.Host)
+	if err != nil {
+		return nil, l.localLimitDenial(rec, req.URL.Host, err)
+	}
+	defer l.releaseHost(h)
 	key := requestKey(req, body)
 	if bypassesCache(req) {
 		// The caller wants an answer made after it asked (a SAS token,
@@ -144,7 +148,12 @@ func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request,
 		defer cancel()
 	}
 	deadline, _ := ctx.Deadline()
-	h := l.host(req.URL.Host)
+	h, err := l.acquireHost(req.URL.Host)
+	if err != nil {
+		return nil, l.localLimitDenial(rec, req.URL.Host, err)
+	}
+	defer l.releaseHost(h)
+	rec.noteHost(req.URL.Host)
 	rec.update(func(r *callRecord) { r.requests++; r.seen.path = req.URL.Path })
 	maxAttempts := 1
 	if idempotent(req) {
@@ -186,6 +195,17 @@ func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request,
 	snap := snapshotOf(resp)
 	loop.answered(snap)
 	return snap, nil
+}
+
+// localLimitDenial is a request this server refused to send because one of
+// its own limits is reached (err says which).
+func (l *Layer) localLimitDenial(rec *callRecord, host string, err error) *Denial {
+	d := &Denial{Code: CodeOverloaded, Host: host, ErrorClass: classLocalLimit, ElapsedMS: since(rec.start), Err: err,
+		Next: nextStep(CodeOverloaded, l.policy, time.Time{}, l.now(), false)}
+	rec.update(func(r *callRecord) { r.denial = d })
+	l.log.Warn().Str("event", eventRetryGiveUp).Str("reason", CodeOverloaded).Str("correlation_id", rec.correlationID).
+		Str("tool_name", rec.tool).Str("host", host).Str("error", err.Error()).Msg("request refused by a limit of this server")
+	return d
 }
 
 // snapshotOf takes the buffered body that attemptTransport left in resp.

@@ -1,0 +1,147 @@
+package reliability
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// errorBodyLimit is how much of a non-2xx body is read: plenty for any
+// error message (a denial keeps MaxMessageRunes of it), while a catalog
+// answering a 10 MB error page to every retry costs 64 KiB per attempt
+// instead of 10 MB. The rest is not read: the connection is closed instead.
+const errorBodyLimit = 64 << 10
+
+// bodyChunk is the step in which bytes are reserved for a body of unknown
+// length.
+const bodyChunk = 64 << 10
+
+// bodyBudget bounds the bytes of upstream bodies being read at once by the
+// whole process (Policy.BodyBudgetBytes), so that many concurrent large
+// answers cannot exhaust memory: every attempt reserves bytes before it
+// reads them and gives them back when its read ends (the body then belongs
+// to the caller that decodes it).
+//
+// A read waits for its first reservation (the whole body when the
+// Content-Length is known) until the attempt's deadline, holding nothing
+// meanwhile; a body of unknown length that needs more than it could reserve
+// up front asks again without waiting and is refused when the budget is
+// spent, because waiting while holding part of the budget could leave
+// several reads each waiting for the others.
+type bodyBudget struct {
+	sem   *semaphore.Weighted
+	total int64
+	m     *metrics
+}
+
+func newBodyBudget(total int64, m *metrics) *bodyBudget {
+	return &bodyBudget{sem: semaphore.NewWeighted(total), total: total, m: m}
+}
+
+// bodyBudgetError is a body read refused for want of budget.
+type bodyBudgetError struct {
+	total  int64
+	waited bool
+}
+
+func (e *bodyBudgetError) Error() string {
+	how := "was spent"
+	if e.waited {
+		how = "stayed spent until the attempt's deadline"
+	}
+	return "the budget of upstream response bytes this server reads at once (" + formatBytes(e.total) +
+		", STAC_MCP_BODY_BUDGET_BYTES) " + how + ": other calls are reading large answers right now"
+}
+
+func (b *bodyBudget) reserve(ctx context.Context, n int64, wait bool) error {
+	if b.sem.TryAcquire(n) {
+		b.m.bodyBytesReserved.Add(float64(n))
+		return nil
+	}
+	if wait {
+		if err := b.sem.Acquire(ctx, n); err == nil {
+			b.m.bodyBytesReserved.Add(float64(n))
+			return nil
+		}
+	}
+	b.m.bodyBudgetRefused.Inc()
+	return &bodyBudgetError{total: b.total, waited: wait}
+}
+
+func (b *bodyBudget) release(n int64) {
+	if n > 0 {
+		b.sem.Release(n)
+		b.m.bodyBytesReserved.Sub(float64(n))
+	}
+}
+
+// readBody reads resp's body inside the attempt: a 2xx body up to limit
+// (longer is a *bodyTooLargeError), any other body up to errorBodyLimit
+// (the rest is dropped unread), each byte reserved in the budget first.
+func (l *Layer) readBody(ctx context.Context, req *http.Request, resp *http.Response) ([]byte, error) {
+	if req.Method == http.MethodHead || resp.Body == nil || resp.Body == http.NoBody {
+		return nil, nil
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return l.bodies.read(ctx, resp.Body, resp.ContentLength, errorBodyLimit, true)
+	}
+	return l.bodies.read(ctx, resp.Body, resp.ContentLength, l.policy.MaxBodyBytes, false)
+}
+
+// read reads r up to limit bytes. Past limit it returns the first limit
+// bytes when truncate is set, else a *bodyTooLargeError. The reservation
+// is the buffer's capacity, which doubles as it fills (a known
+// Content-Length is reserved at once), so a body costs O(n) copying.
+func (b *bodyBudget) read(ctx context.Context, r io.Reader, contentLength, limit int64, truncate bool) ([]byte, error) {
+	if contentLength > limit && !truncate {
+		return nil, &bodyTooLargeError{limit: limit}
+	}
+	var buf []byte
+	defer func() { b.release(int64(cap(buf))) }()
+	for {
+		if len(buf) == cap(buf) {
+			size := int64(len(buf))
+			var extra []byte // a byte read past a full buffer, kept once it has grown
+			if size >= limit || (contentLength >= 0 && size >= contentLength) {
+				var probe [1]byte
+				n, err := io.ReadFull(r, probe[:])
+				switch {
+				case n == 0 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)):
+					return buf, nil
+				case n == 0:
+					return nil, err
+				case size >= limit && truncate:
+					return buf, nil
+				case size >= limit:
+					return nil, &bodyTooLargeError{limit: limit}
+				}
+				contentLength, extra = -1, probe[:] // longer than declared: read on as if undeclared
+			}
+			grow := max(int64(bodyChunk), size)
+			if size == 0 && contentLength >= 0 {
+				grow = max(contentLength, 1)
+			}
+			grow = min(grow, limit-size)
+			if err := b.reserve(ctx, grow, size == 0); err != nil {
+				return nil, err
+			}
+			// The full slice expression pins the capacity to what was
+			// reserved (make may round it up to a size class).
+			grown := make([]byte, size, size+grow)[:size:size+grow]
+			copy(grown, buf)
+			buf = append(grown, extra...)
+			continue
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
