@@ -6,7 +6,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"runtime"
+	runtimemetrics "runtime/metrics"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -69,4 +73,76 @@ func BenchmarkCircuitOpenDenial(b *testing.B) {
 			b.Fatalf("error %v, want circuit_open", err)
 		}
 	}
+}
+
+// BenchmarkErrorBody10MBRetried3Times is a catalog that answers a 10 MB
+// error page to every attempt of a three-attempt read: what one such call
+// costs in memory. peak-heap-MiB is the highest heap (objects, garbage not
+// yet collected included) sampled during the calls, above the heap before
+// them; B/op is everything allocated per call.
+func BenchmarkErrorBody10MBRetried3Times(b *testing.B) {
+	const size = 10 << 20
+	line := []byte("<p>Internal Server Error</p>\n")
+	p := noCache()
+	p.BackoffBase = 0
+	respond := func(int, *http.Request) (*http.Response, error) {
+		resp := answer(500, "")
+		// Generated as it is read, so the page itself takes no heap.
+		resp.Body = io.NopCloser(io.LimitReader(repeatReader(line), size))
+		resp.ContentLength = size
+		return resp, nil
+	}
+	runtime.GC()
+	peak := sampleHeapPeak()
+	b.ReportAllocs()
+	for b.Loop() {
+		// A fresh layer per call: the breaker and retry budget of one would
+		// stop retrying this failing host after a few calls.
+		l := benchLayer(b, p, respond)
+		var d *Denial
+		if err := benchGet(b, l); !errors.As(err, &d) || d.Attempts != 3 {
+			b.Fatalf("error %v, want a denial after 3 attempts", err)
+		}
+	}
+	b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
+}
+
+// repeatReader is an endless reader of line, line, line...
+type repeatReader []byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = r[i%len(r)]
+	}
+	return len(p), nil
+}
+
+// sampleHeapPeak samples the heap every 100 µs until the returned function
+// is called; that returns the peak above the heap at the start.
+func sampleHeapPeak() func() uint64 {
+	const name = "/memory/classes/heap/objects:bytes"
+	read := func() uint64 {
+		s := []runtimemetrics.Sample{{Name: name}}
+		runtimemetrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	base := read()
+	var peak atomic.Uint64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(100 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			if v := read(); v > base && v-base > peak.Load() {
+				peak.Store(v - base)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 { close(stop); <-done; return peak.Load() }
 }
