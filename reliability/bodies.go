@@ -130,7 +130,7 @@ func (b *bodyBudget) read(ctx context.Context, r io.Reader, contentLength, limit
 			}
 			// The full slice expression pins the capacity to what was
 			// reserved (make may round it up to a size class).
-			grown := make([]byte, size, size+grow)[:size:size+grow]
+			grown := make([]byte, size, size+grow)[: size : size+grow]
 			copy(grown, buf)
 			buf = append(grown, extra...)
 			continue
