@@ -44,6 +44,7 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, l.localLimitDenial(rec, req.URL.Host, err)
 	}
 	defer l.releaseHost(h)
+	rec.noteHost(req.URL.Host) // a cache hit or a shared request uses the host too
 	key := requestKey(req, body)
 	if bypassesCache(req) {
 		// The caller wants an answer made after it asked (a SAS token,

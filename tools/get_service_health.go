@@ -3,7 +3,11 @@ package tools
 import (
 	"context"
 	"fmt"
+	"maps"
+	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -35,9 +39,13 @@ type HostHealthOut struct {
 
 // GetServiceHealthOut is the reliability state of every catalog host.
 type GetServiceHealthOut struct {
-	Hosts []HostHealthOut `json:"hosts"`
-	Notes []string        `json:"notes"`
+	Hosts        []HostHealthOut `json:"hosts"`
+	OmittedHosts int             `json:"omitted_hosts" jsonschema:"hosts left out of hosts because the report lists at most 50 (least healthy first)"`
+	Notes        []string        `json:"notes"`
 }
+
+// maxHealthHosts bounds the report, which goes into a model's context.
+const maxHealthHosts = 50
 
 // GetServiceHealth is the get_service_health tool.
 func GetServiceHealth() Tool {
@@ -46,23 +54,35 @@ func GetServiceHealth() Tool {
 		Title: "Catalog service health",
 		Description: "Report, per catalog host this server has talked to, the circuit breaker state, retry budget left, and the retries, " +
 			"give-ups, timeouts and cache hit rate of the last 5 minutes. Makes no upstream request. Use it when calls fail or are slow, " +
-			"to tell a struggling catalog from a bad request. With catalog_url, only that catalog's host is shown.\n" +
+			"to tell a struggling catalog from a bad request. With catalog_url, only that catalog's host is shown. Lists at most 50 hosts, " +
+			"least healthy first; on a shared (http) server, only the configured catalogs and the hosts this session used.\n" +
 			`Example: {} or {"catalog_url": "earth-search"}`,
 		Annotations: &mcp.ToolAnnotations{Title: "Catalog service health", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}, false, getServiceHealth)
 }
 
-func getServiceHealth(_ context.Context, c *Call, in GetServiceHealthIn) (GetServiceHealthOut, string, error) {
+func getServiceHealth(ctx context.Context, c *Call, in GetServiceHealthIn) (GetServiceHealthOut, string, error) {
 	out := GetServiceHealthOut{Hosts: []HostHealthOut{}, Notes: []string{}}
 	filter := ""
 	if strings.TrimSpace(in.CatalogURL) != "" {
 		filter = c.Catalog.Host
 	}
+	visible := func(string) bool { return true }
+	if c.Deps.SessionScoped {
+		visible = c.Deps.healthVisibility(ctx, c.Request.Session)
+	}
 	for _, h := range c.Deps.Layer.Health() {
-		if filter != "" && h.Host != filter {
+		if (filter != "" && h.Host != filter) || !visible(h.Host) {
 			continue
 		}
 		out.Hosts = append(out.Hosts, hostHealthOut(h))
+	}
+	slices.SortStableFunc(out.Hosts, func(a, b HostHealthOut) int { return statusRank[a.Status] - statusRank[b.Status] })
+	if len(out.Hosts) > maxHealthHosts {
+		out.OmittedHosts = len(out.Hosts) - maxHealthHosts
+		out.Hosts = out.Hosts[:maxHealthHosts]
+		out.Notes = append(out.Notes, fmt.Sprintf("%d more host(s) not shown: the report lists at most %d, least healthy first; "+
+			"pass catalog_url to see one host", out.OmittedHosts, maxHealthHosts))
 	}
 	switch {
 	case len(out.Hosts) == 0 && filter != "":
@@ -70,7 +90,98 @@ func getServiceHealth(_ context.Context, c *Call, in GetServiceHealthIn) (GetSer
 	case len(out.Hosts) == 0:
 		out.Notes = append(out.Notes, "no catalog has been contacted yet: call a catalog tool (e.g. get_root) first")
 	}
+	if c.Deps.SessionScoped {
+		out.Notes = append(out.Notes, "this server is shared: the report covers the configured catalogs and the hosts this session used")
+	}
 	return out, serviceHealthText(out), nil
+}
+
+// statusRank orders the report least healthy first.
+var statusRank = map[string]int{"unavailable": 0, "degraded": 1, "healthy": 2}
+
+// healthVisibility is what one session of a shared server may see: the
+// hosts of the operator's catalogs (the default, STAC_MCP_CATALOGS, the
+// presets: public knowledge) and the hosts its own calls used. Another
+// session's catalog_url is its own business: the host, and that someone
+// uses it, would leak.
+func (d *Deps) healthVisibility(ctx context.Context, ss *mcp.ServerSession) func(host string) bool {
+	mine := d.sessionHosts.hosts(ss)
+	configured := map[string]bool{}
+	for _, h := range OperatorHosts(d.Catalogs) {
+		configured[h] = true
+	}
+	if def, err := d.Catalogs.Resolve(ctx, ""); err == nil {
+		configured[def.Host] = true // the demo or a local default: its loopback host
+	}
+	return func(host string) bool { return mine[host] || configured[host] }
+}
+
+// OperatorHosts are the hosts of the catalogs the operator configured or
+// the server knows by name: the presets, the named catalogs and a default
+// given as a URL. The reliability layer pins them (never evicted, their own
+// metrics label) and every session of a shared server may see their health.
+func OperatorHosts(c *Catalogs) []string {
+	var urls []string
+	for _, p := range Presets() {
+		urls = append(urls, p.URL)
+	}
+	for _, p := range c.Named() {
+		urls = append(urls, p.URL)
+	}
+	urls = append(urls, c.Default())
+	var hosts []string
+	for _, raw := range urls {
+		if u, err := url.Parse(raw); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && !slices.Contains(hosts, u.Host) {
+			hosts = append(hosts, u.Host)
+		}
+	}
+	return hosts
+}
+
+// maxHostsPerSession bounds what sessionHostLog keeps per session.
+const maxHostsPerSession = 256
+
+// sessionHostLog remembers which upstream hosts each session's calls used,
+// for get_service_health on a shared server. An entry lives as long as its
+// session. The zero value is ready to use.
+type sessionHostLog struct {
+	mu        sync.Mutex
+	bySession map[*mcp.ServerSession]map[string]bool
+}
+
+// note records hosts for ss; a session's entry is dropped when it ends.
+func (l *sessionHostLog) note(ss *mcp.ServerSession, hosts ...string) {
+	if ss == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.bySession == nil {
+		l.bySession = map[*mcp.ServerSession]map[string]bool{}
+	}
+	set, ok := l.bySession[ss]
+	if !ok {
+		set = map[string]bool{}
+		l.bySession[ss] = set
+		go func() {
+			_ = ss.Wait()
+			l.mu.Lock()
+			delete(l.bySession, ss)
+			l.mu.Unlock()
+		}()
+	}
+	for _, h := range hosts {
+		if h != "" && len(set) < maxHostsPerSession {
+			set[h] = true
+		}
+	}
+}
+
+// hosts returns a copy of the hosts ss used.
+func (l *sessionHostLog) hosts(ss *mcp.ServerSession) map[string]bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.bySession[ss])
 }
 
 func hostHealthOut(h reliability.HostHealth) HostHealthOut {

@@ -43,10 +43,15 @@ type Deps struct {
 	Catalogs *Catalogs
 	Limits   Limits
 	Logger   zerolog.Logger
+	// SessionScoped is set when untrusted clients share this server in
+	// several sessions (http): a session then sees in get_service_health
+	// only the configured catalogs' hosts and the hosts its own calls used.
+	SessionScoped bool
 
 	// Per-process state the tools build lazily; the zero value is ready.
 	signing       signingState      // the Planetary Computer Signer (ConfigureSigning sets its options)
 	collectionIDs collectionIDCache // collection-id completions
+	sessionHosts  sessionHostLog    // upstream hosts per session, when SessionScoped
 }
 
 // Limits shape outputs for a model's context.
@@ -133,6 +138,9 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 			return herr
 		})
 		holder.record(receipt, err)
+		if d.SessionScoped {
+			d.sessionHosts.note(req.Session, receipt.Hosts...)
+		}
 		if err != nil {
 			return nil, zero, renderError(name, err)
 		}

@@ -3,11 +3,12 @@ package tools
 import (
 	"context"
 	_ "embed"
-	"log/slog"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // instructions tell the model the recommended order of the tools; they are
@@ -35,7 +36,7 @@ func newServer(d *Deps, version string, tools []Tool) *mcp.Server {
 		Version: version,
 	}, &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       slog.New(zerolog.NewSlogHandler(d.Logger.With().Str("component", "mcp").Logger())),
+		Logger:       reliability.NewSlogLogger(d.Logger.With().Str("component", "mcp").Logger()),
 		// Declared explicitly: the tool set is fixed at start-up, so there
 		// is no listChanged, and no logging capability because stderr is
 		// our log channel (client logging is deprecated in 2026-07-28).
