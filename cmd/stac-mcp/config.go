@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,7 +34,7 @@ var (
 	setLogFmt     = setting{"log-format", "STAC_MCP_LOG_FORMAT", "FORMAT", "json (default) or console"}
 	setDemoFaults = setting{"demo-fault-rate", "STAC_MCP_DEMO_FAULT_RATE", "RATE", "demo catalog only: inject transient faults (5xx, resets, 429) into this fraction of upstream attempts, to watch retries happen (0 to 0.9; default off)"}
 	setDemoSeed   = setting{"demo-fault-seed", "STAC_MCP_DEMO_FAULT_SEED", "N", "seed of the demo fault schedule, to replay a run (default: from the clock, logged at startup)"}
-	setMetrics    = setting{"metrics-addr", "STAC_MCP_METRICS_ADDR", "ADDR", "serve Prometheus /metrics on this address, e.g. 127.0.0.1:9464 (stdio mode; default off)"}
+	setMetrics    = setting{"metrics-addr", "STAC_MCP_METRICS_ADDR", "ADDR", "serve Prometheus /metrics on this address, e.g. 127.0.0.1:9464 (stdio mode; default off); like --addr, a non-loopback address needs STAC_MCP_HTTP_TOKEN"}
 )
 
 // reliabilitySettings are read by reliability.PolicyFromEnv; a flag
@@ -47,10 +48,19 @@ var reliabilitySettings = []setting{
 	{"cache-ttl-secs", "STAC_MCP_CACHE_TTL_SECS", "SECS", "how long successful GET answers are reused; 0 disables the cache (default 30)"},
 	{"cache-max-bytes", "STAC_MCP_CACHE_MAX_BYTES", "BYTES", "memory bound of the response cache"},
 	{"bulkhead-max", "STAC_MCP_BULKHEAD_MAX", "N", "most concurrent upstream requests per catalog host"},
+	{"max-hosts", "STAC_MCP_MAX_HOSTS", "N", "most catalog hosts whose reliability state (breaker, retry budget, health) is kept besides the configured catalogs; the least recently used idle one is forgotten past it (default 512)"},
+	{"body-budget-bytes", "STAC_MCP_BODY_BUDGET_BYTES", "BYTES", "memory bound of upstream response bodies being read at once, across all calls; past it reads wait, then are refused (default 268435456, 256 MiB)"},
 	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: off (default), on (after the host's p95 latency), or a delay in seconds"},
 }
 
 var serverSettings = []setting{setCatalog, setCatalogs, setCeiling, setHeaders, setLogLevel, setLogFmt, setMetrics, setHTTPAddr, setDemoFaults, setDemoSeed}
+
+// flagSettings are every setting that has a flag and a variable: the flags
+// loadConfig registers and, with secretSettings, the variables the unknown
+// STAC_MCP_* check knows. A new table of settings goes here.
+func flagSettings() []setting {
+	return slices.Concat(serverSettings, httpSettings, reliabilitySettings)
+}
 
 // envHTTPToken is a secret, so it has no flag (command lines are visible
 // to every user of the machine) and is never logged.
@@ -58,7 +68,7 @@ const envHTTPToken = "STAC_MCP_HTTP_TOKEN"
 
 // secretSettings are read from the environment only.
 var secretSettings = []setting{
-	{"", envHTTPToken, "SECRET", "http: bearer token every request must carry (Authorization: Bearer …); required for a non-loopback --addr, enforced whenever set"},
+	{"", envHTTPToken, "SECRET", "http and --metrics-addr: bearer token every request must carry (Authorization: Bearer …); required for a non-loopback address, then at least 16 bytes; enforced whenever set"},
 }
 
 // defaultMaxItemsCeiling bounds search_items output for a model's context.
@@ -88,6 +98,10 @@ type config struct {
 	DemoFaultRate   float64
 	DemoFaultSeed   uint64 // 0: chosen from the clock
 	Policy          reliability.Policy
+	HTTP            httpLimits
+	// UnknownEnv are warnings about STAC_MCP_* variables no setting reads,
+	// logged at startup (see unknownEnvWarnings).
+	UnknownEnv []string
 
 	Text, JSON, Help, Version bool
 }
@@ -100,7 +114,7 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 	fs := flag.NewFlagSet("stac-mcp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported once, by run
 	values := map[string]*string{}
-	for _, s := range append(append([]setting(nil), serverSettings...), reliabilitySettings...) {
+	for _, s := range flagSettings() {
 		values[s.env] = fs.String(s.flag, "", s.help)
 	}
 	cfg := &config{}
@@ -161,6 +175,11 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 		cfg.NamedCatalogs = named
 	}
 	cfg.HTTPAddr, _, _ = lookup(setHTTPAddr)
+	limits, err := loadHTTPLimits(lookup)
+	if err != nil {
+		return nil, err
+	}
+	cfg.HTTP = limits
 	if v, ok := env(envHTTPToken); ok {
 		cfg.HTTPToken = strings.TrimSpace(v)
 	}

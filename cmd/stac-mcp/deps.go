@@ -33,6 +33,13 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	if err != nil {
 		return nil, usageError("%v", err)
 	}
+	warn := logger
+	if cfg.LogLevel == "" && logger.GetLevel() > zerolog.WarnLevel {
+		warn = logger.Level(zerolog.WarnLevel) // call and tools still show these
+	}
+	for _, w := range cfg.UnknownEnv {
+		warn.Warn().Str("event", "unknown_setting").Msg(w)
+	}
 	layer := reliability.New(cfg.Policy, reliability.Options{Logger: &logger})
 	catalogs := tools.NewCatalogs(tools.CatalogsOptions{
 		Default:    cfg.Catalog,
@@ -46,6 +53,14 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 		_ = catalogs.Close()
 		return nil, usageError("--catalog / STAC_MCP_CATALOG_URL: %v", err)
 	}
+	// The configured catalogs keep their reliability state and their own
+	// metrics label however many other hosts callers name.
+	layer.PinHosts(tools.OperatorHosts(catalogs)...)
+	var names []string
+	for _, t := range tools.Inventory() {
+		names = append(names, t.Def.Name)
+	}
+	layer.DeclareTools(names...)
 	deps := &tools.Deps{
 		Layer:    layer,
 		Catalogs: catalogs,

@@ -41,6 +41,7 @@ func writeHelp(w io.Writer) error {
 		}
 	}
 	section("Server settings", serverSettings)
+	section("HTTP server limits (stac-mcp http)", httpSettings)
 	section("Reliability settings", reliabilitySettings)
 	fmt.Fprintf(tw, "\nSecrets (environment only, never logged):\n")
 	for _, s := range secretSettings {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os/signal"
@@ -13,16 +12,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/rs/zerolog"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // defaultHTTPAddr is loopback: a server reachable from other machines must
 // be asked for, and then needs a token.
 const defaultHTTPAddr = "127.0.0.1:8080"
-
-// httpSessionIdleTimeout closes sessions whose client went away without
-// a DELETE, so abandoned sessions do not pile up in a long-lived server.
-const httpSessionIdleTimeout = 30 * time.Minute
 
 // runHTTP serves MCP over Streamable HTTP at /mcp, with /metrics and
 // /healthz on the same listener, until SIGINT or SIGTERM.
@@ -45,24 +42,46 @@ func runHTTP(ctx context.Context, cfg *config, stderr io.Writer) error {
 	if err != nil {
 		return usageError("--addr / STAC_MCP_HTTP_ADDR=%q: %v", addr, err)
 	}
+	l := cfg.HTTP
 	a.logger.Info().Str("version", version()).Str("addr", ln.Addr().String()).
 		Str("catalog", a.deps.Catalogs.Default()).Bool("token_required", cfg.HTTPToken != "").
+		Int("max_connections", l.MaxConns).Int("max_connections_per_ip", l.MaxConnsPerIP).Int("max_sessions", l.MaxSessions).
+		Dur("session_idle", l.SessionIdle).Dur("connection_idle", l.IdleTimeout).
 		Msg("stac-mcp serving MCP over Streamable HTTP at /mcp")
-	return serveHTTP(ctx, a, ln, cfg.HTTPToken)
+	return serveHTTP(ctx, a, ln, cfg)
 }
+
+// minRemoteTokenBytes is the shortest token accepted on a listener other
+// machines can reach: 16 random bytes are out of reach of guessing over
+// the network.
+const minRemoteTokenBytes = 16
 
 // checkHTTPExposure refuses a non-loopback address without a token: the
 // tools read whatever catalog a caller names, including ones only this
 // machine can reach, so an open listener would be an open proxy.
 func checkHTTPExposure(addr, token string) error {
+	return checkExposure("--addr / STAC_MCP_HTTP_ADDR", addr, token)
+}
+
+// checkExposure applies the one rule of every listener (the http server,
+// /metrics in stdio mode): off loopback it needs STAC_MCP_HTTP_TOKEN, at
+// least minRemoteTokenBytes long.
+func checkExposure(setting, addr, token string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usageError("--addr / STAC_MCP_HTTP_ADDR=%q: want host:port, e.g. %s (%v)", addr, defaultHTTPAddr, err)
+		return usageError("%s=%q: want host:port, e.g. %s (%v)", setting, addr, defaultHTTPAddr, err)
 	}
-	if token == "" && !isLoopbackHost(host) {
-		return usageError("--addr / STAC_MCP_HTTP_ADDR=%q is not a loopback address, so it needs a bearer token: "+
+	if isLoopbackHost(host) {
+		return nil
+	}
+	if token == "" {
+		return usageError("%s=%q is not a loopback address, so it needs a bearer token: "+
 			"set STAC_MCP_HTTP_TOKEN to a long random secret (clients send Authorization: Bearer <token>), "+
-			"or bind 127.0.0.1", addr)
+			"or bind 127.0.0.1", setting, addr)
+	}
+	if len(token) < minRemoteTokenBytes {
+		return usageError("%s=%q is reachable from other machines, and STAC_MCP_HTTP_TOKEN is only %d bytes long: "+
+			"use at least %d random bytes, e.g. STAC_MCP_HTTP_TOKEN=\"$(openssl rand -hex 32)\"", setting, addr, len(token), minRemoteTokenBytes)
 	}
 	return nil
 }
@@ -81,14 +100,21 @@ func isLoopbackHost(host string) bool {
 // listener closes at once, tool calls in flight get up to the tool
 // timeout to finish, and then the MCP sessions (and their open event
 // streams) are closed.
-func serveHTTP(ctx context.Context, a *app, ln net.Listener, token string) error {
+func serveHTTP(ctx context.Context, a *app, ln net.Listener, cfg *config) error {
 	inflight := &inflightCalls{}
+	m := newHTTPMetrics(a)
+	// Every session shares this server: one must not see another's hosts.
+	a.deps.SessionScoped = true
 	srv := &http.Server{
-		Handler:           newHTTPHandler(a, token, inflight),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           newHTTPHandler(a, cfg, inflight, m),
+		ReadHeaderTimeout: httpReadHeaderTimeout,
+		// Keep-alive connections are closed after this much idleness, so
+		// idle clients cannot hold descriptors and connection slots forever.
+		IdleTimeout:    cfg.HTTP.IdleTimeout,
+		MaxHeaderBytes: httpMaxHeaderBytes,
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(limitListener(ln, cfg.HTTP, m.connectionsRefused)) }()
 
 	select {
 	case err := <-served:
@@ -124,16 +150,56 @@ func serveHTTP(ctx context.Context, a *app, ln net.Listener, token string) error
 // newHTTPHandler routes /mcp, /metrics and /healthz. Every server session
 // shares a.deps (one reliability layer: budgets, breakers, cache,
 // per-host bulkheads). Checks run outermost first: bearer token, then
-// Origin, then the SDK's Host (DNS-rebinding) check.
-func newHTTPHandler(a *app, token string, inflight *inflightCalls) http.Handler {
+// Host (DNS rebinding) and Origin, then (on /mcp) the body's deadline and
+// size cap and the session cap.
+func newHTTPHandler(a *app, cfg *config, inflight *inflightCalls, m *httpMetrics) http.Handler {
+	l := cfg.HTTP
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return a.server },
-		&mcp.StreamableHTTPOptions{SessionTimeout: httpSessionIdleTimeout, Logger: slog.New(zerolog.NewSlogHandler(a.logger.With().Str("component", "http").Logger()))})
+		&mcp.StreamableHTTPOptions{
+			// Sessions whose client went away without a DELETE are
+			// closed, so abandoned sessions do not pile up.
+			SessionTimeout:      l.SessionIdle,
+			MaxRequestBodyBytes: l.MaxBodyBytes,
+			Logger:              reliability.NewSlogLogger(a.logger.With().Str("component", "http").Logger()),
+		})
+	sessions := &sessionCap{max: l.MaxSessions, idle: l.SessionIdle, server: a.server, refused: m.sessionsRefused}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", inflight.track(rejectForeignOrigin(mcpHandler)))
-	mux.Handle("/metrics", a.deps.Layer.MetricsHandler())
+	mux.Handle("/mcp", inflight.track(rejectForeignHost(rejectForeignOrigin(boundRequestBody(l, sessions.wrap(mcpHandler))))))
+	mux.Handle("/metrics", metricsHandler(a))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
 	})
-	return requireBearerToken(token, mux)
+	return requireBearerToken(cfg.HTTPToken, mux)
+}
+
+// metricsHandler is /metrics with the same Host and Origin checks as /mcp:
+// without a token (loopback) a web page could otherwise read it through
+// DNS rebinding.
+func metricsHandler(a *app) http.Handler {
+	return rejectForeignHost(rejectForeignOrigin(a.deps.Layer.MetricsHandler()))
+}
+
+// httpMetrics are the http server's own series, on the layer's registry.
+type httpMetrics struct {
+	sessionsRefused    prometheus.Counter
+	connectionsRefused prometheus.Counter
+}
+
+func newHTTPMetrics(a *app) *httpMetrics {
+	m := &httpMetrics{
+		sessionsRefused: prometheus.NewCounter(prometheus.CounterOpts{Name: "http_sessions_refused_total",
+			Help: "New MCP sessions refused because STAC_MCP_HTTP_MAX_SESSIONS were open."}),
+		connectionsRefused: prometheus.NewCounter(prometheus.CounterOpts{Name: "http_connections_refused_total",
+			Help: "Connections closed at once because their address had STAC_MCP_HTTP_MAX_CONNS_PER_IP open."}),
+	}
+	open := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "http_sessions_open", Help: "MCP sessions open."}, func() float64 {
+		n := 0
+		for range a.server.Sessions() {
+			n++
+		}
+		return float64(n)
+	})
+	a.deps.Layer.Registry().MustRegister(m.sessionsRefused, m.connectionsRefused, open)
+	return m
 }

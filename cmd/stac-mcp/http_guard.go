@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,28 +14,67 @@ import (
 
 // requireBearerToken lets a request through only with
 // "Authorization: Bearer <token>" when token is set. The comparison takes
-// constant time, and a refusal is a bare 401 that says nothing about why
-// (no hint whether the header was missing or the token wrong). /healthz
-// stays open so load balancers can probe without the secret; it reports
-// nothing but "ok".
+// constant time over SHA-256 digests (so neither the token's length nor a
+// matching prefix shows in the timing), and a refusal is a bare 401 that
+// says nothing about why (no hint whether the header was missing or the
+// token wrong) and closes the connection, so an unauthenticated client
+// cannot keep it open. /healthz stays open so load balancers can probe
+// without the secret; it reports nothing but "ok".
 func requireBearerToken(token string, next http.Handler) http.Handler {
 	if token == "" {
 		return next
 	}
-	want := []byte(token)
+	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			next.ServeHTTP(w, r)
 			return
 		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+		got, ok := bearerToken(r.Header.Get("Authorization"))
+		digest := sha256.Sum256([]byte(got))
+		if !ok || subtle.ConstantTimeCompare(digest[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="stac-mcp"`)
+			w.Header().Set("Connection", "close")
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bearerToken reads "Bearer <token>" from an Authorization value. The scheme
+// is case-insensitive and followed by one or more spaces (RFC 9110 §11.1, §11.4).
+func bearerToken(header string) (string, bool) {
+	scheme, rest, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token := strings.TrimLeft(rest, " ")
+	return token, token != ""
+}
+
+// rejectForeignHost answers 403 when a request that came in on a loopback
+// address names another host: a DNS-rebinding page in a browser (its name
+// now resolving to 127.0.0.1) would otherwise read the answer. It is the
+// check the SDK applies to /mcp, for every route behind it.
+func rejectForeignHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		if ok && local != nil && isLoopbackAddr(local.String()) && !isLoopbackAddr(r.Host) {
+			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isLoopbackAddr is isLoopbackHost for "host:port" or a bare host.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	return isLoopbackHost(host)
 }
 
 // rejectForeignOrigin answers 403 when a browser sends an Origin (or

@@ -44,7 +44,7 @@ func startHTTPForTest(t *testing.T, env map[string]string, args ...string) *http
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	s := &httpServerForTest{url: "http://" + ln.Addr().String(), app: a, logs: logs, stop: stop, served: make(chan error, 1)}
-	go func() { s.served <- serveHTTP(ctx, a, ln, cfg.HTTPToken) }()
+	go func() { s.served <- serveHTTP(ctx, a, ln, cfg) }()
 	t.Cleanup(func() {
 		stop()
 		select {
@@ -251,7 +251,7 @@ func TestHTTPRefusesNonLoopbackWithoutToken(t *testing.T) {
 		t.Errorf("http extra: exit %d, stderr %q", code, stderr)
 	}
 	for _, addr := range []string{"0.0.0.0:8080", "[::]:8080", "10.1.2.3:80"} {
-		if err := checkHTTPExposure(addr, "a-token"); err != nil {
+		if err := checkHTTPExposure(addr, "a-token-of-16-bytes"); err != nil {
 			t.Errorf("%s with a token: %v, want it allowed", addr, err)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv))
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv, os.Environ))
 }
 
 // exitError carries a process exit code (1: the tool failed, 2: usage).
@@ -35,10 +35,11 @@ func usageError(format string, args ...any) error {
 }
 
 // run is main without the process: testable with any args, streams and
-// environment.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) (string, bool)) int {
+// environment (env looks a variable up, environ lists them all).
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) (string, bool), environ func() []string) int {
 	cfg, err := loadConfig(args, env)
 	if err == nil {
+		cfg.UnknownEnv = unknownEnvWarnings(environ())
 		err = dispatch(ctx, cfg, stdin, stdout, stderr)
 	}
 	if err == nil {

@@ -33,7 +33,14 @@ func runForTest(t *testing.T, env map[string]string, args ...string) (code int, 
 	t.Helper()
 	var out, errOut bytes.Buffer
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	code = run(context.Background(), args, strings.NewReader(""), &out, &errOut, lookup)
+	environ := func() []string {
+		var kv []string
+		for k, v := range env {
+			kv = append(kv, k+"="+v)
+		}
+		return kv
+	}
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errOut, lookup, environ)
 	return code, out.String(), errOut.String()
 }
 
@@ -214,7 +221,7 @@ func TestMetricsEndpointServesPrometheusText(t *testing.T) {
 	}
 	closeSession()
 
-	addr, shutdown, err := serveMetrics("127.0.0.1:0", a)
+	addr, shutdown, err := serveMetrics("127.0.0.1:0", a, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -79,8 +80,7 @@ func TestReadmeListsEverySetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(raw)
-	all := append(append(append([]setting(nil), serverSettings...), reliabilitySettings...), secretSettings...)
-	for _, s := range all {
+	for _, s := range slices.Concat(flagSettings(), secretSettings) {
 		if !strings.Contains(readme, "`"+s.env+"`") {
 			t.Errorf("README lacks %s", s.env)
 		}

@@ -9,8 +9,6 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // runStdio serves MCP over stdin/stdout until the client disconnects or a
@@ -24,7 +22,11 @@ func runStdio(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr 
 	}
 	defer a.close()
 	if cfg.MetricsAddr != "" {
-		_, shutdown, err := serveMetrics(cfg.MetricsAddr, a)
+		// The same rule as `stac-mcp http`: off loopback only with the token.
+		if err := checkExposure("--metrics-addr / STAC_MCP_METRICS_ADDR", cfg.MetricsAddr, cfg.HTTPToken); err != nil {
+			return err
+		}
+		_, shutdown, err := serveMetrics(cfg.MetricsAddr, a, cfg.HTTPToken)
 		if err != nil {
 			return usageError("--metrics-addr / STAC_MCP_METRICS_ADDR=%q: %v", cfg.MetricsAddr, err)
 		}
@@ -32,7 +34,7 @@ func runStdio(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr 
 	}
 	a.logger.Info().Str("version", version()).Str("catalog", a.deps.Catalogs.Default()).
 		Dur("tool_timeout", cfg.Policy.ToolTimeout).Msg("stac-mcp serving MCP on stdio")
-	err = a.server.Run(ctx, &mcp.IOTransport{Reader: nopReadCloser{stdin}, Writer: nopWriteCloser{stdout}})
+	err = a.server.Run(ctx, newStdioTransport(stdin, stdout))
 	if ctx.Err() != nil {
 		a.logger.Info().Msg("stac-mcp stopped by signal")
 		return nil
@@ -41,15 +43,17 @@ func runStdio(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr 
 }
 
 // serveMetrics exposes the reliability layer's Prometheus registry on
-// addr; it returns the bound address and a function that stops it.
-func serveMetrics(addr string, a *app) (string, func(), error) {
+// addr, behind token when one is set and the Host and Origin checks of
+// /mcp; it returns the bound address and a function that stops it.
+func serveMetrics(addr string, a *app, token string) (string, func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", a.deps.Layer.MetricsHandler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	mux.Handle("/metrics", metricsHandler(a))
+	srv := &http.Server{Handler: requireBearerToken(token, mux), ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout: time.Minute, MaxHeaderBytes: httpMaxHeaderBytes}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

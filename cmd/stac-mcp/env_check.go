@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// envPrefix starts every variable stac-mcp reads.
+const envPrefix = "STAC_MCP_"
+
+// envPrefixFamilies are prefixes of variable families read by name
+// pattern rather than from a settings table, and of variables other parts
+// of the project read (the SLO benchmark harness): names under them are not
+// reported as unknown.
+var envPrefixFamilies = []string{"STAC_MCP_SLO_"}
+
+// knownEnvNames are the variables the settings tables declare.
+func knownEnvNames() []string {
+	var names []string
+	for _, s := range slices.Concat(flagSettings(), secretSettings) {
+		names = append(names, s.env)
+	}
+	return names
+}
+
+// unknownEnvWarnings returns a warning for each STAC_MCP_* variable in
+// environ ("NAME=value" entries) that no setting reads, naming the closest
+// known variable: a mistyped name is otherwise silently ignored and the
+// server runs with a default the operator did not mean.
+func unknownEnvWarnings(environ []string) []string {
+	known := knownEnvNames()
+	var warnings []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, envPrefix) || slices.Contains(known, name) ||
+			slices.ContainsFunc(envPrefixFamilies, func(p string) bool { return strings.HasPrefix(name, p) }) {
+			continue
+		}
+		w := fmt.Sprintf("%s is not a stac-mcp setting and is ignored", name)
+		if closest, d := closestName(name, known); d <= max(3, len(name)/4) {
+			w += fmt.Sprintf("; did you mean %s?", closest)
+		} else {
+			w += "; run stac-mcp --help for the settings"
+		}
+		warnings = append(warnings, w)
+	}
+	slices.Sort(warnings)
+	return slices.Compact(warnings)
+}
+
+// closestName is the candidate with the smallest edit distance to name.
+func closestName(name string, candidates []string) (string, int) {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		if d := editDistance(name, c); bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best, bestD
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes: the
+// names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
