@@ -222,17 +222,19 @@ func boundRequestBody(l httpLimits, next http.Handler) http.Handler {
 }
 
 // sessionCap refuses a new session (a POST without Mcp-Session-Id) while
-// max sessions are open, with 503, Retry-After and a JSON-RPC error a client
-// can show. Sessions being created count until their request ends, so
-// concurrent initializes cannot overshoot.
+// max sessions are open, with 503, Retry-After and a JSON-RPC error a
+// client can show. It counts the sessions it admitted itself: a slot is
+// taken before the request that creates the session runs (so concurrent
+// initializes cannot overshoot) and given back when that session ends, or
+// at once when the request created none.
 type sessionCap struct {
 	max     int
 	idle    time.Duration
 	server  *mcp.Server
 	refused prometheus.Counter
 
-	mu      sync.Mutex
-	pending int
+	mu   sync.Mutex
+	used int
 }
 
 // codeServerBusy is the JSON-RPC error code of a refused session, from the
@@ -248,7 +250,7 @@ func (c *sessionCap) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if !c.reserve() {
+		if !c.take() {
 			c.refused.Inc()
 			w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter.Seconds())))
 			writeJSONRPCError(w, http.StatusServiceUnavailable, requestID(r), codeServerBusy, fmt.Sprintf(
@@ -256,33 +258,42 @@ func (c *sessionCap) wrap(next http.Handler) http.Handler {
 					"Try again in %s, or end sessions you no longer use.", c.max, setHTTPMaxSessions.env, c.idle, sessionRetryAfter))
 			return
 		}
-		defer c.done()
 		next.ServeHTTP(w, r)
+		c.holdUntilEnd(w.Header().Get(sessionIDHeader))
 	})
 }
 
-func (c *sessionCap) open() int {
-	n := 0
-	for range c.server.Sessions() {
-		n++
-	}
-	return n
-}
-
-func (c *sessionCap) reserve() bool {
+func (c *sessionCap) take() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.open()+c.pending >= c.max {
+	if c.used >= c.max {
 		return false
 	}
-	c.pending++
+	c.used++
 	return true
 }
 
-func (c *sessionCap) done() {
+func (c *sessionCap) give() {
 	c.mu.Lock()
-	c.pending--
+	c.used--
 	c.mu.Unlock()
+}
+
+// holdUntilEnd keeps the slot taken for the session id the request created
+// until that session ends.
+func (c *sessionCap) holdUntilEnd(id string) {
+	if id != "" {
+		for ss := range c.server.Sessions() {
+			if ss.ID() == id {
+				go func() {
+					_ = ss.Wait()
+					c.give()
+				}()
+				return
+			}
+		}
+	}
+	c.give() // no session came of it (or it already ended)
 }
 
 // requestID is the id of the JSON-RPC request in r's (already bounded)

@@ -1,0 +1,485 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// dialRaw opens a plain TCP connection to the test server, closed at the
+// end of the test.
+func dialRaw(t *testing.T, s *httpServerForTest) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// readResponse reads one HTTP response from c, waiting at most wait.
+func readResponse(c net.Conn, br *bufio.Reader, wait time.Duration) (*http.Response, string, error) {
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	return resp, string(body), err
+}
+
+const healthzRequest = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+// TestHTTPClosesIdleKeepAliveConnections (issue 9, item 7): an idle
+// keep-alive connection used to stay open forever; it is closed after
+// STAC_MCP_HTTP_IDLE_TIMEOUT_SECS.
+func TestHTTPClosesIdleKeepAliveConnections(t *testing.T) {
+	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "error", "--http-idle-timeout-secs", "1")
+	c := dialRaw(t, s)
+	br := bufio.NewReader(c)
+	if _, err := io.WriteString(c, healthzRequest); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _, err := readResponse(c, br, 10*time.Second); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", resp, err)
+	}
+	// Now idle: the server must close the connection (EOF), well before
+	// this read's own 15 s deadline.
+	_ = c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("idle keep-alive connection: read %v, want EOF (closed by the server)", err)
+	}
+}
+
+// TestHTTPCapsOpenConnections (issue 9, item 7): past
+// STAC_MCP_HTTP_MAX_CONNS the server accepts no more connections (so it
+// never runs out of descriptors); a waiting client is served as soon as a
+// slot frees.
+func TestHTTPCapsOpenConnections(t *testing.T) {
+	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "error", "--http-max-conns", "2")
+	held := []net.Conn{dialRaw(t, s), dialRaw(t, s)} // accepted, silent
+	third := dialRaw(t, s)
+	br := bufio.NewReader(third)
+	if _, err := io.WriteString(third, healthzRequest); err != nil {
+		t.Fatal(err)
+	}
+	var netErr net.Error
+	if resp, _, err := readResponse(third, br, time.Second); !errors.As(err, &netErr) || !netErr.Timeout() {
+		t.Fatalf("a third connection was served while two were open with --http-max-conns 2: %v %v", resp, err)
+	}
+	_ = held[0].Close()
+	if resp, _, err := readResponse(third, br, 10*time.Second); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the waiting connection was not served once a slot freed: %v %v", resp, err)
+	}
+}
+
+// fakeListener hands out prepared connections.
+type fakeListener struct {
+	conns chan net.Conn
+}
+
+func (l *fakeListener) Accept() (net.Conn, error) {
+	c, ok := <-l.conns
+	if !ok {
+		return nil, net.ErrClosed
+	}
+	return c, nil
+}
+func (l *fakeListener) Close() error   { return nil }
+func (l *fakeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+type fakeConn struct {
+	net.Conn
+	remote string
+	mu     sync.Mutex
+	closed bool
+}
+
+func (c *fakeConn) RemoteAddr() net.Addr { a, _ := net.ResolveTCPAddr("tcp", c.remote); return a }
+func (c *fakeConn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	return nil
+}
+func (c *fakeConn) isClosed() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.closed }
+
+// TestPerAddressConnectionLimit: one remote address cannot hold more than
+// STAC_MCP_HTTP_MAX_CONNS_PER_IP connections (the next is closed at once),
+// other addresses are unaffected, loopback peers are exempt, and a closed
+// connection frees its address's slot.
+func TestPerAddressConnectionLimit(t *testing.T) {
+	fl := &fakeListener{conns: make(chan net.Conn, 16)}
+	refused := prometheus.NewCounter(prometheus.CounterOpts{Name: "refused"})
+	ln := limitListener(fl, httpLimits{MaxConns: 100, MaxConnsPerIP: 2}, refused)
+	mk := func(addr string) *fakeConn { c := &fakeConn{remote: addr}; fl.conns <- c; return c }
+	accept := func() net.Conn {
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a1, a2 := mk("203.0.113.5:1001"), mk("203.0.113.5:1002")
+	first, _ := accept(), accept()
+	a3 := mk("203.0.113.5:1003")
+	b1 := mk("198.51.100.7:2001")
+	if got := accept(); got.RemoteAddr().String() != b1.remote {
+		t.Errorf("accepted %s, want the other address's connection (the third from 203.0.113.5 refused)", got.RemoteAddr())
+	}
+	if !a3.isClosed() || a1.isClosed() || a2.isClosed() {
+		t.Errorf("closed: third %v, first two %v %v; want only the third closed", a3.isClosed(), a1.isClosed(), a2.isClosed())
+	}
+	for i := range 5 {
+		mk(fmt.Sprintf("127.0.0.1:%d", 3000+i))
+		accept() // loopback: never limited
+	}
+	_ = first.Close()
+	mk("203.0.113.5:1004")
+	if got := accept(); got.RemoteAddr().String() != "203.0.113.5:1004" {
+		t.Errorf("after one of its connections closed, the address is still refused (got %s)", got.RemoteAddr())
+	}
+	if n := testutil.ToFloat64(refused); n != 1 {
+		t.Errorf("refused counter %v, want 1", n)
+	}
+}
+
+// TestHTTPBodyDeadlineAndSizeCap (issue 9, item 7): a client that starts a
+// body and stops used to hold the connection and a goroutine forever; now
+// it gets 408 after STAC_MCP_HTTP_BODY_TIMEOUT_SECS. A body over the cap
+// gets 413 naming the setting. Neither limit cuts a tool call that runs
+// longer than the body deadline.
+func TestHTTPBodyDeadlineAndSizeCap(t *testing.T) {
+	catalog, entered, release := slowCatalog(t)
+	s := startHTTPForTest(t, nil, "--catalog", catalog.URL, "--log-level", "error",
+		"--http-body-timeout-secs", "1", "--http-max-body-bytes", "65536", "--tool-timeout-secs", "30", "--attempt-timeout-secs", "30")
+	defer release()
+
+	c := dialRaw(t, s)
+	br := bufio.NewReader(c)
+	_, _ = io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nContent-Length: 500\r\n\r\n{\"jsonrpc\":")
+	resp, body, err := readResponse(c, br, 15*time.Second)
+	if err != nil || resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(body, "STAC_MCP_HTTP_BODY_TIMEOUT_SECS") {
+		t.Errorf("stalled body: %v %q %v; want 408 naming STAC_MCP_HTTP_BODY_TIMEOUT_SECS", resp, body, err)
+	}
+
+	hc := newTestHTTPClient(t)
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 70_000) + `"}}`
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp", strings.NewReader(big))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	r2, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := io.ReadAll(r2.Body)
+	_ = r2.Body.Close()
+	var rpc struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(b2, &rpc)
+	if r2.StatusCode != http.StatusRequestEntityTooLarge || rpc.Error.Code != -32600 || !strings.Contains(rpc.Error.Message, "65536 bytes") ||
+		!strings.Contains(rpc.Error.Message, "STAC_MCP_HTTP_MAX_BODY_BYTES") {
+		t.Errorf("oversized body: %d %s; want 413 with a JSON-RPC error naming the 65536-byte cap and its setting", r2.StatusCode, b2)
+	}
+
+	// A call that outlives the body deadline (1 s) completes.
+	cs := connectHTTP(t, s.url, hc)
+	done := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_root", Arguments: map[string]any{}})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("isError: %v", res.Content)
+		}
+		done <- err
+	}()
+	<-entered
+	time.Sleep(2500 * time.Millisecond)
+	release()
+	if err := <-done; err != nil {
+		t.Errorf("a call longer than the body deadline failed: %v", err)
+	}
+}
+
+const initializeWithID = `{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
+
+// TestHTTPSessionCapRefusesPolitely (issue 9, item 8): past
+// STAC_MCP_HTTP_MAX_SESSIONS a new session gets 503 with Retry-After and a
+// JSON-RPC error (with the request's id) that a client can show; an
+// existing session keeps working, and a slot frees when a session ends.
+func TestHTTPSessionCapRefusesPolitely(t *testing.T) {
+	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "error", "--http-max-sessions", "2")
+	hc := newTestHTTPClient(t)
+	first := connectHTTP(t, s.url, hc)
+	connectHTTP(t, s.url, hc)
+
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp", strings.NewReader(fmt.Sprintf(initializeWithID, 7)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	var rpc struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &rpc); err != nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+		rpc.ID != 7 || rpc.Error.Code != codeServerBusy || !strings.Contains(rpc.Error.Message, "maximum of 2 sessions") ||
+		!strings.Contains(rpc.Error.Message, "STAC_MCP_HTTP_MAX_SESSIONS") {
+		t.Errorf("third session: %d Retry-After=%q %s; want 503, Retry-After and a JSON-RPC error with id 7 naming the cap",
+			resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	// The go-sdk client treats 503 as transient and reports the status
+	// alone (it does not read the body of a 502/503/504/429).
+	client := mcp.NewClient(&mcp.Implementation{Name: "third", Version: "0"}, nil)
+	if _, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.url + "/mcp", HTTPClient: hc, MaxRetries: -1}, nil); err == nil ||
+		!strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("SDK client connecting past the cap: %v; want Service Unavailable", err)
+	}
+	if _, err := first.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_catalogs", Arguments: map[string]any{}}); err != nil {
+		t.Errorf("an existing session stopped working at the cap: %v", err)
+	}
+	_ = first.Close()
+	// The server ends the session when the DELETE arrives; the slot frees
+	// as soon as it is gone.
+	deadline := time.Now().Add(10 * time.Second)
+	for code, _ := post(t, hc, s.url+"/mcp", nil); code != http.StatusOK; code, _ = post(t, hc, s.url+"/mcp", nil) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a new session is still refused (%d) after one of the two ended", code)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := s.metricValue(t, "http_sessions_refused_total"); n < 2 {
+		t.Errorf("http_sessions_refused_total %v, want one per refusal (2 or more)", n)
+	}
+}
+
+// metricValue is the value of the single-series counter or gauge name.
+func (s *httpServerForTest) metricValue(t *testing.T, name string) float64 {
+	t.Helper()
+	mfs, err := s.app.deps.Layer.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			if m := mf.GetMetric()[0]; m.GetCounter() != nil {
+				return m.GetCounter().GetValue()
+			} else {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no single-series metric %s", name)
+	return 0
+}
+
+// TestHTTPMetricsRejectsForeignHost (issue 9, low): /metrics without a
+// token (loopback) had no Host check, so a DNS-rebinding page could read it.
+func TestHTTPMetricsRejectsForeignHost(t *testing.T) {
+	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "error")
+	hc := newTestHTTPClient(t)
+	for _, c := range []struct {
+		header, value string
+	}{{"Host", "evil.example"}, {"Host", "evil.example:8080"}, {"Origin", "https://evil.example"}} {
+		req, _ := http.NewRequest(http.MethodGet, s.url+"/metrics", nil)
+		if c.header == "Host" {
+			req.Host = c.value
+		} else {
+			req.Header.Set(c.header, c.value)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || strings.Contains(string(body), "# TYPE") {
+			t.Errorf("/metrics with %s: %s: %d, want 403 and no metrics", c.header, c.value, resp.StatusCode)
+		}
+	}
+	if code, body := get(t, hc, s.url+"/metrics", ""); code != 200 || !strings.Contains(body, "# TYPE") {
+		t.Errorf("/metrics from loopback with a loopback Host: %d", code)
+	}
+}
+
+// TestHTTPTokenRules (issue 9, low): the Bearer scheme is case-insensitive
+// (RFC 9110), a refused request's connection is closed, and off loopback a
+// token shorter than 16 bytes refuses to start.
+func TestHTTPTokenRules(t *testing.T) {
+	const token = "tok-3f9a2c77d1e04b6b"
+	s := startHTTPForTest(t, map[string]string{envHTTPToken: token}, "--catalog", "demo", "--log-level", "error")
+	hc := newTestHTTPClient(t)
+	for _, auth := range []string{"bearer " + token, "BEARER " + token, "Bearer   " + token} {
+		if code, _ := post(t, hc, s.url+"/mcp", map[string]string{"Authorization": auth}); code != http.StatusOK {
+			t.Errorf("Authorization: %q: %d, want 200", strings.Replace(auth, token, "<token>", 1), code)
+		}
+	}
+	c := dialRaw(t, s)
+	br := bufio.NewReader(c)
+	_, _ = io.WriteString(c, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	if resp, _, err := readResponse(c, br, 10*time.Second); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no token: %v %v", resp, err)
+	}
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("after a 401 the connection stays open (read: %v); an unauthenticated client could hold it", err)
+	}
+
+	for _, addr := range []string{"0.0.0.0:8080", "10.1.2.3:80"} {
+		if err := checkHTTPExposure(addr, "x"); err == nil || !strings.Contains(err.Error(), "at least 16") {
+			t.Errorf("%s with a 1-byte token: %v; want a refusal asking for at least 16 bytes", addr, err)
+		}
+	}
+	if err := checkHTTPExposure("127.0.0.1:8080", "short"); err != nil {
+		t.Errorf("a short token on loopback: %v, want it allowed (only this machine can reach it)", err)
+	}
+}
+
+// TestMetricsAddrFollowsTheHTTPExposureRule (issue 10): in stdio mode
+// STAC_MCP_METRICS_ADDR off loopback served /metrics to the network without
+// a token; now it refuses to start without one, and with one /metrics
+// requires it.
+func TestMetricsAddrFollowsTheHTTPExposureRule(t *testing.T) {
+	code, _, stderr := runForTest(t, map[string]string{"STAC_MCP_METRICS_ADDR": "192.0.2.1:9464"}, "--catalog", "demo")
+	if code != 2 || !strings.Contains(stderr, "STAC_MCP_METRICS_ADDR") || !strings.Contains(stderr, "STAC_MCP_HTTP_TOKEN") {
+		t.Errorf("non-loopback metrics address without a token: exit %d, stderr %q; want 2 naming both settings", code, stderr)
+	}
+
+	const token = "tok-3f9a2c77d1e04b6b"
+	cfg, err := loadConfig([]string{"--catalog", "demo", "--log-level", "error"}, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := newApp(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	addr, shutdown, err := serveMetrics("127.0.0.1:0", a, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown()
+	hc := newTestHTTPClient(t)
+	if code, _ := get(t, hc, "http://"+addr+"/metrics", ""); code != http.StatusUnauthorized {
+		t.Errorf("/metrics without the token: %d, want 401", code)
+	}
+	if code, _ := get(t, hc, "http://"+addr+"/metrics", token); code != http.StatusOK {
+		t.Errorf("/metrics with the token: %d, want 200", code)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
+	req.Host = "evil.example"
+	req.Header.Set("Authorization", "Bearer "+token)
+	if resp, err := hc.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("/metrics with a foreign Host: %v %v, want 403", resp, err)
+	} else {
+		_ = resp.Body.Close()
+	}
+}
+
+// TestMetricsAreCompleteBeforeTheFirstCall (issue 10): every tool's series
+// exist at 0 from the start (the ASR counters and each tool_calls_total
+// outcome), with the Go and process collectors.
+func TestMetricsAreCompleteBeforeTheFirstCall(t *testing.T) {
+	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "error")
+	_, body := get(t, newTestHTTPClient(t), s.url+"/metrics", "")
+	for _, want := range []string{
+		`retries_attempted_total{tool_name="search_items"} 0`,
+		`timeouts_total{tool_name="get_root"} 0`,
+		`retry_exhausted_total{tool_name="estimate_data_size"} 0`,
+		`tool_calls_total{outcome="ok",tool_name="get_item"} 0`,
+		`tool_calls_total{outcome="error",tool_name="get_service_health"} 0`,
+		`tool_calls_total{outcome="retry_exhausted",tool_name="search_items"} 0`,
+		"go_goroutines ", "process_open_fds ", "process_resident_memory_bytes ", "http_sessions_open 0",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics before any call lacks %s", want)
+		}
+	}
+}
+
+// TestHTTPLogsSessionIDsOnlyAtDebug (issue 9, low): a session id lets its
+// holder act in the session, so it is not in info-level logs.
+func TestHTTPLogsSessionIDsOnlyAtDebug(t *testing.T) {
+	for _, level := range []string{"info", "debug"} {
+		s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", level)
+		cs := connectHTTP(t, s.url, newTestHTTPClient(t))
+		id := cs.ID()
+		if id == "" {
+			t.Fatal("no session id")
+		}
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_catalogs", Arguments: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+		logged := strings.Contains(s.logs.String(), id)
+		if level == "info" && logged {
+			t.Errorf("the session id appears in the info-level log:\n%s", s.logs.String())
+		}
+		if level == "debug" && !logged {
+			t.Errorf("the session id is not in the debug log either; it should be there for debugging")
+		}
+	}
+}
+
+// TestHTTPServiceHealthIsPerSession (issue 9, item 9): over http a session
+// sees in get_service_health the configured catalog and the hosts it used,
+// not the catalog_url another session named.
+func TestHTTPServiceHealthIsPerSession(t *testing.T) {
+	store := func(name string) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"type":"Catalog","id":%q,"stac_version":"1.0.0","description":"d","links":[],"conformsTo":[]}`, name)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	configured, private := store("configured"), store("private")
+	s := startHTTPForTest(t, map[string]string{"STAC_MCP_ALLOW_PRIVATE_NETWORKS": "true"}, "--catalog", configured.URL, "--log-level", "error")
+	hc := newTestHTTPClient(t)
+	alice, bob := connectHTTP(t, s.url, hc), connectHTTP(t, s.url, hc)
+	if res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_root", Arguments: map[string]any{"catalog_url": private.URL}}); err != nil || res.IsError {
+		t.Fatalf("alice get_root: %v %+v", err, res)
+	}
+	if res, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_root", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("bob get_root: %v %+v", err, res)
+	}
+	res, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_service_health", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatal(err, res)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	privateHost, configuredHost := strings.TrimPrefix(private.URL, "http://"), strings.TrimPrefix(configured.URL, "http://")
+	if strings.Contains(string(raw), privateHost) || !strings.Contains(string(raw), configuredHost) {
+		t.Errorf("bob's get_service_health: %s; want the configured catalog %s and not alice's %s", raw, configuredHost, privateHost)
+	}
+	res, _ = alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_service_health", Arguments: map[string]any{}})
+	if raw, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(raw), privateHost) {
+		t.Errorf("alice does not see the host she used: %s", raw)
+	}
+}
