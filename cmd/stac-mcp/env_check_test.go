@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestUnknownSettingsAreReported (issue 10): a mistyped STAC_MCP_* name was
@@ -54,5 +55,41 @@ func TestEverySettingIsAKnownVariable(t *testing.T) {
 	}
 	if d := editDistance("STAC_MCP_HEDG", "STAC_MCP_HEDGE"); d != 1 {
 		t.Errorf("edit distance %d, want 1", d)
+	}
+}
+
+// TestLimitSettingsParseAndValidate: every new limit is a flag and a
+// variable (the flag wins), and a bad value refuses to start naming it.
+func TestLimitSettingsParseAndValidate(t *testing.T) {
+	env := map[string]string{"STAC_MCP_HTTP_MAX_SESSIONS": "7", "STAC_MCP_HTTP_SESSION_IDLE_SECS": "90", "STAC_MCP_MAX_HOSTS": "40"}
+	cfg, err := loadConfig([]string{"http", "--http-max-sessions", "9", "--http-max-conns", "100", "--http-max-conns-per-ip", "0",
+		"--http-idle-timeout-secs", "5", "--http-body-timeout-secs", "2.5", "--http-max-body-bytes", "4096", "--body-budget-bytes", "134217728"},
+		func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := httpLimits{MaxConns: 100, MaxConnsPerIP: 0, IdleTimeout: 5 * time.Second, BodyTimeout: 2500 * time.Millisecond,
+		MaxBodyBytes: 4096, MaxSessions: 9, SessionIdle: 90 * time.Second}
+	if cfg.HTTP != want || cfg.Policy.MaxHosts != 40 || cfg.Policy.BodyBudgetBytes != 128<<20 {
+		t.Errorf("limits %+v, max hosts %d, body budget %d; want %+v, 40, 128 MiB", cfg.HTTP, cfg.Policy.MaxHosts, cfg.Policy.BodyBudgetBytes, want)
+	}
+	if d := defaultHTTPLimits(); d.SessionIdle != 10*time.Minute || d.MaxSessions != 256 || d.IdleTimeout != time.Minute {
+		t.Errorf("defaults %+v", d)
+	}
+	for _, c := range []struct{ name, value string }{
+		{"STAC_MCP_HTTP_MAX_SESSIONS", "0"},
+		{"STAC_MCP_HTTP_MAX_CONNS", "lots"},
+		{"STAC_MCP_HTTP_MAX_CONNS_PER_IP", "-1"},
+		{"STAC_MCP_HTTP_IDLE_TIMEOUT_SECS", "0"},
+		{"STAC_MCP_HTTP_BODY_TIMEOUT_SECS", "NaN"},
+		{"STAC_MCP_HTTP_MAX_BODY_BYTES", "100"},
+		{"STAC_MCP_HTTP_SESSION_IDLE_SECS", "1"},
+		{"STAC_MCP_MAX_HOSTS", "0"},
+		{"STAC_MCP_BODY_BUDGET_BYTES", "1024"},
+	} {
+		code, _, stderr := runForTest(t, map[string]string{c.name: c.value}, "tools")
+		if code != 2 || !strings.Contains(stderr, c.name) || !strings.Contains(stderr, c.value) {
+			t.Errorf("%s=%s: exit %d, stderr %q; want 2 naming the variable and the value", c.name, c.value, code, stderr)
+		}
 	}
 }

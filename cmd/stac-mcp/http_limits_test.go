@@ -50,7 +50,7 @@ const healthzRequest = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 // keep-alive connection used to stay open forever; it is closed after
 // STAC_MCP_HTTP_IDLE_TIMEOUT_SECS.
 func TestHTTPClosesIdleKeepAliveConnections(t *testing.T) {
-	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "error", "--http-idle-timeout-secs", "1")
+	s := startHTTPForTest(t, map[string]string{"STAC_MCP_HTTP_IDLE_TIMEOUT_SECS": "1"}, "--catalog", "demo", "--log-level", "error")
 	c := dialRaw(t, s)
 	br := bufio.NewReader(c)
 	if _, err := io.WriteString(c, healthzRequest); err != nil {
@@ -72,7 +72,7 @@ func TestHTTPClosesIdleKeepAliveConnections(t *testing.T) {
 // never runs out of descriptors); a waiting client is served as soon as a
 // slot frees.
 func TestHTTPCapsOpenConnections(t *testing.T) {
-	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "error", "--http-max-conns", "2")
+	s := startHTTPForTest(t, map[string]string{"STAC_MCP_HTTP_MAX_CONNS": "2"}, "--catalog", "demo", "--log-level", "error")
 	held := []net.Conn{dialRaw(t, s), dialRaw(t, s)} // accepted, silent
 	third := dialRaw(t, s)
 	br := bufio.NewReader(third)
@@ -167,8 +167,8 @@ func TestPerAddressConnectionLimit(t *testing.T) {
 // longer than the body deadline.
 func TestHTTPBodyDeadlineAndSizeCap(t *testing.T) {
 	catalog, entered, release := slowCatalog(t)
-	s := startHTTPForTest(t, nil, "--catalog", catalog.URL, "--log-level", "error",
-		"--http-body-timeout-secs", "1", "--http-max-body-bytes", "65536", "--tool-timeout-secs", "30", "--attempt-timeout-secs", "30")
+	s := startHTTPForTest(t, map[string]string{"STAC_MCP_HTTP_BODY_TIMEOUT_SECS": "1", "STAC_MCP_HTTP_MAX_BODY_BYTES": "65536"},
+		"--catalog", catalog.URL, "--log-level", "error", "--tool-timeout-secs", "30", "--attempt-timeout-secs", "30")
 	defer release()
 
 	c := dialRaw(t, s)
@@ -228,7 +228,7 @@ const initializeWithID = `{"jsonrpc":"2.0","id":%d,"method":"initialize","params
 // JSON-RPC error (with the request's id) that a client can show; an
 // existing session keeps working, and a slot frees when a session ends.
 func TestHTTPSessionCapRefusesPolitely(t *testing.T) {
-	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "error", "--http-max-sessions", "2")
+	s := startHTTPForTest(t, map[string]string{"STAC_MCP_HTTP_MAX_SESSIONS": "2"}, "--catalog", "demo", "--log-level", "error")
 	hc := newTestHTTPClient(t)
 	first := connectHTTP(t, s.url, hc)
 	connectHTTP(t, s.url, hc)
