@@ -182,25 +182,17 @@ func TestHTTPBodyDeadlineAndSizeCap(t *testing.T) {
 
 	hc := newTestHTTPClient(t)
 	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 70_000) + `"}}`
-	req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp", strings.NewReader(big))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	r2, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b2, _ := io.ReadAll(r2.Body)
-	_ = r2.Body.Close()
+	code, _, b2 := postJSON(t, hc, s.url+"/mcp", big, nil)
 	var rpc struct {
 		Error struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	_ = json.Unmarshal(b2, &rpc)
-	if r2.StatusCode != http.StatusRequestEntityTooLarge || rpc.Error.Code != -32600 || !strings.Contains(rpc.Error.Message, "65536 bytes") ||
+	_ = json.Unmarshal([]byte(b2), &rpc)
+	if code != http.StatusRequestEntityTooLarge || rpc.Error.Code != -32600 || !strings.Contains(rpc.Error.Message, "65536 bytes") ||
 		!strings.Contains(rpc.Error.Message, "STAC_MCP_HTTP_MAX_BODY_BYTES") {
-		t.Errorf("oversized body: %d %s; want 413 with a JSON-RPC error naming the 65536-byte cap and its setting", r2.StatusCode, b2)
+		t.Errorf("oversized body: %d %s; want 413 with a JSON-RPC error naming the 65536-byte cap and its setting", code, b2)
 	}
 
 	// A call that outlives the body deadline (1 s) completes.
@@ -233,15 +225,7 @@ func TestHTTPSessionCapRefusesPolitely(t *testing.T) {
 	first := connectHTTP(t, s.url, hc)
 	connectHTTP(t, s.url, hc)
 
-	req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp", strings.NewReader(fmt.Sprintf(initializeWithID, 7)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
+	code, header, body := postJSON(t, hc, s.url+"/mcp", fmt.Sprintf(initializeWithID, 7), nil)
 	var rpc struct {
 		ID    int `json:"id"`
 		Error struct {
@@ -249,11 +233,11 @@ func TestHTTPSessionCapRefusesPolitely(t *testing.T) {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(body, &rpc); err != nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+	if err := json.Unmarshal([]byte(body), &rpc); err != nil || code != http.StatusServiceUnavailable || header.Get("Retry-After") == "" ||
 		rpc.ID != 7 || rpc.Error.Code != codeServerBusy || !strings.Contains(rpc.Error.Message, "maximum of 2 sessions") ||
 		!strings.Contains(rpc.Error.Message, "STAC_MCP_HTTP_MAX_SESSIONS") {
 		t.Errorf("third session: %d Retry-After=%q %s; want 503, Retry-After and a JSON-RPC error with id 7 naming the cap",
-			resp.StatusCode, resp.Header.Get("Retry-After"), body)
+			code, header.Get("Retry-After"), body)
 	}
 	// The go-sdk client treats 503 as transient and reports the status
 	// alone (it does not read the body of a 502/503/504/429).
@@ -372,16 +356,7 @@ func TestMetricsAddrFollowsTheHTTPExposureRule(t *testing.T) {
 	}
 
 	const token = "tok-3f9a2c77d1e04b6b"
-	cfg, err := loadConfig([]string{"--catalog", "demo", "--log-level", "error"}, func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := newApp(cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.close()
-	addr, shutdown, err := serveMetrics("127.0.0.1:0", a, token)
+	addr, shutdown, err := serveMetrics("127.0.0.1:0", newDemoApp(t), token)
 	if err != nil {
 		t.Fatal(err)
 	}

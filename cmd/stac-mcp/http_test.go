@@ -101,11 +101,19 @@ func newTestHTTPClient(t *testing.T) *http.Client {
 
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
 
-// post sends one raw JSON-RPC POST to path with extra headers and returns
-// the status and body.
+// post sends the initialize request as a raw POST to url with extra
+// headers and returns the status and body.
 func post(t *testing.T, hc *http.Client, url string, headers map[string]string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(initializeBody))
+	code, _, body := postJSON(t, hc, url, initializeBody, headers)
+	return code, body
+}
+
+// postJSON sends one raw JSON-RPC POST to url (Host among the headers sets
+// the Host line) and returns the status, the headers and the body.
+func postJSON(t *testing.T, hc *http.Client, url, body string, headers map[string]string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +131,8 @@ func post(t *testing.T, hc *http.Client, url string, headers map[string]string) 
 		t.Fatal(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	return resp.StatusCode, string(body)
+	got, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	return resp.StatusCode, resp.Header, string(got)
 }
 
 func get(t *testing.T, hc *http.Client, url, token string) (int, string) {

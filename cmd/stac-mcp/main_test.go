@@ -201,7 +201,10 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func TestMetricsEndpointServesPrometheusText(t *testing.T) {
+// newDemoApp is the app of `stac-mcp --catalog demo`, closed at the end of
+// the test.
+func newDemoApp(t *testing.T) *app {
+	t.Helper()
 	cfg, err := loadConfig([]string{"--catalog", "demo", "--log-level", "error"}, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +213,12 @@ func TestMetricsEndpointServesPrometheusText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.close()
+	t.Cleanup(a.close)
+	return a
+}
+
+func TestMetricsEndpointServesPrometheusText(t *testing.T) {
+	a := newDemoApp(t)
 	// One tool call, so the layer has something to count.
 	cs, closeSession, err := a.connectInProcess(context.Background())
 	if err != nil {
