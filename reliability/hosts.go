@@ -124,22 +124,6 @@ func (t *hostTable) pin(names ...string) {
 	}
 }
 
-func (t *hostTable) isPinned(name string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.pinned[name]
-}
-
-// peek returns name's state without creating it or touching its recency.
-func (t *hostTable) peek(name string) *hostState {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if e, ok := t.byName[name]; ok {
-		return e.Value.(*hostState)
-	}
-	return nil
-}
-
 // snapshot lists the tracked hosts, sorted by name.
 func (t *hostTable) snapshot() []*hostState {
 	t.mu.Lock()
@@ -150,12 +134,6 @@ func (t *hostTable) snapshot() []*hostState {
 	t.mu.Unlock()
 	slices.SortFunc(out, func(a, b *hostState) int { return strings.Compare(a.name, b.name) })
 	return out
-}
-
-func (t *hostTable) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.byName)
 }
 
 // otherHostLabel is the metrics host label of hosts past maxHostLabels.

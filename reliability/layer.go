@@ -62,7 +62,7 @@ type hostState struct {
 
 // New builds a Layer. A zero Policy means DefaultPolicy; in a partial
 // policy the fields whose zero value means nothing (timeouts, attempts,
-// bulkhead, body cap) take their defaults, while CacheTTL, BackoffBase,
+// bulkhead, body cap, host cap, body budget) take their defaults, while CacheTTL, BackoffBase,
 // RetryAfterCap and MinUsefulAttempt are used as given because 0 is a
 // meaningful setting for them. A policy that then fails Validate is a
 // programming error (PolicyFromEnv validates user input), so New panics with
