@@ -88,7 +88,8 @@ func collectionIDs(ctx context.Context, d *Deps) ([]string, error) {
 		return nil, err
 	}
 	ids := []string{}
-	_, err = d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) error {
+	_, err = d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) (err error) {
+		defer recoverAs(d.Logger, name, &err)
 		for page, err := range cat.Client.CollectionPages(ctx, stacclient.CollectionQuery{Limit: maxCollectionsLimit},
 			stacclient.SearchLimits{MaxPages: completionMaxPages}) {
 			if err != nil {

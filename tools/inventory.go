@@ -118,6 +118,7 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		var zero Out
 		holder := callMetaFrom(ctx)
+		ctx = d.Logger.WithContext(ctx) // for code that has no Deps (goroutines' panic logs)
 		cat, resolveErr := d.Catalogs.Resolve(ctx, in.catalogRef())
 		if resolveErr != nil {
 			// Still go through the layer, so the failed call is logged and
@@ -132,8 +133,8 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 		// success, which means fn returned (its result came over a channel).
 		var out Out
 		var text string
-		receipt, err := d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) error {
-			var herr error
+		receipt, err := d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) (herr error) {
+			defer recoverAs(d.Logger, name, &herr)
 			out, text, herr = h(ctx, call, in)
 			return herr
 		})

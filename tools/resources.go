@@ -87,8 +87,8 @@ func readResource(d *Deps, name string, fetch func(ctx context.Context, cat *Cat
 			return nil, renderError(name, err)
 		}
 		var doc any
-		_, err := d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) error {
-			var ferr error
+		_, err := d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) (ferr error) {
+			defer recoverAs(d.Logger, name, &ferr)
 			doc, ferr = fetch(ctx, cat, uri)
 			return ferr
 		})

@@ -45,7 +45,8 @@ func newServer(d *Deps, version string, tools []Tool) *mcp.Server {
 		CompletionHandler: completionHandler(d),
 	})
 	// First listed is outermost: the receipt holder must wrap the others.
-	s.AddReceivingMiddleware(callMetaMiddleware, callLogMiddleware(d.Logger), argumentErrorMiddleware(tools))
+	// panicMiddleware is the last resort, so it wraps everything.
+	s.AddReceivingMiddleware(panicMiddleware(d.Logger), callMetaMiddleware, callLogMiddleware(d.Logger), argumentErrorMiddleware(tools))
 	for _, t := range tools {
 		t.Register(s, d)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
@@ -42,10 +43,18 @@ func probeSizes(ctx context.Context, client *stacclient.Client, probes []*headPr
 		defer cancel()
 	}
 	prog := progressFrom(ctx)
+	log := zerolog.Ctx(ctx) // the server's logger (adapt puts it there)
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(headParallelism)
 	for _, p := range probes {
 		g.Go(func() error {
+			var panicked error
+			defer func() {
+				if panicked != nil { // this probe is not sized; the others go on
+					p.bytes, p.reason = 0, "HEAD probe failed on an internal error (logged by the server)"
+				}
+			}()
+			defer recoverAs(*log, "estimate_data_size: HEAD probe", &panicked)
 			defer prog.step(ctx, 0, "estimate_data_size: HEAD probe of %s done", trimText(p.href, 80))
 			if err := ctx.Err(); err != nil {
 				p.reason = "not probed: the tool deadline was reached"
