@@ -192,6 +192,9 @@ type CollectionPage struct {
 	// Skipped counts collections of this page not yielded because
 	// SearchLimits.MaxItems was reached.
 	Skipped int
+	// NextRefused says why this page's next link was not followed (see
+	// Page.NextRefused); the list continues beyond it.
+	NextRefused string
 }
 
 // CollectionPages iterates /collections page by page, following next links.
@@ -223,7 +226,8 @@ func (c *Client) Search(params SearchParams, lim SearchLimits) *Search {
 // ContinueSearch resumes a search from a cursor returned by Search.Cursor.
 func (c *Client) ContinueSearch(cur Cursor, lim SearchLimits) *Search {
 	start := cur.Request
-	s := &Search{client: c, start: &start, skipFirst: cur.Skip, seenIDs: cur.SeenIDs, lim: lim}
+	s := &Search{client: c, start: &start, lim: lim,
+		resume: pagerStart{skip: cur.Skip, seen: cur.Seen, page: cur.Page, replay: cur.Replay}}
 	s.pager()
 	return s
 }

@@ -12,8 +12,9 @@ import (
 // search (next links followed as given, cycles and duplicates stopped).
 func (c *Client) collectionPages(ctx context.Context, q CollectionQuery, lim SearchLimits) iter.Seq2[*CollectionPage, error] {
 	engine := &pager[Collection]{
-		lim:  lim,
-		idOf: func(col *Collection) string { return col.ID },
+		client: c,
+		lim:    lim,
+		keyOf:  func(col *Collection) string { return col.ID },
 		fetch: func(ctx context.Context, r Request, _ bool) (pagerDoc[Collection], error) {
 			return c.fetchCollectionPage(ctx, r)
 		},
@@ -25,7 +26,7 @@ func (c *Client) collectionPages(ctx context.Context, q CollectionQuery, lim Sea
 			unsent = notSent
 			return r, err
 		}
-		for pp, err := range engine.run(ctx, first, 0, nil) {
+		for pp, err := range engine.run(ctx, first, pagerStart{}) {
 			if err != nil {
 				yield(nil, err)
 				return
@@ -36,10 +37,11 @@ func (c *Client) collectionPages(ctx context.Context, q CollectionQuery, lim Sea
 					Collections:   pp.elems,
 					NumberMatched: pp.matched,
 				},
-				Next:    pp.next,
-				Unsent:  unsent,
-				Dropped: pp.dropped,
-				Skipped: pp.skipped,
+				Next:        pp.next,
+				NextRefused: pp.refused,
+				Unsent:      unsent,
+				Dropped:     pp.dropped,
+				Skipped:     pp.skipped,
 			}
 			if !yield(page, nil) {
 				return

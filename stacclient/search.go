@@ -6,6 +6,8 @@ import (
 	"iter"
 	"net/http"
 	"strings"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // Search is one item search in progress. Iterate it once with Pages or Items.
@@ -14,8 +16,7 @@ type Search struct {
 	params     SearchParams
 	fromParams bool     // built by Client.Search (else resumed from a cursor)
 	start      *Request // the first request of a resumed search
-	skipFirst  int
-	seenIDs    []string // ids a resumed search already yielded
+	resume     pagerStart
 	lim        SearchLimits
 
 	// getFallback is the GET form of the first request, used once if the
@@ -31,7 +32,10 @@ type Page struct {
 	Skipped int     // items of this page not yielded because MaxItems was reached
 	Matched *int    // numberMatched or context.matched, when the server says
 	Next    *Request
-	Dropped int // duplicate ids dropped from this page
+	Dropped int // duplicates (same collection and id) dropped from this page
+	// NextRefused says why the page's next link was not followed (outside
+	// the catalog, another method than GET or POST, too long, not a URL).
+	NextRefused string
 }
 
 // StopReason says why an iteration ended.
@@ -43,14 +47,17 @@ const (
 	StopMaxItems  StopReason = "max_items"
 	StopMaxPages  StopReason = "max_pages"
 	StopCycle     StopReason = "cycle"      // a next link repeated an earlier request
-	StopNoNewIDs  StopReason = "no_new_ids" // a page held only ids already seen
-	StopError     StopReason = "error"
-	StopConsumer  StopReason = "caller_stopped" // the range loop over Pages or Items ended early
+	StopNoNewIDs  StopReason = "no_new_ids" // a page held only items already seen
+	// StopNextRefused: the next link may not be followed (see
+	// Search.Refusal); more results exist but cannot be reached.
+	StopNextRefused StopReason = "next_link_refused"
+	StopError       StopReason = "error"
+	StopConsumer    StopReason = "caller_stopped" // the range loop over Pages or Items ended early
 )
 
 func (s *Search) pager() *pager[Item] {
 	if s.engine == nil {
-		s.engine = &pager[Item]{lim: s.lim, idOf: func(it *Item) string { return it.ID }, fetch: s.fetchPage}
+		s.engine = &pager[Item]{client: s.client, lim: s.lim, keyOf: itemKey, fetch: s.fetchPage}
 	}
 	return s.engine
 }
@@ -59,7 +66,7 @@ func (s *Search) pager() *pager[Item] {
 func (s *Search) Pages(ctx context.Context) iter.Seq2[*Page, error] {
 	engine := s.pager()
 	return func(yield func(*Page, error) bool) {
-		for pp, err := range engine.run(ctx, s.firstRequest, s.skipFirst, s.seenIDs) {
+		for pp, err := range engine.run(ctx, s.firstRequest, s.resume) {
 			if err != nil {
 				yield(nil, err)
 				return
@@ -72,7 +79,7 @@ func (s *Search) Pages(ctx context.Context) iter.Seq2[*Page, error] {
 }
 
 func pageOf(pp *pagerPage[Item]) *Page {
-	return &Page{Request: pp.req, Items: pp.elems, Skipped: pp.skipped, Matched: pp.matched, Next: pp.next, Dropped: pp.dropped}
+	return &Page{Request: pp.req, Items: pp.elems, Skipped: pp.skipped, Matched: pp.matched, Next: pp.next, Dropped: pp.dropped, NextRefused: pp.refused}
 }
 
 // Items yields each item across pages. Breaking out of the loop leaves a
@@ -88,7 +95,7 @@ func (s *Search) Items(ctx context.Context) iter.Seq2[*Item, error] {
 				engine.finish(StopConsumer, stoppedAt)
 			}
 		}()
-		for pp, err := range engine.run(ctx, s.firstRequest, s.skipFirst, s.seenIDs) {
+		for pp, err := range engine.run(ctx, s.firstRequest, s.resume) {
 			if err != nil {
 				yield(nil, err)
 				return
@@ -98,15 +105,15 @@ func (s *Search) Items(ctx context.Context) iter.Seq2[*Item, error] {
 					continue
 				}
 				consumed := pp.rawIndex[i] + 1
-				undelivered := make(map[string]bool)
-				for _, later := range pp.elems[i+1:] {
-					undelivered[later.ID] = true
+				undelivered := make(map[uint32]bool)
+				for j := range pp.elems[i+1:] {
+					undelivered[KeyFingerprint(itemKey(&pp.elems[i+1+j]))] = true
 				}
 				switch {
 				case consumed < pp.rawLen:
-					stoppedAt = engine.cursorAt(pp.req, consumed, undelivered)
+					stoppedAt = engine.cursorAt(pp.req, consumed, pp.index, undelivered)
 				case pp.next != nil:
-					stoppedAt = engine.cursorAt(*pp.next, 0, undelivered)
+					stoppedAt = engine.cursorAt(*pp.next, 0, pp.index+1, undelivered)
 				default:
 					engine.finish(StopNoNext, nil)
 				}
@@ -122,7 +129,12 @@ func (s *Search) StopReason() StopReason {
 	return stop
 }
 
-// Cursor is where to continue, or nil when the results are exhausted.
+// Refusal says why paging stopped at a next link it may not follow, when
+// StopReason is StopNextRefused.
+func (s *Search) Refusal() string { return s.pager().refusal() }
+
+// Cursor is where to continue, or nil when the results are exhausted (or
+// cannot be reached: StopNextRefused).
 func (s *Search) Cursor() *Cursor {
 	_, cur, _, _ := s.pager().state()
 	if cur == nil {
@@ -156,6 +168,11 @@ func (s *Search) firstRequest(ctx context.Context) (Request, error) {
 		if s.start == nil || s.start.URL == "" {
 			return Request{}, &ParamError{Param: "cursor", Got: "a cursor without a request URL",
 				Accepted: "a cursor returned by a previous search", Reason: "it has no request to continue from"}
+		}
+		// A cursor comes back from outside: the same rules as a next link.
+		if why, _ := s.client.checkScope(*s.start); why != "" {
+			return Request{}, &ParamError{Param: "cursor", Got: reliability.TrimMessage(s.start.URL),
+				Accepted: "a cursor returned by a previous search of this catalog", Reason: "its request may not be sent: " + why}
 		}
 		return *s.start, nil
 	}

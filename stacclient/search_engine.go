@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -16,9 +17,10 @@ import (
 )
 
 // The pager is the one pagination engine behind item search and the
-// collections list. It follows the first rel=next link of each page exactly
-// as the server wrote it and stops on: no next link, an empty page, the item
-// or page cap, a repeated request (cycle), or a page of already-seen ids.
+// collections list. It follows the first rel=next link of each page as the
+// server wrote it, within the catalog's scope (scope.go), and stops on: no
+// next link, a next link it may not follow, an empty page, the item or page
+// cap, a repeated request (cycle), or a page of already-seen items.
 
 // maxNextURLLength stops next links that grow without bound
 // (pystac-client#680): no real catalog needs a longer one.
@@ -43,36 +45,51 @@ type pagerPage[E any] struct {
 	dropped  int
 	matched  *int
 	next     *Request
+	refused  string // why the page's next link was not followed
+	index    int    // pages since the search's first request
+}
+
+// pagerStart is where an iteration begins: the first request (built by
+// first), how many of its elements were consumed already, the
+// fingerprints of keys yielded before, the page index of that request, and
+// how many next links to follow again before yielding (Cursor.Replay).
+type pagerStart struct {
+	skip   int
+	seen   []uint32
+	page   int
+	replay int
 }
 
 // pager holds the settings and the outcome of one iteration.
 type pager[E any] struct {
-	lim   SearchLimits
-	idOf  func(*E) string
-	fetch func(ctx context.Context, r Request, first bool) (pagerDoc[E], error)
+	client *Client // whose scope next links must stay in
+	lim    SearchLimits
+	keyOf  func(*E) string // de-duplication key; "" never counts as a duplicate
+	fetch  func(ctx context.Context, r Request, first bool) (pagerDoc[E], error)
 
 	mu          sync.Mutex
 	stop        StopReason
+	refused     string
 	cursor      *Cursor
 	matched     *int
 	firstMethod string
-	seenOrder   []string // ids yielded, oldest first (for cursors)
+	seenOrder   []uint32 // fingerprints of keys yielded, oldest first (for cursors)
 }
 
-// cursorAt is a cursor for r that carries the ids yielded so far, except
-// those in undelivered (yielded by the engine but not received by the
-// caller, who stopped early).
-func (p *pager[E]) cursorAt(r Request, skip int, undelivered map[string]bool) *Cursor {
+// cursorAt is a cursor for r (page index page) that carries the keys
+// yielded so far, except those in undelivered (yielded by the engine but
+// not received by the caller, who stopped early).
+func (p *pager[E]) cursorAt(r Request, skip, page int, undelivered map[uint32]bool) *Cursor {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var seen []string
-	for i := len(p.seenOrder) - 1; i >= 0 && len(seen) < MaxCursorSeenIDs; i-- {
-		if id := p.seenOrder[i]; !undelivered[id] {
-			seen = append(seen, id)
+	var seen []uint32
+	for i := len(p.seenOrder) - 1; i >= 0 && len(seen) < MaxCursorSeen; i-- {
+		if fp := p.seenOrder[i]; !undelivered[fp] {
+			seen = append(seen, fp)
 		}
 	}
 	slices.Reverse(seen)
-	return &Cursor{Request: r, Skip: skip, SeenIDs: seen}
+	return &Cursor{Request: r, Skip: skip, Seen: seen, Page: page}
 }
 
 func (p *pager[E]) finish(stop StopReason, cur *Cursor) {
@@ -87,17 +104,23 @@ func (p *pager[E]) state() (StopReason, *Cursor, *int, string) {
 	return p.stop, p.cursor, p.matched, p.firstMethod
 }
 
-// run iterates pages starting with the request first builds, skipping the
-// first skip elements of the first page (a resumed cursor).
-func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request, error), skip int, seen []string) iter.Seq2[*pagerPage[E], error] {
+func (p *pager[E]) refusal() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refused
+}
+
+// run iterates pages starting with the request first builds.
+func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request, error), start pagerStart) iter.Seq2[*pagerPage[E], error] {
 	return func(yield func(*pagerPage[E], error) bool) {
-		seenIDs := make(map[string]bool, len(seen))
-		for _, id := range seen {
-			seenIDs[id] = true
+		seenKeys := make(map[string]bool)
+		carried := make(map[uint32]bool, len(start.seen))
+		for _, fp := range start.seen {
+			carried[fp] = true
 		}
 		p.mu.Lock()
-		p.stop, p.cursor, p.matched, p.firstMethod = "", nil, nil, ""
-		p.seenOrder = append([]string(nil), seen...)
+		p.stop, p.refused, p.cursor, p.matched, p.firstMethod = "", "", nil, nil, ""
+		p.seenOrder = append([]uint32(nil), start.seen...)
 		p.mu.Unlock()
 
 		if err := p.lim.validate(); err != nil {
@@ -118,13 +141,28 @@ func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request
 		seenRequests := make(map[string]bool)
 		yielded, pages := 0, 0
 		isFirst := true
-		skip = max(skip, 0)
+		skip, index := max(start.skip, 0), max(start.page, 0)
+		if start.replay > 0 {
+			// Walk back to the position: the replayed pages were yielded by
+			// an earlier call, so they count neither as pages nor items.
+			req, isFirst, err = p.replay(ctx, req, start.replay)
+			if err != nil {
+				p.finish(StopError, nil)
+				yield(nil, err)
+				return
+			}
+			if req.URL == "" {
+				p.finish(p.stop, nil) // the results ended before the position
+				return
+			}
+			index = start.replay
+		}
 
 		for {
 			seenRequests[requestKey(req)] = true
 			doc, err := p.fetch(ctx, req, isFirst)
 			if err != nil {
-				p.finish(StopError, p.cursorAt(req, skip, nil))
+				p.finish(StopError, p.cursorAt(req, skip, index, nil))
 				yield(nil, err)
 				return
 			}
@@ -140,45 +178,82 @@ func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request
 			p.mu.Unlock()
 			isFirst = false
 
-			page := &pagerPage[E]{req: req, rawLen: len(doc.elems), matched: doc.matched}
-			consumed := p.selectElems(page, doc.elems, skip, yielded, seenIDs)
+			page := &pagerPage[E]{req: req, rawLen: len(doc.elems), matched: doc.matched, index: index}
+			consumed := p.selectElems(page, doc.elems, skip, yielded, seenKeys, carried)
 			yielded += len(page.elems)
-			next, nextErr := nextRequest(FindLink(doc.links, "next"), req, doc.url)
-			page.next = next
+			page.next, page.refused = p.client.nextRequest(FindLink(doc.links, "next"), req, doc.url)
 
 			stop, cur := p.stopAfter(page, doc.elems, skip, consumed, yielded, pages, maxPages, seenRequests)
-			if nextErr != nil && stop == "" {
-				stop = StopError
+			if stop == StopNextRefused {
+				p.mu.Lock()
+				p.refused = page.refused
+				p.mu.Unlock()
 			}
 			if !yield(page, nil) {
 				if stop == "" {
-					stop, cur = StopConsumer, p.cursorAt(*next, 0, nil)
+					stop, cur = StopConsumer, p.cursorAt(*page.next, 0, index+1, nil)
 				}
 				p.finish(stop, cur)
-				return
-			}
-			if stop == StopError {
-				p.finish(StopError, nil)
-				yield(nil, nextErr)
 				return
 			}
 			if stop != "" {
 				p.finish(stop, cur)
 				return
 			}
-			req, skip = *next, 0
+			req, skip, index = *page.next, 0, index+1
 		}
 	}
 }
 
+// replay follows n next links from the first request without yielding
+// anything, and returns the request n pages on (empty URL when the
+// results end before it, with the stop recorded).
+func (p *pager[E]) replay(ctx context.Context, req Request, n int) (Request, bool, error) {
+	isFirst := true
+	for range n {
+		doc, err := p.fetch(ctx, req, isFirst)
+		if err != nil {
+			return Request{}, false, err
+		}
+		isFirst = false
+		p.mu.Lock()
+		if p.firstMethod == "" {
+			p.firstMethod = methodOrGet(doc.req.Method)
+		}
+		if doc.matched != nil {
+			p.matched = doc.matched
+		}
+		p.mu.Unlock()
+		next, refused := p.client.nextRequest(FindLink(doc.links, "next"), doc.req, doc.url)
+		if next == nil {
+			stop := StopNoNext
+			if refused != "" {
+				stop = StopNextRefused
+				p.mu.Lock()
+				p.refused = refused
+				p.mu.Unlock()
+			}
+			p.finish(stop, nil)
+			return Request{}, false, nil
+		}
+		req = *next
+	}
+	return req, isFirst, nil
+}
+
 // selectElems fills page.elems with the elements from skip on that are new
 // and fit under MaxItems, and returns how many of the served elements were
-// consumed (yielded or dropped as duplicates).
-func (p *pager[E]) selectElems(page *pagerPage[E], elems []E, skip, yielded int, seenIDs map[string]bool) int {
+// consumed (yielded or dropped as duplicates). A key counts as seen when
+// this iteration yielded it, or when its fingerprint came in the cursor.
+func (p *pager[E]) selectElems(page *pagerPage[E], elems []E, skip, yielded int, seenKeys map[string]bool, carried map[uint32]bool) int {
 	consumed := min(skip, len(elems))
 	for i := consumed; i < len(elems); i++ {
-		id := p.idOf(&elems[i])
-		duplicate := id != "" && seenIDs[id]
+		key := p.keyOf(&elems[i])
+		var fp uint32
+		if key != "" {
+			fp = KeyFingerprint(key)
+		}
+		duplicate := key != "" && (seenKeys[key] || carried[fp])
 		full := p.lim.MaxItems > 0 && yielded+len(page.elems) >= p.lim.MaxItems
 		if full && !duplicate {
 			break
@@ -188,10 +263,10 @@ func (p *pager[E]) selectElems(page *pagerPage[E], elems []E, skip, yielded int,
 			page.dropped++
 			continue
 		}
-		if id != "" {
-			seenIDs[id] = true
+		if key != "" {
+			seenKeys[key] = true
 			p.mu.Lock()
-			p.seenOrder = append(p.seenOrder, id)
+			p.seenOrder = append(p.seenOrder, fp)
 			p.mu.Unlock()
 		}
 		page.elems = append(page.elems, elems[i])
@@ -209,17 +284,19 @@ func (p *pager[E]) stopAfter(page *pagerPage[E], elems []E, skip, consumed, yiel
 	case len(elems) == 0:
 		return StopEmptyPage, nil
 	case page.skipped > 0:
-		return StopMaxItems, p.cursorAt(page.req, consumed, nil)
+		return StopMaxItems, p.cursorAt(page.req, consumed, page.index, nil)
 	case considered > 0 && len(page.elems) == 0 && page.dropped == considered:
 		return StopNoNewIDs, nil
+	case page.next == nil && page.refused != "":
+		return StopNextRefused, nil
 	case page.next == nil:
 		return StopNoNext, nil
 	case p.lim.MaxItems > 0 && yielded >= p.lim.MaxItems:
-		return StopMaxItems, p.cursorAt(*page.next, 0, nil)
+		return StopMaxItems, p.cursorAt(*page.next, 0, page.index+1, nil)
 	case seenRequests[requestKey(*page.next)]:
 		return StopCycle, nil
 	case pages >= maxPages:
-		return StopMaxPages, p.cursorAt(*page.next, 0, nil)
+		return StopMaxPages, p.cursorAt(*page.next, 0, page.index+1, nil)
 	}
 	return "", nil
 }
@@ -228,30 +305,38 @@ func (p *pager[E]) stopAfter(page *pagerPage[E], elems []E, skip, consumed, yiel
 // defaults to GET; a GET href is used as is (the original parameters are not
 // re-added); a POST sends the link body, overlaid on the current body when
 // merge is true. Relative hrefs resolve against the page URL. A nil link
-// gives a nil request.
-func nextRequest(link *Link, current Request, pageURL *url.URL) (*Request, error) {
+// gives a nil request. A link that cannot or may not be followed (not a
+// URL, over maxNextURLLength, another method than GET or POST, outside the
+// catalog's scope) gives a nil request and the reason.
+func (c *Client) nextRequest(link *Link, current Request, pageURL *url.URL) (*Request, string) {
 	if link == nil {
-		return nil, nil
+		return nil, ""
 	}
+	const notFollowed = "the catalog's next link was not followed: "
 	href, err := resolveHref(pageURL, link.Href)
 	if err != nil || strings.TrimSpace(link.Href) == "" {
-		return nil, &Error{Kind: KindInvalidSTAC, Method: current.Method, URL: current.URL,
-			Message: fmt.Sprintf("the next link href %q is not a valid URL; the results may continue but cannot be reached", reliability.TrimMessage(link.Href))}
+		return nil, fmt.Sprintf(notFollowed+"its href %q is not a valid URL", reliability.TrimMessage(link.Href))
 	}
 	if len(href) > maxNextURLLength {
-		return nil, &Error{Kind: KindInvalidSTAC, Method: current.Method, URL: current.URL,
-			Message: fmt.Sprintf("the next link is %d characters long (over %d); stopping to avoid a next link that grows without bound", len(href), maxNextURLLength)}
+		return nil, fmt.Sprintf(notFollowed+"it is %d characters long (over %d), a next link that grows without bound", len(href), maxNextURLLength)
 	}
-	r := &Request{Method: link.LinkMethod(), URL: href, Headers: link.headerValues()}
-	if r.Method == "GET" || r.Method == "HEAD" {
-		return r, nil
+	u, err := url.Parse(href)
+	if err != nil {
+		return nil, fmt.Sprintf(notFollowed+"its href %q is not a valid URL", reliability.TrimMessage(link.Href))
+	}
+	c.upgradeToCatalogScheme(u)
+	r := &Request{Method: link.LinkMethod(), URL: u.String(), Headers: link.headerValues()}
+	if why, _ := c.checkScope(*r); why != "" {
+		return nil, notFollowed + why
+	}
+	if r.Method == http.MethodGet {
+		return r, ""
 	}
 	switch {
 	case link.Merge:
 		merged, err := overlayJSON(current.Body, link.Body)
 		if err != nil {
-			return nil, &Error{Kind: KindInvalidSTAC, Method: current.Method, URL: current.URL,
-				Message: "the next link asks to merge a body that is not a JSON object: " + reliability.TrimMessage(string(link.Body))}
+			return nil, notFollowed + "it asks to merge a body that is not a JSON object: " + reliability.TrimMessage(string(link.Body))
 		}
 		r.Body = merged
 	case len(link.Body) > 0 && string(link.Body) != "null":
@@ -260,7 +345,7 @@ func nextRequest(link *Link, current Request, pageURL *url.URL) (*Request, error
 		// A POST next link without a body repeats the current one.
 		r.Body = append(json.RawMessage(nil), current.Body...)
 	}
-	return r, nil
+	return r, ""
 }
 
 // overlayJSON returns base with the members of overlay set over it.

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -355,22 +356,24 @@ func TestCanonicalRequestKeyIgnoresKeyOrder(t *testing.T) {
 	}
 }
 
-func TestNextRequestRejectsGrowingHref(t *testing.T) {
+func TestNextRequestRefusesAGrowingHref(t *testing.T) {
+	c, _ := New("http://x/", Options{})
 	long := "http://x/search?next=" + string(slices.Repeat([]byte("a"), maxNextURLLength))
-	_, err := nextRequest(&Link{Rel: "next", Href: long}, Request{Method: "GET", URL: "http://x/search"}, nil)
-	var se *Error
-	if !errors.As(err, &se) || se.Kind != KindInvalidSTAC {
-		t.Errorf("err = %v, want invalid_stac for a %s-char next link", err, strconv.Itoa(len(long)))
+	next, why := c.nextRequest(&Link{Rel: "next", Href: long}, Request{Method: "GET", URL: "http://x/search"}, nil)
+	if next != nil || !strings.Contains(why, strconv.Itoa(len(long))+" characters long") {
+		t.Errorf("next %+v, refusal %q; want no request and the length named", next, why)
 	}
 }
 
-func TestCursorCarriesRecentSeenIDsOnly(t *testing.T) {
+func TestCursorCarriesRecentKeysOnly(t *testing.T) {
 	f := newFakeSearch(t, idPages(30, 10), "GET")
 	s := fakeClient(t, f).Search(SearchParams{}, SearchLimits{MaxItems: 255})
 	collectIDs(t, s)
 	cur := s.Cursor()
-	if cur == nil || len(cur.SeenIDs) != MaxCursorSeenIDs || cur.SeenIDs[len(cur.SeenIDs)-1] != "i254" || cur.SeenIDs[0] != "i155" || cur.Skip != 5 {
-		t.Fatalf("cursor = skip %d, %d seen ids from %v", cur.Skip, len(cur.SeenIDs), cur.SeenIDs[:1])
+	// fakeItemJSON items have no collection: the key is "\x00" + id.
+	if cur == nil || len(cur.Seen) != MaxCursorSeen || cur.Seen[len(cur.Seen)-1] != KeyFingerprint("\x00i254") ||
+		cur.Seen[0] != KeyFingerprint("\x00i239") || cur.Skip != 5 || cur.Page != 25 {
+		t.Fatalf("cursor = %+v; want skip 5 on page 25 and the fingerprints of i239..i254", cur)
 	}
 }
 

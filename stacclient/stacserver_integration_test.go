@@ -150,13 +150,18 @@ func TestStacserverEveryNextLinkStyle(t *testing.T) {
 	}
 }
 
+// A cursor crosses tool calls as a RequestDiff against the search
+// parameters; each leg may use another page size (limit), as a model's
+// next call may ask for, and every item still comes exactly once.
 func TestStacserverMaxItemsAcrossPagesAndCursor(t *testing.T) {
 	want := demoIDs(t, func(it *stacclient.Item) bool { return it.Collection == "naip" })
+	ctx := context.Background()
 	for name, style := range nextLinkStyles {
 		t.Run(name, func(t *testing.T) {
 			c, _ := startDemo(t, stacserver.Options{NextLinkStyle: style, DisablePOSTSearch: name == "get-only-disabled"})
 			lim := stacclient.SearchLimits{MaxItems: 9}
-			s := c.Search(stacclient.SearchParams{Collections: []string{"naip"}, Limit: 4}, lim)
+			params := stacclient.SearchParams{Collections: []string{"naip"}, Limit: 4}
+			s := c.Search(params, lim)
 			var all []stacclient.Item
 			for leg := 0; ; leg++ {
 				items := searchAll(t, s)
@@ -168,11 +173,24 @@ func TestStacserverMaxItemsAcrossPagesAndCursor(t *testing.T) {
 				if cur == nil {
 					break
 				}
-				b, _ := json.Marshal(cur) // a cursor crosses tool calls as JSON
-				var back stacclient.Cursor
-				if err := json.Unmarshal(b, &back); err != nil {
+				diff, err := c.DiffRequest(params, cur.Request)
+				if err != nil {
+					t.Fatalf("leg %d: diff of %+v: %v", leg, cur.Request, err)
+				}
+				if b, _ := json.Marshal(diff); len(b) > 200 {
+					t.Errorf("leg %d: the diff is %d bytes: %s", leg, len(b), b)
+				}
+				same, err := c.ApplyDiff(ctx, params, diff)
+				if err != nil || same.Method != methodOf(cur.Request) || same.URL != cur.Request.URL || !sameJSON(same.Body, cur.Request.Body) {
+					t.Fatalf("leg %d: diff %+v applied gives %+v (%v), want %+v", leg, diff, same, err, cur.Request)
+				}
+				params.Limit = 3 + leg%3
+				next, err := c.ApplyDiff(ctx, params, diff)
+				if err != nil {
 					t.Fatal(err)
 				}
+				back := *cur
+				back.Request = next
 				s = c.ContinueSearch(back, lim)
 				if leg > 20 {
 					t.Fatal("cursor never ran out")
@@ -414,4 +432,25 @@ func TestStacserverSingleObjectsAndExtensions(t *testing.T) {
 	if _, err := c2.Aggregate(ctx, stacclient.SearchParams{}, []string{"total_count"}); !errors.As(err, &se) || se.Kind != stacclient.KindUnsupported {
 		t.Errorf("aggregation disabled: %v, want unsupported", err)
 	}
+}
+
+func methodOf(r stacclient.Request) string {
+	if r.Method == "" {
+		return "GET"
+	}
+	return r.Method
+}
+
+// sameJSON compares two JSON documents by value (both empty is equal).
+func sameJSON(a, b json.RawMessage) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	ja, _ := json.Marshal(va)
+	jb, _ := json.Marshal(vb)
+	return string(ja) == string(jb)
 }
