@@ -106,8 +106,10 @@ func TestNextLinksOutsideTheCatalogAreNotFollowed(t *testing.T) {
 			return fmt.Sprintf(`{"rel":"next","href":"http://127.0.0.1:%s/stac/search?page=2"}`, u.Port())
 		}, "another origin"},
 		"outside the root": {func(*pagedCatalog, int) string { return `{"rel":"next","href":"/admin/search?page=2"}` }, "outside the catalog"},
-		"climbing out":     {func(c *pagedCatalog, _ int) string { return fmt.Sprintf(`{"rel":"next","href":%q}`, c.URL+"/stac/../admin?page=2") }, "outside the catalog"},
-		"DELETE":           {func(*pagedCatalog, int) string { return `{"rel":"next","href":"search?page=2","method":"DELETE"}` }, "method DELETE"},
+		"climbing out": {func(c *pagedCatalog, _ int) string {
+			return fmt.Sprintf(`{"rel":"next","href":%q}`, c.URL+"/stac/../admin?page=2")
+		}, "outside the catalog"},
+		"DELETE": {func(*pagedCatalog, int) string { return `{"rel":"next","href":"search?page=2","method":"DELETE"}` }, "method DELETE"},
 		"too long": {func(*pagedCatalog, int) string {
 			return `{"rel":"next","href":"search?page=2&pad=` + strings.Repeat("p", maxNextURLLength) + `"}`
 		}, "characters long"},
