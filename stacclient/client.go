@@ -227,7 +227,7 @@ func (c *Client) Search(params SearchParams, lim SearchLimits) *Search {
 func (c *Client) ContinueSearch(cur Cursor, lim SearchLimits) *Search {
 	start := cur.Request
 	s := &Search{client: c, start: &start, lim: lim,
-		resume: pagerStart{skip: cur.Skip, seen: cur.Seen, page: cur.Page, replay: cur.Replay}}
+		resume: pagerStart{skip: cur.Skip, seen: cur.Seen, offset: cur.Offset, replay: cur.Replay}}
 	s.pager()
 	return s
 }

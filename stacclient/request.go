@@ -30,15 +30,15 @@ type Cursor struct {
 	// MaxCursorSeen, oldest first), so that a continued search still drops
 	// items a catalog repeats across pages.
 	Seen []uint32
-	// Page counts the pages between the search's first request and
-	// Request (0: Request is the first request).
-	Page int
-	// Replay, when positive, says that Request is the search's first
-	// request and the position is Replay next links further on:
-	// ContinueSearch follows them again without yielding their items. It
-	// is how a position is kept when the next request itself is too large
-	// to carry.
-	Replay int
+	// Offset counts the items served (as served, duplicates included)
+	// on the pages before Request's, from the search's first request.
+	Offset int
+	// Replay says that Request is the search's first request and the
+	// position is Offset+Skip items further on: ContinueSearch pages there
+	// again without yielding what it passes. It is how a position is kept
+	// when the next request itself is too large to carry; the page size
+	// may differ from the one the position was reached with.
+	Replay bool
 }
 
 // MaxCursorSeen bounds Cursor.Seen. Duplicates seen in the wild repeat

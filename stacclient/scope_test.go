@@ -175,28 +175,32 @@ func TestContinuedSearchDropsItemsItsCursorSaw(t *testing.T) {
 	s := c.Search(SearchParams{}, SearchLimits{MaxItems: 3})
 	keysOf(t, s)
 	cur := s.Cursor()
-	if cur == nil || cur.Page != 1 || len(cur.Seen) != 3 {
-		t.Fatalf("cursor %+v, want page 1 with 3 fingerprints", cur)
+	if cur == nil || cur.Offset != 3 || len(cur.Seen) != 3 {
+		t.Fatalf("cursor %+v, want the page at offset 3 with 3 fingerprints", cur)
 	}
 	if got := keysOf(t, c.ContinueSearch(*cur, SearchLimits{})); strings.Join(got, " ") != "c/d" {
 		t.Errorf("continued with %v, want only c/d", got)
 	}
 }
 
-// A replay cursor (Cursor.Replay) re-walks the pages before its position
-// without yielding them.
-func TestReplayCursorWalksBackToItsPosition(t *testing.T) {
+// A replay cursor (Cursor.Replay) pages again from the first request to its
+// position without yielding what it passes, and fetches the page holding
+// the position once.
+func TestReplayCursorPagesBackToItsPosition(t *testing.T) {
 	cat := newPagedCatalog(t, []string{"c/0", "c/1", "c/2"}, []string{"c/3", "c/4", "c/5"}, []string{"c/6", "c/7", "c/8"}, []string{"c/9"})
 	c := cat.client(t)
 	first := Request{Method: "GET", URL: cat.URL + "/stac/search"}
-	s := c.ContinueSearch(Cursor{Request: first, Replay: 2, Skip: 1}, SearchLimits{MaxItems: 2})
+	s := c.ContinueSearch(Cursor{Request: first, Replay: true, Offset: 5, Skip: 2}, SearchLimits{MaxItems: 2})
 	if got := keysOf(t, s); strings.Join(got, " ") != "c/7 c/8" {
 		t.Errorf("got %v, want c/7 c/8", got)
 	}
-	if cur := s.Cursor(); cur == nil || cur.Page != 3 || cur.Skip != 0 || cur.Replay != 0 {
-		t.Errorf("cursor %+v, want the start of page 3 (0-based)", cur)
+	if cur := s.Cursor(); cur == nil || cur.Offset != 9 || cur.Skip != 0 || cur.Replay {
+		t.Errorf("cursor %+v, want the start of the page at offset 9", cur)
 	}
-	past := c.ContinueSearch(Cursor{Request: first, Replay: 7}, SearchLimits{})
+	if n := len(cat.requests()); n != 3 {
+		t.Errorf("%d requests (%v), want 3: the three pages up to the position, once each", n, cat.requests())
+	}
+	past := c.ContinueSearch(Cursor{Request: first, Replay: true, Offset: 10}, SearchLimits{})
 	if got := keysOf(t, past); len(got) != 0 || past.StopReason() != StopNoNext {
 		t.Errorf("replaying past the end: got %v, stop %s", got, past.StopReason())
 	}

@@ -111,9 +111,9 @@ func (s *Search) Items(ctx context.Context) iter.Seq2[*Item, error] {
 				}
 				switch {
 				case consumed < pp.rawLen:
-					stoppedAt = engine.cursorAt(pp.req, consumed, pp.index, undelivered)
+					stoppedAt = engine.cursorAt(pp.req, consumed, pp.offset, undelivered)
 				case pp.next != nil:
-					stoppedAt = engine.cursorAt(*pp.next, 0, pp.index+1, undelivered)
+					stoppedAt = engine.cursorAt(*pp.next, 0, pp.offset+pp.rawLen, undelivered)
 				default:
 					engine.finish(StopNoNext, nil)
 				}

@@ -46,18 +46,18 @@ type pagerPage[E any] struct {
 	matched  *int
 	next     *Request
 	refused  string // why the page's next link was not followed
-	index    int    // pages since the search's first request
+	offset   int    // items served on the pages before this one
 }
 
-// pagerStart is where an iteration begins: the first request (built by
-// first), how many of its elements were consumed already, the
-// fingerprints of keys yielded before, the page index of that request, and
-// how many next links to follow again before yielding (Cursor.Replay).
+// pagerStart is where an iteration begins (see Cursor): how many elements
+// of the first request's page were consumed already, the fingerprints of
+// keys yielded before, how many elements the pages before it served, and
+// whether to page from the search's start to offset+skip first.
 type pagerStart struct {
 	skip   int
 	seen   []uint32
-	page   int
-	replay int
+	offset int
+	replay bool
 }
 
 // pager holds the settings and the outcome of one iteration.
@@ -76,10 +76,11 @@ type pager[E any] struct {
 	seenOrder   []uint32 // fingerprints of keys yielded, oldest first (for cursors)
 }
 
-// cursorAt is a cursor for r (page index page) that carries the keys
-// yielded so far, except those in undelivered (yielded by the engine but
-// not received by the caller, who stopped early).
-func (p *pager[E]) cursorAt(r Request, skip, page int, undelivered map[uint32]bool) *Cursor {
+// cursorAt is a cursor for r (whose page starts offset elements into the
+// results) that carries the keys yielded so far, except those in
+// undelivered (yielded by the engine but not received by the caller, who
+// stopped early).
+func (p *pager[E]) cursorAt(r Request, skip, offset int, undelivered map[uint32]bool) *Cursor {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var seen []uint32
@@ -89,7 +90,7 @@ func (p *pager[E]) cursorAt(r Request, skip, page int, undelivered map[uint32]bo
 		}
 	}
 	slices.Reverse(seen)
-	return &Cursor{Request: r, Skip: skip, Seen: seen, Page: page}
+	return &Cursor{Request: r, Skip: skip, Seen: seen, Offset: offset}
 }
 
 func (p *pager[E]) finish(stop StopReason, cur *Cursor) {
@@ -141,57 +142,52 @@ func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request
 		seenRequests := make(map[string]bool)
 		yielded, pages := 0, 0
 		isFirst := true
-		skip, index := max(start.skip, 0), max(start.page, 0)
-		if start.replay > 0 {
-			// Walk back to the position: the replayed pages were yielded by
-			// an earlier call, so they count neither as pages nor items.
-			req, isFirst, err = p.replay(ctx, req, start.replay)
-			if err != nil {
+		skip, offset := max(start.skip, 0), max(start.offset, 0)
+		var prefetched *pagerDoc[E]
+		if start.replay {
+			// Page back to the position: what lies before it was yielded by
+			// an earlier call, so it counts neither as pages nor as items.
+			var stop StopReason
+			prefetched, skip, offset, stop, err = p.replay(ctx, req, offset+skip)
+			switch {
+			case err != nil:
 				p.finish(StopError, nil)
 				yield(nil, err)
 				return
-			}
-			if req.URL == "" {
-				p.finish(p.stop, nil) // the results ended before the position
+			case stop != "":
+				p.finish(stop, nil) // the results end before the position
 				return
 			}
-			index = start.replay
+			req, isFirst = prefetched.req, false
 		}
 
 		for {
 			seenRequests[requestKey(req)] = true
-			doc, err := p.fetch(ctx, req, isFirst)
-			if err != nil {
-				p.finish(StopError, p.cursorAt(req, skip, index, nil))
+			var doc pagerDoc[E]
+			if prefetched != nil {
+				doc, prefetched = *prefetched, nil
+			} else if doc, err = p.fetch(ctx, req, isFirst); err != nil {
+				p.finish(StopError, p.cursorAt(req, skip, offset, nil))
 				yield(nil, err)
 				return
 			}
 			req = doc.req
 			pages++
-			p.mu.Lock()
-			if isFirst {
-				p.firstMethod = methodOrGet(req.Method)
-			}
-			if doc.matched != nil {
-				p.matched = doc.matched
-			}
-			p.mu.Unlock()
+			p.noteFetched(doc, isFirst)
 			isFirst = false
 
-			page := &pagerPage[E]{req: req, rawLen: len(doc.elems), matched: doc.matched, index: index}
+			page := &pagerPage[E]{req: req, rawLen: len(doc.elems), matched: doc.matched, offset: offset}
 			consumed := p.selectElems(page, doc.elems, skip, yielded, seenKeys, carried)
 			yielded += len(page.elems)
 			page.next, page.refused = p.client.nextRequest(FindLink(doc.links, "next"), req, doc.url)
 
 			stop, cur := p.stopAfter(page, doc.elems, skip, consumed, yielded, pages, maxPages, seenRequests)
 			if stop == StopNextRefused {
-				p.mu.Lock()
-				p.refused = page.refused
-				p.mu.Unlock()
+				p.setRefused(page.refused)
 			}
 			if !yield(page, nil) {
 				if stop == "" {
-					stop, cur = StopConsumer, p.cursorAt(*page.next, 0, index+1, nil)
+					stop, cur = StopConsumer, p.cursorAt(*page.next, 0, offset+page.rawLen, nil)
 				}
 				p.finish(stop, cur)
 				return
@@ -200,45 +196,58 @@ func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request
 				p.finish(stop, cur)
 				return
 			}
-			req, skip, index = *page.next, 0, index+1
+			req, skip, offset = *page.next, 0, offset+page.rawLen
 		}
 	}
 }
 
-// replay follows n next links from the first request without yielding
-// anything, and returns the request n pages on (empty URL when the
-// results end before it, with the stop recorded).
-func (p *pager[E]) replay(ctx context.Context, req Request, n int) (Request, bool, error) {
-	isFirst := true
-	for range n {
-		doc, err := p.fetch(ctx, req, isFirst)
+// noteFetched records the first request's method and the latest match count.
+func (p *pager[E]) noteFetched(doc pagerDoc[E], first bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if first {
+		p.firstMethod = methodOrGet(doc.req.Method)
+	}
+	if doc.matched != nil {
+		p.matched = doc.matched
+	}
+}
+
+func (p *pager[E]) setRefused(why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refused = why
+}
+
+// replay pages from the first request req to the page holding element
+// target (counted as served), and returns that page, how many of its
+// elements come before target, and how many the pages before it served.
+// A stop reason says the results end before target.
+func (p *pager[E]) replay(ctx context.Context, req Request, target int) (*pagerDoc[E], int, int, StopReason, error) {
+	offset := 0
+	for first := true; ; first = false {
+		doc, err := p.fetch(ctx, req, first)
 		if err != nil {
-			return Request{}, false, err
+			return nil, 0, 0, "", err
 		}
-		isFirst = false
-		p.mu.Lock()
-		if p.firstMethod == "" {
-			p.firstMethod = methodOrGet(doc.req.Method)
+		p.noteFetched(doc, first)
+		if len(doc.elems) == 0 {
+			return nil, 0, 0, StopEmptyPage, nil
 		}
-		if doc.matched != nil {
-			p.matched = doc.matched
+		if offset+len(doc.elems) > target {
+			return &doc, target - offset, offset, "", nil
 		}
-		p.mu.Unlock()
 		next, refused := p.client.nextRequest(FindLink(doc.links, "next"), doc.req, doc.url)
 		if next == nil {
-			stop := StopNoNext
 			if refused != "" {
-				stop = StopNextRefused
-				p.mu.Lock()
-				p.refused = refused
-				p.mu.Unlock()
+				p.setRefused(refused)
+				return nil, 0, 0, StopNextRefused, nil
 			}
-			p.finish(stop, nil)
-			return Request{}, false, nil
+			return nil, 0, 0, StopNoNext, nil
 		}
+		offset += len(doc.elems)
 		req = *next
 	}
-	return req, isFirst, nil
 }
 
 // selectElems fills page.elems with the elements from skip on that are new
@@ -284,7 +293,7 @@ func (p *pager[E]) stopAfter(page *pagerPage[E], elems []E, skip, consumed, yiel
 	case len(elems) == 0:
 		return StopEmptyPage, nil
 	case page.skipped > 0:
-		return StopMaxItems, p.cursorAt(page.req, consumed, page.index, nil)
+		return StopMaxItems, p.cursorAt(page.req, consumed, page.offset, nil)
 	case considered > 0 && len(page.elems) == 0 && page.dropped == considered:
 		return StopNoNewIDs, nil
 	case page.next == nil && page.refused != "":
@@ -292,11 +301,11 @@ func (p *pager[E]) stopAfter(page *pagerPage[E], elems []E, skip, consumed, yiel
 	case page.next == nil:
 		return StopNoNext, nil
 	case p.lim.MaxItems > 0 && yielded >= p.lim.MaxItems:
-		return StopMaxItems, p.cursorAt(*page.next, 0, page.index+1, nil)
+		return StopMaxItems, p.cursorAt(*page.next, 0, page.offset+page.rawLen, nil)
 	case seenRequests[requestKey(*page.next)]:
 		return StopCycle, nil
 	case pages >= maxPages:
-		return StopMaxPages, p.cursorAt(*page.next, 0, page.index+1, nil)
+		return StopMaxPages, p.cursorAt(*page.next, 0, page.offset+page.rawLen, nil)
 	}
 	return "", nil
 }

@@ -372,8 +372,8 @@ func TestCursorCarriesRecentKeysOnly(t *testing.T) {
 	cur := s.Cursor()
 	// fakeItemJSON items have no collection: the key is "\x00" + id.
 	if cur == nil || len(cur.Seen) != MaxCursorSeen || cur.Seen[len(cur.Seen)-1] != KeyFingerprint("\x00i254") ||
-		cur.Seen[0] != KeyFingerprint("\x00i239") || cur.Skip != 5 || cur.Page != 25 {
-		t.Fatalf("cursor = %+v; want skip 5 on page 25 and the fingerprints of i239..i254", cur)
+		cur.Seen[0] != KeyFingerprint("\x00i239") || cur.Skip != 5 || cur.Offset != 250 {
+		t.Fatalf("cursor = %+v; want skip 5 on the page at offset 250 and the fingerprints of i239..i254", cur)
 	}
 }
 
