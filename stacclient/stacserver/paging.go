@@ -28,8 +28,9 @@ func encodeToken(t pageToken) string {
 	s := base64.RawURLEncoding.EncodeToString(b)
 	if t.Gen > 0 {
 		// Padding after "~" is ignored by decodeToken; it only makes the
-		// href grow without bound, as some servers' next links do.
-		s += "~" + strings.Repeat("g", growthPerPage*t.Gen)
+		// href grow without bound, as some servers' next links do. It is
+		// as incompressible as a real server's state would be.
+		s += "~" + growthPadding(growthPerPage*t.Gen)
 	}
 	return s
 }
@@ -131,4 +132,16 @@ func cloneValues(v url.Values) url.Values {
 		out[k] = append([]string(nil), vs...)
 	}
 	return out
+}
+
+// growthPadding is n base64url characters of a SHA-256 chain: deterministic,
+// and no shorter once compressed than real opaque state.
+func growthPadding(n int) string {
+	var b strings.Builder
+	sum := sha256.Sum256([]byte("growing next href"))
+	for b.Len() < n {
+		b.WriteString(base64.RawURLEncoding.EncodeToString(sum[:]))
+		sum = sha256.Sum256(sum[:])
+	}
+	return b.String()[:n]
 }
