@@ -1,9 +1,12 @@
 package tools
 
 import (
+	"bytes"
+	"compress/flate"
 	"encoding/base64"
-	"encoding/json"
+	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,87 +14,195 @@ import (
 	"github.com/stacmcp/stac-mcp/stacclient"
 )
 
-var cursorTestCatalog = &Catalog{Ref: "https://example.test/stac", URL: "https://example.test/stac"}
+var testCursorKey = []byte("test cursor key: 32 bytes long!!")
+
+func sampleItemsCursor() pageCursor {
+	pos := stacclient.RequestDiff{Method: "POST", Path: "/search", Patch: []byte(`{"next":"t2"}`),
+		Query: []stacclient.QueryPart{{Base: 0}, {Base: -1, Literal: "api=1"}}}
+	return pageCursor{Kind: cursorItems, Catalog: "earth-search", Params: []byte(`{"collections":["sentinel-2-l2a"]}`),
+		PageSize: 10, ExplicitLimit: true, First: stacclient.RequestDiff{Method: "POST", Path: "/search"}, Pos: &pos,
+		Offset: 30, Skip: 2, Seen: []uint32{1, 2, 0xffffffff}}
+}
 
 func TestCursorRoundTrip(t *testing.T) {
-	in := newCursor(cursorItems, cursorTestCatalog)
-	in.Fingerprint = "abc"
-	in.Search = &stacclient.Cursor{Request: stacclient.Request{Method: "POST", URL: "https://example.test/stac/search", Body: json.RawMessage(`{"next":"t2"}`)}, Skip: 2}
-	token := encodeCursor(in)
-	if strings.ContainsAny(token, "+/=") {
-		t.Errorf("token %q is not unpadded base64url", token)
-	}
-	got, err := decodeCursor(token, cursorItems, cursorTestCatalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.Version = cursorVersion
-	if !reflect.DeepEqual(got, in) {
-		t.Errorf("decoded %+v, want %+v", got, in)
+	replay := sampleItemsCursor()
+	replay.Pos, replay.Params, replay.ParamsSum = nil, nil, 42
+	hashedCatalog := sampleItemsCursor()
+	hashedCatalog.Catalog, hashedCatalog.CatalogSum = "", 7
+	for name, in := range map[string]pageCursor{
+		"items":          sampleItemsCursor(),
+		"items replay":   replay,
+		"hashed catalog": hashedCatalog,
+		"collections":    {Kind: cursorCollections, Catalog: "demo", Params: []byte(`{"q":"dem"}`), PageSize: 5, Listed: 15},
+	} {
+		token := encodeCursor(testCursorKey, in, 0)
+		if token == "" || len(token) > maxCursorBytes || strings.ContainsAny(token, "+/=") {
+			t.Errorf("%s: token %q: want unpadded base64url of at most %d bytes", name, token, maxCursorBytes)
+			continue
+		}
+		got, err := decodeCursor(testCursorKey, token, in.Kind)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !reflect.DeepEqual(normalised(got), normalised(in)) {
+			t.Errorf("%s: decoded %+v\nwant %+v", name, got, in)
+		}
 	}
 }
 
-// An in-process catalog (demo, local) gets a new loopback URL at every
-// start; a cursor from the previous process must follow it there.
-func TestCursorFollowsAnInProcessCatalogToItsNewURL(t *testing.T) {
-	before := &Catalog{Ref: "demo", Name: "demo", URL: "http://127.0.0.1:4000"}
-	after := &Catalog{Ref: "demo", Name: "demo", URL: "http://127.0.0.1:5000"}
-	c := newCursor(cursorItems, before)
-	c.Search = &stacclient.Cursor{Request: stacclient.Request{Method: "GET", URL: "http://127.0.0.1:4000/search?next=x"}}
-	got, err := decodeCursor(encodeCursor(c), cursorItems, after)
-	if err != nil {
-		t.Fatal(err)
+// normalised makes empty and nil slices compare equal.
+func normalised(c pageCursor) pageCursor {
+	fix := func(d *stacclient.RequestDiff) {
+		if len(d.Query) == 0 {
+			d.Query = nil
+		}
+		if len(d.Patch) == 0 {
+			d.Patch = nil
+		}
 	}
-	if got.Search.Request.URL != "http://127.0.0.1:5000/search?next=x" {
-		t.Errorf("request URL = %q, want it moved to the new port", got.Search.Request.URL)
+	fix(&c.First)
+	if c.Pos != nil {
+		p := *c.Pos
+		fix(&p)
+		c.Pos = &p
 	}
-	if _, err := decodeCursor(encodeCursor(c), cursorItems, &Catalog{URL: "http://127.0.0.1:5000"}); err == nil {
-		t.Error("a demo cursor was accepted by a plain URL catalog")
+	if len(c.Seen) == 0 {
+		c.Seen = nil
 	}
+	return c
 }
 
 func TestCursorRejectsMisuseWithAClearError(t *testing.T) {
-	base := newCursor(cursorItems, cursorTestCatalog)
-	base.Search = &stacclient.Cursor{Request: stacclient.Request{URL: "https://example.test/stac/search"}}
-	items := encodeCursor(base)
-	raw, _ := base64.RawURLEncoding.DecodeString(items)
-	flipped := append([]byte(nil), raw...)
-	flipped[len(flipped)-3] ^= 0x20
-	noPosition := newCursor(cursorItems, cursorTestCatalog)
-	noListing := newCursor(cursorCollections, cursorTestCatalog)
-	elsewhere := newCursor(cursorItems, &Catalog{Name: "demo", URL: "http://127.0.0.1:1"})
-	elsewhere.Search = &stacclient.Cursor{Request: stacclient.Request{URL: "https://evil.test/search"}}
-	for _, c := range []struct {
-		name, token, kind string
-		catalog           *Catalog
-		want              string
+	token := encodeCursor(testCursorKey, sampleItemsCursor(), 0)
+	raw, _ := base64.RawURLEncoding.DecodeString(token)
+	cases := map[string]struct {
+		token, want string
+		kind        cursorKind
 	}{
-		{"not base64", "%%%", cursorItems, cursorTestCatalog, "not base64url"},
-		{"too short", "AAAA", cursorItems, cursorTestCatalog, "too short"},
-		{"edited", base64.RawURLEncoding.EncodeToString(flipped), cursorItems, cursorTestCatalog, "checksum"},
-		{"cut", items[:len(items)-6], cursorItems, cursorTestCatalog, "checksum"},
-		{"other kind", items, cursorCollections, cursorTestCatalog, "cannot continue"},
-		{"other catalog", items, cursorItems, &Catalog{URL: "https://elsewhere.test"}, "issued for catalog"},
-		{"no position", encodeCursor(noPosition), cursorItems, cursorTestCatalog, "no search position"},
-		{"no listing", encodeCursor(noListing), cursorCollections, cursorTestCatalog, "no listing"},
-		{"request off its catalog", encodeCursor(elsewhere), cursorItems, &Catalog{Name: "demo", URL: "http://127.0.0.1:2"}, "not on the catalog"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := decodeCursor(c.token, c.kind, c.catalog)
-			var pe *stacclient.ParamError
-			if !errors.As(err, &pe) || pe.Param != "cursor" || !strings.Contains(pe.Reason, c.want) || pe.Accepted == "" {
-				t.Errorf("err = %#v, want a cursor ParamError whose reason mentions %q", err, c.want)
-			}
-		})
+		"not base64":      {"%%%", "not base64url", cursorItems},
+		"too short":       {"AAAA", "too short", cursorItems},
+		"cut":             {token[:len(token)-6], "signature does not match", cursorItems},
+		"other key":       {encodeCursor([]byte("another key, also 32 bytes long!"), sampleItemsCursor(), 0), "signature does not match", cursorItems},
+		"other kind":      {token, "items cursor (from search_items); it cannot continue search_collections", cursorCollections},
+		"too long":        {strings.Repeat("A", 3*maxCursorBytes), "characters long", cursorItems},
+		"earlier version": {base64.RawURLEncoding.EncodeToString(append([]byte("123456"), `{"v":1,"k":"items"}`...)), "earlier version", cursorItems},
+	}
+	// Every single-bit change anywhere is caught.
+	for i := range raw {
+		edited := bytes.Clone(raw)
+		edited[i] ^= 0x04
+		cases["bit flipped at "+string(rune('A'+i%26))+strings.Repeat("'", i/26)] = struct {
+			token, want string
+			kind        cursorKind
+		}{base64.RawURLEncoding.EncodeToString(edited), "signature does not match", cursorItems}
+	}
+	for name, c := range cases {
+		_, err := decodeCursor(testCursorKey, c.token, c.kind)
+		var pe *stacclient.ParamError
+		if !errors.As(err, &pe) || pe.Param != "cursor" || !strings.Contains(pe.Reason, c.want) || pe.Accepted == "" {
+			t.Errorf("%s: err = %v, want a cursor ParamError whose reason mentions %q", name, err, c.want)
+		}
 	}
 }
 
-func TestFingerprintDistinguishesSearches(t *testing.T) {
-	a := fingerprint(stacclient.SearchParams{Collections: []string{"a"}})
-	if a != fingerprint(stacclient.SearchParams{Collections: []string{"a"}}) {
-		t.Error("equal searches have different fingerprints")
+// signPayload makes a token of any payload, as a holder of the key could.
+func signPayload(key, payload []byte) string {
+	return base64.RawURLEncoding.EncodeToString(append(cursorMAC(key, payload), payload...))
+}
+
+// A validly signed cursor is still read field by field: a leaked key, or a
+// bug, must not turn into an unbounded or odd request.
+func TestSignedCursorsAreStillValidated(t *testing.T) {
+	core := func(fields ...[]byte) []byte { return bytes.Join(fields, nil) }
+	str := func(s string) []byte { return append(binary.AppendUvarint(nil, uint64(len(s))), s...) }
+	uv := func(v uint64) []byte { return binary.AppendUvarint(nil, v) }
+	diff := func(method byte, path string) []byte { return core([]byte{method, 0}, str(path), uv(0), str("")) }
+	payload := func(kind, flags byte, body []byte, seen int) []byte {
+		p := append([]byte{cursorVersion, kind, flags}, str(string(body))...)
+		return append(p, make([]byte, 4*seen)...)
 	}
-	if a == fingerprint(stacclient.SearchParams{Collections: []string{"b"}}) {
-		t.Error("different searches share a fingerprint")
+	good := core(str("demo"), str(`{}`), uv(10), diff('P', "/search"), diff('G', "/search"), uv(0), uv(0))
+	if _, err := decodeCursor(testCursorKey, signPayload(testCursorKey, payload(1, 0, good, 2)), cursorItems); err != nil {
+		t.Fatalf("the well-formed baseline is refused: %v", err)
+	}
+	var bomb bytes.Buffer
+	w, _ := flate.NewWriter(&bomb, flate.BestCompression)
+	_, _ = w.Write(make([]byte, maxCursorCore+1))
+	_ = w.Close()
+	for name, p := range map[string][]byte{
+		"version 3":        append([]byte{3}, payload(1, 0, good, 0)[1:]...),
+		"unknown kind":     payload(9, 0, good, 0),
+		"unknown flag":     payload(1, 0x80, good, 0),
+		"method DELETE":    payload(1, 0, core(str("demo"), str(`{}`), uv(10), diff('D', "/search"), diff('G', "/search"), uv(0), uv(0)), 0),
+		"page size 0":      payload(1, 0, core(str("demo"), str(`{}`), uv(0), diff('P', "/search"), diff('G', "/search"), uv(0), uv(0)), 0),
+		"page size 10001":  payload(1, 0, core(str("demo"), str(`{}`), uv(10001), diff('P', "/search"), diff('G', "/search"), uv(0), uv(0)), 0),
+		"skip 10001":       payload(1, 0, core(str("demo"), str(`{}`), uv(10), diff('P', "/search"), diff('G', "/search"), uv(0), uv(10001)), 0),
+		"params not JSON":  payload(1, 0, core(str("demo"), str(`{`), uv(10), diff('P', "/search"), diff('G', "/search"), uv(0), uv(0)), 0),
+		"control in ref":   payload(1, 0, core(str("de\nmo"), str(`{}`), uv(10), diff('P', "/search"), diff('G', "/search"), uv(0), uv(0)), 0),
+		"empty ref":        payload(1, 0, core(str(""), str(`{}`), uv(10), diff('P', "/search"), diff('G', "/search"), uv(0), uv(0)), 0),
+		"trailing core":    payload(1, 0, append(bytes.Clone(good), 0), 0),
+		"cut core":         payload(1, 0, good[:len(good)-3], 0),
+		"17 fingerprints":  payload(1, 0, good, 17),
+		"ragged seen":      append(payload(1, 0, good, 1), 1, 2),
+		"inflates too far": payload(1, cursorDeflated, bomb.Bytes(), 0),
+		"bad deflate":      payload(1, cursorDeflated, []byte{1, 2, 3}, 0),
+		"replay listing":   payload(2, cursorReplay, core(str("demo"), str(`{}`), uv(10), uv(0)), 0),
+		"seen on listing":  payload(2, 0, core(str("demo"), str(`{}`), uv(10), uv(0)), 1),
+	} {
+		kind := cursorKind(p[1])
+		if kind != cursorCollections {
+			kind = cursorItems
+		}
+		if c, err := decodeCursor(testCursorKey, signPayload(testCursorKey, p), kind); err == nil {
+			t.Errorf("%s: accepted as %+v", name, c)
+		}
+	}
+}
+
+// fitCursor keeps every cursor within maxCursorBytes by giving up what
+// does not fit, cheapest first: the parameters, the position's request,
+// the catalog reference.
+func TestFitCursorDegradesInOrder(t *testing.T) {
+	noise := func(n int) string { // incompressible, like a real polygon or page token
+		r := rand.New(rand.NewPCG(1, uint64(n)))
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return base64.RawURLEncoding.EncodeToString(b)[:n]
+	}
+	big := []byte(`{"intersects":"` + noise(600) + `"}`)
+	for name, c := range map[string]struct {
+		edit func(*pageCursor)
+		want func(pageCursor) bool
+	}{
+		"fits as is": {func(*pageCursor) {}, func(f pageCursor) bool { return f.Params != nil && f.Pos != nil && len(f.Seen) == 3 }},
+		"large params": {func(c *pageCursor) { c.Params = big }, func(f pageCursor) bool {
+			return f.Params == nil && f.ParamsSum == sum64(big) && f.Pos != nil && f.Catalog != ""
+		}},
+		"large next request": {func(c *pageCursor) { c.Pos.Patch = []byte(`{"token":"` + noise(400) + `"}`) }, func(f pageCursor) bool {
+			return f.Params != nil && f.Pos == nil && f.Catalog != ""
+		}},
+		"large params and next request": {func(c *pageCursor) { c.Params, c.Pos.Patch = big, []byte(`{"token":"`+noise(400)+`"}`) }, func(f pageCursor) bool {
+			return f.Params == nil && f.Pos == nil && f.Catalog != ""
+		}},
+		"large catalog URL": {func(c *pageCursor) { c.Catalog = "https://stac.example.test/" + noise(400) }, func(f pageCursor) bool {
+			return f.Catalog == "" && f.CatalogSum == sum64([]byte("catalog key"))
+		}},
+	} {
+		in := sampleItemsCursor()
+		pos := *in.Pos
+		in.Pos = &pos
+		c.edit(&in)
+		token, form := fitCursor(testCursorKey, in, in.Params, []byte("catalog key"))
+		if token == "" || len(token) > maxCursorBytes || !c.want(form) {
+			t.Errorf("%s: %d-byte token, params %d bytes, pos %v, catalog %q", name, len(token), len(form.Params), form.Pos != nil, trimText(form.Catalog, 40))
+			continue
+		}
+		got, err := decodeCursor(testCursorKey, token, cursorItems)
+		if err != nil || !reflect.DeepEqual(normalised(got), normalised(form)) {
+			t.Errorf("%s: decoded %+v (%v), want %+v", name, got, err, form)
+		}
 	}
 }

@@ -47,11 +47,16 @@ type Deps struct {
 	// several sessions (http): a session then sees in get_service_health
 	// only the configured catalogs' hosts and the hosts its own calls used.
 	SessionScoped bool
+	// CursorKey signs cursors (HMAC-SHA256, adr/0009). Replicas that share
+	// it continue each other's cursors; empty means a random key for this
+	// process.
+	CursorKey []byte
 
 	// Per-process state the tools build lazily; the zero value is ready.
 	signing       signingState      // the Planetary Computer Signer (ConfigureSigning sets its options)
 	collectionIDs collectionIDCache // collection-id completions
 	sessionHosts  sessionHostLog    // upstream hosts per session, when SessionScoped
+	cursorKeys    cursorKeyState    // the key cursors are signed with
 }
 
 // Limits shape outputs for a model's context.
@@ -65,6 +70,9 @@ type Call struct {
 	Deps    *Deps
 	Catalog *Catalog
 	Request *mcp.CallToolRequest
+	// Cursor is the verified cursor the call continues from (tools whose
+	// input has a cursor argument), or nil.
+	Cursor *pageCursor
 }
 
 // CatalogArg is embedded in every tool input: every tool accepts the same
@@ -119,7 +127,7 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 		var zero Out
 		holder := callMetaFrom(ctx)
 		ctx = d.Logger.WithContext(ctx) // for code that has no Deps (goroutines' panic logs)
-		cat, resolveErr := d.Catalogs.Resolve(ctx, in.catalogRef())
+		cat, cursor, resolveErr := resolveCall(ctx, d, in)
 		if resolveErr != nil {
 			// Still go through the layer, so the failed call is logged and
 			// counted like any other and the result carries a receipt.
@@ -127,7 +135,7 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 			holder.record(receipt, err)
 			return nil, zero, renderError(name, err)
 		}
-		call := &Call{Deps: d, Catalog: cat, Request: req}
+		call := &Call{Deps: d, Catalog: cat, Request: req, Cursor: cursor}
 		// Run may return at the deadline while fn is still running on its
 		// own goroutine; out and text are read only when Run reports
 		// success, which means fn returned (its result came over a channel).

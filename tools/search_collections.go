@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -23,12 +24,13 @@ type SearchCollectionsIn struct {
 	Cursor   string  `json:"cursor,omitempty" jsonschema:"cursor from a previous search_collections result, to get the next collections"`
 }
 
-// collectionListing is what a collections cursor must remember to continue.
+// collectionListing is a validated listing; a collections cursor carries
+// its JSON (the filters; the limit is the cursor's page size).
 type collectionListing struct {
 	Q        string    `json:"q,omitempty"`
 	BBox     []float64 `json:"bbox,omitempty"`
 	Datetime string    `json:"datetime,omitempty"`
-	Limit    int       `json:"limit"`
+	Limit    int       `json:"-"`
 }
 
 // CollectionBrief is one collection in a listing.
@@ -48,6 +50,7 @@ type SearchCollectionsOut struct {
 	Matched            *int              `json:"matched,omitempty" jsonschema:"total number of matching collections, when known"`
 	HasMore            bool              `json:"has_more"`
 	Cursor             string            `json:"cursor,omitempty" jsonschema:"pass as cursor to get the next collections"`
+	CursorRequires     []string          `json:"cursor_requires,omitempty" jsonschema:"arguments to send again, unchanged, with cursor (they were too large to carry in it)"`
 	FilteredClientSide bool              `json:"filtered_client_side" jsonschema:"true when q, bbox or datetime were applied by this server because the catalog lacks collection search"`
 	Collections        []CollectionBrief `json:"collections"`
 	Notes              []string          `json:"notes"`
@@ -81,22 +84,10 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 		return fail(err)
 	}
 	offset := 0
-	if in.Cursor != "" {
-		cur, err := decodeCursor(in.Cursor, cursorCollections, c.Catalog)
-		if err != nil {
+	if c.Cursor != nil {
+		if listing, offset, err = continueListing(c.Cursor, in, listing); err != nil {
 			return fail(err)
 		}
-		given := in.Q != "" || len(listing.BBox) > 0 || listing.Datetime != ""
-		if given && fingerprint(stripLimit(listing)) != fingerprint(stripLimit(*cur.Listing)) {
-			return fail(&stacclient.ParamError{Param: "cursor", Got: trimText(in.Cursor, 80),
-				Reason:   "it continues a different listing than the q, bbox and datetime given with it",
-				Accepted: "the cursor alone, or with the same q, bbox and datetime; drop cursor to start a new listing"})
-		}
-		if in.Limit == nil {
-			listing.Limit = cur.Listing.Limit
-		}
-		listing.Q, listing.BBox, listing.Datetime = cur.Listing.Q, cur.Listing.BBox, cur.Listing.Datetime
-		offset = cur.Offset
 	}
 
 	ctx = withProgress(ctx, newProgress(c)) // the scans report each page
@@ -144,9 +135,7 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 	}
 	out.Returned = len(out.Collections)
 	if out.HasMore {
-		next := newCursor(cursorCollections, c.Catalog)
-		next.Offset, next.Listing = offset+out.Returned, &listing
-		out.Cursor = encodeCursor(next)
+		out.Cursor, out.CursorRequires = listingCursor(c, listing, offset+out.Returned, argGiven(in.Limit))
 	}
 	if out.Returned == 0 {
 		out.Notes = append(out.Notes, emptyCollectionsNotes(listing, offset)...)
@@ -154,7 +143,71 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 	return out, collectionsText(out), nil
 }
 
-func stripLimit(l collectionListing) collectionListing { l.Limit = 0; return l }
+// continueListing is the listing a cursor continues, and its offset: the
+// cursor's filters (the caller may repeat them; other ones are refused),
+// the page size given now or else the cursor's.
+func continueListing(cur *pageCursor, in SearchCollectionsIn, given collectionListing) (collectionListing, int, error) {
+	refuse := func(reason string) (collectionListing, int, error) {
+		return collectionListing{}, 0, cursorRefusal(in.Cursor, reason)
+	}
+	filtered := given.Q != "" || len(given.BBox) > 0 || given.Datetime != ""
+	givenJSON, _ := json.Marshal(given)
+	var l collectionListing
+	switch {
+	case cur.Params != nil:
+		if err := json.Unmarshal(cur.Params, &l); err != nil {
+			return refuse("its listing is unreadable: " + err.Error())
+		}
+		bbox, err := stacclient.ParseBBox(l.BBox)
+		if err != nil {
+			return refuse("its bbox is invalid: " + err.Error())
+		}
+		dt, err := stacclient.ParseDatetime(l.Datetime)
+		if err != nil || len(l.Q) > maxCursorString {
+			return refuse("its datetime or q is invalid")
+		}
+		l.BBox, l.Datetime = bbox, dt
+		if filtered && sum64(givenJSON) != sum64(cur.Params) {
+			return refuse("it continues a different listing than the q, bbox and datetime given with it; send the cursor alone, or drop it to start a new listing")
+		}
+	case !filtered:
+		return refuse("it does not carry its q, bbox and datetime (too large to fit): send it with the same q, bbox and datetime as the call that returned it")
+	case sum64(givenJSON) != cur.ParamsSum:
+		return refuse("it continues a different listing than the q, bbox and datetime given with it; drop it to start a new listing")
+	default:
+		l = given
+	}
+	l.Limit = given.Limit
+	if !argGiven(in.Limit) {
+		if cur.PageSize > maxCollectionsLimit {
+			return refuse(fmt.Sprintf("its limit %d is over %d", cur.PageSize, maxCollectionsLimit))
+		}
+		l.Limit = cur.PageSize
+	}
+	return l, cur.Listed, nil
+}
+
+// listingCursor is the cursor after listed collections of l, and the
+// arguments the caller must send again with it.
+func listingCursor(c *Call, l collectionListing, listed int, explicitLimit bool) (string, []string) {
+	filters, _ := json.Marshal(l)
+	pc := pageCursor{Kind: cursorCollections, Catalog: cursorCatalogRef(c.Catalog), Params: filters,
+		PageSize: l.Limit, ExplicitLimit: explicitLimit, Listed: listed}
+	token, form := fitCursor(c.Deps.cursorKey(), pc, filters, []byte(catalogKey(c.Catalog)))
+	var requires []string
+	if form.Catalog == "" {
+		requires = append(requires, "catalog_url")
+	}
+	if form.Params == nil {
+		for name, set := range map[string]bool{"q": l.Q != "", "bbox": len(l.BBox) > 0, "datetime": l.Datetime != ""} {
+			if set {
+				requires = append(requires, name)
+			}
+		}
+		sort.Strings(requires)
+	}
+	return token, requires
+}
 
 // listing validates the arguments.
 func (in SearchCollectionsIn) listing() (collectionListing, error) {
@@ -410,7 +463,7 @@ func collectionsText(out SearchCollectionsOut) string {
 		b.WriteString("\n")
 	}
 	if out.Cursor != "" {
-		fmt.Fprintf(&b, "More: call search_collections with cursor %q\n", out.Cursor)
+		fmt.Fprintf(&b, "More: call search_collections with cursor %q%s\n", out.Cursor, resendText(out.CursorRequires))
 	}
 	for _, n := range out.Notes {
 		b.WriteString("Note: " + n + "\n")

@@ -24,19 +24,21 @@ type SearchItemsIn struct {
 
 // SearchItemsOut is one page of search results, shaped for a model.
 type SearchItemsOut struct {
-	Returned   int              `json:"returned" jsonschema:"number of items in this result"`
-	Matched    *int             `json:"matched,omitempty" jsonschema:"total matches, only when the catalog reports it"`
-	HasMore    bool             `json:"has_more" jsonschema:"true when more items match: pass cursor to get them"`
-	Truncated  bool             `json:"truncated" jsonschema:"true when this output leaves something out: more matching items (has_more), or summaries that detail only part of their assets"`
-	Cursor     string           `json:"cursor,omitempty" jsonschema:"pass as cursor to continue exactly after the last item returned"`
-	Detail     string           `json:"detail" jsonschema:"summary or full"`
-	Method     string           `json:"method,omitempty" jsonschema:"HTTP method used for the search (GET or POST)"`
-	StopReason string           `json:"stop_reason,omitempty" jsonschema:"why paging stopped: max_items, no_next_link, empty_page, max_pages, cycle, no_new_ids"`
-	Items      []ItemSummary    `json:"items" jsonschema:"item summaries (detail=summary); empty for detail=full"`
-	Features   []map[string]any `json:"features" jsonschema:"complete STAC Items (detail=full); empty for detail=summary"`
-	Search     map[string]any   `json:"search" jsonschema:"the normalised search that was sent (datetime expanded, filter language inferred); empty when continuing from a cursor"`
-	Warnings   []string         `json:"warnings" jsonschema:"parameters the catalog may not support, and other caveats"`
-	Notes      []string         `json:"notes" jsonschema:"what to try next, e.g. which filter to relax when nothing matched"`
+	Returned  int    `json:"returned" jsonschema:"number of items in this result"`
+	Matched   *int   `json:"matched,omitempty" jsonschema:"total matches, only when the catalog reports it"`
+	HasMore   bool   `json:"has_more" jsonschema:"true when more items match: pass cursor to get them"`
+	Truncated bool   `json:"truncated" jsonschema:"true when this output leaves something out: more matching items (has_more), or summaries that detail only part of their assets"`
+	Cursor    string `json:"cursor,omitempty" jsonschema:"pass as cursor to continue exactly after the last item returned"`
+	// CursorRequires lists what a cursor could not carry.
+	CursorRequires []string         `json:"cursor_requires,omitempty" jsonschema:"arguments to send again, unchanged, with cursor (they were too large to carry in it)"`
+	Detail         string           `json:"detail" jsonschema:"summary or full"`
+	Method         string           `json:"method,omitempty" jsonschema:"HTTP method used for the search (GET or POST)"`
+	StopReason     string           `json:"stop_reason,omitempty" jsonschema:"why paging stopped: max_items, no_next_link, empty_page, max_pages, cycle, no_new_ids"`
+	Items          []ItemSummary    `json:"items" jsonschema:"item summaries (detail=summary); empty for detail=full"`
+	Features       []map[string]any `json:"features" jsonschema:"complete STAC Items (detail=full); empty for detail=summary"`
+	Search         map[string]any   `json:"search" jsonschema:"the normalised search that was sent (datetime expanded, filter language inferred); empty when continuing from a cursor"`
+	Warnings       []string         `json:"warnings" jsonschema:"parameters the catalog may not support, and other caveats"`
+	Notes          []string         `json:"notes" jsonschema:"what to try next, e.g. which filter to relax when nothing matched"`
 }
 
 // SearchItems is the search_items tool.
@@ -136,20 +138,15 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	}
 	client := c.Catalog.Client
 	limits := stacclient.SearchLimits{MaxItems: maxItems}
-	fp, defined := searchIdentity(params)
 
 	var search *stacclient.Search
-	if in.Cursor != "" {
-		cur, err := decodeCursor(in.Cursor, cursorItems, c.Catalog)
-		if err != nil {
+	var position itemsPosition // what the next cursor is built from
+	if c.Cursor != nil {
+		var notes []string
+		if search, position, notes, err = continueItems(ctx, c, in.Cursor, params, maxItems, limits); err != nil {
 			return fail(err)
 		}
-		if defined && cur.Fingerprint != fp {
-			return fail(&stacclient.ParamError{Param: "cursor", Got: trimText(in.Cursor, 80),
-				Reason:   "it continues a different search than the search parameters given with it",
-				Accepted: "the cursor alone, or with exactly the search parameters of the call that returned it; drop cursor to start a new search"})
-		}
-		search = client.ContinueSearch(*cur.Search, limits)
+		out.Notes = append(out.Notes, notes...)
 	} else {
 		if m, err := toJSONObject(params); err == nil {
 			out.Search = m
@@ -165,6 +162,8 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 			// page (up to 250 full items) would be fetched only to be cut.
 			sent.Limit = maxItems
 		}
+		position = itemsPosition{search: params, sent: sent, explicit: params.Limit > 0}
+		position.search.Limit = 0
 		search = client.Search(sent, limits)
 	}
 
@@ -177,6 +176,11 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 			return fail(explainSearchRefusal(tool, err, params, out.Warnings))
 		}
 		pages++
+		if position.first == nil {
+			if first, err := client.DiffRequest(position.sent, page.Request); err == nil {
+				position.first = &first
+			}
+		}
 		for i := range page.Items {
 			it := &page.Items[i]
 			signing.sign(ctx, it)
@@ -210,9 +214,17 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	}
 	if cur := search.Cursor(); cur != nil {
 		out.HasMore, out.Truncated = true, true
-		next := newCursor(cursorItems, c.Catalog)
-		next.Fingerprint, next.Search = fp, cur
-		out.Cursor = encodeCursor(next)
+		var warning string
+		out.Cursor, out.CursorRequires, warning = position.cursor(c, cur)
+		if warning != "" {
+			out.Warnings = append(out.Warnings, warning)
+		}
+	}
+	if search.StopReason() == stacclient.StopNextRefused {
+		// More items match; has_more stays honest, but there is no cursor.
+		out.HasMore, out.Truncated = true, true
+		out.Warnings = append(out.Warnings, search.Refusal()+
+			"; more items match, but stac-mcp follows next links only with GET or POST, on the catalog's own origin and under its root URL")
 	}
 	out.Notes = append(out.Notes, stopNotes(search.StopReason())...)
 	if out.Returned == 0 {
@@ -238,15 +250,6 @@ func explainSearchRefusal(tool string, err error, p stacclient.SearchParams, war
 		return err
 	}
 	return actionable(err, "%s Likely cause: %s", renderError(tool, err).Error(), strings.Join(causes, " "))
-}
-
-// searchIdentity fingerprints what a search selects. The page size is not
-// part of it: a continuation may send limit (which also sets max_items when
-// max_items is absent) without changing the search. defined is false when
-// no selecting parameter was given at all.
-func searchIdentity(p stacclient.SearchParams) (fp string, defined bool) {
-	p.Limit = 0
-	return fingerprint(p), fingerprint(p) != fingerprint(stacclient.SearchParams{})
 }
 
 // stopNotes explains the stop reasons a model should know about.
@@ -311,7 +314,7 @@ func searchItemsText(out SearchItemsOut) string {
 		fmt.Fprintf(&b, "- %s | %s (full item in structured output)\n", id, coll)
 	}
 	if out.Cursor != "" {
-		fmt.Fprintf(&b, "Next page: call search_items with cursor %q\n", out.Cursor)
+		fmt.Fprintf(&b, "Next page: call search_items with cursor %q%s\n", out.Cursor, resendText(out.CursorRequires))
 	}
 	for _, w := range out.Warnings {
 		b.WriteString("Warning: " + w + "\n")

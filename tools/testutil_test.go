@@ -40,6 +40,10 @@ type testSessionOptions struct {
 	Transport http.RoundTripper
 	// Headers sent to the catalog's origin.
 	Headers http.Header
+	// CursorKey signs cursors; nil means a random key.
+	CursorKey []byte
+	// Silent drops the logs (fuzz targets may not log through testing.F).
+	Silent bool
 }
 
 // testPolicy keeps failing tests fast: short deadlines and backoff.
@@ -63,6 +67,9 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	}
 	// Logs go to the test's log (shown on failure or with -v), not stderr.
 	logger := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	if opts.Silent {
+		logger = zerolog.Nop()
+	}
 	layer := reliability.New(policy, reliability.Options{Transport: opts.Transport, Logger: &logger})
 	ref := opts.CatalogURL
 	if ref == "" {
@@ -81,7 +88,7 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if limits.MaxItemsCeiling == 0 {
 		limits.MaxItemsCeiling = 100
 	}
-	return &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: logger}
+	return &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: logger, CursorKey: opts.CursorKey}
 }
 
 // newTestSession connects an MCP client to a fresh server over in-memory

@@ -1,0 +1,105 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// How a call with a cursor finds its catalog (issue 10): the cursor knows
+// the catalog it was issued for, so a call may send the cursor alone. Its
+// reference goes through Catalogs.Resolve exactly like a catalog_url
+// argument (the same checks apply, e.g. that an http client may not name a
+// local path), and a catalog_url sent with it must name the same catalog.
+
+// cursorInput is implemented by the inputs of tools that continue from a
+// cursor.
+type cursorInput interface {
+	cursorToken() (string, cursorKind)
+}
+
+func (in SearchItemsIn) cursorToken() (string, cursorKind)       { return in.Cursor, cursorItems }
+func (in SearchCollectionsIn) cursorToken() (string, cursorKind) { return in.Cursor, cursorCollections }
+
+// resolveCall resolves the catalog of a call, and verifies its cursor.
+func resolveCall(ctx context.Context, d *Deps, in catalogInput) (*Catalog, *pageCursor, error) {
+	ref := strings.TrimSpace(in.catalogRef())
+	ci, ok := in.(cursorInput)
+	if !ok {
+		cat, err := d.Catalogs.Resolve(ctx, ref)
+		return cat, nil, err
+	}
+	token, kind := ci.cursorToken()
+	if token == "" {
+		cat, err := d.Catalogs.Resolve(ctx, ref)
+		return cat, nil, err
+	}
+	cur, err := decodeCursor(d.cursorKey(), token, kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case cur.Catalog == "" && ref == "":
+		return nil, nil, cursorRefusal(token, "it does not carry its catalog (the reference is too long to fit in a cursor): send it with the catalog_url of the call that returned it")
+	case cur.Catalog == "":
+		cat, err := d.Catalogs.Resolve(ctx, ref)
+		if err != nil {
+			return nil, nil, err
+		}
+		if sum64([]byte(catalogKey(cat))) != cur.CatalogSum {
+			return nil, nil, cursorRefusal(token, fmt.Sprintf("it was issued for another catalog than catalog_url %q", ref))
+		}
+		return cat, &cur, nil
+	case ref == "":
+		cat, err := d.Catalogs.Resolve(ctx, cur.Catalog)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the cursor's catalog: %w", err)
+		}
+		return cat, &cur, nil
+	}
+	cat, err := d.Catalogs.Resolve(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	own, err := d.Catalogs.Resolve(ctx, cur.Catalog)
+	if err != nil || own.Client != cat.Client {
+		return nil, nil, cursorRefusal(token, fmt.Sprintf("issued for catalog %s, but this call names %s; send the cursor without catalog_url", cur.Catalog, ref))
+	}
+	return cat, &cur, nil
+}
+
+// cursorCatalogRef is how a cursor names its catalog: what resolves to it
+// again in another process (the demo's loopback URL changes at every
+// start; a preset or configured name keeps what the operator configured
+// for it).
+func cursorCatalogRef(c *Catalog) string {
+	switch c.Name {
+	case "":
+		return c.URL
+	case "local":
+		return c.Ref
+	}
+	return c.Name // "demo", a preset or a configured name
+}
+
+// catalogKey identifies a catalog across processes, for a cursor that
+// carries only its fingerprint.
+func catalogKey(c *Catalog) string {
+	switch c.Name {
+	case DemoCatalog:
+		return DemoCatalog
+	case "local":
+		return "local:" + c.Ref
+	}
+	return c.URL
+}
+
+// resendText tells the model which arguments to send again with a cursor
+// that could not carry them.
+func resendText(requires []string) string {
+	if len(requires) == 0 {
+		return ""
+	}
+	return " together with the same search parameters as this call: " + strings.Join(requires, ", ") +
+		" (unchanged; they are too large to carry in the cursor)"
+}
