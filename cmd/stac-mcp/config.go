@@ -62,13 +62,20 @@ func flagSettings() []setting {
 	return slices.Concat(serverSettings, httpSettings, reliabilitySettings)
 }
 
-// envHTTPToken is a secret, so it has no flag (command lines are visible
-// to every user of the machine) and is never logged.
-const envHTTPToken = "STAC_MCP_HTTP_TOKEN"
+// envHTTPToken and envCursorKey are secrets, so they have no flag
+// (command lines are visible to every user of the machine) and are never
+// logged.
+const (
+	envHTTPToken = "STAC_MCP_HTTP_TOKEN"
+	envCursorKey = "STAC_MCP_CURSOR_KEY"
+	// minCursorKeyLen: a key shorter than 32 characters is guessable.
+	minCursorKeyLen = 32
+)
 
 // secretSettings are read from the environment only.
 var secretSettings = []setting{
 	{"", envHTTPToken, "SECRET", "http and --metrics-addr: bearer token every request must carry (Authorization: Bearer …); required for a non-loopback address, then at least 16 bytes; enforced whenever set"},
+	{"", envCursorKey, "SECRET", "key that signs cursors (at least 32 characters, e.g. openssl rand -hex 32): replicas sharing it continue each other's cursors (default: a random key per http process; stdio and call keep one in the user's state directory)"},
 }
 
 // defaultMaxItemsCeiling bounds search_items output for a model's context.
@@ -92,6 +99,8 @@ type config struct {
 	NamedCatalogs   []tools.Preset
 	HTTPAddr        string
 	HTTPToken       string
+	CursorKey       string // STAC_MCP_CURSOR_KEY; empty: see cursorKeyFor
+	StateDir        string // where stdio and call keep their cursor key; empty: none
 	LogLevel        string
 	LogFormat       string
 	MetricsAddr     string
@@ -183,6 +192,14 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 	if v, ok := env(envHTTPToken); ok {
 		cfg.HTTPToken = strings.TrimSpace(v)
 	}
+	if v, ok := env(envCursorKey); ok && strings.TrimSpace(v) != "" {
+		cfg.CursorKey = strings.TrimSpace(v)
+		if len(cfg.CursorKey) < minCursorKeyLen {
+			return nil, usageError("%s is %d characters long (value not shown); want at least %d, e.g. the output of: openssl rand -hex 32",
+				envCursorKey, len(cfg.CursorKey), minCursorKeyLen)
+		}
+	}
+	cfg.StateDir = stateDir(env)
 	cfg.LogLevel, _, _ = lookup(setLogLevel)
 	cfg.LogFormat, _, _ = lookup(setLogFmt)
 	if _, err := reliability.NewLogger(cfg.LogLevel, cfg.LogFormat, io.Discard); err != nil {

@@ -62,10 +62,11 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	}
 	layer.DeclareTools(names...)
 	deps := &tools.Deps{
-		Layer:    layer,
-		Catalogs: catalogs,
-		Limits:   tools.Limits{MaxItemsDefault: min(defaultMaxItems, cfg.MaxItemsCeiling), MaxItemsCeiling: cfg.MaxItemsCeiling},
-		Logger:   logger,
+		Layer:     layer,
+		Catalogs:  catalogs,
+		Limits:    tools.Limits{MaxItemsDefault: min(defaultMaxItems, cfg.MaxItemsCeiling), MaxItemsCeiling: cfg.MaxItemsCeiling},
+		Logger:    logger,
+		CursorKey: cursorKeyFor(cfg, logger),
 	}
 	return &app{deps: deps, server: tools.NewServer(deps, version()), logger: logger}, nil
 }

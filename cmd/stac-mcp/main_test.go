@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
 	"github.com/stacmcp/stac-mcp/reliability"
@@ -283,25 +284,18 @@ func TestEveryReliabilityVariableIsASetting(t *testing.T) {
 }
 
 // TestCallCursorContinuesInANewProcess is the scripting use of call: each
-// run starts its own in-process demo server (on a new port), and a cursor
-// printed by one run must continue in the next without repeating items.
+// run starts its own in-process demo server (on a new port) and is a new
+// process as far as cursors go (its own Deps); the key file in the state
+// directory lets a cursor printed by one run continue in the next without
+// repeating items.
 func TestCallCursorContinuesInANewProcess(t *testing.T) {
-	type page struct {
-		Cursor  string `json:"cursor"`
-		HasMore bool   `json:"has_more"`
-		Items   []struct {
-			ID string `json:"id"`
-		} `json:"items"`
-	}
-	get := func(args string) page {
+	state := t.TempDir()
+	env := map[string]string{"XDG_STATE_HOME": state}
+	get := func(args string) callPage {
 		t.Helper()
-		code, stdout, stderr := runForTest(t, nil, "--catalog", "demo", "call", "search_items", args)
-		if code != 0 {
-			t.Fatalf("search_items %s: exit %d: %s", args, code, stderr)
-		}
-		var p page
-		if err := json.Unmarshal([]byte(stdout), &p); err != nil {
-			t.Fatal(err)
+		p, stderr := callSearch(t, env, args)
+		if stderr != "" {
+			t.Fatalf("search_items %s: %s", args, stderr)
 		}
 		return p
 	}
@@ -320,5 +314,91 @@ func TestCallCursorContinuesInANewProcess(t *testing.T) {
 				t.Errorf("item %s repeated across the cursor", a.ID)
 			}
 		}
+	}
+}
+
+type callPage struct {
+	Cursor  string `json:"cursor"`
+	HasMore bool   `json:"has_more"`
+	Items   []struct {
+		ID string `json:"id"`
+	} `json:"items"`
+}
+
+// callSearch runs `stac-mcp --catalog demo call search_items args` with
+// env; a failed call gives its stderr.
+func callSearch(t *testing.T, env map[string]string, args string) (callPage, string) {
+	t.Helper()
+	code, stdout, stderr := runForTest(t, env, "--catalog", "demo", "call", "search_items", args)
+	if code != 0 {
+		return callPage{}, stderr
+	}
+	var p callPage
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p, ""
+}
+
+// Which key signs cursors (adr/0009): the state directory's key file for
+// stdio and call, STAC_MCP_CURSOR_KEY shared by replicas, else a key that
+// dies with the process.
+func TestCursorKeySources(t *testing.T) {
+	next := func(env1, env2 map[string]string) string {
+		t.Helper()
+		first, stderr := callSearch(t, env1, `{"collections":["naip"],"max_items":1}`)
+		if stderr != "" || first.Cursor == "" {
+			t.Fatalf("first call: %s %+v", stderr, first)
+		}
+		_, stderr = callSearch(t, env2, `{"cursor":"`+first.Cursor+`"}`)
+		return stderr
+	}
+	const keyA, keyB = "0123456789abcdef0123456789abcdef-A", "0123456789abcdef0123456789abcdef-B"
+	if msg := next(nil, nil); !strings.Contains(msg, "signature does not match") {
+		t.Errorf("without a state directory or key, a cursor outlived its process: %q", msg)
+	}
+	if msg := next(map[string]string{envCursorKey: keyA}, map[string]string{envCursorKey: keyA}); msg != "" {
+		t.Errorf("replicas sharing %s: %s", envCursorKey, msg)
+	}
+	if msg := next(map[string]string{envCursorKey: keyA}, map[string]string{envCursorKey: keyB}); !strings.Contains(msg, "signature does not match") {
+		t.Errorf("another key accepted the cursor: %q", msg)
+	}
+
+	state := t.TempDir()
+	env := map[string]string{"XDG_STATE_HOME": state}
+	if msg := next(env, env); msg != "" {
+		t.Fatalf("key file: %s", msg)
+	}
+	path := filepath.Join(state, "stac-mcp", cursorKeyFile)
+	info, err := os.Stat(path)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("key file %s: %v, mode %v; want 0600", path, err, info.Mode().Perm())
+	}
+	if dir, _ := os.Stat(filepath.Dir(path)); dir.Mode().Perm() != 0o700 {
+		t.Errorf("state directory mode %v, want 0700", dir.Mode().Perm())
+	}
+
+	// A key file others can read is not used (they could forge cursors).
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	if key := cursorKeyFor(&config{Command: "stdio", StateDir: filepath.Dir(path)}, zerolog.New(&logs)); key != nil || !strings.Contains(logs.String(), "chmod 600") {
+		t.Errorf("a 0644 key file gave key %x, log %s", key, logs.String())
+	}
+	// http does not use the file: a random key per process unless shared.
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if key := cursorKeyFor(&config{Command: "http", StateDir: filepath.Dir(path)}, zerolog.Nop()); key != nil {
+		t.Errorf("http used the key file")
+	}
+	if key := cursorKeyFor(&config{Command: "call", StateDir: filepath.Dir(path)}, zerolog.Nop()); len(key) != 32 {
+		t.Errorf("call: key of %d bytes, want the file's 32", len(key))
+	}
+
+	code, _, stderr := runForTest(t, map[string]string{envCursorKey: "short"}, "--catalog", "demo", "tools")
+	if code != 2 || !strings.Contains(stderr, envCursorKey) || strings.Contains(stderr, "short") {
+		t.Errorf("a 5-character key: exit %d, %q; want a usage error naming the variable, not the value", code, stderr)
 	}
 }
