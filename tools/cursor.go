@@ -366,9 +366,17 @@ func readCursor(payload []byte) (pageCursor, error) {
 	return c, nil
 }
 
+// deflaters reuse compressors: each holds about a megabyte of state.
+var deflaters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestCompression) // error only for an invalid level
+	return w
+}}
+
 func deflate(b []byte) []byte {
 	var buf bytes.Buffer
-	w, _ := flate.NewWriter(&buf, flate.BestCompression) // error only for an invalid level
+	w := deflaters.Get().(*flate.Writer)
+	defer deflaters.Put(w)
+	w.Reset(&buf)
 	_, _ = w.Write(b)
 	_ = w.Close()
 	return buf.Bytes()

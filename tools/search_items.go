@@ -33,7 +33,7 @@ type SearchItemsOut struct {
 	CursorRequires []string         `json:"cursor_requires,omitempty" jsonschema:"arguments to send again, unchanged, with cursor (they were too large to carry in it)"`
 	Detail         string           `json:"detail" jsonschema:"summary or full"`
 	Method         string           `json:"method,omitempty" jsonschema:"HTTP method used for the search (GET or POST)"`
-	StopReason     string           `json:"stop_reason,omitempty" jsonschema:"why paging stopped: max_items, no_next_link, empty_page, max_pages, cycle, no_new_ids"`
+	StopReason     string           `json:"stop_reason,omitempty" jsonschema:"why paging stopped: max_items, no_next_link, empty_page, max_pages, cycle, no_new_ids, next_link_refused"`
 	Items          []ItemSummary    `json:"items" jsonschema:"item summaries (detail=summary); empty for detail=full"`
 	Features       []map[string]any `json:"features" jsonschema:"complete STAC Items (detail=full); empty for detail=summary"`
 	Search         map[string]any   `json:"search" jsonschema:"the normalised search that was sent (datetime expanded, filter language inferred); empty when continuing from a cursor"`
