@@ -103,3 +103,25 @@ func resendText(requires []string) string {
 	return " together with the same search parameters as this call: " + strings.Join(requires, ", ") +
 		" (unchanged; they are too large to carry in the cursor)"
 }
+
+// cursorParams chooses the parameters a cursor continues with, as JSON:
+// those it carries (the caller may repeat them, but not send others), or,
+// when it carries only their fingerprint, those the caller sends again,
+// which must match. given is the JSON of what the call sent; sent says
+// whether it sent any.
+func cursorParams(cur *pageCursor, token string, given []byte, sent bool) ([]byte, error) {
+	const different = "it continues a different search than the parameters given with it; send the cursor alone " +
+		"(with what cursor_requires lists, unchanged), or drop it to start a new search"
+	switch {
+	case cur.Params != nil && sent && sum64(given) != sum64(cur.Params):
+		return nil, cursorRefusal(token, different)
+	case cur.Params != nil:
+		return cur.Params, nil
+	case !sent:
+		return nil, cursorRefusal(token, "it does not carry its search parameters (they are too large to fit in a cursor): "+
+			"send it together with exactly the parameters of the call that returned it (its cursor_requires lists them)")
+	case sum64(given) != cur.ParamsSum:
+		return nil, cursorRefusal(token, different)
+	}
+	return given, nil
+}

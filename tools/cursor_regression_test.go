@@ -349,3 +349,28 @@ func TestCursorOfGrowingNextLinksReplaysItsPosition(t *testing.T) {
 		t.Error("no call said it paged again from the start; the test did not reach the replay form")
 	}
 }
+
+// Sending the same search again with every cursor is accepted on every
+// page (the carried parameters stay byte for byte what the first call
+// sent), and a changed one is refused.
+func TestCursorWithTheSearchRepeatedOnEveryPage(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	search := map[string]any{"collections": "sentinel-2-l2a", "datetime": "2018/2026", "sortby": "-properties.datetime",
+		"query": `{"eo:cloud_cover":{"lte":100}}`, "filter": map[string]any{"op": ">=", "args": []any{map[string]any{"property": "eo:cloud_cover"}, 0}}, "fields": "id,properties.datetime,-geometry",
+		"intersects": map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{-180, -80}, {180, -80}, {180, 80}, {-180, 80}, {-180, -80}}}}}
+	args := map[string]any{"max_items": 1}
+	for k, v := range search {
+		args[k] = v
+	}
+	for page := 1; page <= 4; page++ {
+		out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", args))
+		if !out.HasMore {
+			t.Fatalf("page %d: no more items; the test needs 4 pages", page)
+		}
+		args["cursor"] = out.Cursor
+	}
+	args["datetime"] = "2019"
+	if msg := callErr(t, cs, "search_items", args); !strings.Contains(msg, "different search") {
+		t.Errorf("a changed datetime with the cursor: %q", msg)
+	}
+}

@@ -150,34 +150,24 @@ func continueListing(cur *pageCursor, in SearchCollectionsIn, given collectionLi
 	refuse := func(reason string) (collectionListing, int, error) {
 		return collectionListing{}, 0, cursorRefusal(in.Cursor, reason)
 	}
-	filtered := given.Q != "" || len(given.BBox) > 0 || given.Datetime != ""
 	givenJSON, _ := json.Marshal(given)
-	var l collectionListing
-	switch {
-	case cur.Params != nil:
-		if err := json.Unmarshal(cur.Params, &l); err != nil {
-			return refuse("its listing is unreadable: " + err.Error())
-		}
-		bbox, err := stacclient.ParseBBox(l.BBox)
-		if err != nil {
-			return refuse("its bbox is invalid: " + err.Error())
-		}
-		dt, err := stacclient.ParseDatetime(l.Datetime)
-		if err != nil || len(l.Q) > maxCursorString {
-			return refuse("its datetime or q is invalid")
-		}
-		l.BBox, l.Datetime = bbox, dt
-		if filtered && sum64(givenJSON) != sum64(cur.Params) {
-			return refuse("it continues a different listing than the q, bbox and datetime given with it; send the cursor alone, or drop it to start a new listing")
-		}
-	case !filtered:
-		return refuse("it does not carry its q, bbox and datetime (too large to fit): send it with the same q, bbox and datetime as the call that returned it")
-	case sum64(givenJSON) != cur.ParamsSum:
-		return refuse("it continues a different listing than the q, bbox and datetime given with it; drop it to start a new listing")
-	default:
-		l = given
+	raw, err := cursorParams(cur, in.Cursor, givenJSON, given.Q != "" || len(given.BBox) > 0 || given.Datetime != "")
+	if err != nil {
+		return collectionListing{}, 0, err
 	}
-	l.Limit = given.Limit
+	var l collectionListing
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return refuse("its listing is unreadable: " + err.Error())
+	}
+	bbox, err := stacclient.ParseBBox(l.BBox)
+	if err != nil {
+		return refuse("its bbox is invalid: " + err.Error())
+	}
+	dt, err := stacclient.ParseDatetime(l.Datetime)
+	if err != nil || len(l.Q) > maxCursorString {
+		return refuse("its datetime or q is invalid")
+	}
+	l.BBox, l.Datetime, l.Limit = bbox, dt, given.Limit
 	if !argGiven(in.Limit) {
 		if cur.PageSize > maxCollectionsLimit {
 			return refuse(fmt.Sprintf("its limit %d is over %d", cur.PageSize, maxCollectionsLimit))

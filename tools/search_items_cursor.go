@@ -37,28 +37,17 @@ func continueItems(ctx context.Context, c *Call, token string, params stacclient
 	}
 	given := params.Limit
 	selecting := searchParamsJSON(params)
-	defined := string(selecting) != string(searchParamsJSON(stacclient.SearchParams{}))
-	var search stacclient.SearchParams
-	switch {
-	case cur.Params != nil:
-		var embedded stacclient.SearchParams
-		if err := json.Unmarshal(cur.Params, &embedded); err != nil {
-			return refuse("its search parameters are unreadable: " + err.Error())
-		}
-		norm, err := embedded.Normalized()
-		if err != nil {
-			return refuse("its search parameters are invalid: " + err.Error())
-		}
-		if defined && sum64(selecting) != sum64(searchParamsJSON(norm)) {
-			return refuse("it continues a different search than the search parameters given with it; send the cursor alone, or drop it to start a new search")
-		}
-		search = norm
-	case !defined:
-		return refuse("it does not carry its search parameters (they are too large to fit in a cursor): send it together with exactly the search parameters of the call that returned it")
-	case sum64(selecting) != cur.ParamsSum:
-		return refuse("it continues a different search than the search parameters given with it; send the same parameters as the call that returned it, or drop cursor to start a new search")
-	default:
-		search = params
+	raw, err := cursorParams(cur, token, selecting, string(selecting) != string(searchParamsJSON(stacclient.SearchParams{})))
+	if err != nil {
+		return nil, itemsPosition{}, nil, err
+	}
+	var carried stacclient.SearchParams
+	if err := json.Unmarshal(raw, &carried); err != nil {
+		return refuse("its search parameters are unreadable: " + err.Error())
+	}
+	search, err := carried.Normalized()
+	if err != nil {
+		return refuse("its search parameters are invalid: " + err.Error())
 	}
 	search.Limit = 0
 
