@@ -374,3 +374,30 @@ func TestCursorWithTheSearchRepeatedOnEveryPage(t *testing.T) {
 		t.Errorf("a changed datetime with the cursor: %q", msg)
 	}
 }
+
+// The collections list follows the same next-link rules, and says when it
+// stopped at one.
+func TestSearchCollectionsSaysWhenANextLinkIsRefused(t *testing.T) {
+	other := newHitRecorder(t)
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/stac":
+			fmt.Fprint(w, `{"type":"Catalog","id":"c","description":"d","stac_version":"1.0.0","links":[]}`)
+		case "/stac/collections":
+			fmt.Fprintf(w, `{"collections":[{"type":"Collection","id":"one","description":"d","license":"x","extent":{"spatial":{"bbox":[[-180,-90,180,90]]},"temporal":{"interval":[[null,null]]}},"links":[]}],`+
+				`"links":[{"rel":"next","href":%q}]}`, other.URL+"/stac/collections?page=2")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	cs := newTestSession(t, testSessionOptions{CatalogURL: srv.URL + "/stac"})
+	out := structured[SearchCollectionsOut](t, callOK(t, cs, "search_collections", map[string]any{}))
+	if out.Returned != 1 || !strings.Contains(strings.Join(out.Notes, " "), "another origin") {
+		t.Errorf("returned %d, notes %q; want the one collection and a note on the refused next link", out.Returned, out.Notes)
+	}
+	if got := other.requests(); len(got) > 0 {
+		t.Errorf("the other origin received %q", got)
+	}
+}

@@ -50,7 +50,7 @@ type SearchCollectionsOut struct {
 	Matched            *int              `json:"matched,omitempty" jsonschema:"total number of matching collections, when known"`
 	HasMore            bool              `json:"has_more"`
 	Cursor             string            `json:"cursor,omitempty" jsonschema:"pass as cursor to get the next collections"`
-	CursorRequires     []string          `json:"cursor_requires,omitempty" jsonschema:"arguments to send again, unchanged, with cursor (they were too large to carry in it)"`
+	Resend             []string          `json:"cursor_requires,omitempty" jsonschema:"arguments to send again, unchanged, with cursor (they were too large to carry in it)"`
 	FilteredClientSide bool              `json:"filtered_client_side" jsonschema:"true when q, bbox or datetime were applied by this server because the catalog lacks collection search"`
 	Collections        []CollectionBrief `json:"collections"`
 	Notes              []string          `json:"notes"`
@@ -104,12 +104,13 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 
 	var matches []stacclient.Collection
 	var complete bool
+	var refused string // why the catalog's list could not be read to its end
 	if serverSide {
-		matches, out.Matched, complete, err = listServerSide(ctx, c.Catalog.Client, listing, offset)
+		matches, out.Matched, refused, err = listServerSide(ctx, c.Catalog.Client, listing, offset)
 	} else {
 		out.FilteredClientSide = true
-		matches, complete, err = listClientSide(ctx, c.Catalog.Client, listing)
-		if err == nil && complete {
+		matches, complete, refused, err = listClientSide(ctx, c.Catalog.Client, listing)
+		if err == nil && complete && refused == "" {
 			n := len(matches)
 			out.Matched = &n
 		}
@@ -121,6 +122,9 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 	}
 	if err != nil {
 		return fail(err)
+	}
+	if refused != "" {
+		out.Notes = append(out.Notes, refused+"; the catalog's list goes on, but stac-mcp follows next links only with GET or POST, on the catalog's own origin and under its root URL")
 	}
 	if offset > len(matches) {
 		offset = len(matches)
@@ -135,7 +139,7 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 	}
 	out.Returned = len(out.Collections)
 	if out.HasMore {
-		out.Cursor, out.CursorRequires = listingCursor(c, listing, offset+out.Returned, argGiven(in.Limit))
+		out.Cursor, out.Resend = listingCursor(c, listing, offset+out.Returned, argGiven(in.Limit))
 	}
 	if out.Returned == 0 {
 		out.Notes = append(out.Notes, emptyCollectionsNotes(listing, offset)...)
@@ -222,38 +226,38 @@ func (in SearchCollectionsIn) listing() (collectionListing, error) {
 }
 
 // listServerSide asks the catalog for offset+limit+1 matches (the extra one
-// tells whether more exist), reading pages as needed.
-func listServerSide(ctx context.Context, client *stacclient.Client, l collectionListing, offset int) ([]stacclient.Collection, *int, bool, error) {
+// tells whether more exist), reading pages as needed; refused says why a
+// next link was not followed.
+func listServerSide(ctx context.Context, client *stacclient.Client, l collectionListing, offset int) (all []stacclient.Collection, matched *int, refused string, err error) {
 	want := offset + l.Limit + 1
 	// There is no way to resume /collections at an offset (stacclient has no
 	// ContinueCollections), so a continuation re-reads from the start: ask
 	// for pages big enough to reach the offset in one or two requests.
 	q := stacclient.CollectionQuery{Q: l.Q, BBox: l.BBox, Datetime: l.Datetime, Limit: min(want, maxCollectionsLimit)}
-	var all []stacclient.Collection
-	var matched *int
 	for page, err := range client.CollectionPages(ctx, q, stacclient.SearchLimits{}) {
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, "", err
 		}
 		if matched == nil && page.NumberMatched != nil {
 			n := *page.NumberMatched
 			matched = &n
 		}
-		all = append(all, page.Collections...)
+		all, refused = append(all, page.Collections...), page.NextRefused
 		progressFrom(ctx).step(ctx, 0, "search_collections: read %d collection(s) of the %d needed", len(all), want)
 		if len(all) >= want {
-			return all, matched, false, nil
+			return all, matched, "", nil
 		}
 	}
-	return all, matched, true, nil
+	return all, matched, refused, nil
 }
 
-// listClientSide reads the whole list (bounded) and filters it here.
-func listClientSide(ctx context.Context, client *stacclient.Client, l collectionListing) ([]stacclient.Collection, bool, error) {
+// listClientSide reads the whole list (bounded) and filters it here;
+// refused says why a next link was not followed.
+func listClientSide(ctx context.Context, client *stacclient.Client, l collectionListing) (matches []stacclient.Collection, complete bool, refused string, err error) {
 	terms := freeTextTerms(l.Q)
 	window, err := datetimeWindow(l.Datetime)
 	if err != nil {
-		return nil, false, err
+		return nil, false, "", err
 	}
 	type scored struct {
 		col   stacclient.Collection
@@ -261,12 +265,13 @@ func listClientSide(ctx context.Context, client *stacclient.Client, l collection
 	}
 	var kept []scored
 	pages := 0
-	complete := true
+	complete = true
 	for page, err := range client.CollectionPages(ctx, stacclient.CollectionQuery{Limit: maxCollectionsLimit}, stacclient.SearchLimits{MaxPages: collectionScanPages}) {
 		if err != nil {
-			return nil, false, err
+			return nil, false, "", err
 		}
 		pages++
+		refused = page.NextRefused
 		for _, col := range page.Collections {
 			score := 1
 			if len(terms) > 0 {
@@ -282,11 +287,11 @@ func listClientSide(ctx context.Context, client *stacclient.Client, l collection
 		progressFrom(ctx).step(ctx, 0, "search_collections: scanned page %d of at most %d, %d match(es) so far", pages, collectionScanPages, len(kept))
 	}
 	sort.SliceStable(kept, func(i, j int) bool { return kept[i].score > kept[j].score })
-	out := make([]stacclient.Collection, len(kept))
+	matches = make([]stacclient.Collection, len(kept))
 	for i, k := range kept {
-		out[i] = k.col
+		matches[i] = k.col
 	}
-	return out, complete, nil
+	return matches, complete, refused, nil
 }
 
 // freeTextTerms splits q on spaces and commas, lower-cased.
@@ -453,7 +458,7 @@ func collectionsText(out SearchCollectionsOut) string {
 		b.WriteString("\n")
 	}
 	if out.Cursor != "" {
-		fmt.Fprintf(&b, "More: call search_collections with cursor %q%s\n", out.Cursor, resendText(out.CursorRequires))
+		fmt.Fprintf(&b, "More: call search_collections with cursor %q%s\n", out.Cursor, resendText(out.Resend))
 	}
 	for _, n := range out.Notes {
 		b.WriteString("Note: " + n + "\n")

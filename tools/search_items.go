@@ -24,21 +24,20 @@ type SearchItemsIn struct {
 
 // SearchItemsOut is one page of search results, shaped for a model.
 type SearchItemsOut struct {
-	Returned  int    `json:"returned" jsonschema:"number of items in this result"`
-	Matched   *int   `json:"matched,omitempty" jsonschema:"total matches, only when the catalog reports it"`
-	HasMore   bool   `json:"has_more" jsonschema:"true when more items match: pass cursor to get them"`
-	Truncated bool   `json:"truncated" jsonschema:"true when this output leaves something out: more matching items (has_more), or summaries that detail only part of their assets"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"pass as cursor to continue exactly after the last item returned"`
-	// CursorRequires lists what a cursor could not carry.
-	CursorRequires []string         `json:"cursor_requires,omitempty" jsonschema:"arguments to send again, unchanged, with cursor (they were too large to carry in it)"`
-	Detail         string           `json:"detail" jsonschema:"summary or full"`
-	Method         string           `json:"method,omitempty" jsonschema:"HTTP method used for the search (GET or POST)"`
-	StopReason     string           `json:"stop_reason,omitempty" jsonschema:"why paging stopped: max_items, no_next_link, empty_page, max_pages, cycle, no_new_ids, next_link_refused"`
-	Items          []ItemSummary    `json:"items" jsonschema:"item summaries (detail=summary); empty for detail=full"`
-	Features       []map[string]any `json:"features" jsonschema:"complete STAC Items (detail=full); empty for detail=summary"`
-	Search         map[string]any   `json:"search" jsonschema:"the normalised search that was sent (datetime expanded, filter language inferred); empty when continuing from a cursor"`
-	Warnings       []string         `json:"warnings" jsonschema:"parameters the catalog may not support, and other caveats"`
-	Notes          []string         `json:"notes" jsonschema:"what to try next, e.g. which filter to relax when nothing matched"`
+	Returned   int              `json:"returned" jsonschema:"number of items in this result"`
+	Matched    *int             `json:"matched,omitempty" jsonschema:"total matches, only when the catalog reports it"`
+	HasMore    bool             `json:"has_more" jsonschema:"true when more items match: pass cursor to get them"`
+	Truncated  bool             `json:"truncated" jsonschema:"true when this output leaves something out: more matching items (has_more), or summaries that detail only part of their assets"`
+	Cursor     string           `json:"cursor,omitempty" jsonschema:"pass as cursor to continue exactly after the last item returned"`
+	Resend     []string         `json:"cursor_requires,omitempty" jsonschema:"arguments to send again, unchanged, with cursor (they were too large to carry in it)"`
+	Detail     string           `json:"detail" jsonschema:"summary or full"`
+	Method     string           `json:"method,omitempty" jsonschema:"HTTP method used for the search (GET or POST)"`
+	StopReason string           `json:"stop_reason,omitempty" jsonschema:"why paging stopped: max_items, no_next_link, empty_page, max_pages, cycle, no_new_ids, next_link_refused"`
+	Items      []ItemSummary    `json:"items" jsonschema:"item summaries (detail=summary); empty for detail=full"`
+	Features   []map[string]any `json:"features" jsonschema:"complete STAC Items (detail=full); empty for detail=summary"`
+	Search     map[string]any   `json:"search" jsonschema:"the normalised search that was sent (datetime expanded, filter language inferred); empty when continuing from a cursor"`
+	Warnings   []string         `json:"warnings" jsonschema:"parameters the catalog may not support, and other caveats"`
+	Notes      []string         `json:"notes" jsonschema:"what to try next, e.g. which filter to relax when nothing matched"`
 }
 
 // SearchItems is the search_items tool.
@@ -215,7 +214,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	if cur := search.Cursor(); cur != nil {
 		out.HasMore, out.Truncated = true, true
 		var warning string
-		out.Cursor, out.CursorRequires, warning = position.cursor(c, cur)
+		out.Cursor, out.Resend, warning = position.cursor(c, cur)
 		if warning != "" {
 			out.Warnings = append(out.Warnings, warning)
 		}
@@ -314,7 +313,7 @@ func searchItemsText(out SearchItemsOut) string {
 		fmt.Fprintf(&b, "- %s | %s (full item in structured output)\n", id, coll)
 	}
 	if out.Cursor != "" {
-		fmt.Fprintf(&b, "Next page: call search_items with cursor %q%s\n", out.Cursor, resendText(out.CursorRequires))
+		fmt.Fprintf(&b, "Next page: call search_items with cursor %q%s\n", out.Cursor, resendText(out.Resend))
 	}
 	for _, w := range out.Warnings {
 		b.WriteString("Warning: " + w + "\n")
