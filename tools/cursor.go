@@ -116,12 +116,11 @@ type pageCursor struct {
 // Bounds on decoded fields (a signed cursor is still checked: the key
 // may leak, and a bug must not become an unbounded request).
 const (
-	maxCursorString  = 4 << 10
-	maxCursorQuery   = 64
-	maxCursorPage    = 10000   // page size and skip: the largest limit accepted
-	maxCursorOffset  = 1 << 30 // items or collections before the position
-	maxCursorListed  = 1 << 20
-	cursorSumPayload = 8
+	maxCursorString = 4 << 10
+	maxCursorQuery  = 64
+	maxCursorPage   = 10000   // page size and skip: the largest limit accepted
+	maxCursorOffset = 1 << 30 // items or collections before the position
+	maxCursorListed = 1 << 20
 )
 
 // cursorKeyState holds the process's cursor key, made on first use.
@@ -136,20 +135,17 @@ func (d *Deps) cursorKey() []byte {
 	d.cursorKeys.once.Do(func() {
 		if len(d.CursorKey) > 0 {
 			d.cursorKeys.key = slices.Clone(d.CursorKey)
-			return
-		}
-		d.cursorKeys.key = make([]byte, 32)
-		if _, err := rand.Read(d.cursorKeys.key); err != nil {
-			panic("cursor key: crypto/rand failed: " + err.Error()) // crypto/rand does not fail on supported platforms
+		} else {
+			d.cursorKeys.key = NewCursorKey()
 		}
 	})
 	return d.cursorKeys.key
 }
 
-// NewCursorKey returns a random key for Deps.CursorKey.
+// NewCursorKey returns a random 32-byte key for Deps.CursorKey.
 func NewCursorKey() []byte {
 	key := make([]byte, 32)
-	_, _ = rand.Read(key) // never fails on supported platforms (Go 1.24+)
+	_, _ = rand.Read(key) // crypto/rand never returns an error (Go 1.24+): it crashes the program instead
 	return key
 }
 

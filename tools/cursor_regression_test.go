@@ -379,8 +379,7 @@ func TestCursorWithTheSearchRepeatedOnEveryPage(t *testing.T) {
 // stopped at one.
 func TestSearchCollectionsSaysWhenANextLinkIsRefused(t *testing.T) {
 	other := newHitRecorder(t)
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/stac":
 			fmt.Fprint(w, `{"type":"Catalog","id":"c","description":"d","stac_version":"1.0.0","links":[]}`)

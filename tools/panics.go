@@ -70,12 +70,3 @@ func panicMiddleware(log zerolog.Logger) mcp.Middleware {
 		}
 	}
 }
-
-// goSafely wraps fn for errgroup.Group.Go and the like: a panic in fn is
-// logged and returned as its error instead of ending the process.
-func goSafely(log zerolog.Logger, where string, fn func() error) func() error {
-	return func() (err error) {
-		defer recoverAs(log, where, &err)
-		return fn()
-	}
-}
