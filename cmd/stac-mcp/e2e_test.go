@@ -72,7 +72,7 @@ func TestEndToEndWithTypeScriptSDK(t *testing.T) {
 	bin := binary(t)
 	cmd := exec.Command(node, filepath.Join("e2e", "client.mjs"), bin, "--catalog", "demo", "stdio")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "STAC_MCP_LOG_LEVEL=warn")
+	cmd.Env = append(os.Environ(), "STAC_MCP_LOG_LEVEL=warn", "XDG_STATE_HOME="+t.TempDir()) // the cursor key file stays out of $HOME
 	out, err := cmd.CombinedOutput()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	summary := lines[len(lines)-1]
@@ -90,7 +90,7 @@ func TestEndToEndWithTypeScriptSDK(t *testing.T) {
 // a session with successful, failing and invalid tool calls.
 func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
 	cmd := exec.Command(binary(t), "--catalog", "demo", "stdio")
-	cmd.Env = append(os.Environ(), "STAC_MCP_LOG_LEVEL=debug")
+	cmd.Env = append(os.Environ(), "STAC_MCP_LOG_LEVEL=debug", "XDG_STATE_HOME="+t.TempDir())
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

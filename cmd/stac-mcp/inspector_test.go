@@ -31,7 +31,8 @@ func nodeTool(t *testing.T, bin string) (path string, env []string) {
 		}
 		t.Skipf("%s; skipping (node: %v, %s: %v)", msg, nodeErr, bin, binErr)
 	}
-	return path, append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return path, append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"XDG_STATE_HOME="+t.TempDir()) // the cursor key file stays out of $HOME
 }
 
 // inspect runs one MCP Inspector CLI request against the binary over
