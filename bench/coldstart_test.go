@@ -26,9 +26,10 @@ func BenchmarkColdStart(b *testing.B) {
 {"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}
 `
 	var starts []time.Duration
+	state := b.TempDir() // the stdio cursor key file: made by the first start, read by the others
 	for b.Loop() {
 		cmd := exec.Command(bin, "stdio")
-		cmd.Env = append(os.Environ(), "STAC_MCP_LOG_LEVEL=error")
+		cmd.Env = append(os.Environ(), "STAC_MCP_LOG_LEVEL=error", "XDG_STATE_HOME="+state)
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
 			b.Fatal(err)
