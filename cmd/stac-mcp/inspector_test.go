@@ -31,8 +31,7 @@ func nodeTool(t *testing.T, bin string) (path string, env []string) {
 		}
 		t.Skipf("%s; skipping (node: %v, %s: %v)", msg, nodeErr, bin, binErr)
 	}
-	return path, append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"XDG_STATE_HOME="+t.TempDir()) // the cursor key file stays out of $HOME
+	return path, append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // inspect runs one MCP Inspector CLI request against the binary over
@@ -40,7 +39,9 @@ func nodeTool(t *testing.T, bin string) (path string, env []string) {
 func inspect(t *testing.T, inspector string, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	full := append([]string{"--cli", binary(t), "stdio",
-		"-e", "STAC_MCP_CATALOG_URL=demo", "-e", "STAC_MCP_LOG_LEVEL=warn", "-q", "--format", "json"}, args...)
+		"-e", "STAC_MCP_CATALOG_URL=demo", "-e", "STAC_MCP_LOG_LEVEL=warn",
+		"-e", "XDG_STATE_HOME=" + t.TempDir(), // the cursor key file stays out of $HOME
+		"-q", "--format", "json"}, args...)
 	cmd := exec.Command(inspector, full...)
 	cmd.Env = env
 	var out, errOut bytes.Buffer
