@@ -29,6 +29,7 @@ const (
 	classDNS            = "dns_not_found"
 	classBadRequest     = "invalid_request"
 	classCircuitOpen    = "circuit_open"
+	classNetworkDenied  = "network_denied"
 	classCancelled      = "cancelled"
 	classLocalLimit     = "local_limit" // a limit of this server: host table full, body budget spent
 )
@@ -88,11 +89,14 @@ func classify(resp *http.Response, err error) outcome {
 	var bodyErr *bodyReadError
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
+	var denied *NetworkDeniedError
 	switch {
 	case errors.Is(err, errCircuitOpen):
 		return outcome{class: classCircuitOpen}
 	case isLocalLimit(err):
 		return outcome{class: classLocalLimit}
+	case errors.As(err, &denied):
+		return outcome{class: classNetworkDenied}
 	case errors.As(err, &timeoutErr):
 		return outcome{class: classAttemptTimeout, retryable: true}
 	case errors.As(err, &tooLarge):

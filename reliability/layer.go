@@ -28,6 +28,10 @@ type Options struct {
 	// health windows (nil: time.Now). Deadlines and backoff sleeps use the
 	// runtime clock, which testing/synctest virtualises.
 	Now func() time.Time
+	// Network says which addresses the dedicated transport may connect to
+	// (zero: any). It is applied by the dialer of the dedicated transport,
+	// so it has no effect when Transport is set.
+	Network NetworkPolicy
 }
 
 // Layer is the process-wide reliability state shared by all sessions.
@@ -42,6 +46,7 @@ type Layer struct {
 
 	client        *http.Client // handed to stacclient; retries inside
 	attemptClient *http.Client // one attempt per Do; used by go-retryablehttp
+	guard         *dialGuard   // the NetworkPolicy, in the dedicated transport's dialer
 
 	hosts  *hostTable  // per-host state, bounded by Policy.MaxHosts (hosts.go)
 	labels hostLabels  // metrics host labels, bounded by maxHostLabels
@@ -81,6 +86,7 @@ func New(p Policy, opts Options) *Layer {
 		now:     opts.Now,
 		metrics: newMetrics(),
 		cache:   newResponseCache(p.CacheTTL, p.CacheMaxBytes),
+		guard:   newDialGuard(opts.Network),
 	}
 	l.hosts = newHostTable(p.MaxHosts, l.newHostState, l.forgetHost)
 	l.bodies = newBodyBudget(p.BodyBudgetBytes, l.metrics)
@@ -94,7 +100,7 @@ func New(p Policy, opts Options) *Layer {
 	}
 	base := opts.Transport
 	if base == nil {
-		base = newDedicatedTransport(p)
+		base = newDedicatedTransport(p, l.guard)
 	}
 	// The attempt transport has no CloseIdleConnections method, so the
 	// library's CloseIdleConnections calls on every failure path cannot
@@ -103,24 +109,20 @@ func New(p Policy, opts Options) *Layer {
 	if p.Hedge {
 		attempt = &hedgeTransport{layer: l, attempt: attempt}
 	}
-	l.attemptClient = &http.Client{
-		Transport: attempt,
-		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
-			if len(via) >= 10 {
-				return errTooManyRedirects
-			}
-			return nil
-		},
-	}
+	// The attempt client follows redirects itself, so CheckRedirect here
+	// is the only place that sees them: it strips credentials on any change
+	// of origin (stacclient's own redirect policy never runs behind the
+	// layer).
+	l.attemptClient = &http.Client{Transport: attempt, CheckRedirect: CheckRedirect}
 	l.client = &http.Client{Transport: &layerTransport{layer: l}}
 	return l
 }
 
 // newDedicatedTransport is a pool of our own with connect and TLS limits
-// well inside the attempt timeout.
-func newDedicatedTransport(p Policy) *http.Transport {
+// well inside the attempt timeout, whose dialer applies the guard.
+func newDedicatedTransport(p Policy, guard *dialGuard) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: min(2*time.Second, p.AttemptTimeout), KeepAlive: 30 * time.Second}).DialContext
+	t.DialContext = guard.wrap(&net.Dialer{Timeout: min(2*time.Second, p.AttemptTimeout), KeepAlive: 30 * time.Second})
 	t.TLSHandshakeTimeout = min(2*time.Second, p.AttemptTimeout)
 	t.MaxIdleConnsPerHost = p.BulkheadMax
 	return t

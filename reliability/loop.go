@@ -144,7 +144,7 @@ func (r *retryLoop) observe(resp *http.Response, err error) {
 		r.lastStatus = resp.StatusCode
 		r.lastMessage = ""
 		if b, ok := resp.Body.(*bufferedBody); ok && resp.StatusCode >= 400 {
-			r.lastMessage = UpstreamMessage(b.data)
+			r.lastMessage = UpstreamMessage(resp.Header.Get("Content-Type"), b.data)
 		}
 		r.retryAfter, r.hasRetryAfter = retryAfterFrom(resp, r.layer.now())
 	}
@@ -204,10 +204,14 @@ func (r *retryLoop) deny(code string, cause error) *Denial {
 	if code == CodeCircuitOpen && r.last.class == classCircuitOpen {
 		d.Attempts = r.attempt + r.hedged // the refused attempt was never sent
 	}
-	if r.last.class == classTooLarge {
+	var denied *NetworkDeniedError
+	switch {
+	case errors.As(cause, &denied):
+		d.Next = denied.Advice()
+	case r.last.class == classTooLarge:
 		// The answer came; it was only too long to buffer.
 		d.Next = tooLargeNext(l.policy.MaxBodyBytes)
-	} else {
+	default:
 		d.Next = nextStep(code, l.policy, d.RetryAt, now, d.LastStatus == 0 && d.Err != nil && code != CodeOverloaded)
 	}
 	r.rec.update(func(c *callRecord) { c.denial = d })

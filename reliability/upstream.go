@@ -1,9 +1,10 @@
 package reliability
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"html"
+	"mime"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -28,19 +29,18 @@ var upstreamMessageKeys = []string{"description", "detail", "message", "title", 
 
 // UpstreamMessage extracts a short human explanation from an error body:
 // the first string message member of a JSON object, else its first
-// structured one (FastAPI validation errors), else the text with HTML
-// reduced to what a person would read; whitespace collapsed and cut to
-// MaxMessageRunes with a visible "…".
-func UpstreamMessage(body []byte) string {
-	body = []byte(strings.TrimSpace(string(body)))
-	if len(body) == 0 {
+// structured one (FastAPI validation errors), whitespace collapsed and cut
+// to MaxMessageRunes with a visible "…". Any other body (HTML, plain text,
+// JSON without a message member) is described by its content type and size
+// and never echoed: a URL the model chose may point at a service that is not
+// a catalog, and its answer must not be read back through an error.
+func UpstreamMessage(contentType string, body []byte) string {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		return ""
 	}
-	if !utf8.Valid(body) {
-		return fmt.Sprintf("(%d bytes of non-text body)", len(body))
-	}
 	var obj map[string]json.RawMessage
-	if body[0] == '{' && json.Unmarshal(body, &obj) == nil {
+	if trimmed[0] == '{' && utf8.Valid(trimmed) && json.Unmarshal(trimmed, &obj) == nil {
 		var structured json.RawMessage
 		for _, key := range upstreamMessageKeys {
 			raw, ok := obj[key]
@@ -61,34 +61,22 @@ func UpstreamMessage(body []byte) string {
 		if structured != nil {
 			return TrimMessage(string(structured))
 		}
-		return TrimMessage(string(body))
+		return DescribeBody(contentType, len(body)) + ", a JSON object without a message member"
 	}
-	return TrimMessage(htmlToText(string(body)))
+	return DescribeBody(contentType, len(body))
 }
 
-var (
-	htmlDropBlocks = regexp.MustCompile(`(?is)<(script|style|head)\b.*?</(script|style|head)>|<!--.*?-->|<!doctype[^>]*>`)
-	htmlTitle      = regexp.MustCompile(`(?is)<title[^>]*>.*?</title>`)
-	htmlTag        = regexp.MustCompile(`(?s)<[^>]*>`)
-	htmlHeadingEnd = regexp.MustCompile(`(?i)</h[1-6]\s*>`)
-	spaceRun       = regexp.MustCompile(`\s+`)
-)
-
-// htmlToText keeps the readable text of an HTML error page. The <title> is
-// dropped when the page has a body, because it usually repeats the heading.
-func htmlToText(s string) string {
-	if !strings.Contains(s, "<") {
-		return s
+// DescribeBody says what an answer was without showing it: "a 1532-byte
+// text/html answer (not shown)".
+func DescribeBody(contentType string, size int) string {
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	if err != nil || mediaType == "" || len(mediaType) > 80 {
+		mediaType = "untyped"
 	}
-	s = htmlDropBlocks.ReplaceAllString(s, " ")
-	if withoutTitle := htmlTitle.ReplaceAllString(s, " "); strings.TrimSpace(htmlTag.ReplaceAllString(withoutTitle, "")) != "" {
-		s = withoutTitle
-	}
-	s = htmlHeadingEnd.ReplaceAllString(s, ": ") // "Unauthorized: The server could not…"
-	s = htmlTag.ReplaceAllString(s, " ")
-	s = strings.TrimSpace(spaceRun.ReplaceAllString(html.UnescapeString(s), " "))
-	return strings.TrimRight(s, ": ")
+	return fmt.Sprintf("a %d-byte %s answer (not shown)", size, mediaType)
 }
+
+var spaceRun = regexp.MustCompile(`\s+`)
 
 // TrimMessage collapses whitespace and cuts s at MaxMessageRunes
 // characters, marking the cut with "…".

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // Options configures a Client.
@@ -101,7 +103,7 @@ func New(baseURL string, opts Options) (*Client, error) {
 	c := &Client{
 		base:      u,
 		baseRaw:   u.String(),
-		origin:    originOf(u),
+		origin:    reliability.Origin(u),
 		headers:   opts.Headers.Clone(),
 		userAgent: opts.UserAgent,
 		maxBody:   opts.MaxBodyBytes,

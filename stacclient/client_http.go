@@ -25,27 +25,9 @@ type fetchedBody struct {
 	contentLength int64
 }
 
-// catalogHeaderNamesKey carries the names of the catalog-only headers of a
-// request into CheckRedirect, which strips them when a redirect leaves the
-// catalog's origin.
-type catalogHeaderNamesKey struct{}
-
 // sameOrigin reports whether u has the catalog's scheme, host and port.
 func (c *Client) sameOrigin(u *url.URL) bool {
-	return originOf(u) == c.origin
-}
-
-func originOf(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch strings.ToLower(u.Scheme) {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		}
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+	return reliability.Origin(u) == c.origin
 }
 
 // send performs one request and returns its 2xx body, or an *Error. accept
@@ -62,16 +44,6 @@ func (c *Client) send(ctx context.Context, r Request, accept string) (*fetchedBo
 		body = bytes.NewReader(r.Body)
 	}
 	onOrigin := c.sameOrigin(u)
-	var catalogHeaderNames []string
-	if onOrigin {
-		for name := range c.headers {
-			catalogHeaderNames = append(catalogHeaderNames, name)
-		}
-		for name := range r.Headers {
-			catalogHeaderNames = append(catalogHeaderNames, name)
-		}
-		ctx = context.WithValue(ctx, catalogHeaderNamesKey{}, catalogHeaderNames)
-	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
 		return nil, &Error{Kind: KindTransport, Method: method, URL: r.URL, Message: "could not build the request", Err: err}
@@ -164,24 +136,16 @@ func transportMessage(err error) string {
 	return reliability.TrimMessage(err.Error())
 }
 
-// checkRedirect removes catalog-only headers when a redirect leaves the
-// catalog's origin, then defers to the caller's own redirect policy.
+// checkRedirect applies the layer's redirect policy (credentials stay on
+// the origin they were configured for; see reliability.CheckRedirect), then
+// the caller's own. Behind the reliability layer redirects are followed
+// inside it and this never runs; it covers a plain *http.Client.
 func (c *Client) checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
-		if !c.sameOrigin(req.URL) {
-			if names, ok := req.Context().Value(catalogHeaderNamesKey{}).([]string); ok {
-				for _, name := range names {
-					req.Header.Del(name)
-				}
-			}
+		if err := reliability.CheckRedirect(req, via); err != nil || next == nil {
+			return err
 		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
+		return next(req, via)
 	}
 }
 
@@ -207,7 +171,7 @@ func (c *Client) getJSON(ctx context.Context, r Request, accept string, dst any,
 	}
 	if err := decodeBody(fb.body, dst); err != nil {
 		return fb, &Error{Kind: KindInvalidSTAC, Status: fb.status, Method: methodOrGet(r.Method), URL: r.URL,
-			Message: fmt.Sprintf("expected a STAC %s as JSON, got: %s", what, reliability.TrimMessage(bodyPreview(fb.body))), Err: err}
+			Message: fmt.Sprintf("expected a STAC %s as JSON, got %s that is not one", what, notJSONDescription(fb, err))}
 	}
 	if validate != nil {
 		if problem := validate(); problem != "" {
@@ -228,14 +192,24 @@ func decodeBody(body []byte, dst any) error {
 	return json.Unmarshal(body, dst)
 }
 
-func bodyPreview(body []byte) string {
-	if len(body) == 0 {
-		return "an empty body"
+// notJSONDescription says what came back instead of the expected JSON,
+// without echoing it: the body may come from a service that is not a
+// catalog (a URL the model chose), so only its type, size and, for JSON of
+// the wrong shape, the decoder's complaint about types are shown.
+func notJSONDescription(fb *fetchedBody, err error) string {
+	if len(bytes.TrimSpace(fb.body)) == 0 {
+		return "an empty answer"
 	}
-	if len(body) > 400 {
-		body = body[:400]
+	desc := reliability.DescribeBody(fb.header.Get("Content-Type"), len(fb.body))
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		desc += fmt.Sprintf(" (JSON with a %s where a %s belongs", typeErr.Value, typeErr.Type)
+		if typeErr.Field != "" {
+			desc += " at " + typeErr.Field
+		}
+		desc += ")"
 	}
-	return strings.ToValidUTF8(string(body), "?")
+	return desc
 }
 
 func methodOrGet(m string) string {

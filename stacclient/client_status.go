@@ -30,7 +30,7 @@ func statusError(method, rawURL string, resp *http.Response, body []byte) *Error
 		Status:  resp.StatusCode,
 		Method:  method,
 		URL:     rawURL,
-		Message: reliability.UpstreamMessage(body),
+		Message: reliability.UpstreamMessage(resp.Header.Get("Content-Type"), body),
 	}
 	if e.Message == "" {
 		e.Message = http.StatusText(resp.StatusCode)
