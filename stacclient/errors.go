@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // ErrorKind classifies a failed STAC request.
@@ -70,7 +72,8 @@ func (e *Error) Error() string {
 	if e.RetryAfter > 0 {
 		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
 	}
-	return b.String()
+	// The URL may carry a configured catalog's key (?api_key=...).
+	return reliability.RedactSecrets(b.String())
 }
 
 func (e *Error) Unwrap() error { return e.Err }

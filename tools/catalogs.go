@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -12,15 +13,19 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/singleflight"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
 
 // Catalog is a resolved catalog: what a catalog_url argument or --catalog
 // names, with a client bound to the reliability layer's HTTP client.
 type Catalog struct {
 	Ref    string // as given: URL, preset name, "demo" or a path
-	Name   string // preset name, "demo", "local" or "" for a plain URL
-	URL    string // the STAC API root URL actually used
+	Name   string // preset or configured name, "demo", "local" or "" for a plain URL
+	URL    string // the STAC API root URL actually used (show it with Shown)
 	Host   string // URL's host, the reliability layer's per-host key
 	Client *stacclient.Client
 	// Notes says what loading a static catalog ("demo" or a local
@@ -28,11 +33,16 @@ type Catalog struct {
 	Notes []string
 }
 
+// Shown is URL as a tool result or an error may show it: credentials an
+// operator put in a configured catalog's URL (?api_key=...) redacted.
+func (c *Catalog) Shown() string { return reliability.RedactSecrets(c.URL) }
+
 // Preset is a well-known public STAC API a model or a person can name
 // instead of typing its URL.
 type Preset struct {
 	Name string
-	URL  string
+	URL  string // a remote catalog's root; empty for a local one
+	Path string // a local static catalog (STAC_MCP_CATALOGS name=path); empty for a remote one
 	Why  string // one line: what the catalog holds
 }
 
@@ -75,13 +85,33 @@ type CatalogsOptions struct {
 	Default string
 	// HTTPClient makes every request (the reliability layer's client).
 	HTTPClient *http.Client
-	// Headers go with every request to the catalog's own origin.
+	// Headers go with every request to the default catalog's own origin
+	// (STAC_MCP_HEADERS), and to no other catalog.
 	Headers http.Header
+	// CatalogHeaders are headers per preset or named catalog, by lowercase
+	// name (STAC_MCP_CATALOG_HEADERS_<NAME>); each set goes only to its
+	// catalog's origin. A catalog_url that is exactly a configured
+	// catalog's URL is that catalog and gets its headers; any other URL
+	// gets none.
+	CatalogHeaders map[string]http.Header
 	// UserAgent for upstream requests; empty means stacclient's default.
 	UserAgent string
 	// Named are extra catalogs by name (STAC_MCP_CATALOGS), read with
 	// ParseNamedCatalogs so they cannot shadow a preset.
 	Named []Preset
+	// UntrustedCallers is set for the http transport: a catalog_url
+	// argument may then not name a local path (only the operator's --catalog
+	// and STAC_MCP_CATALOGS entries serve local catalogs). Over stdio and in
+	// the one-shot commands the caller is the operator, and paths work.
+	UntrustedCallers bool
+	// TrustAddress, when set, is told each in-process server's loopback
+	// address (the reliability layer's TrustAddress), so a NetworkPolicy
+	// that refuses private addresses still reaches the demo and local
+	// catalogs; the returned func is called when the server stops.
+	TrustAddress func(addr string) (untrust func())
+	// LoadLimits bound what loading a local static catalog reads (zero:
+	// stacserver's defaults).
+	LoadLimits stacserver.LoadOptions
 	// WrapDemo, when set, wraps the demo catalog's in-process handler. cmd
 	// uses it for STAC_MCP_DEMO_FAULT_RATE (server-side fault injection on
 	// real loopback sockets), so this package never imports faultinject.
@@ -90,13 +120,18 @@ type CatalogsOptions struct {
 
 // Catalogs resolves catalog references and caches one client per URL. The
 // demo catalog and local static catalogs are served by an in-process STAC
-// API on a loopback listener, started on first use and stopped by Close.
+// API on a loopback listener, started on first use and stopped by Close;
+// a local catalog is keyed by its real path, so every spelling of it
+// (./x, x/catalog.json, a symlink, file://...) shares one server.
 type Catalogs struct {
-	opts CatalogsOptions
+	opts         CatalogsOptions
+	headersByURL map[string]http.Header // operator-configured headers, by catalog root URL
+
+	loads singleflight.Group // one load per in-process key at a time, outside mu
 
 	mu      sync.Mutex
 	byURL   map[string]*Catalog // remote catalogs, keyed by URL
-	inProc  map[string]*Catalog // "demo" and local catalogs, keyed by "demo" or absolute path
+	inProc  map[string]*Catalog // "demo" and local catalogs, keyed by "demo" or real path
 	servers []*inProcessServer  // started in-process servers, stopped by Close
 	closed  bool
 }
@@ -107,11 +142,60 @@ func NewCatalogs(opts CatalogsOptions) *Catalogs {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = http.DefaultClient
 	}
-	return &Catalogs{
-		opts:   opts,
-		byURL:  map[string]*Catalog{},
-		inProc: map[string]*Catalog{},
+	c := &Catalogs{
+		opts:         opts,
+		headersByURL: map[string]http.Header{},
+		byURL:        map[string]*Catalog{},
+		inProc:       map[string]*Catalog{},
 	}
+	addHeaders := func(rawURL string, h http.Header) {
+		if len(h) == 0 {
+			return
+		}
+		key := rootKey(rawURL)
+		merged := c.headersByURL[key].Clone()
+		if merged == nil {
+			merged = http.Header{}
+		}
+		for name, values := range h {
+			merged[http.CanonicalHeaderKey(name)] = append([]string(nil), values...)
+		}
+		c.headersByURL[key] = merged
+	}
+	for name, h := range opts.CatalogHeaders {
+		if u, ok := presetURL(strings.ToLower(name)); ok {
+			addHeaders(u, h)
+		} else if p, ok := c.named(strings.ToLower(name)); ok && p.URL != "" {
+			addHeaders(p.URL, h)
+		}
+	}
+	if r, err := c.classify("", true); err == nil && r.kind == refRemote {
+		addHeaders(r.url, opts.Headers) // STAC_MCP_HEADERS: the default catalog's
+	}
+	return c
+}
+
+// KnowsCatalogName reports whether name is a preset or one of named, i.e.
+// a catalog STAC_MCP_CATALOG_HEADERS_<NAME> may configure headers for.
+func KnowsCatalogName(name string, named []Preset) (remote, ok bool) {
+	name = strings.ToLower(name)
+	if _, found := presetURL(name); found {
+		return true, true
+	}
+	for _, p := range named {
+		if p.Name == name {
+			return p.URL != "", true
+		}
+	}
+	return false, false
+}
+
+// rootKey is the cache key of a remote catalog root URL.
+func rootKey(rawURL string) string {
+	if u, err := url.Parse(rawURL); err == nil {
+		rawURL = u.String()
+	}
+	return strings.TrimRight(rawURL, "/")
 }
 
 // Default is the reference "" resolves to.
@@ -123,34 +207,78 @@ func (c *Catalogs) Default() string {
 }
 
 // Resolve turns a reference ("" = the configured default) into a Catalog.
+// A static catalog is loaded under ctx, outside any lock shared by other
+// references: a slow or broken file delays only the calls that name it.
 func (c *Catalogs) Resolve(ctx context.Context, ref string) (*Catalog, error) {
-	r, err := c.classify(ref)
+	r, err := c.classify(ref, strings.TrimSpace(ref) == "")
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, errors.New("catalogs: already closed (the server is shutting down)")
-	}
 	switch r.kind {
 	case refRemote:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed {
+			return nil, errClosed
+		}
 		return c.remoteLocked(r.ref, r.name, r.url)
 	case refDemo:
-		return c.inProcessLocked(ctx, r.ref, DemoCatalog, DemoCatalog, loadDemoStore)
+		return c.inProcess(ctx, r.ref, DemoCatalog, DemoCatalog, func(context.Context) (*staticStore, error) { return loadDemoStore() })
 	default:
-		return c.inProcessLocked(ctx, r.ref, "local", r.path, func() (*staticStore, error) {
-			return loadDirStore(filepath.Dir(r.path), filepath.Base(r.path))
+		name := r.name
+		if name == "" {
+			name = "local"
+		}
+		return c.inProcess(ctx, r.ref, name, r.path, func(ctx context.Context) (*staticStore, error) {
+			return loadDirStore(ctx, r.path, c.opts.LoadLimits)
 		})
 	}
 }
 
+var errClosed = errors.New("catalogs: already closed (the server is shutting down)")
+
 // Check reports whether ref ("" = the default) is usable without loading
 // or contacting anything, so a bad --catalog refuses to start while the
-// demo catalog still starts lazily.
+// demo catalog still starts lazily. It judges ref as the operator's.
 func (c *Catalogs) Check(ref string) error {
-	_, err := c.classify(ref)
+	_, err := c.classify(ref, true)
 	return err
+}
+
+// ConfiguredLoad is what loading one operator-configured local catalog at
+// startup gave: what it skipped, or why it failed.
+type ConfiguredLoad struct {
+	Ref     string // as configured: the --catalog value or the STAC_MCP_CATALOGS name
+	Default bool
+	Notes   []string
+	Err     error
+}
+
+// LoadConfigured loads the operator's local static catalogs now (the
+// default, when it is a path, and every STAC_MCP_CATALOGS name=path), so
+// that a dangling link or a broken file shows in the startup log rather
+// than at the first tool call. Remote catalogs and the demo are not
+// touched.
+func (c *Catalogs) LoadConfigured(ctx context.Context) []ConfiguredLoad {
+	var out []ConfiguredLoad
+	load := func(ref string, isDefault bool) {
+		cat, err := c.Resolve(ctx, ref)
+		res := ConfiguredLoad{Ref: ref, Default: isDefault, Err: err}
+		if err == nil {
+			res.Notes = cat.Notes
+		}
+		out = append(out, res)
+	}
+	if r, err := c.classify("", true); err == nil && r.kind == refLocal {
+		load("", true)
+		out[len(out)-1].Ref = c.Default()
+	}
+	for _, p := range c.opts.Named {
+		if p.Path != "" {
+			load(p.Name, strings.EqualFold(c.Default(), p.Name))
+		}
+	}
+	return out
 }
 
 type refKind int
@@ -165,12 +293,16 @@ const (
 type classifiedRef struct {
 	kind refKind
 	ref  string // as given (the default when "")
-	name string // preset name for remote presets
+	name string // preset or configured name
 	url  string // remote: the URL
-	path string // local: absolute path of the root catalog file
+	path string // local: real path of the root catalog file (symlinks resolved)
 }
 
-func (c *Catalogs) classify(ref string) (classifiedRef, error) {
+// classify reads a reference. fromOperator is true for the configured
+// default and at startup; a tool argument over http (UntrustedCallers) may
+// not name a local path, and is refused before the path is looked at, so
+// the answer says nothing about which files exist.
+func (c *Catalogs) classify(ref string, fromOperator bool) (classifiedRef, error) {
 	given := strings.TrimSpace(ref)
 	if given == "" {
 		given = c.Default()
@@ -179,8 +311,15 @@ func (c *Catalogs) classify(ref string) (classifiedRef, error) {
 	if u, ok := presetURL(lower); ok {
 		return classifiedRef{kind: refRemote, ref: given, name: lower, url: u}, nil
 	}
-	if u, ok := c.namedURL(lower); ok {
-		return classifiedRef{kind: refRemote, ref: given, name: lower, url: u}, nil
+	if p, ok := c.named(lower); ok {
+		if p.Path != "" {
+			path, err := localCatalogPath(p.Path)
+			if err != nil {
+				return classifiedRef{}, fmt.Errorf("catalog %q (STAC_MCP_CATALOGS): %v", p.Name, err)
+			}
+			return classifiedRef{kind: refLocal, ref: given, name: lower, path: path}, nil
+		}
+		return classifiedRef{kind: refRemote, ref: given, name: lower, url: p.URL}, nil
 	}
 	if lower == DemoCatalog {
 		return classifiedRef{kind: refDemo, ref: given}, nil
@@ -195,64 +334,112 @@ func (c *Catalogs) classify(ref string) (classifiedRef, error) {
 		}
 		return classifiedRef{kind: refRemote, ref: given, url: given}, nil
 	}
-	path := given
-	if strings.HasPrefix(lower, "file://") {
-		path = given[len("file://"):]
+	if c.opts.UntrustedCallers && !fromOperator {
+		return classifiedRef{}, refError(given, "it is not a preset or configured name, \"demo\", or an http(s) URL, and this server (http mode) "+
+			"does not open local paths named by a tool call; the operator serves local catalogs by naming them in STAC_MCP_CATALOGS (name=path) or --catalog")
 	}
-	info, err := os.Stat(path)
+	path, err := localCatalogPath(given)
 	if err != nil {
-		why := "it is not a preset name, \"demo\", an http(s) URL, or an existing path (" + statReason(err) + ")"
+		why := "it is not a preset name, \"demo\", an http(s) URL, or " + err.Error()
 		if len(c.opts.Named) > 0 {
 			why += "; configured names (STAC_MCP_CATALOGS): " + strings.Join(namedNames(c.opts.Named), ", ")
 		}
 		return classifiedRef{}, refError(given, why)
 	}
+	return classifiedRef{kind: refLocal, ref: given, path: path}, nil
+}
+
+// localCatalogPath turns a path or file:// reference into the real path
+// of a root catalog file: a directory means its catalog.json, symlinks are
+// resolved (the key that makes every alias share one server), and only a
+// regular file is accepted.
+func localCatalogPath(given string) (string, error) {
+	path := given
+	if strings.HasPrefix(strings.ToLower(given), "file://") {
+		path = given[len("file://"):]
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", errors.New("an existing path (" + statReason(err) + ")")
+	}
 	if info.IsDir() {
 		path = filepath.Join(path, "catalog.json")
-		if _, err := os.Stat(path); err != nil {
-			return classifiedRef{}, refError(given, "it is a directory without a catalog.json; give the path of the root catalog file")
+		if info, err = os.Stat(path); err != nil {
+			return "", errors.New("a catalog file: it is a directory without a catalog.json; give the path of the root catalog file")
 		}
+	}
+	if !info.Mode().IsRegular() {
+		return "", errors.New("a catalog file: it is not a regular file")
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return classifiedRef{}, fmt.Errorf("catalog %q: %w", given, err)
+		return "", err
 	}
-	return classifiedRef{kind: refLocal, ref: given, path: abs}, nil
+	return filepath.EvalSymlinks(abs)
 }
 
-// remoteLocked returns the cached client for a remote STAC API URL.
+// remoteLocked returns the cached client for a remote STAC API URL. Only
+// an operator-configured catalog URL gets headers.
 func (c *Catalogs) remoteLocked(ref, name, rawURL string) (*Catalog, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, refError(ref, fmt.Sprintf("it is not a valid URL (%v)", err))
 	}
-	key := strings.TrimRight(u.String(), "/")
+	key := rootKey(rawURL)
 	if cat, ok := c.byURL[key]; ok {
 		return withRef(cat, ref), nil
 	}
-	client, err := stacclient.New(key, c.clientOptions())
+	client, err := stacclient.New(key, c.clientOptions(c.headersByURL[key]))
 	if err != nil {
-		return nil, fmt.Errorf("catalog %q: %w", ref, err)
+		return nil, fmt.Errorf("catalog %q: %w", reliability.RedactSecrets(ref), err)
 	}
 	cat := &Catalog{Ref: ref, Name: name, URL: key, Host: u.Host, Client: client}
 	c.byURL[key] = cat
 	return cat, nil
 }
 
-// inProcessLocked returns the in-process server for key, loading and
-// starting it on first use.
-func (c *Catalogs) inProcessLocked(ctx context.Context, ref, name, key string, load func() (*staticStore, error)) (*Catalog, error) {
-	if cat, ok := c.inProc[key]; ok {
+// inProcess returns the in-process server for key, loading and starting it
+// on first use. Concurrent first uses of one key share a single load
+// (singleflight); each caller waits only as long as its own ctx allows, and
+// no lock is held while the files are read.
+func (c *Catalogs) inProcess(ctx context.Context, ref, name, key string, load func(context.Context) (*staticStore, error)) (*Catalog, error) {
+	c.mu.Lock()
+	cat, closed := c.inProc[key], c.closed
+	c.mu.Unlock()
+	switch {
+	case closed:
+		return nil, errClosed
+	case cat != nil:
 		return withRef(cat, ref), nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	store, err := load()
+	ch := c.loads.DoChan(key, func() (any, error) { return c.start(ctx, name, key, load) })
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			// Not cached: the next call reloads, so a fixed file works
+			// without restarting the server.
+			return nil, fmt.Errorf("catalog %q: %w", ref, res.Err)
+		}
+		return withRef(res.Val.(*Catalog), ref), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("catalog %q: the static catalog did not finish loading in time: %w", ref, ctx.Err())
+	}
+}
+
+// start loads a static catalog and serves it on a loopback port.
+func (c *Catalogs) start(ctx context.Context, name, key string, load func(context.Context) (*staticStore, error)) (*Catalog, error) {
+	c.mu.Lock()
+	cat := c.inProc[key] // started while this call queued for the flight
+	c.mu.Unlock()
+	if cat != nil {
+		return cat, nil
+	}
+	store, err := load(ctx)
 	if err != nil {
-		// Not cached: the next call reloads, so a fixed file works
-		// without restarting the server.
-		return nil, fmt.Errorf("catalog %q: loading the static catalog failed: %w", ref, err)
+		return nil, fmt.Errorf("loading the static catalog failed: %w", err)
 	}
 	handler := store.handler
 	if key == DemoCatalog && c.opts.WrapDemo != nil {
@@ -260,20 +447,30 @@ func (c *Catalogs) inProcessLocked(ctx context.Context, ref, name, key string, l
 	}
 	srv, err := startInProcessServer(handler)
 	if err != nil {
-		return nil, fmt.Errorf("catalog %q: starting the in-process STAC API: %w", ref, err)
+		return nil, fmt.Errorf("starting the in-process STAC API: %w", err)
+	}
+	if c.opts.TrustAddress != nil {
+		srv.untrust = c.opts.TrustAddress(srv.host)
+	}
+	client, err := stacclient.New(srv.url, c.clientOptions(nil))
+	if err != nil {
+		_ = srv.close()
+		return nil, err
+	}
+	cat = &Catalog{Ref: name, Name: name, URL: srv.url, Host: srv.host, Client: client, Notes: store.notes}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		_ = srv.close()
+		return nil, errClosed
 	}
 	c.servers = append(c.servers, srv)
-	client, err := stacclient.New(srv.url, c.clientOptions())
-	if err != nil {
-		return nil, fmt.Errorf("catalog %q: %w", ref, err)
-	}
-	cat := &Catalog{Ref: ref, Name: name, URL: srv.url, Host: srv.host, Client: client, Notes: store.notes}
 	c.inProc[key] = cat
 	return cat, nil
 }
 
-func (c *Catalogs) clientOptions() stacclient.Options {
-	return stacclient.Options{HTTPClient: c.opts.HTTPClient, Headers: c.opts.Headers, UserAgent: c.opts.UserAgent}
+func (c *Catalogs) clientOptions(headers http.Header) stacclient.Options {
+	return stacclient.Options{HTTPClient: c.opts.HTTPClient, Headers: headers, UserAgent: c.opts.UserAgent}
 }
 
 // Close stops the in-process servers. Resolve fails afterwards.
@@ -312,12 +509,16 @@ func refError(ref, why string) error {
 	sort.Strings(names)
 	return fmt.Errorf("catalog_url %q: %s. Accepted: an http(s) STAC API URL (e.g. %s), a preset name (%s), "+
 		"%q for the embedded demo catalog, or the path of a local static catalog.json",
-		ref, why, presets[0].URL, strings.Join(names, ", "), DemoCatalog)
+		reliability.RedactSecrets(ref), why, presets[0].URL, strings.Join(names, ", "), DemoCatalog)
 }
 
 func statReason(err error) string {
 	if errors.Is(err, os.ErrNotExist) {
 		return "no such file"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
 	}
 	return err.Error()
 }

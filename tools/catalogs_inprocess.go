@@ -1,12 +1,13 @@
 package tools
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"io/fs"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
@@ -19,28 +20,30 @@ type staticStore struct {
 	notes   []string // what the loader skipped and why
 }
 
-func loadDemoStore() (*staticStore, error) { return loadStaticStore(demo.FS, demo.RootFile) }
+func loadDemoStore() (*staticStore, error) {
+	return loadStaticStore(context.Background(), demo.FS, demo.RootFile, stacserver.LoadOptions{})
+}
 
-func loadDirStore(dir, root string) (*staticStore, error) {
-	return loadStaticStore(os.DirFS(dir), root)
+// loadDirStore loads the local static catalog whose root file is path (a
+// real path), reading through an os.Root of its directory so that no link
+// or symlink reaches a file outside it.
+func loadDirStore(ctx context.Context, path string, limits stacserver.LoadOptions) (*staticStore, error) {
+	root, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return loadStaticStore(ctx, root.FS(), filepath.Base(path), limits)
 }
 
 // loadStaticStore loads a static catalog and serves it with the root
 // catalog's own id, title and description on the landing page.
-func loadStaticStore(fsys fs.FS, root string) (*staticStore, error) {
-	store, err := stacserver.LoadFS(fsys, root)
+func loadStaticStore(ctx context.Context, fsys fs.FS, root string, limits stacserver.LoadOptions) (*staticStore, error) {
+	store, err := stacserver.LoadFSContext(ctx, fsys, root, limits)
 	if err != nil {
 		return nil, err
 	}
-	var landing struct {
-		ID          string `json:"id"`
-		Title       string `json:"title"`
-		Description string `json:"description"`
-	}
-	if raw, err := fs.ReadFile(fsys, root); err == nil {
-		_ = json.Unmarshal(raw, &landing) // LoadFS already parsed it; the fields are optional
-	}
-	srv := stacserver.New(store, stacserver.Options{ID: landing.ID, Title: landing.Title, Description: landing.Description})
+	srv := stacserver.New(store, stacserver.Options{ID: store.Root.ID, Title: store.Root.Title, Description: store.Root.Description})
 	return &staticStore{handler: srv, notes: store.Notes}, nil
 }
 
@@ -49,10 +52,11 @@ func loadStaticStore(fsys fs.FS, root string) (*staticStore, error) {
 // one code path: the same stacclient, reliability layer and receipts as for
 // a remote catalog.
 type inProcessServer struct {
-	url  string
-	host string
-	srv  *http.Server
-	done chan struct{} // closed when Serve has returned
+	url     string
+	host    string
+	srv     *http.Server
+	done    chan struct{} // closed when Serve has returned
+	untrust func()        // revokes the dial guard's exception for host, if any
 }
 
 func startInProcessServer(h http.Handler) (*inProcessServer, error) {
@@ -76,6 +80,9 @@ func startInProcessServer(h http.Handler) (*inProcessServer, error) {
 func (s *inProcessServer) close() error {
 	err := s.srv.Close()
 	<-s.done
+	if s.untrust != nil {
+		s.untrust()
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

@@ -88,7 +88,7 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 func notFoundItem(ctx context.Context, c *Call, collectionID, itemID string, cause error) error {
 	if _, err := c.Catalog.Client.Collection(ctx, collectionID); isKind(err, stacclient.KindNotFound) {
 		return actionable(cause, "get_item: collection '%s' not found in catalog %s — call search_collections to list collection ids.",
-			collectionID, c.Catalog.URL)
+			collectionID, c.Catalog.Shown())
 	}
 	return actionable(cause, "get_item: item '%s' not found in collection '%s' — call search_items with collections [%q] "+
 		"(and a bbox or datetime) to find item ids.", itemID, collectionID, collectionID)

@@ -47,7 +47,7 @@ func getRoot(ctx context.Context, c *Call, in GetRootIn) (GetRootOut, string, er
 		return GetRootOut{}, "", err
 	}
 	out := GetRootOut{
-		CatalogURL:       c.Catalog.URL,
+		CatalogURL:       c.Catalog.Shown(),
 		ID:               root.ID,
 		Title:            root.Title,
 		Description:      root.Description,

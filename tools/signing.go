@@ -89,7 +89,7 @@ func newAssetSigning(c *Call, requested bool) (*assetSigning, error) {
 	if !a.pc {
 		return nil, &stacclient.ParamError{Param: "sign_assets", Got: "true",
 			Reason: fmt.Sprintf("asset signing exists only for Microsoft Planetary Computer, and catalog %s is not it: "+
-				"its hrefs are returned as the catalog gives them (use them as they are, or with that catalog's own credentials)", c.Catalog.URL),
+				"its hrefs are returned as the catalog gives them (use them as they are, or with that catalog's own credentials)", c.Catalog.Shown()),
 			Accepted: `false or omitted for this catalog; sign_assets=true with catalog_url "planetary-computer"`}
 	}
 	signer, err := st.signerFor(c.Deps)

@@ -1,11 +1,35 @@
 package stacserver
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"strings"
+)
+
+// LoadOptions bound what loading a static catalog may read.
+type LoadOptions struct {
+	// MaxFileBytes caps each file; 0 means DefaultMaxFileBytes.
+	MaxFileBytes int64
+	// MaxTotalBytes caps all files together; 0 means DefaultMaxTotalBytes.
+	MaxTotalBytes int64
+	// MaxFiles caps how many files are read; 0 means DefaultMaxFiles.
+	MaxFiles int
+}
+
+// Defaults of LoadOptions: generous for a real static catalog (the largest
+// STAC item files are a few MiB), small enough that a wrong path cannot
+// exhaust memory.
+const (
+	DefaultMaxFileBytes  = 16 << 20
+	DefaultMaxTotalBytes = 512 << 20
+	DefaultMaxFiles      = 200_000
 )
 
 // LoadDir loads the static STAC catalog whose root is dir/catalog.json;
@@ -14,23 +38,46 @@ func LoadDir(dir string) (*Store, error) {
 	return LoadFS(os.DirFS(dir), "catalog.json")
 }
 
-// LoadFS loads a static STAC catalog from fsys, starting at root (for
-// example "catalog.json"). It follows child links (catalogs and
-// collections), item links, and "items" links to an ItemCollection file,
-// resolving relative hrefs against the linking file. Absolute (http) hrefs
-// other than self/root/parent cannot be followed offline and are an error,
-// as is a missing file.
-//
-// Items take the collection they name in "collection"; an item without one
-// gets the id of the collection that links to it. Static catalogs in the
-// wild break the rules an API must keep, so these are skipped and recorded
-// in Store.Notes rather than failing the load: an item with no collection
-// at all, an item naming a collection that is not in the tree, and a second
-// collection or item with an id already loaded. Malformed JSON, a missing
-// file or an invalid item (bad geometry or datetime) is an error.
+// LoadFS is LoadFSContext without a deadline and with the default limits.
 func LoadFS(fsys fs.FS, root string) (*Store, error) {
-	l := &loader{fsys: fsys, store: NewStore(), visited: map[string]bool{}}
-	if err := l.loadNode(path.Clean(root), ""); err != nil {
+	return LoadFSContext(context.Background(), fsys, root, LoadOptions{})
+}
+
+// LoadFSContext loads a static STAC catalog from fsys, starting at root
+// (for example "catalog.json"). It follows child links (catalogs and
+// collections), item links, and "items" links to an ItemCollection file,
+// resolving relative hrefs against the linking file.
+//
+// Only the root file must load: it must be a regular file holding a STAC
+// Catalog, Collection, Feature or FeatureCollection, or the load fails.
+// Static catalogs in the wild break the rules an API must keep and have
+// dangling links, so everything below the root that cannot be used is
+// skipped and recorded in Store.Notes, naming the file: a link that is
+// absolute (http) or leaves the root, a missing file, one that is not a
+// regular file (a FIFO or device never ends) or is over the size cap,
+// malformed JSON, an invalid collection or item, an item with no collection
+// at all or naming a collection that is not in the tree, and a second
+// collection or item with an id already loaded.
+//
+// Files are read through fsys only (give it an os.Root's FS to keep
+// symlinks inside the catalog directory), and no error or note quotes a
+// file's contents: a path that is not a catalog stays unread.
+func LoadFSContext(ctx context.Context, fsys fs.FS, root string, opts LoadOptions) (*Store, error) {
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opts.MaxTotalBytes <= 0 {
+		opts.MaxTotalBytes = DefaultMaxTotalBytes
+	}
+	if opts.MaxFiles <= 0 {
+		opts.MaxFiles = DefaultMaxFiles
+	}
+	l := &loader{ctx: ctx, fsys: fsys, opts: opts, store: NewStore(), visited: map[string]bool{}}
+	root = path.Clean(root)
+	if !fs.ValidPath(root) {
+		return nil, fmt.Errorf("static catalog: %q is not a path inside the catalog directory", root)
+	}
+	if err := l.loadNode(root, "", true); err != nil {
 		return nil, err
 	}
 	for _, p := range l.pendingItems {
@@ -38,26 +85,28 @@ func LoadFS(fsys fs.FS, root string) (*Store, error) {
 		id, _ := p.doc["id"].(string)
 		c, ok := l.store.collections[coll]
 		if !ok {
-			l.store.Notes = append(l.store.Notes, fmt.Sprintf(
-				"skipped item %q (%s): its collection %q is not in the catalog", id, p.file, coll))
+			l.note("skipped item %q (%s): its collection %q is not in the catalog", id, p.file, coll)
 			continue
 		}
 		if _, dup := c.byID[id]; dup {
-			l.store.Notes = append(l.store.Notes, fmt.Sprintf(
-				"skipped item %q (%s): an item with that id was already loaded into %q", id, p.file, coll))
+			l.note("skipped item %q (%s): an item with that id was already loaded into %q", id, p.file, coll)
 			continue
 		}
 		if err := l.store.addItemDoc(p.doc); err != nil {
-			return nil, fmt.Errorf("static catalog %s: %w", p.file, err)
+			l.note("skipped item %q (%s): %v", id, p.file, err)
 		}
 	}
 	return l.store, nil
 }
 
 type loader struct {
+	ctx          context.Context
 	fsys         fs.FS
+	opts         LoadOptions
 	store        *Store
 	visited      map[string]bool
+	files        int
+	bytes        int64
 	pendingItems []pendingItem // added after all collections are known
 }
 
@@ -66,50 +115,154 @@ type pendingItem struct {
 	doc  map[string]any
 }
 
+func (l *loader) note(format string, args ...any) {
+	l.store.Notes = append(l.store.Notes, fmt.Sprintf(format, args...))
+}
+
+// errLimit ends a load that reached LoadOptions' file or byte budget, or
+// whose context ended: unlike a bad file, it is not skipped.
+type errLimit struct{ err error }
+
+func (e *errLimit) Error() string { return e.err.Error() }
+func (e *errLimit) Unwrap() error { return e.err }
+
+// readFile reads a regular file of at most MaxFileBytes. Its errors never
+// quote the file.
+func (l *loader) readFile(file string) ([]byte, error) {
+	if err := l.ctx.Err(); err != nil {
+		return nil, &errLimit{fmt.Errorf("static catalog: loading stopped: %w", err)}
+	}
+	if l.files >= l.opts.MaxFiles {
+		return nil, &errLimit{fmt.Errorf("static catalog: more than %d files; the loader stops there", l.opts.MaxFiles)}
+	}
+	l.files++
+	info, err := fs.Stat(l.fsys, file)
+	if err != nil {
+		return nil, fileError(err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if info.Size() > l.opts.MaxFileBytes {
+		return nil, fmt.Errorf("%d bytes, over the %d-byte cap of one file", info.Size(), l.opts.MaxFileBytes)
+	}
+	f, err := l.fsys.Open(file)
+	if err != nil {
+		return nil, fileError(err)
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, l.opts.MaxFileBytes+1))
+	if err != nil {
+		return nil, fileError(err)
+	}
+	if int64(len(raw)) > l.opts.MaxFileBytes {
+		return nil, fmt.Errorf("over the %d-byte cap of one file", l.opts.MaxFileBytes)
+	}
+	if l.bytes += int64(len(raw)); l.bytes > l.opts.MaxTotalBytes {
+		return nil, &errLimit{fmt.Errorf("static catalog: more than %d bytes in all; the loader stops there", l.opts.MaxTotalBytes)}
+	}
+	return raw, nil
+}
+
+// fileError is an fs error without the path (the caller names the file).
+func fileError(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("no such file")
+	case errors.Is(err, fs.ErrPermission):
+		return errors.New("permission denied")
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// decodeNode parses a file as a JSON object with a STAC type; its errors
+// say what is wrong without quoting the file.
+func decodeNode(raw []byte) (map[string]any, string, error) {
+	doc, err := decodeJSONObject(raw)
+	if err != nil {
+		var syn *json.SyntaxError
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syn):
+			return nil, "", fmt.Errorf("not valid JSON (syntax error at byte %d)", syn.Offset)
+		case errors.As(err, &typeErr), doc == nil && bytes.HasPrefix(bytes.TrimSpace(raw), []byte("null")):
+			return nil, "", errors.New("not a JSON object")
+		}
+		return nil, "", errors.New("not valid JSON (it ends too early)")
+	}
+	t, _ := doc["type"].(string)
+	switch t {
+	case "Catalog", "Collection", "Feature", "FeatureCollection":
+		return doc, t, nil
+	}
+	return nil, "", errors.New(`not a STAC document: "type" is not Catalog, Collection, Feature or FeatureCollection`)
+}
+
 // loadNode reads a Catalog, Collection, Feature or FeatureCollection file;
 // parentCollection is the id of the collection that linked to it, if any.
-func (l *loader) loadNode(file, parentCollection string) error {
+// Only a problem with the root (or a limit) is returned; any other file
+// that cannot be used is skipped with a note.
+func (l *loader) loadNode(file, parentCollection string, isRoot bool) error {
 	if l.visited[file] {
 		return nil
 	}
 	l.visited[file] = true
-	raw, err := fs.ReadFile(l.fsys, file)
-	if err != nil {
-		return fmt.Errorf("static catalog: %w", err)
+	skip := func(err error) error {
+		var limit *errLimit
+		if isRoot || errors.As(err, &limit) {
+			if errors.As(err, &limit) {
+				return err
+			}
+			return fmt.Errorf("static catalog root %s: %w", file, err)
+		}
+		l.note("skipped %s: %v", file, err)
+		return nil
 	}
-	doc, err := decodeJSONObject(raw)
+	raw, err := l.readFile(file)
 	if err != nil {
-		return fmt.Errorf("static catalog %s: %w", file, err)
+		return skip(err)
 	}
-	switch t, _ := doc["type"].(string); t {
+	doc, t, err := decodeNode(raw)
+	if err != nil {
+		return skip(err)
+	}
+	if isRoot {
+		r := &l.store.Root
+		r.ID, _ = doc["id"].(string)
+		r.Title, _ = doc["title"].(string)
+		r.Description, _ = doc["description"].(string)
+	}
+	switch t {
 	case "Catalog":
 		return l.followLinks(file, doc, "")
 	case "Collection":
 		id, _ := doc["id"].(string)
 		if _, dup := l.store.collections[id]; dup {
-			l.store.Notes = append(l.store.Notes, fmt.Sprintf(
-				"skipped collection %q (%s): a collection with that id was already loaded", id, file))
+			l.note("skipped collection %q (%s): a collection with that id was already loaded", id, file)
 			return nil
 		}
 		if err := l.store.AddCollection(raw); err != nil {
-			return fmt.Errorf("static catalog %s: %w", file, err)
+			return skip(err)
 		}
 		return l.followLinks(file, doc, id)
 	case "Feature":
 		l.addItem(file, doc, parentCollection)
 		return nil
-	case "FeatureCollection":
+	default: // FeatureCollection
 		features, _ := doc["features"].([]any)
 		for i, f := range features {
 			item, ok := f.(map[string]any)
 			if !ok {
-				return fmt.Errorf("static catalog %s: features[%d] is not an object", file, i)
+				l.note("skipped %s#features[%d]: not a JSON object", file, i)
+				continue
 			}
 			l.addItem(fmt.Sprintf("%s#features[%d]", file, i), item, parentCollection)
 		}
 		return nil
-	default:
-		return fmt.Errorf("static catalog %s: \"type\" is %q, want Catalog, Collection, Feature or FeatureCollection", file, t)
 	}
 }
 
@@ -117,8 +270,7 @@ func (l *loader) addItem(file string, doc map[string]any, parentCollection strin
 	if c, _ := doc["collection"].(string); c == "" {
 		if parentCollection == "" {
 			id, _ := doc["id"].(string)
-			l.store.Notes = append(l.store.Notes,
-				fmt.Sprintf("skipped item %q (%s): it names no collection and no collection links to it", id, file))
+			l.note("skipped item %q (%s): it names no collection and no collection links to it", id, file)
 			return
 		}
 		doc["collection"] = parentCollection
@@ -139,9 +291,10 @@ func (l *loader) followLinks(file string, doc map[string]any, collectionID strin
 		href, _ := link["href"].(string)
 		target, err := resolveHref(file, href)
 		if err != nil {
-			return fmt.Errorf("static catalog %s: links[%d] (rel=%s): %w", file, i, rel, err)
+			l.note("skipped %s links[%d] (rel=%s): %v", file, i, rel, err)
+			continue
 		}
-		if err := l.loadNode(target, collectionID); err != nil {
+		if err := l.loadNode(target, collectionID, false); err != nil {
 			return err
 		}
 	}
@@ -159,7 +312,7 @@ func resolveHref(from, href string) (string, error) {
 		return path.Clean(strings.TrimPrefix(href, "/")), nil
 	}
 	target := path.Join(path.Dir(from), href)
-	if strings.HasPrefix(target, "../") || target == ".." {
+	if strings.HasPrefix(target, "../") || target == ".." || !fs.ValidPath(target) {
 		return "", fmt.Errorf("href %q leaves the catalog root", href)
 	}
 	return target, nil

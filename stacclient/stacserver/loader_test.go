@@ -1,6 +1,8 @@
 package stacserver
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -64,31 +66,16 @@ func TestLoadSpecExamplesRecordsWhatItSkips(t *testing.T) {
 	}
 }
 
-func TestLoadFSErrors(t *testing.T) {
-	cat := func(links string) *fstest.MapFile {
-		return &fstest.MapFile{Data: []byte(`{"type":"Catalog","id":"c","description":"d","links":[` + links + `]}`)}
-	}
+func TestLoadFSRootErrors(t *testing.T) {
 	cases := []struct {
 		name    string
 		fsys    fstest.MapFS
 		mention string
 	}{
-		{"missing root", fstest.MapFS{}, "catalog.json"},
-		{"missing child", fstest.MapFS{"catalog.json": cat(`{"rel":"child","href":"./a/collection.json"}`)}, "a/collection.json"},
-		{"absolute child", fstest.MapFS{"catalog.json": cat(`{"rel":"child","href":"https://example.com/c.json"}`)}, "absolute"},
-		{"escaping href", fstest.MapFS{"catalog.json": cat(`{"rel":"child","href":"../c.json"}`)}, "leaves the catalog root"},
-		{"bad JSON", fstest.MapFS{"catalog.json": &fstest.MapFile{Data: []byte(`{"type":`)}}, "catalog.json"},
-		{"wrong type", fstest.MapFS{"catalog.json": &fstest.MapFile{Data: []byte(`{"type":"Thing"}`)}}, `"Thing"`},
-		{"bad item geometry", fstest.MapFS{
-			"catalog.json":      cat(`{"rel":"child","href":"c/collection.json"}`),
-			"c/collection.json": &fstest.MapFile{Data: []byte(`{"type":"Collection","id":"c","links":[{"rel":"item","href":"i.json"}]}`)},
-			"c/i.json":          &fstest.MapFile{Data: []byte(`{"type":"Feature","id":"i","geometry":{"type":"Polygon","coordinates":"x"},"properties":{}}`)},
-		}, "geometry"},
-		{"bad item datetime", fstest.MapFS{
-			"catalog.json":      cat(`{"rel":"child","href":"c/collection.json"}`),
-			"c/collection.json": &fstest.MapFile{Data: []byte(`{"type":"Collection","id":"c","links":[{"rel":"item","href":"i.json"}]}`)},
-			"c/i.json":          &fstest.MapFile{Data: []byte(`{"type":"Feature","id":"i","geometry":null,"properties":{"datetime":"noon"}}`)},
-		}, "RFC 3339"},
+		{"missing root", fstest.MapFS{}, "catalog.json: no such file"},
+		{"bad JSON", fstest.MapFS{"catalog.json": &fstest.MapFile{Data: []byte(`{"type":`)}}, "catalog.json: not valid JSON"},
+		{"wrong type", fstest.MapFS{"catalog.json": &fstest.MapFile{Data: []byte(`{"type":"Thing"}`)}}, "not a STAC document"},
+		{"directory", fstest.MapFS{"catalog.json/x": &fstest.MapFile{}}, "not a regular file"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,6 +84,86 @@ func TestLoadFSErrors(t *testing.T) {
 				t.Errorf("error %v should mention %q", err, c.mention)
 			}
 		})
+	}
+}
+
+// Issue 10: one dangling link (or any unusable file below the root) is
+// skipped with a note naming it; the rest of the catalog loads.
+func TestLoadFSSkipsWhatCannotBeRead(t *testing.T) {
+	cat := func(links string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte(`{"type":"Catalog","id":"c","description":"d","links":[` + links + `]}`)}
+	}
+	good := `{"type":"Feature","id":"ok","geometry":null,"properties":{"datetime":"2024-01-01T00:00:00Z"}}`
+	collection := func(itemHref string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte(`{"type":"Collection","id":"c","links":[{"rel":"item","href":"ok.json"},{"rel":"item","href":"` + itemHref + `"}]}`)}
+	}
+	cases := []struct {
+		name    string
+		fsys    fstest.MapFS
+		mention string
+	}{
+		{"missing item", fstest.MapFS{"c/i.json": nil}, "skipped c/gone.json: no such file"},
+		{"absolute item", fstest.MapFS{}, "absolute"},
+		{"escaping href", fstest.MapFS{}, "leaves the catalog root"},
+		{"bad JSON item", fstest.MapFS{"c/bad.json": &fstest.MapFile{Data: []byte(`{"type":`)}}, "skipped c/bad.json: not valid JSON"},
+		{"bad item geometry", fstest.MapFS{"c/i.json": &fstest.MapFile{Data: []byte(`{"type":"Feature","id":"i","geometry":{"type":"Polygon","coordinates":"x"},"properties":{}}`)}}, "geometry"},
+		{"bad item datetime", fstest.MapFS{"c/i.json": &fstest.MapFile{Data: []byte(`{"type":"Feature","id":"i","geometry":null,"properties":{"datetime":"noon"}}`)}}, "RFC 3339"},
+	}
+	hrefs := map[string]string{"missing item": "gone.json", "absolute item": "https://example.com/i.json", "escaping href": "../../i.json", "bad JSON item": "bad.json"}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			href := hrefs[c.name]
+			if href == "" {
+				href = "i.json"
+			}
+			c.fsys["catalog.json"] = cat(`{"rel":"child","href":"c/collection.json"}`)
+			c.fsys["c/collection.json"] = collection(href)
+			c.fsys["c/ok.json"] = &fstest.MapFile{Data: []byte(good)}
+			if c.fsys["c/i.json"] == nil {
+				delete(c.fsys, "c/i.json")
+			}
+			store, err := LoadFS(c.fsys, "catalog.json")
+			if err != nil {
+				t.Fatalf("load failed: %v", err)
+			}
+			if store.CollectionCount() != 1 || store.ItemCount() != 1 {
+				t.Errorf("loaded %d collections and %d items, want the good collection and item", store.CollectionCount(), store.ItemCount())
+			}
+			if notes := strings.Join(store.Notes, "\n"); !strings.Contains(notes, c.mention) {
+				t.Errorf("notes %q should mention %q", notes, c.mention)
+			}
+		})
+	}
+}
+
+// Issue 9 item 2: a path that is not a catalog is not read, and no error
+// quotes what it holds.
+func TestLoadFSErrorsQuoteNoContent(t *testing.T) {
+	for name, data := range map[string]string{
+		"text":       "root:x:0:0:SECRET-LINE\n",
+		"JSON field": `{"type":"SECRET-TYPE","token":"SECRET-TOKEN"}`,
+		"JSON array": `["SECRET-ITEM"]`,
+	} {
+		_, err := LoadFS(fstest.MapFS{"catalog.json": &fstest.MapFile{Data: []byte(data)}}, "catalog.json")
+		if err == nil || strings.Contains(err.Error(), "SECRET") || strings.Contains(err.Error(), "root:x") {
+			t.Errorf("%s: error %v (want a refusal that quotes nothing)", name, err)
+		}
+	}
+}
+
+func TestLoadFSLimits(t *testing.T) {
+	big := &fstest.MapFile{Data: []byte(`{"type":"Catalog","id":"c","description":"` + strings.Repeat("x", 2000) + `","links":[]}`)}
+	if _, err := LoadFSContext(t.Context(), fstest.MapFS{"catalog.json": big}, "catalog.json", LoadOptions{MaxFileBytes: 1000}); err == nil ||
+		!strings.Contains(err.Error(), "over the 1000-byte cap") {
+		t.Errorf("oversized root: %v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := LoadFSContext(ctx, demo.FS, demo.RootFile, LoadOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled load: %v, want context.Canceled", err)
+	}
+	if _, err := LoadFSContext(t.Context(), demo.FS, demo.RootFile, LoadOptions{MaxFiles: 3}); err == nil || !strings.Contains(err.Error(), "more than 3 files") {
+		t.Errorf("file budget: %v", err)
 	}
 }
 

@@ -22,6 +22,14 @@ type Store struct {
 	// Notes records what a loader skipped and why, so nothing is dropped
 	// silently (for example an item with no collection).
 	Notes []string
+	// Root is what a loader read from the root document, for a landing
+	// page that carries the catalog's own id, title and description.
+	Root RootInfo
+}
+
+// RootInfo is the identity of a loaded static catalog's root document.
+type RootInfo struct {
+	ID, Title, Description string
 }
 
 type storedCollection struct {
