@@ -37,6 +37,24 @@ type Catalog struct {
 // operator put in a configured catalog's URL (?api_key=...) redacted.
 func (c *Catalog) Shown() string { return reliability.RedactSecrets(c.URL) }
 
+// maxLoadNotes bounds how many loader notes a tool result repeats.
+const maxLoadNotes = 10
+
+// loadNotes are the loader's notes as a tool result shows them: what a
+// static catalog skipped, at most maxLoadNotes and a count of the rest
+// (the startup log has them all).
+func (c *Catalog) loadNotes() []string {
+	notes := []string{}
+	for i, n := range c.Notes {
+		if i == maxLoadNotes {
+			notes = append(notes, fmt.Sprintf("loading the static catalog skipped %d more file(s) or item(s); the server log lists them all", len(c.Notes)-i))
+			break
+		}
+		notes = append(notes, "loading the static catalog "+n)
+	}
+	return notes
+}
+
 // Preset is a well-known public STAC API a model or a person can name
 // instead of typing its URL.
 type Preset struct {

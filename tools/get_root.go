@@ -26,6 +26,7 @@ type GetRootOut struct {
 	LinkCount        int       `json:"link_count" jsonschema:"number of links on the landing page"`
 	ChildCount       int       `json:"child_count" jsonschema:"number of rel=child links (static catalogs list their collections this way)"`
 	KeyLinks         []KeyLink `json:"key_links" jsonschema:"links a client acts on: search, collections, conformance, queryables, aggregate, service-desc, ..."`
+	Notes            []string  `json:"notes" jsonschema:"for a local static catalog: the files its loading skipped and why"`
 }
 
 // GetRoot is the get_root tool.
@@ -56,6 +57,7 @@ func getRoot(ctx context.Context, c *Call, in GetRootIn) (GetRootOut, string, er
 		ConformanceCount: len(root.ConformsTo),
 		LinkCount:        len(root.Links),
 		KeyLinks:         keyLinks(root.Links),
+		Notes:            c.Catalog.loadNotes(),
 	}
 	for _, l := range root.Links {
 		if l.Rel == "child" {
@@ -71,6 +73,9 @@ func getRoot(ctx context.Context, c *Call, in GetRootIn) (GetRootOut, string, er
 	fmt.Fprintf(&b, "%d conformance classes, %d links (%d child)\n", out.ConformanceCount, out.LinkCount, out.ChildCount)
 	for _, l := range out.KeyLinks {
 		fmt.Fprintf(&b, "- %s%s: %s\n", l.Rel, methodSuffix(l.Method), l.Href)
+	}
+	for _, n := range out.Notes {
+		b.WriteString("Note: " + n + "\n")
 	}
 	b.WriteString("Next: get_capabilities to see what searches this catalog supports.")
 	return out, b.String(), nil

@@ -78,7 +78,7 @@ type Call struct {
 // CatalogArg is embedded in every tool input: every tool accepts the same
 // catalog forms as --catalog (URL, preset name, "demo", path to catalog.json).
 type CatalogArg struct {
-	CatalogURL string `json:"catalog_url,omitempty" jsonschema:"STAC API URL, preset name (earth-search, planetary-computer, usgs-landsat, demo, ...) or path to a local catalog.json; default: the server's configured catalog"`
+	CatalogURL string `json:"catalog_url,omitempty" jsonschema:"STAC API URL, preset or configured name (earth-search, planetary-computer, usgs-landsat, demo, ...; list_catalogs lists them) or path to a local catalog.json (not accepted when the server is shared over http); default: the server's configured catalog"`
 }
 
 func (c CatalogArg) catalogRef() string { return c.CatalogURL }
@@ -127,7 +127,10 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 		var zero Out
 		holder := callMetaFrom(ctx)
 		ctx = d.Logger.WithContext(ctx) // for code that has no Deps (goroutines' panic logs)
-		cat, cursor, resolveErr := resolveCall(ctx, d, in)
+		// Loading a static catalog is bounded like the call itself.
+		resolveCtx, cancel := context.WithTimeout(ctx, d.Layer.Policy().ToolTimeout)
+		cat, cursor, resolveErr := resolveCall(resolveCtx, d, in)
+		cancel()
 		if resolveErr != nil {
 			// Still go through the layer, so the failed call is logged and
 			// counted like any other and the result carries a receipt.

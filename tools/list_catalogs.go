@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // ListCatalogsIn takes no arguments beyond the common catalog_url, which
@@ -20,7 +22,7 @@ type CatalogEntry struct {
 	Name        string `json:"name" jsonschema:"what to pass as catalog_url"`
 	URL         string `json:"url,omitempty" jsonschema:"the STAC API root URL (empty for the embedded demo catalog)"`
 	Description string `json:"description"`
-	Kind        string `json:"kind" jsonschema:"preset (built in), named (configured with STAC_MCP_CATALOGS) or demo (embedded, offline)"`
+	Kind        string `json:"kind" jsonschema:"preset (built in), named (configured with STAC_MCP_CATALOGS: a URL, or a local static catalog without one) or demo (embedded, offline)"`
 	Default     bool   `json:"default" jsonschema:"true for the catalog used when catalog_url is omitted"`
 }
 
@@ -46,7 +48,7 @@ func ListCatalogs() Tool {
 
 func listCatalogs(_ context.Context, c *Call, _ ListCatalogsIn) (ListCatalogsOut, string, error) {
 	def := c.Deps.Catalogs.Default()
-	out := ListCatalogsOut{Default: def, Catalogs: []CatalogEntry{}, Notes: []string{}}
+	out := ListCatalogsOut{Default: reliability.RedactSecrets(def), Catalogs: []CatalogEntry{}, Notes: []string{}}
 	isDefault := func(name, url string) bool {
 		return strings.EqualFold(def, name) || (url != "" && strings.TrimRight(def, "/") == url)
 	}
@@ -54,7 +56,9 @@ func listCatalogs(_ context.Context, c *Call, _ ListCatalogsIn) (ListCatalogsOut
 		out.Catalogs = append(out.Catalogs, CatalogEntry{Name: p.Name, URL: p.URL, Description: p.Why, Kind: "preset", Default: isDefault(p.Name, p.URL)})
 	}
 	for _, p := range c.Deps.Catalogs.Named() {
-		out.Catalogs = append(out.Catalogs, CatalogEntry{Name: p.Name, URL: p.URL, Description: p.Why, Kind: "named", Default: isDefault(p.Name, p.URL)})
+		// A configured URL may carry a key (?api_key=...): show it redacted.
+		// A local catalog's path is the operator's business: no URL.
+		out.Catalogs = append(out.Catalogs, CatalogEntry{Name: p.Name, URL: reliability.RedactSecrets(p.URL), Description: p.Why, Kind: "named", Default: isDefault(p.Name, p.URL)})
 	}
 	out.Catalogs = append(out.Catalogs, CatalogEntry{Name: DemoCatalog, Kind: "demo", Default: isDefault(DemoCatalog, ""),
 		Description: "embedded demo catalog served in-process: works offline, small sample collections"})
@@ -63,7 +67,7 @@ func listCatalogs(_ context.Context, c *Call, _ ListCatalogsIn) (ListCatalogsOut
 		found = found || e.Default
 	}
 	if !found {
-		out.Notes = append(out.Notes, fmt.Sprintf("the default catalog %q is a URL or path, not one of the names above", def))
+		out.Notes = append(out.Notes, fmt.Sprintf("the default catalog %q is a URL or path, not one of the names above", out.Default))
 	}
 	return out, listCatalogsText(out), nil
 }

@@ -91,7 +91,7 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 	}
 
 	ctx = withProgress(ctx, newProgress(c)) // the scans report each page
-	out := SearchCollectionsOut{Collections: []CollectionBrief{}, Notes: []string{}}
+	out := SearchCollectionsOut{Collections: []CollectionBrief{}, Notes: c.Catalog.loadNotes()}
 	filtering := listing.Q != "" || len(listing.BBox) > 0 || listing.Datetime != ""
 	serverSide := true
 	if filtering {

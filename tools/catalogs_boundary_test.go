@@ -1,0 +1,330 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// writeLocalCatalog writes a one-collection, one-item static catalog into
+// dir; extraLinks are added to the collection's links (e.g. a dangling one).
+func writeLocalCatalog(t *testing.T, dir string, extraLinks ...string) string {
+	t.Helper()
+	links := `{"rel":"item","href":"item.json"}`
+	for _, l := range extraLinks {
+		links += "," + l
+	}
+	files := map[string]string{
+		"catalog.json":            `{"type":"Catalog","id":"local-test","description":"d","links":[{"rel":"child","href":"./coll/collection.json"}]}`,
+		"coll/collection.json":    `{"type":"Collection","id":"coll","description":"d","links":[` + links + `]}`,
+		"coll/item.json":          `{"type":"Feature","id":"i1","geometry":null,"properties":{"datetime":"2024-01-01T00:00:00Z"}}`,
+		"coll/unlinked-file.json": `{}`,
+	}
+	for name, data := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "catalog.json")
+}
+
+// Issue 9 item 9: every spelling of one local catalog shares one server.
+func TestCatalogsLocalAliasesShareOneServer(t *testing.T) {
+	dir := t.TempDir()
+	path := writeLocalCatalog(t, dir)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Skipf("symlink: %v", err)
+	}
+	t.Chdir(filepath.Dir(dir))
+	cats := NewCatalogs(CatalogsOptions{HTTPClient: &http.Client{}})
+	defer func() { _ = cats.Close() }()
+	var urls []string
+	for _, ref := range []string{dir, dir + "/", path, "./" + filepath.Base(dir), filepath.Base(dir) + "/catalog.json",
+		link, filepath.Join(link, "catalog.json"), "file://" + path, dir + "/./coll/../catalog.json"} {
+		cat, err := cats.Resolve(t.Context(), ref)
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", ref, err)
+		}
+		if cat.Ref != ref {
+			t.Errorf("Ref = %q, want %q as given", cat.Ref, ref)
+		}
+		urls = append(urls, cat.URL)
+	}
+	if n := len(cats.servers); n != 1 {
+		t.Errorf("%d in-process servers for one catalog (URLs %v), want 1", n, urls)
+	}
+}
+
+// Issue 9 item 2: over http a tool argument may not name a local path at
+// all, and the refusal is the same whether the path exists or not.
+func TestCatalogsUntrustedCallersCannotNameLocalPaths(t *testing.T) {
+	dir := t.TempDir()
+	path := writeLocalCatalog(t, dir)
+	other := writeLocalCatalog(t, t.TempDir())
+	named, err := ParseNamedCatalogs("STAC_MCP_CATALOGS", "archive="+other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats := NewCatalogs(CatalogsOptions{Default: path, HTTPClient: &http.Client{}, Named: named, UntrustedCallers: true})
+	defer func() { _ = cats.Close() }()
+	for _, ref := range []string{path, dir, "file://" + path, "/dev/zero", "/etc/passwd", filepath.Join(dir, "nope.json"), "../" + filepath.Base(dir)} {
+		_, err := cats.Resolve(t.Context(), ref)
+		if err == nil {
+			t.Errorf("Resolve(%q) was accepted from an untrusted caller", ref)
+			continue
+		}
+		msg := strings.ReplaceAll(err.Error(), ref, "REF")
+		if !strings.Contains(msg, "does not open local paths named by a tool call") || !strings.Contains(msg, "STAC_MCP_CATALOGS") ||
+			strings.Contains(msg, "no such file") || strings.Contains(msg, "directory") || strings.Contains(msg, "regular") {
+			t.Errorf("Resolve(%q) = %q; want the same refusal for every path, saying nothing about the file", ref, msg)
+		}
+	}
+	if len(cats.servers) != 0 {
+		t.Errorf("refused paths started %d servers", len(cats.servers))
+	}
+	// The operator's own local catalogs still work: the default and names.
+	if cat, err := cats.Resolve(t.Context(), ""); err != nil || cat.Name != "local" {
+		t.Errorf("default local catalog: %+v, %v", cat, err)
+	}
+	if cat, err := cats.Resolve(t.Context(), "ARCHIVE"); err != nil || cat.Name != "archive" {
+		t.Errorf("named local catalog: %+v, %v", cat, err)
+	}
+}
+
+// Issue 9 item 2: device files and FIFOs are refused without being opened
+// (a FIFO used to block Resolve forever while holding the catalogs lock).
+func TestCatalogsRefuseSpecialFilesWithoutBlocking(t *testing.T) {
+	cats := NewCatalogs(CatalogsOptions{HTTPClient: &http.Client{}})
+	defer func() { _ = cats.Close() }()
+	refs := []string{"/dev/zero", "/dev/null"}
+	if fifo := makeFIFO(t); fifo != "" {
+		refs = append(refs, fifo)
+	}
+	for _, ref := range refs {
+		if _, err := os.Stat(ref); err != nil {
+			continue
+		}
+		done := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_, err := cats.Resolve(ctx, ref)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("Resolve(%q) = %v, want a refusal: not a regular file", ref, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Resolve(%q) did not return", ref)
+		}
+	}
+}
+
+// Loading one catalog holds no lock that other references need, and a
+// caller stops waiting at its own deadline.
+func TestCatalogsLoadingDoesNotBlockOtherCatalogs(t *testing.T) {
+	cats := NewCatalogs(CatalogsOptions{HTTPClient: &http.Client{}})
+	defer func() { _ = cats.Close() }()
+	release := make(chan struct{})
+	defer close(release)
+	var loads sync.WaitGroup
+	loads.Add(1)
+	slow := func(ctx context.Context) (*staticStore, error) {
+		loads.Done()
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("released")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	waited := make(chan error, 1)
+	go func() {
+		_, err := cats.inProcess(ctx, "slow", "local", "/slow/catalog.json", slow)
+		waited <- err
+	}()
+	loads.Wait()
+	other := writeLocalCatalog(t, t.TempDir())
+	for _, ref := range []string{"https://stac.example/v1", "demo", other} {
+		if _, err := cats.Resolve(t.Context(), ref); err != nil {
+			t.Errorf("Resolve(%q) while another catalog loads: %v", ref, err)
+		}
+	}
+	select {
+	case err := <-waited:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("the slow load ended with %v, want the caller's deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the caller of a slow load did not stop at its deadline")
+	}
+}
+
+// recordingTransport answers 200 with no body to everything and records
+// each request's headers by host and path, so presets can be "contacted"
+// offline.
+type recordingTransport struct {
+	mu   sync.Mutex
+	seen map[string][]http.Header
+}
+
+func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.mu.Lock()
+	if r.seen == nil {
+		r.seen = map[string][]http.Header{}
+	}
+	key := req.URL.Host + req.URL.Path
+	r.seen[key] = append(r.seen[key], req.Header.Clone())
+	r.mu.Unlock()
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: http.NoBody, Request: req}, nil
+}
+
+func (r *recordingTransport) headers(hostPath string) []http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[hostPath]
+}
+
+// Issue 9 item 1: STAC_MCP_HEADERS go to the default catalog only, and
+// per-catalog headers to their catalog only: never to a caller's URL, a
+// preset the operator configured nothing for, or another named catalog.
+func TestHeadersGoOnlyToTheirConfiguredCatalog(t *testing.T) {
+	rt := &recordingTransport{}
+	named, err := ParseNamedCatalogs("STAC_MCP_CATALOGS", "internal=https://stac.internal.example/v1,plain=https://plain.example/stac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats := NewCatalogs(CatalogsOptions{
+		Default:    "https://private.example/stac",
+		HTTPClient: &http.Client{Transport: rt},
+		Headers:    http.Header{"Authorization": {"Bearer DEFAULT-SECRET"}},
+		CatalogHeaders: map[string]http.Header{
+			"internal":           {"X-Api-Key": {"INTERNAL-SECRET"}},
+			"planetary-computer": {"Ocp-Apim-Subscription-Key": {"PC-SECRET"}},
+		},
+		Named: named,
+	})
+	defer func() { _ = cats.Close() }()
+	visit := func(ref string) {
+		t.Helper()
+		cat, err := cats.Resolve(t.Context(), ref)
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", ref, err)
+		}
+		_, _ = cat.Client.Root(t.Context()) // the answer does not matter, the headers do
+	}
+	for _, ref := range []string{"", "https://private.example/stac/", "internal", "plain", "earth-search", "planetary-computer",
+		"https://attacker.example/stac", "https://stac.internal.example/other"} {
+		visit(ref)
+	}
+	secrets := []string{"DEFAULT-SECRET", "INTERNAL-SECRET", "PC-SECRET"}
+	want := map[string]string{ // host and root path: the only secret it may see ("" none)
+		"private.example/stac":                        "DEFAULT-SECRET",
+		"stac.internal.example/v1":                    "INTERNAL-SECRET",
+		"stac.internal.example/other":                 "", // a caller's URL on a configured host is not the configured catalog
+		"plain.example/stac":                          "",
+		"earth-search.aws.element84.com/v1":           "",
+		"planetarycomputer.microsoft.com/api/stac/v1": "PC-SECRET",
+		"attacker.example/stac":                       "",
+	}
+	for host, allowed := range want {
+		seen := rt.headers(host)
+		if len(seen) == 0 {
+			t.Errorf("%s was never contacted", host)
+		}
+		for _, h := range seen {
+			all := strings.Join(append(append(h.Values("Authorization"), h.Values("X-Api-Key")...), h.Values("Ocp-Apim-Subscription-Key")...), " ")
+			for _, s := range secrets {
+				switch present := strings.Contains(all, s); {
+				case present && s != allowed:
+					t.Errorf("%s received %s (headers %v); it may see only %q", host, s, h, allowed)
+				case !present && s == allowed:
+					t.Errorf("%s: its configured header %s was not sent (headers %v)", host, s, h)
+				}
+			}
+		}
+	}
+}
+
+// Issue 9 Low: a key in a configured catalog URL is not shown by
+// list_catalogs, get_root or an error.
+func TestConfiguredCatalogURLKeysAreRedacted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("api_key") != "SECRET" {
+			http.Error(w, `{"message":"no key"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/stac/collections/gone" {
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"description":"not found"}`))
+			return
+		}
+		w.Write([]byte(`{"type":"Catalog","id":"keyed","description":"d","stac_version":"1.0.0","conformsTo":[],"links":[]}`))
+	}))
+	defer srv.Close()
+	named, err := ParseNamedCatalogs("STAC_MCP_CATALOGS", "keyed="+srv.URL+"/stac?api_key=SECRET")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newTestDeps(t, testSessionOptions{})
+	cats := NewCatalogs(CatalogsOptions{Default: "keyed", HTTPClient: d.Layer.HTTPClient(), Named: named})
+	t.Cleanup(func() { _ = cats.Close() })
+	d.Catalogs = cats
+	cs := connect(t, newServer(d, "test", Inventory()))
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{{"list_catalogs", nil}, {"get_root", nil}, {"get_collection", map[string]any{"collection_id": "gone"}}} {
+		res := callTool(t, cs, call.tool, call.args)
+		raw := resultText(res)
+		if res.StructuredContent != nil {
+			raw += fmtAny(res.StructuredContent)
+		}
+		if strings.Contains(raw, "SECRET") {
+			t.Errorf("%s shows the key:\n%s", call.tool, raw)
+		}
+		if call.tool == "get_root" && (res.IsError || !strings.Contains(raw, "api_key=REDACTED")) {
+			t.Errorf("get_root: %s", raw)
+		}
+	}
+}
+
+// Issue 10: a static catalog with a dangling item link loads; the model
+// sees what was skipped in get_root's notes.
+func TestDanglingLinkIsSkippedAndShown(t *testing.T) {
+	path := writeLocalCatalog(t, t.TempDir(), `{"rel":"item","href":"missing-item.json"}`)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: path})
+	res := callOK(t, cs, "get_root", map[string]any{})
+	out := structured[GetRootOut](t, res)
+	if len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "coll/missing-item.json: no such file") ||
+		!strings.Contains(resultText(res), "missing-item.json") {
+		t.Errorf("notes %q, text %q: want the dangling link named", out.Notes, resultText(res))
+	}
+	items := callOK(t, cs, "search_items", map[string]any{"collections": []string{"coll"}})
+	if !strings.Contains(resultText(items), "i1") {
+		t.Errorf("the readable item was not served:\n%s", resultText(items))
+	}
+}
+
+func fmtAny(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
