@@ -26,7 +26,9 @@ type NetworkPolicy struct {
 	// AllowedHosts are reached even when DenyPrivate is set: host names
 	// (matched case-insensitively against the URL's host, e.g.
 	// stac.internal.example), IP addresses and CIDR prefixes (matched
-	// against the resolved address, e.g. 10.20.0.0/16).
+	// against the resolved address, e.g. 10.20.0.0/16), and host:port
+	// pairs (that port only: how cmd admits a configured catalog without
+	// opening every port of its host).
 	AllowedHosts []string
 }
 
@@ -70,6 +72,10 @@ func newDialGuard(p NetworkPolicy) *dialGuard {
 	g := &dialGuard{deny: p.DenyPrivate, names: map[string]bool{}, trusted: map[string]int{}}
 	for _, h := range p.AllowedHosts {
 		h = strings.ToLower(h)
+		if _, _, err := net.SplitHostPort(h); err == nil {
+			g.names[h] = true
+			continue
+		}
 		if pfx, err := netip.ParsePrefix(h); err == nil {
 			g.prefixes = append(g.prefixes, pfx.Masked())
 			continue
@@ -111,11 +117,12 @@ func (g *dialGuard) allowedName(addr string) bool {
 	if trusted {
 		return true
 	}
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(strings.ToLower(addr))
 	if err != nil {
-		host = addr
+		return g.names[strings.TrimSuffix(strings.ToLower(addr), ".")]
 	}
-	return g.names[strings.TrimSuffix(strings.ToLower(host), ".")]
+	host = strings.TrimSuffix(host, ".")
+	return g.names[host] || g.names[net.JoinHostPort(host, port)]
 }
 
 // control runs after name resolution, before the connect: address is the

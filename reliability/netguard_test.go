@@ -169,3 +169,17 @@ func TestParseAllowedHosts(t *testing.T) {
 		}
 	}
 }
+
+// A configured catalog is admitted by host:port, not its whole host: the
+// other loopback ports stay closed.
+func TestDialGuardHostPortEntryAdmitsThatPortOnly(t *testing.T) {
+	srv, hits := countingServer(t)
+	other, otherHits := countingServer(t)
+	l := guardedLayer(t, NetworkPolicy{DenyPrivate: true, AllowedHosts: []string{srv.Listener.Addr().String()}})
+	if err := getThrough(t, l, srv.URL+"/"); err != nil || hits.Load() != 1 {
+		t.Errorf("the admitted host:port: %v", err)
+	}
+	if err := getThrough(t, l, other.URL+"/"); err == nil || otherHits.Load() != 0 {
+		t.Errorf("another port of the same host was reached (err %v)", err)
+	}
+}

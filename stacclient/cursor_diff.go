@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // A cursor must stay small whatever the search, yet the request it
@@ -157,7 +159,7 @@ func (c *Client) ApplyDiff(ctx context.Context, p SearchParams, d RequestDiff) (
 
 // underScopeRoot reports whether u is on root's origin, under its path.
 func underScopeRoot(u, root *url.URL) bool {
-	return originOf(u) == originOf(root) && underRoot(u.Path, root.Path)
+	return reliability.Origin(u) == reliability.Origin(root) && underRoot(u.Path, root.Path)
 }
 
 // baseQuery is the pairs a diff's query refers to: the catalog URL's own

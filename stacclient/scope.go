@@ -26,11 +26,11 @@ func (c *Client) scopeProblem(u *url.URL) string {
 		roots = append(roots, answered)
 	}
 	for _, root := range roots {
-		if originOf(u) == originOf(root) && underRoot(u.Path, root.Path) {
+		if reliability.Origin(u) == reliability.Origin(root) && underRoot(u.Path, root.Path) {
 			return ""
 		}
 	}
-	if originOf(u) != c.origin && (len(roots) == 1 || originOf(u) != originOf(roots[1])) {
+	if reliability.Origin(u) != c.origin && (len(roots) == 1 || reliability.Origin(u) != reliability.Origin(roots[1])) {
 		return fmt.Sprintf("it points to another origin (%s) than the catalog's (%s)", originLabel(u), originLabel(c.base))
 	}
 	return fmt.Sprintf("it points outside the catalog: %s is not under the catalog's root path %s", u.Path, rootDir(c.base.Path))

@@ -27,8 +27,10 @@ type setting struct {
 var (
 	setCatalog    = setting{"catalog", "STAC_MCP_CATALOG_URL", "REF", "default catalog: URL, preset name, demo, or path to a catalog.json (default earth-search)"}
 	setCeiling    = setting{"max-items-ceiling", "STAC_MCP_MAX_ITEMS_CEILING", "N", "largest max_items a search accepts (default 100)"}
-	setHeaders    = setting{"headers", "STAC_MCP_HEADERS", "HEADERS", `headers sent to the catalog's own origin only (never logged): Name=value pairs separated by ';' or newlines, e.g. "Authorization=Bearer abc;X-Api-Key=k", or a JSON object {"Authorization":"Bearer abc"}`}
-	setCatalogs   = setting{"catalogs", "STAC_MCP_CATALOGS", "LIST", "extra catalogs by name, usable wherever a preset name is: name=url pairs separated by ',', ';' or newlines, e.g. internal=https://stac.internal.example/v1"}
+	setHeaders    = setting{"headers", "STAC_MCP_HEADERS", "HEADERS", `headers sent to the default catalog's own origin only (never to another catalog, never logged): Name=value pairs separated by ';' or newlines, e.g. "Authorization=Bearer abc;X-Api-Key=k", or a JSON object {"Authorization":"Bearer abc"}; other catalogs: STAC_MCP_CATALOG_HEADERS_<NAME>`}
+	setCatalogs   = setting{"catalogs", "STAC_MCP_CATALOGS", "LIST", "extra catalogs by name, usable wherever a preset name is: name=url or name=path pairs separated by ',', ';' or newlines, e.g. internal=https://stac.internal.example/v1,archive=/srv/stac/catalog.json (a path is absolute, starts with '.', or is file://; over http the only way to serve a local catalog besides --catalog)"}
+	setAllowPriv  = setting{"allow-private-networks", "STAC_MCP_ALLOW_PRIVATE_NETWORKS", "BOOL", "http: let catalog_url, next links, redirects and asset probes reach loopback, private and link-local addresses (default false; stdio always may)"}
+	setAllowHosts = setting{"allowed-catalog-hosts", "STAC_MCP_ALLOWED_CATALOG_HOSTS", "LIST", "http: hosts reachable even when private: names, IPs or CIDR prefixes separated by ',', e.g. stac.internal.example,10.20.0.0/16 (configured catalogs are always reachable)"}
 	setHTTPAddr   = setting{"addr", "STAC_MCP_HTTP_ADDR", "ADDR", "http: listen address (default " + defaultHTTPAddr + "); a non-loopback address needs STAC_MCP_HTTP_TOKEN"}
 	setLogLevel   = setting{"log-level", "STAC_MCP_LOG_LEVEL", "LEVEL", "trace, debug, info, warn or error (default info); logs go to stderr"}
 	setLogFmt     = setting{"log-format", "STAC_MCP_LOG_FORMAT", "FORMAT", "json (default) or console"}
@@ -53,7 +55,7 @@ var reliabilitySettings = []setting{
 	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: off (default), on (after the host's p95 latency), or a delay in seconds"},
 }
 
-var serverSettings = []setting{setCatalog, setCatalogs, setCeiling, setHeaders, setLogLevel, setLogFmt, setMetrics, setHTTPAddr, setDemoFaults, setDemoSeed}
+var serverSettings = []setting{setCatalog, setCatalogs, setCeiling, setHeaders, setLogLevel, setLogFmt, setMetrics, setHTTPAddr, setAllowPriv, setAllowHosts, setDemoFaults, setDemoSeed}
 
 // flagSettings are every setting that has a flag and a variable: the flags
 // loadConfig registers and, with secretSettings, the variables the unknown
@@ -72,10 +74,16 @@ const (
 	minCursorKeyLen = 32
 )
 
+// envCatalogHeaders is the prefix of the per-catalog header variables:
+// STAC_MCP_CATALOG_HEADERS_<NAME>, NAME a preset or STAC_MCP_CATALOGS name
+// in uppercase with '-' as '_' (tools.HeadersEnvSuffix).
+const envCatalogHeaders = "STAC_MCP_CATALOG_HEADERS_"
+
 // secretSettings are read from the environment only.
 var secretSettings = []setting{
 	{"", envHTTPToken, "SECRET", "http and --metrics-addr: bearer token every request must carry (Authorization: Bearer …); required for a non-loopback address, then at least 16 bytes; enforced whenever set"},
 	{"", envCursorKey, "SECRET", "key that signs cursors (at least 32 characters, e.g. openssl rand -hex 32): replicas sharing it continue each other's cursors (default: a random key per http process; stdio and call keep one in the user's state directory)"},
+	{"", envCatalogHeaders + "<NAME>", "HEADERS", "headers for one preset or STAC_MCP_CATALOGS catalog, sent to its origin only, same forms as STAC_MCP_HEADERS, e.g. STAC_MCP_CATALOG_HEADERS_INTERNAL=X-Api-Key=k"},
 }
 
 // defaultMaxItemsCeiling bounds search_items output for a model's context.
@@ -95,8 +103,11 @@ type config struct {
 
 	Catalog         string
 	MaxItemsCeiling int
-	Headers         http.Header
+	Headers         http.Header            // the default catalog's (STAC_MCP_HEADERS)
+	CatalogHeaders  map[string]http.Header // by lowercase catalog name (STAC_MCP_CATALOG_HEADERS_<NAME>)
 	NamedCatalogs   []tools.Preset
+	AllowPrivate    bool     // http: private addresses reachable (STAC_MCP_ALLOW_PRIVATE_NETWORKS)
+	AllowedHosts    []string // http: hosts reachable even when private
 	HTTPAddr        string
 	HTTPToken       string
 	CursorKey       string // STAC_MCP_CURSOR_KEY; empty: see cursorKeyFor
@@ -183,6 +194,23 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 		}
 		cfg.NamedCatalogs = named
 	}
+	if err := loadCatalogHeaders(cfg, env); err != nil {
+		return nil, err
+	}
+	if v, name, ok := lookup(setAllowPriv); ok {
+		allow, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, usageError("%s=%q: want true or false", name, v)
+		}
+		cfg.AllowPrivate = allow
+	}
+	if v, name, ok := lookup(setAllowHosts); ok {
+		hosts, err := reliability.ParseAllowedHosts(name, v)
+		if err != nil {
+			return nil, usageError("%v", err)
+		}
+		cfg.AllowedHosts = hosts
+	}
 	cfg.HTTPAddr, _, _ = lookup(setHTTPAddr)
 	limits, err := loadHTTPLimits(lookup)
 	if err != nil {
@@ -243,6 +271,38 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 	}
 	cfg.Policy = policy
 	return cfg, nil
+}
+
+// loadCatalogHeaders reads STAC_MCP_CATALOG_HEADERS_<NAME> for every
+// preset and configured catalog. Headers for a local catalog are refused:
+// nothing would send them.
+func loadCatalogHeaders(cfg *config, env func(string) (string, bool)) error {
+	names := []string{}
+	for _, p := range tools.Presets() {
+		names = append(names, p.Name)
+	}
+	for _, p := range cfg.NamedCatalogs {
+		names = append(names, p.Name)
+	}
+	for _, name := range names {
+		variable := envCatalogHeaders + tools.HeadersEnvSuffix(name)
+		v, ok := env(variable)
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		if remote, _ := tools.KnowsCatalogName(name, cfg.NamedCatalogs); !remote {
+			return usageError("%s: catalog %q is a local static catalog; it is read from files and sends no headers", variable, name)
+		}
+		h, err := parseHeaders(strings.TrimSpace(v))
+		if err != nil {
+			return usageError("%s: %v", variable, err)
+		}
+		if cfg.CatalogHeaders == nil {
+			cfg.CatalogHeaders = map[string]http.Header{}
+		}
+		cfg.CatalogHeaders[name] = h
+	}
+	return nil
 }
 
 // parseHeaders reads STAC_MCP_HEADERS / --headers: either a JSON object

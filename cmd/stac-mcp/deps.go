@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
+	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -40,14 +44,17 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	for _, w := range cfg.UnknownEnv {
 		warn.Warn().Str("event", "unknown_setting").Msg(w)
 	}
-	layer := reliability.New(cfg.Policy, reliability.Options{Logger: &logger})
+	layer := reliability.New(cfg.Policy, reliability.Options{Logger: &logger, Network: networkPolicy(cfg)})
 	catalogs := tools.NewCatalogs(tools.CatalogsOptions{
-		Default:    cfg.Catalog,
-		HTTPClient: layer.HTTPClient(),
-		Headers:    cfg.Headers,
-		Named:      cfg.NamedCatalogs,
-		UserAgent:  "stac-mcp/" + version(),
-		WrapDemo:   demoFaults(cfg.DemoFaultRate, cfg.DemoFaultSeed, &logger),
+		Default:          cfg.Catalog,
+		HTTPClient:       layer.HTTPClient(),
+		Headers:          cfg.Headers,
+		CatalogHeaders:   cfg.CatalogHeaders,
+		Named:            cfg.NamedCatalogs,
+		UserAgent:        "stac-mcp/" + version(),
+		UntrustedCallers: cfg.Command == "http",
+		TrustAddress:     layer.TrustAddress,
+		WrapDemo:         demoFaults(cfg.DemoFaultRate, cfg.DemoFaultSeed, &logger),
 	})
 	if err := catalogs.Check(""); err != nil {
 		_ = catalogs.Close()
@@ -61,6 +68,12 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 		names = append(names, t.Def.Name)
 	}
 	layer.DeclareTools(names...)
+	if cfg.Command == "" || cfg.Command == "stdio" || cfg.Command == "http" {
+		if err := loadConfiguredCatalogs(catalogs, cfg.Policy.ToolTimeout, &logger); err != nil {
+			_ = catalogs.Close()
+			return nil, err
+		}
+	}
 	deps := &tools.Deps{
 		Layer:     layer,
 		Catalogs:  catalogs,
@@ -69,6 +82,59 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 		CursorKey: cursorKeyFor(cfg, logger),
 	}
 	return &app{deps: deps, server: tools.NewServer(deps, version()), logger: logger}, nil
+}
+
+// networkPolicy is the dial policy of the transport: over http, clients
+// are not trusted to choose private addresses, so only what the operator
+// configured (catalogs, STAC_MCP_ALLOWED_CATALOG_HOSTS) is reachable there,
+// unless STAC_MCP_ALLOW_PRIVATE_NETWORKS. stdio and the one-shot commands
+// run for the person who started them: anything goes.
+func networkPolicy(cfg *config) reliability.NetworkPolicy {
+	if cfg.Command != "http" || cfg.AllowPrivate {
+		return reliability.NetworkPolicy{}
+	}
+	hosts := append([]string(nil), cfg.AllowedHosts...)
+	configured := []string{cfg.Catalog}
+	for _, p := range cfg.NamedCatalogs {
+		configured = append(configured, p.URL)
+	}
+	for _, raw := range configured {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+			continue
+		}
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+		hosts = append(hosts, net.JoinHostPort(strings.ToLower(u.Hostname()), port)) // that port only
+	}
+	return reliability.NetworkPolicy{DenyPrivate: true, AllowedHosts: hosts}
+}
+
+// loadConfiguredCatalogs loads the operator's local static catalogs at
+// startup and logs what each skipped; a default catalog that cannot load
+// refuses to start, a named one is logged as an error (its calls fail with
+// the same message).
+func loadConfiguredCatalogs(catalogs *tools.Catalogs, timeout time.Duration, logger *zerolog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for _, res := range catalogs.LoadConfigured(ctx) {
+		if res.Err != nil {
+			if res.Default {
+				return usageError("--catalog / STAC_MCP_CATALOG_URL: the local catalog cannot be served: %v", res.Err)
+			}
+			logger.Error().Str("event", "catalog_load_failed").Str("catalog", res.Ref).Err(res.Err).
+				Msg("a configured local catalog cannot be loaded; calls naming it will fail until it is fixed")
+			continue
+		}
+		for _, n := range res.Notes {
+			logger.Warn().Str("event", "catalog_load_skipped").Str("catalog", res.Ref).Str("note", n).
+				Msg("loading a local catalog skipped something")
+		}
+		logger.Info().Str("event", "catalog_loaded").Str("catalog", res.Ref).Int("skipped", len(res.Notes)).Msg("local catalog loaded")
+	}
+	return nil
 }
 
 func (a *app) close() {

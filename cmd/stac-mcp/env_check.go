@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/stacmcp/stac-mcp/tools"
 )
 
 // envPrefix starts every variable stac-mcp reads.
@@ -13,7 +15,7 @@ const envPrefix = "STAC_MCP_"
 // pattern rather than from a settings table, and of variables other parts
 // of the project read (the SLO benchmark harness): names under them are not
 // reported as unknown.
-var envPrefixFamilies = []string{"STAC_MCP_SLO_"}
+var envPrefixFamilies = []string{"STAC_MCP_SLO_", envCatalogHeaders}
 
 // knownEnvNames are the variables the settings tables declare.
 func knownEnvNames() []string {
@@ -47,6 +49,27 @@ func unknownEnvWarnings(environ []string) []string {
 	}
 	slices.Sort(warnings)
 	return slices.Compact(warnings)
+}
+
+// unknownCatalogHeaderWarnings reports STAC_MCP_CATALOG_HEADERS_<NAME>
+// variables whose NAME is no preset or configured catalog: credentials
+// under a misspelt name would silently never be sent.
+func unknownCatalogHeaderWarnings(environ []string, named []tools.Preset) []string {
+	var suffixes []string
+	for _, p := range slices.Concat(tools.Presets(), named) {
+		suffixes = append(suffixes, envCatalogHeaders+tools.HeadersEnvSuffix(p.Name))
+	}
+	var warnings []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, envCatalogHeaders) || slices.Contains(suffixes, name) {
+			continue
+		}
+		closest, _ := closestName(name, suffixes)
+		warnings = append(warnings, fmt.Sprintf("%s names no preset or STAC_MCP_CATALOGS catalog, so these headers are sent nowhere; did you mean %s?", name, closest))
+	}
+	slices.Sort(warnings)
+	return warnings
 }
 
 // closestName is the candidate with the smallest edit distance to name.

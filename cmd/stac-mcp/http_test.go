@@ -347,7 +347,9 @@ func TestHTTPGracefulShutdownFinishesTheCallInFlight(t *testing.T) {
 
 func TestHTTPOneSessionsHangingCatalogDoesNotStarveAnother(t *testing.T) {
 	hanging, entered, release := slowCatalog(t)
-	s := startHTTPForTest(t, map[string]string{"STAC_MCP_BULKHEAD_MAX": "2", "STAC_MCP_MAX_ATTEMPTS": "1"},
+	// The hanging catalog is a loopback server named by catalog_url, which
+	// http mode refuses unless private networks are allowed.
+	s := startHTTPForTest(t, map[string]string{"STAC_MCP_BULKHEAD_MAX": "2", "STAC_MCP_MAX_ATTEMPTS": "1", "STAC_MCP_ALLOW_PRIVATE_NETWORKS": "true"},
 		"--catalog", "demo", "--log-level", "error", "--tool-timeout-secs", "30", "--attempt-timeout-secs", "30")
 	hc := newTestHTTPClient(t)
 	stuck, healthy := connectHTTP(t, s.url, hc), connectHTTP(t, s.url, hc)

@@ -39,7 +39,7 @@ func usageError(format string, args ...any) error {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) (string, bool), environ func() []string) int {
 	cfg, err := loadConfig(args, env)
 	if err == nil {
-		cfg.UnknownEnv = unknownEnvWarnings(environ())
+		cfg.UnknownEnv = append(unknownEnvWarnings(environ()), unknownCatalogHeaderWarnings(environ(), cfg.NamedCatalogs)...)
 		err = dispatch(ctx, cfg, stdin, stdout, stderr)
 	}
 	if err == nil {
