@@ -56,9 +56,9 @@ func writeHelp(w io.Writer) error {
 	for _, p := range tools.Presets() {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Name, p.URL, p.Why)
 	}
-	fmt.Fprintf(tw, "  NAME\t\ta catalog configured with --catalogs / STAC_MCP_CATALOGS\n")
+	fmt.Fprintf(tw, "  NAME\t\ta catalog configured with --catalogs / STAC_MCP_CATALOGS (a URL or a local path)\n")
 	fmt.Fprintf(tw, "  %s\t(in-process)\tthe embedded demo catalog, no network needed\n", tools.DemoCatalog)
-	fmt.Fprintf(tw, "  PATH\t\ta local static catalog.json (or its directory), served in-process and searchable\n")
+	fmt.Fprintf(tw, "  PATH\t\ta local static catalog.json (or its directory), served in-process and searchable (http: --catalog and STAC_MCP_CATALOGS only)\n")
 	fmt.Fprintf(tw, "  URL\t\tany STAC API root, e.g. https://example.com/stac/v1\n")
 	if err := tw.Flush(); err != nil {
 		return err
