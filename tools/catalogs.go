@@ -241,7 +241,9 @@ func (c *Catalogs) Resolve(ctx context.Context, ref string) (*Catalog, error) {
 		}
 		return c.remoteLocked(r.ref, r.name, r.url)
 	case refDemo:
-		return c.inProcess(ctx, r.ref, DemoCatalog, DemoCatalog, func(context.Context) (*staticStore, error) { return loadDemoStore() })
+		// The embedded demo is trusted and small (about 0.1 s to load): a
+		// caller's deadline does not cut its first load short.
+		return c.inProcess(context.WithoutCancel(ctx), r.ref, DemoCatalog, DemoCatalog, func(context.Context) (*staticStore, error) { return loadDemoStore() })
 	default:
 		name := r.name
 		if name == "" {
@@ -443,7 +445,8 @@ func (c *Catalogs) inProcess(ctx context.Context, ref, name, key string, load fu
 		}
 		return withRef(res.Val.(*Catalog), ref), nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("catalog %q: the static catalog did not finish loading in time: %w", ref, ctx.Err())
+		return nil, fmt.Errorf("catalog %q: the static catalog did not finish loading within the tool timeout (STAC_MCP_TOOL_TIMEOUT_SECS); "+
+			"a catalog the operator names in --catalog or STAC_MCP_CATALOGS is loaded once at startup instead: %w", ref, ctx.Err())
 	}
 }
 
