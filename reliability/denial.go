@@ -66,7 +66,7 @@ func (d *Denial) Error() string {
 	}
 	b.WriteString(". ")
 	b.WriteString(d.Next)
-	return b.String()
+	return RedactSecrets(b.String()) // a cause may quote a URL with a key in it
 }
 
 func (d *Denial) Unwrap() error { return d.Err }

@@ -1,6 +1,10 @@
 package reliability
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestRedactSecrets(t *testing.T) {
 	for in, want := range map[string]string{
@@ -14,5 +18,12 @@ func TestRedactSecrets(t *testing.T) {
 		if got := RedactSecrets(in); got != want {
 			t.Errorf("RedactSecrets(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestDenialTextIsRedacted(t *testing.T) {
+	d := &Denial{Code: CodeNotRetryable, Host: "h", Attempts: 1, Err: errors.New(`Get "https://h/stac?api_key=SECRET": refused`)}
+	if got := d.Error(); strings.Contains(got, "SECRET") || !strings.Contains(got, "api_key=REDACTED") {
+		t.Errorf("denial text %q", got)
 	}
 }
