@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/tools"
 )
 
 // writeStaticCatalog writes a small static catalog (one collection, one
@@ -218,5 +220,21 @@ func TestStartupLoadsConfiguredLocalCatalogs(t *testing.T) {
 			a.close()
 		}
 		t.Errorf("a broken default local catalog: %v; want a refusal to start", err)
+	}
+}
+
+// Credentials under a misspelt catalog name would silently go nowhere.
+func TestMisspeltCatalogHeadersAreReported(t *testing.T) {
+	named := []tools.Preset{{Name: "internal", URL: "https://stac.internal.example/v1"}}
+	got := unknownCatalogHeaderWarnings([]string{
+		"STAC_MCP_CATALOG_HEADERS_INTERNAL=X-Api-Key=k",
+		"STAC_MCP_CATALOG_HEADERS_PLANETARY_COMPUTER=X=1",
+		"STAC_MCP_CATALOG_HEADERS_INTERNL=X-Api-Key=k",
+	}, named)
+	if len(got) != 1 || !strings.Contains(got[0], "STAC_MCP_CATALOG_HEADERS_INTERNL") || !strings.Contains(got[0], "did you mean STAC_MCP_CATALOG_HEADERS_INTERNAL") {
+		t.Errorf("warnings %q", got)
+	}
+	if w := unknownEnvWarnings([]string{"STAC_MCP_CATALOG_HEADERS_INTERNAL=x"}); len(w) != 0 {
+		t.Errorf("a per-catalog headers variable is reported as unknown: %q", w)
 	}
 }
