@@ -83,15 +83,18 @@ func cursorCatalogRef(c *Catalog) string {
 }
 
 // catalogKey identifies a catalog across processes, for a cursor that
-// carries only its fingerprint.
+// carries only its fingerprint: a name the operator configured (a preset,
+// a STAC_MCP_CATALOGS entry, which may be a local catalog served on a
+// loopback port that changes at every start, or "demo"), else the path or
+// URL as given.
 func catalogKey(c *Catalog) string {
 	switch c.Name {
-	case DemoCatalog:
-		return DemoCatalog
+	case "":
+		return c.URL
 	case "local":
 		return "local:" + c.Ref
 	}
-	return c.URL
+	return c.Name
 }
 
 // resendText tells the model which arguments to send again with a cursor

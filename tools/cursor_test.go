@@ -206,3 +206,18 @@ func TestFitCursorDegradesInOrder(t *testing.T) {
 		}
 	}
 }
+
+// A configured catalog (a local one among them, served on a loopback port
+// that changes at every start) is known to a cursor by its name, so a
+// cursor carrying only the catalog's fingerprint still works after a
+// restart.
+func TestCatalogKeyOfConfiguredCatalogsIsTheirName(t *testing.T) {
+	a := &Catalog{Name: "archive", URL: "http://127.0.0.1:40001"}
+	b := &Catalog{Name: "archive", URL: "http://127.0.0.1:40002"}
+	if catalogKey(a) != catalogKey(b) || catalogKey(a) != "archive" {
+		t.Fatalf("catalogKey = %q and %q, want both \"archive\"", catalogKey(a), catalogKey(b))
+	}
+	if got := catalogKey(&Catalog{URL: "https://stac.example/v1"}); got != "https://stac.example/v1" {
+		t.Fatalf("catalogKey of a plain URL = %q", got)
+	}
+}
