@@ -61,7 +61,16 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if rec != nil {
 		rec.update(func(r *callRecord) { r.attempts++ })
 	}
-	resp, err := t.base.RoundTrip(req.WithContext(attemptCtx))
+	out := req.WithContext(attemptCtx)
+	if !idempotent(req) {
+		// net/http replays a request on a reused connection that died before
+		// the answer when it can rewind the body and the request looks
+		// idempotent, which an Idempotency-Key header makes any POST look.
+		// Without GetBody it cannot: a write the layer sends once reaches
+		// the catalog at most once.
+		out.GetBody = nil
+	}
+	resp, err := t.base.RoundTrip(out)
 	if err == nil {
 		var data []byte
 		data, err = l.readBody(attemptCtx, req, resp)

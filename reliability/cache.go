@@ -108,6 +108,10 @@ func canonicalJSON(body []byte) []byte {
 
 // responseCache keeps successful reads for a short TTL, least recently used
 // first out once maxBytes is reached. Failures are never stored.
+//
+// Every write to a host moves that host's generation on (invalidate), and
+// an entry is served only in the generation its read started in: a read
+// after a write never gets the answer from before it, whatever the TTL.
 type responseCache struct {
 	mu       sync.Mutex
 	ttl      time.Duration
@@ -115,17 +119,34 @@ type responseCache struct {
 	used     int64
 	order    *list.List // front = most recently used
 	entries  map[string]*list.Element
+	gens     map[string]uint64 // write generation per host
 }
 
 type cacheEntry struct {
 	key     string
+	host    string
+	gen     uint64 // the host's generation when the read started
 	snap    *snapshot
 	expires time.Time
 	size    int64
 }
 
 func newResponseCache(ttl time.Duration, maxBytes int64) *responseCache {
-	return &responseCache{ttl: ttl, maxBytes: maxBytes, order: list.New(), entries: map[string]*list.Element{}}
+	return &responseCache{ttl: ttl, maxBytes: maxBytes, order: list.New(), entries: map[string]*list.Element{}, gens: map[string]uint64{}}
+}
+
+// generation is host's write generation: read it before a read is sent.
+func (c *responseCache) generation(host string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gens[host]
+}
+
+// invalidate makes every answer from host read so far stale.
+func (c *responseCache) invalidate(host string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gens[host]++
 }
 
 func (c *responseCache) enabled() bool { return c.ttl > 0 && c.maxBytes > 0 }
@@ -138,7 +159,7 @@ func (c *responseCache) get(key string, now time.Time) (*snapshot, bool) {
 		return nil, false
 	}
 	e := el.Value.(*cacheEntry)
-	if !now.Before(e.expires) {
+	if !now.Before(e.expires) || e.gen != c.gens[e.host] {
 		c.remove(el)
 		return nil, false
 	}
@@ -146,10 +167,12 @@ func (c *responseCache) get(key string, now time.Time) (*snapshot, bool) {
 	return e.snap, true
 }
 
-// putFor stores a 2xx snapshot for ttl (0: not stored; see storeTTL). An
-// entry larger than a quarter of the cache is not stored, so one huge page
-// cannot flush everything else.
-func (c *responseCache) putFor(key string, s *snapshot, now time.Time, ttl time.Duration) {
+// putFor stores a 2xx snapshot of a read of host that started in write
+// generation gen, for ttl (0: not stored; see storeTTL). An answer from
+// before the host's latest write is not stored, and an entry larger than a
+// quarter of the cache is not either, so one huge page cannot flush
+// everything else.
+func (c *responseCache) putFor(key, host string, gen uint64, s *snapshot, now time.Time, ttl time.Duration) {
 	if s.status < 200 || s.status > 299 || ttl <= 0 {
 		return
 	}
@@ -159,10 +182,13 @@ func (c *responseCache) putFor(key string, s *snapshot, now time.Time, ttl time.
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if gen != c.gens[host] {
+		return
+	}
 	if el, ok := c.entries[key]; ok {
 		c.remove(el)
 	}
-	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, snap: s, expires: now.Add(ttl), size: size})
+	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, host: host, gen: gen, snap: s, expires: now.Add(ttl), size: size})
 	c.used += size
 	for c.used > c.maxBytes {
 		c.remove(c.order.Back())

@@ -96,7 +96,7 @@ func TestCacheIsBoundedInBytes(t *testing.T) {
 	c := newResponseCache(time.Minute, 4096)
 	body := make([]byte, 700) // ~956 bytes per entry with overhead
 	for i := range 10 {
-		c.putFor(string(rune('a'+i)), &snapshot{status: 200, header: http.Header{}, body: body}, now, time.Minute)
+		c.putFor(string(rune('a'+i)), "h", 0, &snapshot{status: 200, header: http.Header{}, body: body}, now, time.Minute)
 		if c.bytesUsed() > 4096 {
 			t.Fatalf("after %d entries the cache holds %d bytes, cap 4096", i+1, c.bytesUsed())
 		}
@@ -107,7 +107,7 @@ func TestCacheIsBoundedInBytes(t *testing.T) {
 	if _, ok := c.get("j", now); !ok {
 		t.Error("the newest entry was evicted")
 	}
-	c.putFor("big", &snapshot{status: 200, header: http.Header{}, body: make([]byte, 2048)}, now, time.Minute)
+	c.putFor("big", "h", 0, &snapshot{status: 200, header: http.Header{}, body: make([]byte, 2048)}, now, time.Minute)
 	if _, ok := c.get("big", now); ok {
 		t.Error("an entry over a quarter of the cache was stored")
 	}

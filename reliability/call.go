@@ -33,6 +33,17 @@ type Receipt struct {
 	// links, redirects, asset probes), at most maxHostsPerCall; not part of
 	// the result's _meta.
 	Hosts []string `json:"-"`
+
+	// SideEffect is what the call may change upstream: read, create,
+	// update or delete. The fields after it are set for writes only
+	// (WriteNote): the idempotency key, how the outcome was reached
+	// (executed, duplicate, looked-up, replayed), and for a duplicate the
+	// correlation id of the call whose stored outcome it returns.
+	SideEffect            string `json:"side_effect"`
+	IdempotencyKey        string `json:"idempotency_key,omitempty"`
+	ReplayDecision        string `json:"replay_decision,omitempty"`
+	Duplicate             bool   `json:"duplicate,omitempty"`
+	OriginalCorrelationID string `json:"original_correlation_id,omitempty"`
 }
 
 // maxHostsPerCall bounds Receipt.Hosts.
@@ -56,6 +67,7 @@ type callRecord struct {
 	throttleHit bool // a 403 {"message":"Forbidden"} answer was seen
 	seen        lastSeen
 	hosts       []string
+	write       WriteNote // set by write tools (NoteWrite)
 }
 
 // noteHost adds host to the hosts the call contacted.
@@ -130,10 +142,16 @@ func (r *callRecord) update(f func(r *callRecord)) {
 func (r *callRecord) receipt() Receipt {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	sideEffect := r.write.SideEffect
+	if sideEffect == "" {
+		sideEffect = SideEffectRead
+	}
 	return Receipt{
 		CorrelationID: r.correlationID, Tool: r.tool, Attempts: r.attempts, Retries: r.retries, Hedges: r.hedges,
 		UpstreamRequests: r.requests, ElapsedMS: time.Since(r.start).Milliseconds(),
 		CacheHit: r.cacheHit, Coalesced: r.coalesced, CatalogHost: r.host, Hosts: slices.Clone(r.hosts),
+		SideEffect: sideEffect, IdempotencyKey: r.write.IdempotencyKey, ReplayDecision: r.write.ReplayDecision,
+		Duplicate: r.write.Duplicate, OriginalCorrelationID: r.write.OriginalCorrelationID,
 	}
 }
 
@@ -196,6 +214,26 @@ func (l *Layer) Run(ctx context.Context, tool, catalogHost string, fn func(ctx c
 	return receipt, err
 }
 
+// annotate completes a denial the layer builds for this call with the
+// call's side effect: a write's denial names its key, and allows a retry
+// only with that same key. It runs when the denial is built, before it can
+// be shared (coalesced readers share their leader's denial).
+func (r *callRecord) annotate(d *Denial) *Denial {
+	r.mu.Lock()
+	note := r.write
+	r.mu.Unlock()
+	d.Recovery = recoveryFor(d.Code, note.writes())
+	d.SideEffect = SideEffectRead
+	if note.writes() {
+		d.SideEffect, d.IdempotencyKey = note.SideEffect, note.IdempotencyKey
+		if d.Recovery == RecoveryRetrySameKey {
+			d.Next += " Call again with the same arguments and the same idempotency_key, never a new one: " +
+				"the server checks whether the write was applied before it sends anything again."
+		}
+	}
+	return d
+}
+
 // reportLatePanic drains fn's result after Run returned, so a panic in an
 // abandoned fn is logged instead of lost (it cannot be re-raised anywhere).
 func (l *Layer) reportLatePanic(rec *callRecord, done <-chan fnResult) {
@@ -227,11 +265,11 @@ func (l *Layer) finish(ctx context.Context, rec *callRecord, err error) error {
 		dup.Err = err
 		return &dup
 	case throttled:
-		return &Denial{
+		return rec.annotate(&Denial{
 			Code: CodeNotRetryable, Host: rec.host, ErrorClass: classHTTP4xx, Attempts: rec.receipt().Attempts,
 			ElapsedMS: since(rec.start), LastStatus: seen.status, LastMessage: seen.message,
 			RetryAt: l.now().Add(10 * time.Second), Next: throttle403Next(rec.host), Err: err,
-		}
+		})
 	}
 	return err
 }
@@ -251,10 +289,10 @@ func (l *Layer) toolTimeout(rec *callRecord, cause error) *Denial {
 		Int("attempt", rc.Attempts).Int64("wait_ms", seen.wait.Milliseconds()).Int64("elapsed_ms", rc.ElapsedMS).
 		Str("error_class", seen.class).Int("status", seen.status).Str("host", rec.host).Str("url_path", seen.path).
 		Msg("tool call stopped at its deadline")
-	return &Denial{
+	return rec.annotate(&Denial{
 		Code: CodeTimeout, Host: rec.host, ErrorClass: seen.class, Attempts: rc.Attempts, ElapsedMS: rc.ElapsedMS,
 		LastStatus: seen.status, LastMessage: seen.message, Next: nextStep(CodeTimeout, l.policy, time.Time{}, l.now(), false), Err: cause,
-	}
+	})
 }
 
 // complete records the call's metrics and its tool_complete event.
@@ -269,6 +307,7 @@ func (l *Layer) complete(rec *callRecord, rc Receipt, err error) {
 	}
 	l.metrics.toolCalls.WithLabelValues(rec.tool, outcome).Inc()
 	l.metrics.toolDuration.WithLabelValues(rec.tool).Observe(time.Since(rec.start).Seconds())
+	l.metrics.countWrite(rec.tool, rc, err, outcome)
 	seen := rec.lastSeen()
 	ev := l.log.Info()
 	if err != nil {
@@ -276,6 +315,9 @@ func (l *Layer) complete(rec *callRecord, rc Receipt, err error) {
 	}
 	if seen.path != "" {
 		ev = ev.Str("error_class", seen.class).Int("status", seen.status).Str("url_path", seen.path)
+	}
+	if rc.SideEffect != SideEffectRead {
+		ev = ev.Str("side_effect", rc.SideEffect).Str("replay_decision", rc.ReplayDecision).Bool("duplicate", rc.Duplicate)
 	}
 	ev.Str("event", eventToolComplete).Str("correlation_id", rc.CorrelationID).Str("tool_name", rc.Tool).
 		Str("outcome", outcome).Int("attempt", rc.Attempts).Int("retries", rc.Retries).
@@ -288,10 +330,19 @@ func (r Receipt) Meta() map[string]any {
 	m := map[string]any{
 		"correlation_id": r.CorrelationID, "tool_name": r.Tool, "attempts": r.Attempts, "retries": r.Retries,
 		"upstream_requests": r.UpstreamRequests, "elapsed_ms": r.ElapsedMS, "cache_hit": r.CacheHit,
-		"coalesced": r.Coalesced, "catalog_host": r.CatalogHost,
+		"coalesced": r.Coalesced, "catalog_host": r.CatalogHost, "side_effect": r.SideEffect,
 	}
 	if r.Hedges > 0 {
 		m["hedges"] = r.Hedges
+	}
+	for k, v := range map[string]string{"idempotency_key": r.IdempotencyKey, "replay_decision": r.ReplayDecision,
+		"original_correlation_id": r.OriginalCorrelationID} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if r.Duplicate {
+		m["duplicate"] = true
 	}
 	return m
 }

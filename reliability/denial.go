@@ -16,6 +16,12 @@ const (
 	CodeNotRetryable    = "not_retryable"
 	CodeDeadline        = "deadline"
 	CodeOverloaded      = "overloaded"
+
+	// Denials of write tools, decided before anything is sent (or after the
+	// answer to a write was lost); see adr/0014-idempotent-writes.md.
+	CodeIdempotencyConflict = "idempotency_conflict"
+	CodeInFlight            = "in_flight"
+	CodeOutcomeUnknown      = "outcome_unknown"
 )
 
 // Denial is a typed give-up: why the layer stopped and what to do next.
@@ -32,7 +38,14 @@ type Denial struct {
 	RetryAfterMS int64     `json:"retry_after_ms,omitempty"`
 	RetryAt      time.Time `json:"retry_at,omitzero"`
 	Next         string    `json:"next"` // what to do next, for the model
-	Err          error     `json:"-"`
+	// Recovery is the action allowed next, as a code: retry,
+	// retry_same_key, fix_request or new_key (Recovery* constants).
+	Recovery string `json:"recovery"`
+	// SideEffect and IdempotencyKey say what the denied call was: a read,
+	// or a write under which key.
+	SideEffect     string `json:"side_effect,omitempty"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	Err            error  `json:"-"`
 }
 
 var codeSummaries = map[string]string{
@@ -43,6 +56,10 @@ var codeSummaries = map[string]string{
 	CodeNotRetryable:    "the request failed in a way that retrying cannot fix",
 	CodeDeadline:        "there was not enough time left before the tool deadline to wait and retry",
 	CodeOverloaded:      "this server is at one of its own resource limits, so it did not send the request",
+
+	CodeIdempotencyConflict: "this idempotency_key was already used with different arguments, so nothing was sent",
+	CodeInFlight:            "another call with this idempotency_key is still running, so nothing was sent",
+	CodeOutcomeUnknown:      "the answer to the write was lost and the catalog could not be checked, so it is not known whether the write was applied",
 }
 
 func (d *Denial) Error() string {
@@ -51,7 +68,11 @@ func (d *Denial) Error() string {
 	if d.Host != "" {
 		b.WriteString(" to " + d.Host)
 	}
-	fmt.Fprintf(&b, " was given up (%s): %s", d.Code, codeSummaries[d.Code])
+	what := "given up"
+	if d.Code == CodeIdempotencyConflict || d.Code == CodeInFlight {
+		what = "not sent"
+	}
+	fmt.Fprintf(&b, " was %s (%s): %s", what, d.Code, codeSummaries[d.Code])
 	fmt.Fprintf(&b, "; %d attempt(s) in %d ms", d.Attempts, d.ElapsedMS)
 	switch {
 	case d.LastStatus != 0 && d.LastMessage != "":

@@ -214,6 +214,7 @@ func (r *retryLoop) deny(code string, cause error) *Denial {
 	default:
 		d.Next = nextStep(code, l.policy, d.RetryAt, now, d.LastStatus == 0 && d.Err != nil && code != CodeOverloaded)
 	}
+	r.rec.annotate(d)
 	r.rec.update(func(c *callRecord) { c.denial = d })
 	if code != CodeTimeout {
 		r.host.counts.add(now, evGiveUp)

@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"errors"
 	"net/http"
 	"slices"
 
@@ -30,6 +31,10 @@ type metrics struct {
 	evictedHosts      prometheus.Counter
 	bodyBytesReserved prometheus.Gauge
 	bodyBudgetRefused prometheus.Counter
+
+	idempotencyDuplicates *prometheus.CounterVec
+	idempotencyConflicts  *prometheus.CounterVec
+	writes                *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -71,7 +76,28 @@ func newMetrics() *metrics {
 	m.bodyBytesReserved = prometheus.NewGauge(prometheus.GaugeOpts{Name: "upstream_body_bytes_in_flight", Help: "Bytes reserved by upstream response bodies being read (bounded by STAC_MCP_BODY_BUDGET_BYTES)."})
 	m.bodyBudgetRefused = prometheus.NewCounter(prometheus.CounterOpts{Name: "body_budget_refusals_total", Help: "Upstream attempts refused because the process-wide budget of body bytes being read was spent."})
 	m.registry.MustRegister(m.trackedHosts, m.evictedHosts, m.bodyBytesReserved, m.bodyBudgetRefused)
+	m.idempotencyDuplicates = counter("idempotency_duplicates_total", "Write calls answered with the stored outcome of an earlier call with the same idempotency key (nothing sent).", "tool_name")
+	m.idempotencyConflicts = counter("idempotency_conflicts_total", "Write calls refused because their idempotency key was used with different arguments.", "tool_name")
+	m.writes = counter("writes_total", "Write calls that decided an outcome, by outcome (ok, error or the denial code) and replay decision (executed, looked-up, replayed; empty when nothing could be decided).", "tool_name", "outcome", "replay_decision")
 	return m
+}
+
+// countWrite counts a write call in the idempotency and write metrics.
+func (m *metrics) countWrite(tool string, rc Receipt, err error, outcome string) {
+	if rc.SideEffect == SideEffectRead {
+		return
+	}
+	var d *Denial
+	switch {
+	case rc.Duplicate:
+		m.idempotencyDuplicates.WithLabelValues(tool).Inc()
+	case errors.As(err, &d) && d.Code == CodeIdempotencyConflict:
+		m.idempotencyConflicts.WithLabelValues(tool).Inc()
+	case errors.As(err, &d) && d.Code == CodeInFlight:
+		// Another call owns the write; it is counted there.
+	default:
+		m.writes.WithLabelValues(tool, outcome, rc.ReplayDecision).Inc()
+	}
 }
 
 func breakerStateValue(state string) float64 {

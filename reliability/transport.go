@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -32,6 +33,12 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ctx = withRecord(ctx, rec)
 	}
 	if !isRead(req.Method, req.URL.Path) {
+		// A write may change what any read of this host returns: answers
+		// cached or in flight from before it are not served after it. The
+		// generation moves again once it is answered, because reads made
+		// while it ran may have seen either state.
+		l.cache.invalidate(req.URL.Host)
+		defer l.cache.invalidate(req.URL.Host)
 		snap, err := l.execute(ctx, rec, req, body)
 		if err != nil {
 			return nil, err
@@ -45,7 +52,11 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	defer l.releaseHost(h)
 	rec.noteHost(req.URL.Host) // a cache hit or a shared request uses the host too
+	gen := l.cache.generation(req.URL.Host)
 	key := requestKey(req, body)
+	// Reads are shared only within one write generation of their host, so
+	// a read asked after a write never joins one asked before it.
+	flightKey := key + "@" + strconv.FormatUint(gen, 10)
 	if bypassesCache(req) {
 		// The caller wants an answer made after it asked (a SAS token,
 		// say): no cache lookup, no joining a request already in flight.
@@ -53,7 +64,7 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.remember(key, req, snap)
+		l.remember(key, gen, req, snap)
 		return snap.response(req), nil
 	}
 	if l.cache.enabled() {
@@ -67,11 +78,11 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		h.counts.add(l.now(), evCacheMiss)
 	}
 	led := false
-	ch := l.flight.DoChan(key, func() (any, error) {
+	ch := l.flight.DoChan(flightKey, func() (any, error) {
 		led = true
 		snap, err := l.execute(ctx, rec, req, body)
 		if err == nil {
-			l.remember(key, req, snap)
+			l.remember(key, gen, req, snap)
 		}
 		return snap, err
 	})
@@ -102,10 +113,12 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // remember stores a read's answer for as long as the policy and both sides'
-// Cache-Control allow (storeTTL); the cache itself keeps only 2xx answers.
-func (l *Layer) remember(key string, req *http.Request, snap *snapshot) {
+// Cache-Control allow (storeTTL); the cache itself keeps only 2xx answers,
+// and none whose host was written to since gen (the generation the read
+// started in).
+func (l *Layer) remember(key string, gen uint64, req *http.Request, snap *snapshot) {
 	if l.cache.enabled() {
-		l.cache.putFor(key, snap, l.now(), storeTTL(l.policy.CacheTTL, req, snap.header))
+		l.cache.putFor(key, req.URL.Host, gen, snap, l.now(), storeTTL(l.policy.CacheTTL, req, snap.header))
 	}
 }
 
@@ -129,15 +142,21 @@ func drainRequestBody(req *http.Request) ([]byte, error) {
 }
 
 // idempotent reports whether a request may be sent more than once: safe
-// methods, STAC reads sent as POST, and anything carrying an Idempotency-Key.
-// PUT and DELETE are idempotent in HTTP terms but are STAC transactions here,
-// so they get one attempt unless they carry a key.
+// methods, STAC reads sent as POST, and PUT or DELETE carrying an
+// Idempotency-Key. PUT and DELETE are idempotent in HTTP terms but are STAC
+// transactions here, so they get one attempt unless the caller vouches for
+// them with a key. A POST or PATCH write is never sent twice by the layer,
+// key or not: most catalogs ignore the header, and a replayed create or
+// patch is the duplicate side effect the key exists to prevent. The tools
+// recover those writes themselves (look the result up before any replay).
 func idempotent(req *http.Request) bool {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
 		return true
+	case http.MethodPut, http.MethodDelete:
+		return req.Header.Get("Idempotency-Key") != ""
 	}
-	return isRead(req.Method, req.URL.Path) || req.Header.Get("Idempotency-Key") != ""
+	return isRead(req.Method, req.URL.Path)
 }
 
 // execute runs the retry loop for one logical request and returns the

@@ -1,0 +1,272 @@
+package reliability
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rs/zerolog"
+)
+
+// TestWriteIsNotReplayedByNetHTTPOnAReusedConnection: net/http replays a
+// request whose reused keep-alive connection dies before the answer when
+// the request looks idempotent, and an Idempotency-Key header makes a POST
+// look idempotent. The layer sends a POST write once, so the catalog must
+// see it once even then.
+func TestWriteIsNotReplayedByNetHTTPOnAReusedConnection(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			_, _ = io.WriteString(w, `{}`)
+			return
+		}
+		posts.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body)
+		// The catalog read the write, then the connection died before any
+		// answer: a reset on a connection the client had reused.
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		conn.(*net.TCPConn).SetLinger(0)
+		conn.Close()
+	}))
+	defer srv.Close()
+	l := loopbackLayer(t, srv)
+	_, err := l.Run(t.Context(), "create_item", "loopback", func(ctx context.Context) error {
+		// A read first, so the write goes out on a reused connection.
+		get, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/", nil)
+		resp, err := l.HTTPClient().Do(get)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		post, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/collections/c/items", strings.NewReader(`{"id":"x"}`))
+		post.Header.Set("Idempotency-Key", "k-1")
+		resp, err = l.HTTPClient().Do(post)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	})
+	if err == nil {
+		t.Fatal("the write's connection died without an answer, yet the call succeeded")
+	}
+	if n := posts.Load(); n != 1 {
+		t.Fatalf("the catalog saw the POST %d times, want exactly 1", n)
+	}
+}
+
+// TestWriteMakesCachedReadsOfItsHostStale: the response cache keeps GETs
+// for 30 s, but a read after a write to the same host must see the write.
+func TestWriteMakesCachedReadsOfItsHostStale(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		version := atomic.Int32{}
+		tl := newTestLayer(t, DefaultPolicy(), func(_ int, req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodPut {
+				version.Add(1)
+				return answer(200, `{}`), nil
+			}
+			return answer(200, `{"v":`+itoa(int(version.Load()))+`}`), nil
+		})
+		read := func() string {
+			var body string
+			_, err := tl.Run(context.Background(), "get_item", testHost, func(ctx context.Context) error {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+testHost+"/collections/c/items/x", nil)
+				var err error
+				_, body, err = tl.readThrough(req)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return body
+		}
+		if got := read(); got != `{"v":0}` {
+			t.Fatalf("first read %s", got)
+		}
+		if got := read(); got != `{"v":0}` || tl.up.hitCount() != 1 {
+			t.Fatalf("second read %s after %d hits; want a cache hit", got, tl.up.hitCount())
+		}
+		if _, err := sendWrite(tl, http.MethodPut, "k"); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(); got != `{"v":1}` {
+			t.Fatalf("read after the write returned %s from the cache, want the written version {\"v\":1}", got)
+		}
+		// The fresh answer is cached again for later reads.
+		hits := tl.up.hitCount()
+		if got := read(); got != `{"v":1}` || tl.up.hitCount() != hits {
+			t.Fatalf("read %s after %d hits (was %d); want the new answer from the cache", got, tl.up.hitCount(), hits)
+		}
+	})
+}
+
+// TestReadInFlightDuringAWriteIsNotCached: an answer to a read that began
+// before a write may show the state before it, so it is not stored.
+func TestReadInFlightDuringAWriteIsNotCached(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var once sync.Once
+		tl := newTestLayer(t, DefaultPolicy(), func(n int, req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodGet && n == 1 {
+				<-release // the first read is answered only after the write
+				return answer(200, `"old"`), nil
+			}
+			if req.Method == http.MethodGet {
+				return answer(200, `"new"`), nil
+			}
+			once.Do(func() { close(release) })
+			return answer(200, `{}`), nil
+		})
+		done := make(chan string)
+		go func() {
+			_, body, _ := readOnce(tl)
+			done <- body
+		}()
+		synctest.Wait() // the first read is waiting for its answer
+		if _, err := sendWrite(tl, http.MethodPut, "k"); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-done; got != `"old"` {
+			t.Fatalf("the read begun before the write got %s", got)
+		}
+		if _, body, _ := readOnce(tl); body != `"new"` {
+			t.Fatalf("a read after the write got %s: the answer from before the write was cached", body)
+		}
+	})
+}
+
+func readOnce(tl *testLayer) (Receipt, string, error) {
+	var body string
+	rc, err := tl.Run(context.Background(), "get_item", testHost, func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+testHost+"/collections/c/items/x", nil)
+		var err error
+		_, body, err = tl.readThrough(req)
+		return err
+	})
+	return rc, body, err
+}
+
+// TestReceiptAndDenialCarryTheWrite: a write's receipt names its side
+// effect, key and replay decision; a read's says "read"; a write's layer
+// denial allows only a retry with the same key.
+func TestReceiptAndDenialCarryTheWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tl := newTestLayer(t, noCache(), always(503, "down"))
+		rc, _, _ := tl.get("get_item", "/x")
+		if rc.SideEffect != SideEffectRead || rc.IdempotencyKey != "" || rc.ReplayDecision != "" {
+			t.Errorf("read receipt %+v", rc)
+		}
+		rc, err := tl.Run(context.Background(), "update_item", testHost, func(ctx context.Context) error {
+			NoteWrite(ctx, WriteNote{SideEffect: SideEffectUpdate, IdempotencyKey: "k-7", ReplayDecision: DecisionExecuted})
+			if now, ok := CurrentReceipt(ctx); !ok || now.IdempotencyKey != "k-7" || now.CorrelationID == "" {
+				t.Errorf("CurrentReceipt = %+v, %v", now, ok)
+			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPut, "https://"+testHost+"/collections/c/items/x", strings.NewReader(`{}`))
+			req.Header.Set("Idempotency-Key", "k-7")
+			_, _, err := tl.readThrough(req)
+			return err
+		})
+		if rc.SideEffect != SideEffectUpdate || rc.IdempotencyKey != "k-7" || rc.ReplayDecision != DecisionExecuted {
+			t.Errorf("write receipt %+v", rc)
+		}
+		var d *Denial
+		if !errors.As(err, &d) || d.Code != CodeRetryExhausted {
+			t.Fatalf("err %v, want retry_exhausted", err)
+		}
+		if d.Recovery != RecoveryRetrySameKey || d.IdempotencyKey != "k-7" || d.SideEffect != SideEffectUpdate ||
+			!strings.Contains(d.Error(), "same idempotency_key") {
+			t.Errorf("write denial %+v: want recovery retry_same_key, the key and the side effect", d)
+		}
+		m := rc.Meta()
+		if m["side_effect"] != SideEffectUpdate || m["idempotency_key"] != "k-7" || m["replay_decision"] != DecisionExecuted {
+			t.Errorf("Meta() = %v", m)
+		}
+		raw, _ := json.Marshal(d)
+		if !strings.Contains(string(raw), `"recovery":"retry_same_key"`) {
+			t.Errorf("denial JSON %s has no recovery", raw)
+		}
+	})
+}
+
+func TestReadDenialAllowsAPlainRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tl := newTestLayer(t, noCache(), always(503, "down"))
+		_, _, err := tl.get("get_item", "/x")
+		var d *Denial
+		if !errors.As(err, &d) || d.Recovery != RecoveryRetry || d.SideEffect != SideEffectRead {
+			t.Fatalf("denial %+v, want recovery retry for a read", d)
+		}
+		tl2 := newTestLayer(t, noCache(), always(400, "bad"))
+		_, err = tl2.Run(context.Background(), "t", testHost, func(context.Context) error {
+			return &Denial{Code: CodeNotRetryable}
+		})
+		if !errors.As(err, &d) || d.Code != CodeNotRetryable {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
+
+func TestWriteMetrics(t *testing.T) {
+	log := zerolog.Nop()
+	l := New(noCache(), Options{Logger: &log})
+	run := func(note WriteNote, err error) {
+		_, _ = l.Run(context.Background(), "create_item", "h", func(ctx context.Context) error {
+			NoteWrite(ctx, note)
+			return err
+		})
+	}
+	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a", ReplayDecision: DecisionExecuted}, nil)
+	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a", ReplayDecision: DecisionLookedUp}, nil)
+	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a", ReplayDecision: DecisionDuplicate, Duplicate: true}, nil)
+	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a"}, &Denial{Code: CodeIdempotencyConflict})
+	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a"}, &Denial{Code: CodeInFlight})
+	_, _ = l.Run(context.Background(), "get_item", "h", func(context.Context) error { return nil })
+
+	m := l.metrics
+	for name, c := range map[string]float64{
+		"duplicates":         testutil.ToFloat64(m.idempotencyDuplicates.WithLabelValues("create_item")),
+		"conflicts":          testutil.ToFloat64(m.idempotencyConflicts.WithLabelValues("create_item")),
+		"writes ok executed": testutil.ToFloat64(m.writes.WithLabelValues("create_item", "ok", DecisionExecuted)),
+		"writes ok lookedup": testutil.ToFloat64(m.writes.WithLabelValues("create_item", "ok", DecisionLookedUp)),
+	} {
+		if c != 1 {
+			t.Errorf("%s = %v, want 1", name, c)
+		}
+	}
+	if n := testutil.CollectAndCount(m.writes); n != 2 {
+		t.Errorf("writes_total has %d series, want 2 (a read, a duplicate, a conflict and an in_flight denial are not writes)", n)
+	}
+}
+
+func TestNotSent(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&Denial{Code: CodeCircuitOpen, Attempts: 0}, true},
+		{&Denial{Code: CodeNotRetryable, Attempts: 1, ErrorClass: classNeverSent}, true},
+		{&Denial{Code: CodeNotRetryable, Attempts: 1, ErrorClass: classTransport}, false},
+		{&Denial{Code: CodeTimeout, Attempts: 1}, false},
+		{errors.New("x"), false},
+	} {
+		if got := NotSent(c.err); got != c.want {
+			t.Errorf("NotSent(%v) = %v", c.err, got)
+		}
+	}
+}
+
+
