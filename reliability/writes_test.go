@@ -268,5 +268,3 @@ func TestNotSent(t *testing.T) {
 		}
 	}
 }
-
-
