@@ -1,0 +1,420 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"go.uber.org/goleak"
+
+	"github.com/stacmcp/stac-mcp/reliability/internal/redistest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeClock is a settable clock shared by a store and its test.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *fakeClock { return &fakeClock{now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// opener opens a store on the given clock; the test closes it.
+type opener func(t *testing.T, clock *fakeClock) Store
+
+// stores are every implementation the contract runs against.
+func stores() map[string]opener {
+	return map[string]opener{
+		"sqlite": func(t *testing.T, clock *fakeClock) Store {
+			s, err := OpenSQLite(t.TempDir(), Options{TTL: time.Hour, Now: clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		"miniredis": func(t *testing.T, clock *fakeClock) Store {
+			mr := miniredis.RunT(t)
+			s, err := OpenRedis("redis://"+mr.Addr()+"/0", Options{TTL: time.Hour, Now: clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		"redis-server": func(t *testing.T, clock *fakeClock) Store {
+			srv := redistest.Start(t)
+			s, err := OpenRedis(srv.URL, Options{TTL: time.Hour, Now: clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	}
+}
+
+// forEachStore runs the contract test against every store.
+func forEachStore(t *testing.T, test func(t *testing.T, s Store, clock *fakeClock)) {
+	for name, open := range stores() {
+		t.Run(name, func(t *testing.T) {
+			clock := newClock()
+			test(t, open(t, clock), clock)
+		})
+	}
+}
+
+var testKey = Key{Caller: "stdio", Tool: "create_item", Key: "0b6e7d8a-3f1e-4c55-9a3a-1f0f8e4c2d11"}
+
+const lease = 20 * time.Second
+
+func begin(t *testing.T, s Store, k Key, fp string) Claim {
+	t.Helper()
+	c, err := s.Begin(context.Background(), k, fp, lease)
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	return c
+}
+
+func TestStoreFirstCallClaimsRepeatsWaitOtherArgumentsConflict(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store, clock *fakeClock) {
+		c := begin(t, s, testKey, "fp-a")
+		if c.Status != Claimed || c.Token == "" {
+			t.Fatalf("first Begin = %+v, want Claimed with a token", c)
+		}
+		busy := begin(t, s, testKey, "fp-a")
+		if busy.Status != Busy || !busy.Record.LeaseUntil.Equal(clock.Now().Add(lease)) || busy.Token != "" {
+			t.Fatalf("repeat while in flight = %+v, want Busy until now+lease", busy)
+		}
+		if got := begin(t, s, testKey, "fp-b"); got.Status != Conflict {
+			t.Fatalf("other arguments = %v, want Conflict", got.Status)
+		}
+		// Keys are scoped by caller and tool.
+		for _, other := range []Key{{Caller: "token:ab", Tool: testKey.Tool, Key: testKey.Key}, {Caller: testKey.Caller, Tool: "update_item", Key: testKey.Key}} {
+			if got := begin(t, s, other, "fp-b"); got.Status != Claimed {
+				t.Errorf("%+v = %v, want its own Claimed", other, got.Status)
+			}
+		}
+	})
+}
+
+func TestStoreFinishedOutcomeIsReturnedUnchanged(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store, clock *fakeClock) {
+		c := begin(t, s, testKey, "fp")
+		outcome := []byte(`{"status":"created","item_id":"x"}`)
+		if err := s.Finish(context.Background(), testKey, c.Token, outcome); err != nil {
+			t.Fatal(err)
+		}
+		clock.Add(59 * time.Minute)
+		got := begin(t, s, testKey, "fp")
+		if got.Status != Completed || string(got.Record.Outcome) != string(outcome) {
+			t.Fatalf("Begin after Finish = %+v, want Completed with the outcome", got)
+		}
+		if got := begin(t, s, testKey, "other"); got.Status != Conflict {
+			t.Errorf("other arguments after Finish = %v, want Conflict", got.Status)
+		}
+		if err := s.Finish(context.Background(), testKey, c.Token, []byte("again")); !errors.Is(err, ErrNotHolder) {
+			t.Errorf("second Finish = %v, want ErrNotHolder", err)
+		}
+		// The TTL runs from Finish: past it the key is new again.
+		clock.Add(2 * time.Minute)
+		if got := begin(t, s, testKey, "other"); got.Status != Claimed || got.Record.State != "" {
+			t.Errorf("Begin after the TTL = %+v, want a fresh Claimed", got)
+		}
+	})
+}
+
+func TestStoreAbandonedWriteIsRecoveredByTheNextCall(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store, clock *fakeClock) {
+		first := begin(t, s, testKey, "fp")
+		if err := s.Abandon(context.Background(), testKey, first.Token); err != nil {
+			t.Fatal(err)
+		}
+		second := begin(t, s, testKey, "fp")
+		if second.Status != Recovering || second.Record.State != Unknown || second.Token == first.Token {
+			t.Fatalf("Begin after Abandon = %+v, want Recovering an unknown record with a new token", second)
+		}
+		if got := begin(t, s, testKey, "fp"); got.Status != Busy {
+			t.Fatalf("a third call while the second recovers = %v, want Busy", got.Status)
+		}
+		if err := s.Finish(context.Background(), testKey, first.Token, []byte("x")); !errors.Is(err, ErrNotHolder) {
+			t.Errorf("the abandoning call's Finish = %v, want ErrNotHolder", err)
+		}
+		if err := s.Finish(context.Background(), testKey, second.Token, []byte("ok")); err != nil {
+			t.Fatal(err)
+		}
+		if got := begin(t, s, testKey, "fp"); got.Status != Completed || string(got.Record.Outcome) != "ok" {
+			t.Errorf("after recovery = %+v", got)
+		}
+	})
+}
+
+func TestStoreLapsedLeaseIsTakenOverAndTheOldHolderLosesIt(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store, clock *fakeClock) {
+		first := begin(t, s, testKey, "fp")
+		clock.Add(lease + time.Second) // the first holder died
+		second := begin(t, s, testKey, "fp")
+		if second.Status != Recovering || second.Record.State != InFlight {
+			t.Fatalf("Begin after the lease = %+v, want Recovering the in-flight record", second)
+		}
+		for name, err := range map[string]error{
+			"Finish":  s.Finish(context.Background(), testKey, first.Token, []byte("late")),
+			"Abandon": s.Abandon(context.Background(), testKey, first.Token),
+			"Release": s.Release(context.Background(), testKey, first.Token),
+		} {
+			if !errors.Is(err, ErrNotHolder) {
+				t.Errorf("old holder's %s = %v, want ErrNotHolder", name, err)
+			}
+		}
+	})
+}
+
+func TestStoreReleaseFreesTheKey(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store, clock *fakeClock) {
+		c := begin(t, s, testKey, "fp")
+		if err := s.Release(context.Background(), testKey, c.Token); err != nil {
+			t.Fatal(err)
+		}
+		if got := begin(t, s, testKey, "other arguments now"); got.Status != Claimed {
+			t.Fatalf("Begin after Release = %v, want Claimed (even with other arguments)", got.Status)
+		}
+	})
+}
+
+func TestStoreConcurrentBeginsClaimOnce(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store, clock *fakeClock) {
+		const n = 16
+		statuses := make(chan Status, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				c, err := s.Begin(context.Background(), testKey, "fp", lease)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				statuses <- c.Status
+			})
+		}
+		wg.Wait()
+		close(statuses)
+		count := map[Status]int{}
+		for st := range statuses {
+			count[st]++
+		}
+		if count[Claimed] != 1 || count[Busy] != n-1 {
+			t.Fatalf("statuses %v, want one Claimed and %d Busy", count, n-1)
+		}
+	})
+}
+
+func TestStoreRejectsBadKeys(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store, _ *fakeClock) {
+		for _, k := range []Key{
+			{Caller: "stdio", Tool: "create_item", Key: ""},
+			{Caller: "stdio", Tool: "create_item", Key: strings.Repeat("k", MaxKeyLength+1)},
+			{Caller: "", Tool: "create_item", Key: "k"},
+		} {
+			if _, err := s.Begin(context.Background(), k, "fp", lease); err == nil {
+				t.Errorf("Begin(%q/%q, key of %d bytes) accepted", k.Caller, k.Tool, len(k.Key))
+			}
+		}
+		if c, err := s.Begin(context.Background(), Key{Caller: "stdio", Tool: "t", Key: strings.Repeat("k", MaxKeyLength)}, "fp", lease); err != nil || c.Status != Claimed {
+			t.Errorf("a key of exactly %d bytes: %v %v", MaxKeyLength, c.Status, err)
+		}
+	})
+}
+
+// TestSQLiteOutcomeSurvivesARestart: the point of the embedded store. A
+// new store on the same directory (a restarted process) finds the outcome.
+func TestSQLiteOutcomeSurvivesARestart(t *testing.T) {
+	dir := t.TempDir()
+	first, err := OpenSQLite(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := begin(t, first, testKey, "fp")
+	if err := first.Finish(context.Background(), testKey, c.Token, []byte("created")); err != nil {
+		t.Fatal(err)
+	}
+	pending := Key{Caller: "stdio", Tool: "create_item", Key: "pending"}
+	p := begin(t, first, pending, "fp")
+	if err := first.Abandon(context.Background(), pending, p.Token); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+
+	second, err := OpenSQLite(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if got := begin(t, second, testKey, "fp"); got.Status != Completed || string(got.Record.Outcome) != "created" {
+		t.Fatalf("after a restart: %+v, want the stored outcome", got)
+	}
+	if got := begin(t, second, pending, "fp"); got.Status != Recovering {
+		t.Fatalf("an abandoned write after a restart: %v, want Recovering", got.Status)
+	}
+}
+
+// TestSQLiteTwoProcessesClaimOnce: two stores on one file (two stac-mcp
+// processes of one user) never both claim a key.
+func TestSQLiteTwoProcessesClaimOnce(t *testing.T) {
+	dir := t.TempDir()
+	a, err := OpenSQLite(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := OpenSQLite(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	results := make(chan Status, 20)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		s := Store(a)
+		if i%2 == 1 {
+			s = b
+		}
+		wg.Go(func() {
+			c, err := s.Begin(context.Background(), testKey, "fp", lease)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			results <- c.Status
+		})
+	}
+	wg.Wait()
+	close(results)
+	claims := 0
+	for st := range results {
+		if st == Claimed {
+			claims++
+		}
+	}
+	if claims != 1 {
+		t.Fatalf("%d claims across two processes, want 1", claims)
+	}
+}
+
+func TestSQLitePurgesExpiredRecords(t *testing.T) {
+	clock := newClock()
+	s, err := OpenSQLite(t.TempDir(), Options{TTL: time.Minute, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 5 {
+		k := testKey
+		k.Key = "k" + string(rune('a'+i))
+		c := begin(t, s, k, "fp")
+		if err := s.Finish(context.Background(), k, c.Token, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Add(purgeEvery + time.Minute)
+	begin(t, s, Key{Caller: "stdio", Tool: "t", Key: "trigger"}, "fp")
+	var n int
+	if err := s.db.QueryRow(`SELECT count(*) FROM idempotency`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("%d records left, want 1 (the expired five purged)", n)
+	}
+}
+
+func TestSQLiteStateDirectoryIsPrivate(t *testing.T) {
+	dir := t.TempDir() + "/state/stac-mcp"
+	s, err := OpenSQLite(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for path, want := range map[string]string{dir: "drwx------", s.Path(): "-rw-------"} {
+		info, err := statMode(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info != want {
+			t.Errorf("%s mode %s, want %s", path, info, want)
+		}
+	}
+}
+
+// TestRedisKeysAreHashedAndExpire: a shared Redis holds no caller's key in
+// clear, and every record carries an expiry.
+func TestRedisKeysAreHashedAndExpire(t *testing.T) {
+	mr := miniredis.RunT(t)
+	s, err := OpenRedis("redis://"+mr.Addr(), Options{TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	k := Key{Caller: "token:secretish", Tool: "create_item", Key: "my-key"}
+	begin(t, s, k, "fp")
+	keys := mr.Keys()
+	if len(keys) != 1 || !strings.HasPrefix(keys[0], redisKeyPrefix) || strings.Contains(keys[0], "my-key") || strings.Contains(keys[0], "secretish") {
+		t.Fatalf("Redis keys %v", keys)
+	}
+	if ttl := mr.TTL(keys[0]); ttl <= 0 || ttl > time.Hour {
+		t.Errorf("record TTL %v, want (0, 1h]", ttl)
+	}
+	mr.FastForward(time.Hour + time.Second)
+	if len(mr.Keys()) != 0 {
+		t.Error("the record outlived its TTL in Redis")
+	}
+}
+
+// TestRedisStoreDownFailsFast: with Redis gone, Begin fails within the
+// store's timeouts instead of hanging the tool call.
+func TestRedisStoreDownFailsFast(t *testing.T) {
+	srv := redistest.Start(t)
+	s, err := OpenRedis(srv.URL, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	begin(t, s, testKey, "fp")
+	srv.Stop()
+	start := time.Now()
+	_, err = s.Begin(context.Background(), Key{Caller: "stdio", Tool: "t", Key: "after"}, "fp", lease)
+	if err == nil {
+		t.Fatal("Begin succeeded with Redis stopped")
+	}
+	if elapsed := time.Since(start); elapsed > 3*(redisDialTimeout+redisIOTimeout) {
+		t.Errorf("Begin failed after %v; the store's timeouts allow %v", elapsed, 2*(redisDialTimeout+redisIOTimeout))
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	if got := RedactURL("redis://user:hunter2@h:6379/0"); strings.Contains(got, "hunter2") {
+		t.Errorf("RedactURL kept the password: %s", got)
+	}
+	_, err := OpenRedis("redis://user:hunter2@h:notaport/0", Options{})
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("OpenRedis error %v: want an error without the password", err)
+	}
+}
+
+
