@@ -416,5 +416,3 @@ func TestRedactURL(t *testing.T) {
 		t.Errorf("OpenRedis error %v: want an error without the password", err)
 	}
 }
-
-
