@@ -25,14 +25,17 @@ const (
 	CapFreeText         Capability = "free-text"
 	CapCollectionSearch Capability = "collection-search"
 	CapAggregation      Capability = "aggregation"
-	CapTransaction      Capability = "transaction"
+	CapTransaction      Capability = "transaction" // item writes (POST/PUT/PATCH/DELETE .../items)
+	// CapCollectionTransaction is collection writes (POST /collections,
+	// PUT/PATCH/DELETE /collections/{id}).
+	CapCollectionTransaction Capability = "collection-transaction"
 )
 
 // AllCapabilities lists every capability in a stable order.
 var AllCapabilities = []Capability{
 	CapCore, CapCollections, CapFeatures, CapItemSearch, CapFilter, CapCQL2JSON, CapCQL2Text,
 	CapQuery, CapSort, CapFields, CapContext, CapFreeText, CapCollectionSearch, CapAggregation,
-	CapTransaction,
+	CapTransaction, CapCollectionTransaction,
 }
 
 // Evidence sources.
@@ -166,6 +169,7 @@ var conformanceRules = []conformanceRule{
 	stacSpecClass(CapFreeText, "/item-search#free-text"),
 	stacSpecClass(CapFreeText, "/ogcapi-features#free-text"),
 	stacSpecClass(CapTransaction, "/ogcapi-features/extensions/transaction"),
+	stacSpecClass(CapCollectionTransaction, "/collections/extensions/transaction"),
 
 	// Extensions are versioned on their own (Earth Search: v0.3.0/aggregation).
 	{CapAggregation, regexp.MustCompile(`^https://api\.stacspec\.org/v\d+\.\d+\.[^/]*/aggregation$`)},

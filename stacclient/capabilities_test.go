@@ -206,6 +206,7 @@ func TestCapabilitiesSpellings(t *testing.T) {
 		{"https://api.stacspec.org/v1.1.0/collection-search#sort", nil},
 		{"https://api.stacspec.org/v1.0.0/ogcapi-features/extensions/transaction", []Capability{CapTransaction}},
 		{"http://www.opengis.net/spec/ogcapi-features-4/1.0/conf/create-replace-delete", []Capability{CapTransaction}},
+		{"https://api.stacspec.org/v1.0.0/collections/extensions/transaction", []Capability{CapCollectionTransaction}},
 		{"https://api.stacspec.org/v0.2.0/aggregation", []Capability{CapAggregation}},
 		{"https://api.stacspec.org/v0.3.0/aggregation", []Capability{CapAggregation}},
 		{"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core", []Capability{CapFeatures}},

@@ -62,8 +62,11 @@ func (c *Client) send(ctx context.Context, r Request, accept string) (*fetchedBo
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	if body != nil {
+	if body != nil && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if isFresh(ctx) {
+		req.Header.Set("Cache-Control", "no-cache")
 	}
 
 	resp, err := c.http.Do(req)

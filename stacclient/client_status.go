@@ -12,6 +12,8 @@ func statusKind(status int) ErrorKind {
 	switch {
 	case status == http.StatusNotFound:
 		return KindNotFound
+	case status == http.StatusConflict:
+		return KindConflict
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return KindUnauthorized
 	case status == http.StatusTooManyRequests:

@@ -14,7 +14,8 @@ type ErrorKind string
 
 const (
 	KindNotFound     ErrorKind = "not_found"    // 404
-	KindBadRequest   ErrorKind = "bad_request"  // 400, 405, 409, 413, 422 and other 4xx
+	KindBadRequest   ErrorKind = "bad_request"  // 400, 405, 413, 422 and other 4xx
+	KindConflict     ErrorKind = "conflict"     // 409: the resource already exists (a create) or changed under a write
 	KindUnauthorized ErrorKind = "unauthorized" // 401, 403
 	KindThrottled    ErrorKind = "throttled"    // 429
 	KindServer       ErrorKind = "server_error" // 5xx

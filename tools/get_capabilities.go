@@ -50,7 +50,10 @@ var capabilityMeaning = map[stacclient.Capability][2]string{
 	stacclient.CapCollectionSearch: {"search_collections filters q, bbox and datetime on the server",
 		"search_collections filters q, bbox and datetime client-side over the listed collections (and says so)"},
 	stacclient.CapAggregation: {"get_aggregations can list and run aggregations (/aggregate)", "get_aggregations answers supported:false"},
-	stacclient.CapTransaction: {"the catalog accepts writes (this server never writes)", "read-only catalog"},
+	stacclient.CapTransaction: {"the catalog accepts item writes: create_item, update_item and delete_item work when this server runs with --allow-writes",
+		"no item writes: create_item, update_item and delete_item refuse this catalog"},
+	stacclient.CapCollectionTransaction: {"the catalog accepts collection writes: create_collection and update_collection work when this server runs with --allow-writes",
+		"no collection writes: create_collection and update_collection refuse this catalog"},
 }
 
 // GetCapabilities is the get_capabilities tool.
