@@ -106,7 +106,7 @@ func (c *Client) ReplaceItem(ctx context.Context, collectionID, itemID string, i
 // PatchItem applies a JSON merge patch to the item (PATCH
 // /collections/{c}/items/{id}). The patch may not change the id or the
 // collection; the caller checks the patched result (it needs the item as
-// it is now, see ApplyMergePatch).
+// it is now, see stacdoc.MergePatch).
 func (c *Client) PatchItem(ctx context.Context, collectionID, itemID string, patch map[string]any, o WriteOptions) (*WriteResult, error) {
 	if err := checkPathIDs(collectionID, itemID); err != nil {
 		return nil, err
@@ -252,28 +252,6 @@ func (c *Client) write(ctx context.Context, scope TxScope, method, href string, 
 		}
 	}
 	return res, nil
-}
-
-// ApplyMergePatch returns doc with patch applied as a JSON merge patch
-// (RFC 7386): members set to null are removed, objects merge recursively,
-// everything else replaces. doc is not modified.
-func ApplyMergePatch(doc, patch map[string]any) map[string]any {
-	out := make(map[string]any, len(doc)+len(patch))
-	for k, v := range doc {
-		out[k] = v
-	}
-	for k, v := range patch {
-		switch pv := v.(type) {
-		case nil:
-			delete(out, k)
-		case map[string]any:
-			base, _ := out[k].(map[string]any)
-			out[k] = ApplyMergePatch(base, pv)
-		default:
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // freshKey marks a context whose reads must not be answered from a cache.

@@ -224,19 +224,6 @@ func TestCatalogWithoutTransactionsIsRefused(t *testing.T) {
 	}
 }
 
-func TestApplyMergePatch(t *testing.T) {
-	doc := map[string]any{"id": "a", "properties": map[string]any{"datetime": "x", "gsd": 10.0, "old": true}, "assets": map[string]any{"a": 1}}
-	got := ApplyMergePatch(doc, map[string]any{"properties": map[string]any{"gsd": 5.0, "old": nil, "new": "y"}, "assets": nil, "title": "T"})
-	want := `{"id":"a","properties":{"datetime":"x","gsd":5,"new":"y"},"title":"T"}`
-	raw, _ := json.Marshal(got)
-	if string(raw) != want {
-		t.Errorf("ApplyMergePatch = %s, want %s", raw, want)
-	}
-	if _, changed := doc["title"]; changed || doc["properties"].(map[string]any)["old"] != true {
-		t.Error("ApplyMergePatch changed its input")
-	}
-}
-
 func TestFreshAsksForACurrentAnswer(t *testing.T) {
 	var log headerLog
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

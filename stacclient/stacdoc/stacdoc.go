@@ -487,3 +487,26 @@ func describe(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
+
+// MergePatch returns doc with patch applied as a JSON merge patch (RFC
+// 7386), the PATCH format of the Transaction extensions: members set to
+// null are removed, objects merge recursively, anything else replaces.
+// doc is not modified.
+func MergePatch(doc, patch map[string]any) map[string]any {
+	out := make(map[string]any, len(doc)+len(patch))
+	for k, v := range doc {
+		out[k] = v
+	}
+	for k, v := range patch {
+		switch pv := v.(type) {
+		case nil:
+			delete(out, k)
+		case map[string]any:
+			base, _ := out[k].(map[string]any)
+			out[k] = MergePatch(base, pv)
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -198,3 +198,16 @@ func TestRealDocumentsPass(t *testing.T) {
 		t.Fatalf("only %d documents checked", checked)
 	}
 }
+
+func TestMergePatch(t *testing.T) {
+	doc := map[string]any{"id": "a", "properties": map[string]any{"datetime": "x", "gsd": 10.0, "old": true}, "assets": map[string]any{"a": 1}}
+	got := MergePatch(doc, map[string]any{"properties": map[string]any{"gsd": 5.0, "old": nil, "new": "y"}, "assets": nil, "title": "T"})
+	want := `{"id":"a","properties":{"datetime":"x","gsd":5,"new":"y"},"title":"T"}`
+	raw, _ := json.Marshal(got)
+	if string(raw) != want {
+		t.Errorf("MergePatch = %s, want %s", raw, want)
+	}
+	if _, changed := doc["title"]; changed || doc["properties"].(map[string]any)["old"] != true {
+		t.Error("MergePatch changed its input")
+	}
+}

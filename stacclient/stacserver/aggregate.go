@@ -96,7 +96,7 @@ func (s *Server) handleAggregate(w http.ResponseWriter, r *http.Request) {
 		defs = append(defs, aggregationDefs[i])
 	}
 	var matched []*storedItem
-	for _, it := range s.store.allItems(q.Collections) {
+	for _, it := range s.store().allItems(q.Collections) {
 		if q.matches(it) {
 			matched = append(matched, it)
 		}

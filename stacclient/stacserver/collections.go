@@ -37,8 +37,9 @@ func (s *Server) handleCollections(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var matched []*storedCollection
-	for _, id := range s.store.collectionIDs() {
-		if c := s.store.collections[id]; filter(c) {
+	st := s.store()
+	for _, id := range st.collectionIDs() {
+		if c := st.collections[id]; filter(c) {
 			matched = append(matched, c)
 		}
 	}
@@ -72,7 +73,7 @@ func (s *Server) handleCollections(w http.ResponseWriter, r *http.Request) {
 // knownCollection looks up a collection named in a request path and, when
 // the store has none by that id, answers 404 for the caller (ok false).
 func (s *Server) knownCollection(w http.ResponseWriter, id string) (c *storedCollection, ok bool) {
-	c, ok = s.store.collections[id]
+	c, ok = s.store().collections[id]
 	if !ok {
 		writeError(w, notFound("collection %q not found", id))
 	}

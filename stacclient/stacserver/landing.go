@@ -40,9 +40,10 @@ func (s *Server) handleLanding(w http.ResponseWriter, r *http.Request) {
 		aggPOST["method"] = "POST"
 		links = append(links, aggGET, aggPOST, link("aggregations", base+"/aggregations", mediaJSON))
 	}
-	for _, cid := range s.store.collectionIDs() {
+	st := s.store()
+	for _, cid := range st.collectionIDs() {
 		l := link("child", base+"/collections/"+cid, mediaJSON)
-		if t, ok := s.store.collections[cid].doc["title"].(string); ok {
+		if t, ok := st.collections[cid].doc["title"].(string); ok {
 			l["title"] = t
 		}
 		links = append(links, l)

@@ -72,7 +72,7 @@ func LoadFSContext(ctx context.Context, fsys fs.FS, root string, opts LoadOption
 	if opts.MaxFiles <= 0 {
 		opts.MaxFiles = DefaultMaxFiles
 	}
-	l := &loader{ctx: ctx, fsys: fsys, opts: opts, store: NewStore(), visited: map[string]bool{}}
+	l := &loader{ctx: ctx, fsys: fsys, opts: opts, store: NewStore(), visited: map[string]bool{}, linkedFrom: map[string]string{}}
 	root = path.Clean(root)
 	if !fs.ValidPath(root) {
 		return nil, fmt.Errorf("static catalog: %q is not a path inside the catalog directory", root)
@@ -94,7 +94,10 @@ func LoadFSContext(ctx context.Context, fsys fs.FS, root string, opts LoadOption
 		}
 		if err := l.store.addItemDoc(p.doc); err != nil {
 			l.note("skipped item %q (%s): %v", id, p.file, err)
+			continue
 		}
+		it := c.byID[id]
+		it.file, it.linkedFrom = p.file, l.linkedFrom[p.file] // where transactions write it back
 	}
 	return l.store, nil
 }
@@ -107,7 +110,8 @@ type loader struct {
 	visited      map[string]bool
 	files        int
 	bytes        int64
-	pendingItems []pendingItem // added after all collections are known
+	pendingItems []pendingItem     // added after all collections are known
+	linkedFrom   map[string]string // file → the file that linked it first
 }
 
 type pendingItem struct {
@@ -248,6 +252,7 @@ func (l *loader) loadNode(file, parentCollection string, isRoot bool) error {
 		if err := l.store.AddCollection(raw); err != nil {
 			return skip(err)
 		}
+		l.store.collections[id].file = file
 		return l.followLinks(file, doc, id)
 	case "Feature":
 		l.addItem(file, doc, parentCollection)
@@ -293,6 +298,9 @@ func (l *loader) followLinks(file string, doc map[string]any, collectionID strin
 		if err != nil {
 			l.note("skipped %s links[%d] (rel=%s): %v", file, i, rel, err)
 			continue
+		}
+		if _, seen := l.linkedFrom[target]; !seen {
+			l.linkedFrom[target] = file
 		}
 		if err := l.loadNode(target, collectionID, false); err != nil {
 			return err

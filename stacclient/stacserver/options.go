@@ -1,6 +1,9 @@
 package stacserver
 
-import "net/http"
+import (
+	"net/http"
+	"os"
+)
 
 // NextLinkStyle is how a server words its rel=next links; real catalogs
 // differ (see docs in the constants).
@@ -73,6 +76,26 @@ type Options struct {
 
 	// OnRequest, if set, is called for every request before it is served.
 	OnRequest func(*http.Request)
+
+	// Writes, when set, turns on the STAC Transaction extensions for items
+	// and collections (POST/PUT/PATCH/DELETE, see transactions.go) and
+	// advertises their conformance classes. nil: the server is read-only.
+	Writes *WriteOptions
+}
+
+// WriteOptions configure the Transaction endpoints.
+type WriteOptions struct {
+	// Dir, when set, is the directory of the static catalog the store was
+	// loaded from (LoadFS on Dir.FS()): every change is written to its
+	// files, atomically, before it is served. nil keeps changes in memory.
+	Dir *os.Root
+	// RootFile is the root catalog file in Dir ("catalog.json" when
+	// empty); a new collection gets a child link in it.
+	RootFile string
+	// OnApplied, if set, is called once per change after it is applied
+	// (persisted and visible), before the answer is written; tests count
+	// side effects with it.
+	OnApplied func(r *http.Request)
 }
 
 func (o Options) defaultLimit() int {

@@ -24,7 +24,7 @@ func (s *Server) handleQueryables(w http.ResponseWriter, r *http.Request) {
 		collections = []string{cid}
 		title = fmt.Sprintf("Queryables for collection %q", cid)
 	}
-	items := s.store.allItems(collections)
+	items := s.store().allItems(collections)
 	props := map[string]any{
 		"id":         map[string]any{"title": "Item ID", "description": "The item's id", "type": "string"},
 		"collection": map[string]any{"title": "Collection ID", "description": "The id of the item's collection", "type": "string"},

@@ -128,7 +128,7 @@ func (s *Server) serveItems(w http.ResponseWriter, r *http.Request, q *searchQue
 		return
 	}
 	var matched []*storedItem
-	for _, it := range s.store.allItems(q.Collections) {
+	for _, it := range s.store().allItems(q.Collections) {
 		if q.matches(it) {
 			matched = append(matched, it)
 		}

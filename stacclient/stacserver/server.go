@@ -6,15 +6,23 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Server is an in-process STAC API over a Store. It implements
 // http.Handler; mount it on an httptest.Server. Links are absolute and
 // built from each request's Host, so it works behind any URL.
 type Server struct {
-	store *Store
+	// state is the store being served. Reads load it once per request;
+	// writes (transactions.go) publish a changed copy, so a request never
+	// sees half a change and reads take no lock.
+	state atomic.Pointer[Store]
 	opts  Options
 	mux   *http.ServeMux
+	// writeMu serialises transactions (and the files they write).
+	writeMu sync.Mutex
+	// beforeRename is a test hook of the file writer (persist.go).
+	beforeRename func(name string) error
 
 	mu       sync.Mutex
 	requests map[string]int // "METHOD /path" → count
@@ -36,14 +44,18 @@ const (
 )
 
 // New returns a server for store with the given behaviours. The store
-// becomes read-only.
+// becomes read-only; with Options.Writes the server changes copies of it.
 func New(store *Store, opts Options) *Server {
 	store.freeze()
-	s := &Server{store: store, opts: opts, mux: http.NewServeMux(),
+	s := &Server{opts: opts, mux: http.NewServeMux(),
 		requests: map[string]int{}, queries: map[string]*searchQuery{}}
+	s.state.Store(store)
 	s.routes()
 	return s
 }
+
+// store is the store as it stands now; a handler reads it once.
+func (s *Server) store() *Store { return s.state.Load() }
 
 func (s *Server) routes() {
 	m := s.mux
@@ -68,6 +80,9 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /collections/{collectionId}/aggregate", s.handleAggregate)
 		m.HandleFunc("POST /collections/{collectionId}/aggregate", s.handleAggregate)
 		m.HandleFunc("GET /collections/{collectionId}/aggregations", s.handleAggregations)
+	}
+	if s.opts.Writes != nil {
+		s.transactionRoutes()
 	}
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("no endpoint %s %s on this server", r.Method, r.URL.Path))
@@ -185,7 +200,7 @@ func (s *Server) conformance() []string {
 			out = append(out, c)
 		}
 	}
-	return out
+	return append(out, s.transactionClasses()...)
 }
 
 // classDisabled reports whether class c promises an endpoint this server's

@@ -37,6 +37,7 @@ type storedCollection struct {
 	doc   map[string]any
 	items []*storedItem // sorted by datetime descending, then id
 	byID  map[string]*storedItem
+	file  string // the file it was loaded from or written to ("" in memory only)
 }
 
 // storedItem is an item document plus the fields search needs, parsed once.
@@ -47,6 +48,10 @@ type storedItem struct {
 	shape      *shape // nil when the item has no geometry
 	start, end time.Time
 	hasTime    bool
+	// file is where the item was loaded from or written to: a file, or
+	// "file#features[i]" for a member of an ItemCollection; linkedFrom is
+	// the file whose item link names it. Both "" in memory only.
+	file, linkedFrom string
 }
 
 // NewStore returns an empty store.

@@ -1,0 +1,362 @@
+package stacserver
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/stacmcp/stac-mcp/stacclient/stacdoc"
+)
+
+// The STAC API Transaction extensions (Options.Writes): items
+// (POST /collections/{id}/items, PUT/PATCH/DELETE …/items/{itemId}) and
+// collections (POST /collections, PUT/PATCH /collections/{id}).
+//
+// Every document is checked with stacdoc before anything changes; a bad
+// one is a 400 listing its problems. Changes are serialised (writeMu),
+// made to a copy of the store, written to the catalog's files when
+// Options.Writes.Dir is set (persist.go), and only then published: a
+// request sees the store before or after a change, never half of it, and a
+// change that could not be written is not served.
+//
+// Idempotency-Key headers are not honoured (most catalogs do not): a
+// replayed create is a 409, which is what stac-mcp's own idempotency layer
+// must cope with.
+
+// Transaction conformance classes, as stac-fastapi and stac-server declare them.
+const (
+	classItemTransaction       = "https://api.stacspec.org/v1.0.0/ogcapi-features/extensions/transaction"
+	classCollectionTransaction = "https://api.stacspec.org/v1.0.0/collections/extensions/transaction"
+)
+
+// transactionClasses are the classes the server adds to its conformance.
+func (s *Server) transactionClasses() []string {
+	if s.opts.Writes == nil {
+		return nil
+	}
+	if s.opts.DisableFeatures {
+		return []string{classCollectionTransaction}
+	}
+	return []string{classItemTransaction, classCollectionTransaction}
+}
+
+func (s *Server) transactionRoutes() {
+	m := s.mux
+	if !s.opts.DisableFeatures {
+		m.HandleFunc("POST /collections/{collectionId}/items", s.handleCreateItem)
+		m.HandleFunc("PUT /collections/{collectionId}/items/{itemId}", s.handleReplaceItem)
+		m.HandleFunc("PATCH /collections/{collectionId}/items/{itemId}", s.handleReplaceItem)
+		m.HandleFunc("DELETE /collections/{collectionId}/items/{itemId}", s.handleDeleteItem)
+	}
+	m.HandleFunc("POST /collections", s.handleCreateCollection)
+	m.HandleFunc("PUT /collections/{collectionId}", s.handleReplaceCollection)
+	m.HandleFunc("PATCH /collections/{collectionId}", s.handleReplaceCollection)
+}
+
+// structuralRels are the link relations the catalog manages itself: they
+// are dropped from written documents and rebuilt (relative on disk,
+// absolute when served).
+var structuralRels = []string{"self", "root", "parent", "collection", "child", "item", "items"}
+
+// readDocument reads a JSON object request body.
+func readDocument(r *http.Request) (map[string]any, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := decodeJSONObject(body)
+	if err != nil {
+		return nil, badRequest("the body is not a JSON object: %v", err)
+	}
+	return doc, nil
+}
+
+// invalid is the 400 for a document that fails stacdoc.
+func invalid(err error) *apiError {
+	return &apiError{status: 400, code: "BadRequest", description: err.Error()}
+}
+
+func conflict(format string, args ...any) *apiError {
+	return &apiError{status: 409, code: "Conflict", description: fmt.Sprintf(format, args...)}
+}
+
+// withoutStructuralLinks is doc with the catalog-managed links removed.
+func withoutStructuralLinks(doc map[string]any) map[string]any {
+	out := shallowCopy(doc)
+	links := keptLinks(doc["links"], structuralRels)
+	if links == nil {
+		links = []any{}
+	}
+	out["links"] = links
+	return out
+}
+
+// checkItemPath fills an item's collection from the path and refuses one
+// that names another collection or, for a replace, another id.
+func checkItemPath(doc map[string]any, collectionID, itemID string) error {
+	switch c, present := doc["collection"]; {
+	case !present || c == nil:
+		doc["collection"] = collectionID
+	case c != collectionID:
+		return badRequest("the item's collection %v differs from the collection in the path %q", c, collectionID)
+	}
+	if itemID != "" {
+		if id, _ := doc["id"].(string); id != itemID {
+			return badRequest("the item's id %q differs from the id in the path %q", id, itemID)
+		}
+	}
+	return nil
+}
+
+// apply publishes next (after writing it to disk, when the server has a
+// directory) and reports the change.
+func (s *Server) apply(r *http.Request, next *Store, persist func(d *dirWriter) error) error {
+	if d := s.dirWriter(); d != nil {
+		if err := persist(d); err != nil {
+			return &apiError{status: 500, code: "InternalServerError",
+				description: "the change could not be written to the catalog's files, so it was not made: " + err.Error()}
+		}
+	}
+	s.state.Store(next)
+	if s.opts.Writes.OnApplied != nil {
+		s.opts.Writes.OnApplied(r)
+	}
+	return nil
+}
+
+func (s *Server) handleCreateItem(w http.ResponseWriter, r *http.Request) {
+	cid := r.PathValue("collectionId")
+	doc, err := readDocument(r)
+	if err == nil {
+		err = checkItemPath(doc, cid, "")
+	}
+	if err == nil {
+		if verr := stacdoc.CheckItem(doc); verr != nil {
+			err = invalid(verr)
+		}
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	st := s.store()
+	c, ok := st.collections[cid]
+	if !ok {
+		writeError(w, notFound("collection %q not found", cid))
+		return
+	}
+	id, _ := doc["id"].(string)
+	if _, dup := c.byID[id]; dup {
+		writeError(w, conflict("item %q already exists in collection %q; replace it with PUT", id, cid))
+		return
+	}
+	it, err := indexItem(withoutStructuralLinks(doc))
+	if err != nil {
+		writeError(w, badRequest("%v", err))
+		return
+	}
+	next, nc := st.editCollection(cid)
+	nc.putItem(it)
+	if err := s.apply(r, next, func(d *dirWriter) error { return d.createItem(next, nc, it) }); err != nil {
+		writeError(w, err)
+		return
+	}
+	base := baseURL(r)
+	w.Header().Set("Location", base+"/collections/"+url.PathEscape(cid)+"/items/"+url.PathEscape(id))
+	writeJSON(w, http.StatusCreated, mediaGeoJSON, itemDoc(base, it))
+}
+
+// handleReplaceItem is PUT (a complete item) and PATCH (a JSON merge patch).
+func (s *Server) handleReplaceItem(w http.ResponseWriter, r *http.Request) {
+	cid, iid := r.PathValue("collectionId"), r.PathValue("itemId")
+	body, err := readDocument(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	st := s.store()
+	c, ok := st.collections[cid]
+	if !ok {
+		writeError(w, notFound("collection %q not found", cid))
+		return
+	}
+	old, ok := c.byID[iid]
+	if !ok {
+		writeError(w, notFound("item %q not found in collection %q", iid, cid))
+		return
+	}
+	doc := body
+	if r.Method == http.MethodPatch {
+		doc = stacdoc.MergePatch(old.doc, body)
+	}
+	if err := checkItemPath(doc, cid, iid); err != nil {
+		writeError(w, err)
+		return
+	}
+	if verr := stacdoc.CheckItem(doc); verr != nil {
+		writeError(w, invalid(verr))
+		return
+	}
+	it, err := indexItem(withoutStructuralLinks(doc))
+	if err != nil {
+		writeError(w, badRequest("%v", err))
+		return
+	}
+	it.file, it.linkedFrom = old.file, old.linkedFrom
+	next, nc := st.editCollection(cid)
+	nc.removeItem(iid)
+	nc.putItem(it)
+	if err := s.apply(r, next, func(d *dirWriter) error { return d.replaceItem(next, nc, it) }); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, mediaGeoJSON, itemDoc(baseURL(r), it))
+}
+
+func (s *Server) handleDeleteItem(w http.ResponseWriter, r *http.Request) {
+	cid, iid := r.PathValue("collectionId"), r.PathValue("itemId")
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	st := s.store()
+	c, ok := st.collections[cid]
+	if !ok {
+		writeError(w, notFound("collection %q not found", cid))
+		return
+	}
+	old, ok := c.byID[iid]
+	if !ok {
+		writeError(w, notFound("item %q not found in collection %q", iid, cid))
+		return
+	}
+	next, nc := st.editCollection(cid)
+	nc.removeItem(iid)
+	if err := s.apply(r, next, func(d *dirWriter) error { return d.deleteItem(nc, old) }); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleCreateCollection(w http.ResponseWriter, r *http.Request) {
+	doc, err := readDocument(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if verr := stacdoc.CheckCollection(doc); verr != nil {
+		writeError(w, invalid(verr))
+		return
+	}
+	id, _ := doc["id"].(string)
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	st := s.store()
+	if _, dup := st.collections[id]; dup {
+		writeError(w, conflict("collection %q already exists; replace it with PUT /collections/%s", id, id))
+		return
+	}
+	nc := &storedCollection{id: id, doc: withoutStructuralLinks(doc), byID: map[string]*storedItem{}}
+	next := st.withCollection(nc)
+	if err := s.apply(r, next, func(d *dirWriter) error { return d.createCollection(next, nc) }); err != nil {
+		writeError(w, err)
+		return
+	}
+	base := baseURL(r)
+	w.Header().Set("Location", base+"/collections/"+url.PathEscape(id))
+	writeJSON(w, http.StatusCreated, mediaJSON, s.collectionDoc(base, nc))
+}
+
+// handleReplaceCollection is PUT (a complete collection) and PATCH (a JSON
+// merge patch). The collection's items stay.
+func (s *Server) handleReplaceCollection(w http.ResponseWriter, r *http.Request) {
+	cid := r.PathValue("collectionId")
+	body, err := readDocument(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	st := s.store()
+	old, ok := st.collections[cid]
+	if !ok {
+		writeError(w, notFound("collection %q not found", cid))
+		return
+	}
+	doc := body
+	if r.Method == http.MethodPatch {
+		doc = stacdoc.MergePatch(old.doc, body)
+	}
+	if id, _ := doc["id"].(string); id != cid {
+		writeError(w, badRequest("the collection's id %q differs from the id in the path %q", id, cid))
+		return
+	}
+	if verr := stacdoc.CheckCollection(doc); verr != nil {
+		writeError(w, invalid(verr))
+		return
+	}
+	next, nc := st.editCollection(cid)
+	nc.doc = withoutStructuralLinks(doc)
+	if err := s.apply(r, next, func(d *dirWriter) error { return d.replaceCollection(nc) }); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, mediaJSON, s.collectionDoc(baseURL(r), nc))
+}
+
+// Copy-on-write: a change copies the collections map and the one
+// collection it touches; items themselves are never modified in place.
+
+// clone is a served (frozen) copy of s sharing every collection.
+func (s *Store) clone() *Store {
+	n := &Store{collections: make(map[string]*storedCollection, len(s.collections)+1), Notes: s.Notes, frozen: true}
+	n.freezeOnce.Do(func() {}) // already in result order
+	for id, c := range s.collections {
+		n.collections[id] = c
+	}
+	return n
+}
+
+// withCollection is a copy of s with c added or replaced.
+func (s *Store) withCollection(c *storedCollection) *Store {
+	n := s.clone()
+	n.collections[c.id] = c
+	return n
+}
+
+// editCollection is a copy of s whose collection id is a copy of its own,
+// ready to change.
+func (s *Store) editCollection(id string) (*Store, *storedCollection) {
+	old := s.collections[id]
+	c := &storedCollection{id: old.id, doc: old.doc, file: old.file, items: slices.Clone(old.items), byID: make(map[string]*storedItem, len(old.byID)+1)}
+	for k, v := range old.byID {
+		c.byID[k] = v
+	}
+	return s.withCollection(c), c
+}
+
+// putItem inserts it in result order.
+func (c *storedCollection) putItem(it *storedItem) {
+	i := sort.Search(len(c.items), func(i int) bool { return itemBefore(it, c.items[i]) })
+	c.items = slices.Insert(c.items, i, it)
+	c.byID[it.id] = it
+}
+
+func (c *storedCollection) removeItem(id string) {
+	delete(c.byID, id)
+	c.items = slices.DeleteFunc(c.items, func(it *storedItem) bool { return it.id == id })
+}
+
+// fileOf is an item's file without its "#features[i]" part, and whether
+// the item is a member of that ItemCollection file.
+func fileOf(it *storedItem) (file string, inItemCollection bool) {
+	file, _, found := strings.Cut(it.file, "#")
+	return file, found
+}
