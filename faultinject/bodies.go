@@ -36,6 +36,10 @@ var statusTextFaults = map[Kind]int{
 	HTTP505: http.StatusHTTPVersionNotSupported,
 }
 
+// applied503 is the answer AppliedThen503 puts in place of the real one.
+var applied503 = canned{http.StatusServiceUnavailable, "application/json", "",
+	stacError("ServiceUnavailable", "Service Unavailable (after the request was applied)")}
+
 // cannedFor returns the synthetic answer of a kind, or false when the kind
 // is not a plain response (connection, timing and streamed-body faults).
 func cannedFor(k Kind, t Timing, now time.Time) (canned, bool) {

@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -131,7 +133,7 @@ func TestEachKindHasItsObservableEffect(t *testing.T) {
 				// Only the hang kinds meet the attempt timeout; the others get
 				// a deadline that a loaded machine cannot reach.
 				timeout := notAHangDeadline
-				if kind.Class() == ClassHang {
+				if kind.Class() == ClassHang || kind == AppliedThenHang {
 					timeout = attemptTimeout
 				}
 				o := observe(t, client, http.MethodGet, url, timeout)
@@ -232,6 +234,9 @@ var effects = map[Kind]expect{
 		wantResponse(t, o, 200, "application/json")
 		wantEqual(t, "body", string(o.body), `{"hello":"world"}`)
 	},
+	AppliedThenReset: func(t *testing.T, _ string, o observation) { wantTransportError(t, o, syscall.ECONNRESET) },
+	AppliedThenHang:  wantTimedOut,
+	AppliedThen503:   stacErrorStatus(503),
 	OversizedBody: func(t *testing.T, _ string, o observation) {
 		wantResponse(t, o, 200, "application/geo+json")
 		if int64(len(o.body)) != effectTiming.OversizedBytes || o.resp.ContentLength != effectTiming.OversizedBytes {
@@ -404,5 +409,59 @@ func TestBothFormsProduceTheSameJournal(t *testing.T) {
 	if len(journals["client"]) != 90 || !slices.Equal(journals["client"], journals["server"]) {
 		t.Errorf("client journal (%d records) and server journal (%d records) differ",
 			len(journals["client"]), len(journals["server"]))
+	}
+}
+
+// TestAppliedKindsReachTheUpstreamOnce: the applied faults let the request
+// through, exactly once, before they lose its answer; no other fault lets
+// a faulted request reach the upstream (timing faults delay a real answer).
+func TestAppliedKindsReachTheUpstreamOnce(t *testing.T) {
+	for _, kind := range AllKinds() {
+		for _, f := range []string{"client", "server"} {
+			t.Run(kind.String()+"/"+f, func(t *testing.T) {
+				t.Parallel()
+				var hits atomic.Int32
+				upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					_, _ = io.Copy(io.Discard, r.Body)
+					hits.Add(1)
+					w.WriteHeader(http.StatusCreated)
+				})
+				in := newEffectInjector(t, kind)
+				base := &http.Transport{DisableKeepAlives: true}
+				t.Cleanup(base.CloseIdleConnections)
+				client := &http.Client{Transport: base}
+				var srv *httptest.Server
+				if f == "client" {
+					srv = httptest.NewServer(upstream)
+					client.Transport = in.RoundTripper(base)
+				} else {
+					srv = httptest.NewServer(in.Middleware(upstream))
+				}
+				t.Cleanup(srv.Close)
+				ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/collections/c/items", strings.NewReader(`{"id":"x"}`))
+				req.Header.Set(HeaderTool, "create_item")
+				req.Header.Set(HeaderInvocation, "1")
+				resp, err := client.Do(req)
+				if err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				want := int32(0)
+				if kind.Class() == ClassApplied || kind.Class() == ClassSlow {
+					want = 1
+				}
+				if kind == HeadersDelayedBeyond {
+					return // the deadline ends it before the delay; whether it reached the upstream is not its point
+				}
+				if got := hits.Load(); got != want {
+					t.Errorf("the upstream saw the request %d times, want %d", got, want)
+				}
+				if kind.Class() == ClassApplied && err == nil && resp.StatusCode == http.StatusCreated {
+					t.Error("the upstream's answer reached the client")
+				}
+			})
+		}
 	}
 }

@@ -55,6 +55,13 @@ const (
 	NotSTACJSON      // 200, valid JSON that is no STAC document
 	OversizedBody    // 200, Timing.OversizedBytes of valid JSON, streamed
 
+	// Applied faults: the request reaches the upstream, which acts on it
+	// (a write is applied), and then its answer is lost. A read may simply
+	// be retried; a write must not be sent again blindly.
+	AppliedThenReset // the answer is replaced by a connection reset
+	AppliedThenHang  // the answer never comes (until the request context ends)
+	AppliedThen503   // the answer is replaced by a 503
+
 	kindCount // sentinel: number of kinds including None
 )
 
@@ -87,6 +94,9 @@ var kindNames = [kindCount]string{
 	WrongContentType:          "wrong_content_type",
 	NotSTACJSON:               "not_stac_json",
 	OversizedBody:             "oversized_body",
+	AppliedThenReset:          "applied_then_reset",
+	AppliedThenHang:           "applied_then_hang",
+	AppliedThen503:            "applied_then_503",
 }
 
 // Class says how a correct reliability layer must react to a kind, which is
@@ -108,6 +118,10 @@ const (
 	// ClassSlow faults delay a correct answer but stay within the attempt
 	// timeout: the call should succeed without a retry.
 	ClassSlow
+	// ClassApplied faults let the upstream act on the request and then
+	// lose its answer: the test of idempotent writes. A separate class, so
+	// that the read-side mixes (retryable, hang) keep their schedules.
+	ClassApplied
 )
 
 var classNames = [...]string{
@@ -116,6 +130,7 @@ var classNames = [...]string{
 	ClassNonRetryable: "non_retryable",
 	ClassHang:         "hang",
 	ClassSlow:         "slow",
+	ClassApplied:      "applied",
 }
 
 var kindClasses = [kindCount]Class{
@@ -147,6 +162,9 @@ var kindClasses = [kindCount]Class{
 	WrongContentType:          ClassNonRetryable,
 	NotSTACJSON:               ClassNonRetryable,
 	OversizedBody:             ClassNonRetryable,
+	AppliedThenReset:          ClassApplied,
+	AppliedThenHang:           ClassApplied,
+	AppliedThen503:            ClassApplied,
 }
 
 // String is the kind's stable snake_case name, as used in journals,

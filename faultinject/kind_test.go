@@ -45,7 +45,8 @@ func TestClassesMatchThePolicy(t *testing.T) {
 		ClassNonRetryable: {HTTP501, HTTP505, HTTP403Throttle, HTTP400, HTTP404, HTTP422,
 			MalformedJSON, WrongContentType, NotSTACJSON, OversizedBody},
 		ClassHang: {HeadersDelayedBeyond, Hang},
-		ClassSlow: {HeadersDelayedWithin, SlowBody},
+		ClassSlow:    {HeadersDelayedWithin, SlowBody},
+		ClassApplied: {AppliedThenReset, AppliedThenHang, AppliedThen503},
 	}
 	total := 0
 	for class, kinds := range want {
@@ -56,7 +57,7 @@ func TestClassesMatchThePolicy(t *testing.T) {
 		total += len(got)
 	}
 	if total != len(AllKinds()) {
-		t.Errorf("the four classes cover %d kinds; want all %d", total, len(AllKinds()))
+		t.Errorf("the classes cover %d kinds; want all %d", total, len(AllKinds()))
 	}
 	if got := KindsOf(ClassHang, ClassSlow); len(got) != 4 {
 		t.Errorf("KindsOf(hang, slow) = %v; want the union of both", got)

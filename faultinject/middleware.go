@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"time"
 )
@@ -14,7 +15,9 @@ import (
 // Middleware wraps next (for example a stacserver handler behind an
 // httptest.Server) with server-side fault injection on real sockets.
 // Faulted requests never reach next, except the timing faults
-// (HeadersDelayed*, SlowBody), which delay next's real answer.
+// (HeadersDelayed*, SlowBody), which delay next's real answer, and the
+// applied faults (Applied*), which let next act on the request and then
+// replace its answer with a reset, a hang or a 503.
 //
 // What a client observes, over HTTP/1.1 on loopback:
 //   - ConnectionRefused is approximated: a server cannot refuse a connection
@@ -82,6 +85,17 @@ func (in *Injector) Middleware(next http.Handler) http.Handler {
 				chunk: timing.TrickleChunk, interval: timing.TrickleInterval}, r)
 		case OversizedBody:
 			writeOversized(w, timing.OversizedBytes)
+		case AppliedThenReset, AppliedThenHang, AppliedThen503:
+			// The upstream acts on the request; its answer goes nowhere.
+			next.ServeHTTP(httptest.NewRecorder(), r)
+			switch rec.Kind {
+			case AppliedThenReset:
+				breakConnection(w, r, rec.Kind, "", 0, closeReset)
+			case AppliedThenHang:
+				<-r.Context().Done()
+			default:
+				writeCanned(w, rec.Kind, applied503)
+			}
 		default: // None
 			next.ServeHTTP(w, r)
 		}
@@ -120,8 +134,8 @@ const (
 
 // breakConnection takes the raw connection, optionally writes a 200 header
 // block declaring all of PartialBody followed by sent, waits pause, and
-// closes the connection cleanly or with a reset. ConnectionRefused and
-// ResetBeforeResponse send no byte at all.
+// closes the connection cleanly or with a reset. ConnectionRefused,
+// ResetBeforeResponse and AppliedThenReset send no byte at all.
 func breakConnection(w http.ResponseWriter, r *http.Request, k Kind, sent string, pause time.Duration, mode closeMode) {
 	drainRequestBody(r) // unread request bytes would turn any close into an RST
 	conn, _, err := http.NewResponseController(w).Hijack()
@@ -129,7 +143,7 @@ func breakConnection(w http.ResponseWriter, r *http.Request, k Kind, sent string
 		panic(http.ErrAbortHandler) // see Middleware: HTTP/2 or no Hijacker
 	}
 	defer closeConn(conn, mode)
-	if k == ConnectionRefused || k == ResetBeforeResponse {
+	if k == ConnectionRefused || k == ResetBeforeResponse || k == AppliedThenReset {
 		return
 	}
 	if r.Method == http.MethodHead {

@@ -15,7 +15,9 @@ import (
 // RoundTripper wraps base (nil: a private clone of http.DefaultTransport,
 // so the shared pool is never touched) with client-side
 // fault injection. Faulted requests never reach base, except the timing
-// faults (HeadersDelayed*, SlowBody), which delay base's real answer.
+// faults (HeadersDelayed*, SlowBody), which delay base's real answer, and
+// the applied faults (Applied*), which send the request to base, discard
+// its answer and return a reset, a hang or a 503 instead.
 //
 // Connection faults are simulated with the errors a real transport
 // returns, so errors.Is works through the *url.Error an http.Client adds:
@@ -91,6 +93,21 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return syntheticResponse(req, rec.Kind, http.StatusOK, "application/geo+json", "",
 			timing.OversizedBytes, io.NopCloser(oversizedReader(timing.OversizedBytes))), nil
+	case AppliedThenReset, AppliedThenHang, AppliedThen503:
+		// The upstream acts on the request; its answer goes nowhere.
+		if resp, err := rt.base.RoundTrip(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+		switch rec.Kind {
+		case AppliedThenReset:
+			return nil, resetError(req)
+		case AppliedThenHang:
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return syntheticResponse(req, rec.Kind, applied503.status, applied503.contentType, "",
+			int64(len(applied503.body)), io.NopCloser(strings.NewReader(applied503.body))), nil
 	default: // None
 		return rt.base.RoundTrip(req)
 	}
