@@ -44,7 +44,7 @@ func TestClassesMatchThePolicy(t *testing.T) {
 			ConnectionRefused, ResetBeforeResponse, ResetMidBody, EOFAfterHeaders, TruncatedBody},
 		ClassNonRetryable: {HTTP501, HTTP505, HTTP403Throttle, HTTP400, HTTP404, HTTP422,
 			MalformedJSON, WrongContentType, NotSTACJSON, OversizedBody},
-		ClassHang: {HeadersDelayedBeyond, Hang},
+		ClassHang:    {HeadersDelayedBeyond, Hang},
 		ClassSlow:    {HeadersDelayedWithin, SlowBody},
 		ClassApplied: {AppliedThenReset, AppliedThenHang, AppliedThen503},
 	}
