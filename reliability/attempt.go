@@ -62,7 +62,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		rec.update(func(r *callRecord) { r.attempts++ })
 	}
 	out := req.WithContext(attemptCtx)
-	if !idempotent(req) {
+	if sendOnce(req) {
 		// net/http replays a request on a reused connection that died before
 		// the answer when it can rewind the body and the request looks
 		// idempotent, which an Idempotency-Key header makes any POST look.

@@ -176,7 +176,7 @@ func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request,
 	rec.noteHost(req.URL.Host)
 	rec.update(func(r *callRecord) { r.requests++; r.seen.path = req.URL.Path })
 	maxAttempts := 1
-	if idempotent(req) {
+	if !sendOnce(req) {
 		maxAttempts = l.policy.MaxAttempts
 	}
 	loop := &retryLoop{layer: l, rec: rec, host: h, path: req.URL.Path, deadline: deadline, maxAttempts: maxAttempts}

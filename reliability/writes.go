@@ -3,6 +3,7 @@ package reliability
 import (
 	"context"
 	"errors"
+	"net/http"
 )
 
 // Side-effect classes, the first field of the retry-budget checklist: what a
@@ -70,6 +71,25 @@ func NotSent(err error) bool {
 	}
 	return d.Attempts == 0 && (d.Code == CodeCircuitOpen || d.Code == CodeBudgetExhausted) ||
 		d.Attempts == 1 && d.ErrorClass == classNeverSent
+}
+
+// oneAttemptKey marks a context whose requests are sent at most once.
+type oneAttemptKey struct{}
+
+// OneAttempt returns a context whose requests the layer sends once (and
+// net/http never replays), even a PUT or DELETE with an Idempotency-Key,
+// which the policy would otherwise retry. A caller that recovers a lost
+// answer itself (a write tool: look the result up before any replay) uses
+// it, so that a retry never applies a write twice or overwrites a change
+// made between two attempts.
+func OneAttempt(ctx context.Context) context.Context {
+	return context.WithValue(ctx, oneAttemptKey{}, true)
+}
+
+// sendOnce reports a request the layer must not send more than once.
+func sendOnce(req *http.Request) bool {
+	once, _ := req.Context().Value(oneAttemptKey{}).(bool)
+	return once || !idempotent(req)
 }
 
 // Recovery actions: what a caller may do after a denial (the checklist's

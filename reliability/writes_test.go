@@ -268,3 +268,23 @@ func TestNotSent(t *testing.T) {
 		}
 	}
 }
+
+// TestOneAttemptSendsAKeyedPUTOnce: a caller that recovers lost answers
+// itself can ask for one attempt even where the policy would retry.
+func TestOneAttemptSendsAKeyedPUTOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tl := newTestLayer(t, noCache(), always(503, "down"))
+		_, err := tl.Run(context.Background(), "update_item", testHost, func(ctx context.Context) error {
+			req, _ := http.NewRequestWithContext(OneAttempt(ctx), http.MethodPut, "https://"+testHost+"/collections/c/items/x", strings.NewReader(`{}`))
+			req.Header.Set("Idempotency-Key", "k")
+			status, _, err := tl.readThrough(req)
+			if status != 503 {
+				t.Errorf("status %d, want the 503 handed back", status)
+			}
+			return err
+		})
+		if err != nil || tl.up.hitCount() != 1 {
+			t.Fatalf("err %v after %d hits, want the answer after exactly 1", err, tl.up.hitCount())
+		}
+	})
+}
