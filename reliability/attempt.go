@@ -14,6 +14,7 @@ import (
 type attemptTransport struct {
 	layer *Layer
 	base  http.RoundTripper
+	once  http.RoundTripper // base without connection reuse (nil: base), for writes sent once
 }
 
 var errAttemptTimeout = errors.New("attempt timeout")
@@ -61,16 +62,20 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if rec != nil {
 		rec.update(func(r *callRecord) { r.attempts++ })
 	}
-	out := req.WithContext(attemptCtx)
+	out, base := req.WithContext(attemptCtx), t.base
 	if sendOnce(req) {
 		// net/http replays a request on a reused connection that died before
 		// the answer when it can rewind the body and the request looks
-		// idempotent, which an Idempotency-Key header makes any POST look.
-		// Without GetBody it cannot: a write the layer sends once reaches
-		// the catalog at most once.
+		// idempotent, which an Idempotency-Key header makes any write look.
+		// A new connection is never "reused", and without GetBody a body
+		// cannot be rewound: a write the layer sends once reaches the
+		// catalog at most once.
 		out.GetBody = nil
+		if t.once != nil {
+			base = t.once
+		}
 	}
-	resp, err := t.base.RoundTrip(out)
+	resp, err := base.RoundTrip(out)
 	if err == nil {
 		var data []byte
 		data, err = l.readBody(attemptCtx, req, resp)

@@ -105,7 +105,7 @@ func New(p Policy, opts Options) *Layer {
 	// The attempt transport has no CloseIdleConnections method, so the
 	// library's CloseIdleConnections calls on every failure path cannot
 	// churn the connection pool.
-	var attempt http.RoundTripper = &attemptTransport{layer: l, base: base}
+	var attempt http.RoundTripper = &attemptTransport{layer: l, base: base, once: freshConnections(base)}
 	if p.Hedge {
 		attempt = &hedgeTransport{layer: l, attempt: attempt}
 	}
@@ -116,6 +116,23 @@ func New(p Policy, opts Options) *Layer {
 	l.attemptClient = &http.Client{Transport: attempt, CheckRedirect: CheckRedirect}
 	l.client = &http.Client{Transport: &layerTransport{layer: l}}
 	return l
+}
+
+// freshConnections is base without connection reuse, for requests sent at
+// most once (sendOnce), or nil when base is not an *http.Transport.
+// net/http replays a request on its own when a reused keep-alive
+// connection dies before the answer and the request looks idempotent,
+// which an Idempotency-Key header makes even a bodiless DELETE look. A
+// write on a new connection is never replayed; writes are rare enough
+// that the extra handshake does not matter.
+func freshConnections(base http.RoundTripper) http.RoundTripper {
+	t, ok := base.(*http.Transport)
+	if !ok {
+		return nil
+	}
+	once := t.Clone()
+	once.DisableKeepAlives = true
+	return once
 }
 
 // newDedicatedTransport is a pool of our own with connect and TLS limits

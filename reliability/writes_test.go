@@ -69,6 +69,42 @@ func TestWriteIsNotReplayedByNetHTTPOnAReusedConnection(t *testing.T) {
 	}
 }
 
+// TestKeyedDeleteSentOnceIsNotReplayedByNetHTTP: a DELETE has no body to
+// withhold, and its Idempotency-Key makes net/http treat it as replayable;
+// sent once (OneAttempt), it must still reach the catalog once.
+func TestKeyedDeleteSentOnceIsNotReplayedByNetHTTP(t *testing.T) {
+	var deletes atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodDelete {
+			_, _ = io.WriteString(w, `{}`)
+			return
+		}
+		deletes.Add(1)
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.(*net.TCPConn).SetLinger(0)
+		conn.Close()
+	}))
+	defer srv.Close()
+	l := loopbackLayer(t, srv)
+	_, _ = l.Run(t.Context(), "delete_item", "loopback", func(ctx context.Context) error {
+		get, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/", nil)
+		if resp, err := l.HTTPClient().Do(get); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		del, _ := http.NewRequestWithContext(OneAttempt(ctx), http.MethodDelete, srv.URL+"/collections/c/items/x", nil)
+		del.Header.Set("Idempotency-Key", "k-1")
+		resp, err := l.HTTPClient().Do(del)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	})
+	if n := deletes.Load(); n != 1 {
+		t.Fatalf("the catalog saw the DELETE %d times, want exactly 1", n)
+	}
+}
+
 // TestWriteMakesCachedReadsOfItsHostStale: the response cache keeps GETs
 // for 30 s, but a read after a write to the same host must see the write.
 func TestWriteMakesCachedReadsOfItsHostStale(t *testing.T) {

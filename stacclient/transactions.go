@@ -127,7 +127,7 @@ func (c *Client) DeleteItem(ctx context.Context, collectionID, itemID string, o 
 
 // CreateCollection adds a collection (POST /collections).
 func (c *Client) CreateCollection(ctx context.Context, collection map[string]any, o WriteOptions) (*WriteResult, error) {
-	if err := stacdoc.CheckCollection(collection); err != nil {
+	if err := CheckCollectionWrite("", collection); err != nil {
 		return nil, err
 	}
 	return c.write(ctx, TxCollections, http.MethodPost, c.endpoint("collections"), collection, "", o)
@@ -136,13 +136,7 @@ func (c *Client) CreateCollection(ctx context.Context, collection map[string]any
 // ReplaceCollection replaces a collection's metadata (PUT
 // /collections/{id}); its items stay. The id must match the path.
 func (c *Client) ReplaceCollection(ctx context.Context, collectionID string, collection map[string]any, o WriteOptions) (*WriteResult, error) {
-	if err := checkPathIDs(collectionID, ""); err != nil {
-		return nil, err
-	}
-	if id, _ := collection["id"].(string); id != collectionID {
-		return nil, idMismatch("collection.id", id, "collection_id", collectionID)
-	}
-	if err := stacdoc.CheckCollection(collection); err != nil {
+	if err := CheckCollectionWrite(collectionID, collection); err != nil {
 		return nil, err
 	}
 	return c.write(ctx, TxCollections, http.MethodPut, c.endpoint("collections", collectionID), collection, "", o)
@@ -160,9 +154,33 @@ func (c *Client) PatchCollection(ctx context.Context, collectionID string, patch
 	return c.write(ctx, TxCollections, http.MethodPatch, c.endpoint("collections", collectionID), patch, MergePatchContentType, o)
 }
 
-// checkItemFor checks an item and that it belongs where it is written: its
-// collection (when it names one) is collectionID, and for a replace its id
-// is itemID.
+// CheckItemWrite is the check CreateItem (itemID "") and ReplaceItem make
+// before sending: the ids can name path segments, the item is valid STAC,
+// its collection (when it names one) is collectionID and, for a replace,
+// its id is itemID. Callers use it to refuse a bad document before doing
+// anything else.
+func CheckItemWrite(collectionID, itemID string, item map[string]any) error {
+	return checkItemFor(collectionID, itemID, item)
+}
+
+// CheckCollectionWrite is the check CreateCollection (collectionID "") and
+// ReplaceCollection make before sending.
+func CheckCollectionWrite(collectionID string, collection map[string]any) error {
+	if collectionID != "" {
+		if err := checkPathIDs(collectionID, ""); err != nil {
+			return err
+		}
+		if id, _ := collection["id"].(string); id != collectionID {
+			return idMismatch("collection.id", id, "collection_id", collectionID)
+		}
+	}
+	return stacdoc.CheckCollection(collection)
+}
+
+// CheckPatch is the check PatchItem (keep: id and collection) and
+// PatchCollection (keep: id) make: a merge patch may not change them.
+func CheckPatch(patch map[string]any, keep map[string]string) error { return checkPatchKeeps(patch, keep) }
+
 func checkItemFor(collectionID, itemID string, item map[string]any) error {
 	if err := checkPathIDs(collectionID, itemID); err != nil {
 		return err

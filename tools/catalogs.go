@@ -23,8 +23,12 @@ import (
 // Catalog is a resolved catalog: what a catalog_url argument or --catalog
 // names, with a client bound to the reliability layer's HTTP client.
 type Catalog struct {
-	Ref    string // as given: URL, preset name, "demo" or a path
-	Name   string // preset or configured name, "demo", "local" or "" for a plain URL
+	Ref  string // as given: URL, preset name, "demo" or a path
+	Name string // preset or configured name, "demo", "local" or "" for a plain URL
+	// Key names the catalog stably across processes: the URL of a remote
+	// catalog, "demo", or the real path of a local catalog.json (whose
+	// in-process URL changes with every start).
+	Key    string
 	URL    string // the STAC API root URL actually used (show it with Shown)
 	Host   string // URL's host, the reliability layer's per-host key
 	Client *stacclient.Client
@@ -134,6 +138,10 @@ type CatalogsOptions struct {
 	// uses it for STAC_MCP_DEMO_FAULT_RATE (server-side fault injection on
 	// real loopback sockets), so this package never imports faultinject.
 	WrapDemo func(http.Handler) http.Handler
+	// WritableLocal serves local static catalogs with the STAC Transaction
+	// endpoints, writing changes back to their files (--allow-writes). The
+	// demo catalog is never writable.
+	WritableLocal bool
 }
 
 // Catalogs resolves catalog references and caches one client per URL. The
@@ -250,7 +258,7 @@ func (c *Catalogs) Resolve(ctx context.Context, ref string) (*Catalog, error) {
 			name = "local"
 		}
 		return c.inProcess(ctx, r.ref, name, r.path, func(ctx context.Context) (*staticStore, error) {
-			return loadDirStore(ctx, r.path, c.opts.LoadLimits)
+			return loadDirStore(ctx, r.path, c.opts.LoadLimits, c.opts.WritableLocal)
 		})
 	}
 }
@@ -413,7 +421,7 @@ func (c *Catalogs) remoteLocked(ref, name, rawURL string) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog %q: %w", reliability.RedactSecrets(ref), err)
 	}
-	cat := &Catalog{Ref: ref, Name: name, URL: key, Host: u.Host, Client: client}
+	cat := &Catalog{Ref: ref, Name: name, Key: key, URL: key, Host: u.Host, Client: client}
 	c.byURL[key] = cat
 	return cat, nil
 }
@@ -468,8 +476,10 @@ func (c *Catalogs) start(ctx context.Context, name, key string, load func(contex
 	}
 	srv, err := startInProcessServer(handler)
 	if err != nil {
+		_ = store.close()
 		return nil, fmt.Errorf("starting the in-process STAC API: %w", err)
 	}
+	srv.onClose = store.close
 	if c.opts.TrustAddress != nil {
 		srv.untrust = c.opts.TrustAddress(srv.host)
 	}
@@ -478,7 +488,7 @@ func (c *Catalogs) start(ctx context.Context, name, key string, load func(contex
 		_ = srv.close()
 		return nil, err
 	}
-	cat = &Catalog{Ref: name, Name: name, URL: srv.url, Host: srv.host, Client: client, Notes: store.notes}
+	cat = &Catalog{Ref: name, Name: name, Key: key, URL: srv.url, Host: srv.host, Client: client, Notes: store.notes}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

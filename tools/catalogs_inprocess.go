@@ -18,32 +18,53 @@ import (
 type staticStore struct {
 	handler http.Handler
 	notes   []string // what the loader skipped and why
+	dir     *os.Root // a writable local catalog's directory, closed with its server
+}
+
+// close releases the catalog directory of a writable store.
+func (s *staticStore) close() error {
+	if s.dir == nil {
+		return nil
+	}
+	return s.dir.Close()
 }
 
 func loadDemoStore() (*staticStore, error) {
-	return loadStaticStore(context.Background(), demo.FS, demo.RootFile, stacserver.LoadOptions{})
+	return loadStaticStore(context.Background(), demo.FS, demo.RootFile, stacserver.LoadOptions{}, nil)
 }
 
 // loadDirStore loads the local static catalog whose root file is path (a
 // real path), reading through an os.Root of its directory so that no link
-// or symlink reaches a file outside it.
-func loadDirStore(ctx context.Context, path string, limits stacserver.LoadOptions) (*staticStore, error) {
+// or symlink reaches a file outside it. A writable one is served with the
+// Transaction endpoints, writing through that same os.Root, which then
+// stays open until the catalog's server stops.
+func loadDirStore(ctx context.Context, path string, limits stacserver.LoadOptions, writable bool) (*staticStore, error) {
 	root, err := os.OpenRoot(filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	return loadStaticStore(ctx, root.FS(), filepath.Base(path), limits)
+	var writes *stacserver.WriteOptions
+	if writable {
+		writes = &stacserver.WriteOptions{Dir: root, RootFile: filepath.Base(path)}
+	}
+	s, err := loadStaticStore(ctx, root.FS(), filepath.Base(path), limits, writes)
+	if err != nil || !writable {
+		root.Close()
+		return s, err
+	}
+	s.dir = root
+	return s, nil
 }
 
 // loadStaticStore loads a static catalog and serves it with the root
-// catalog's own id, title and description on the landing page.
-func loadStaticStore(ctx context.Context, fsys fs.FS, root string, limits stacserver.LoadOptions) (*staticStore, error) {
+// catalog's own id, title and description on the landing page; writes,
+// when set, turns on its Transaction endpoints.
+func loadStaticStore(ctx context.Context, fsys fs.FS, root string, limits stacserver.LoadOptions, writes *stacserver.WriteOptions) (*staticStore, error) {
 	store, err := stacserver.LoadFSContext(ctx, fsys, root, limits)
 	if err != nil {
 		return nil, err
 	}
-	srv := stacserver.New(store, stacserver.Options{ID: store.Root.ID, Title: store.Root.Title, Description: store.Root.Description})
+	srv := stacserver.New(store, stacserver.Options{ID: store.Root.ID, Title: store.Root.Title, Description: store.Root.Description, Writes: writes})
 	return &staticStore{handler: srv, notes: store.Notes}, nil
 }
 
@@ -57,6 +78,7 @@ type inProcessServer struct {
 	srv     *http.Server
 	done    chan struct{} // closed when Serve has returned
 	untrust func()        // revokes the dial guard's exception for host, if any
+	onClose func() error  // releases what the served catalog holds
 }
 
 func startInProcessServer(h http.Handler) (*inProcessServer, error) {
@@ -84,7 +106,10 @@ func (s *inProcessServer) close() error {
 		s.untrust()
 	}
 	if errors.Is(err, http.ErrServerClosed) {
-		return nil
+		err = nil
+	}
+	if s.onClose != nil {
+		err = errors.Join(err, s.onClose())
 	}
 	return err
 }

@@ -8,18 +8,13 @@ import (
 	"testing"
 )
 
-const (
-	readmeToolsStart = "<!-- tools:start -->"
-	readmeToolsEnd   = "<!-- tools:end -->"
-)
-
-// readmeToolsTable renders the README's tools table from Inventory(): the
-// name, the title and the first sentence of each description, so the
-// README cannot list a tool that does not exist or miss one that does.
-func readmeToolsTable() string {
+// readmeToolsTable renders a README tools table from tools: the name,
+// the title and the first sentence of each description, so the README
+// cannot list a tool that does not exist or miss one that does.
+func readmeToolsTable(tools []Tool) string {
 	var b strings.Builder
 	b.WriteString("| Tool | Title | What it does | Upstream requests |\n|---|---|---|---|\n")
-	for _, t := range Inventory() {
+	for _, t := range tools {
 		upstream := "no"
 		if t.Network {
 			upstream = "yes"
@@ -39,10 +34,18 @@ func firstSentence(s string) string {
 	return strings.ReplaceAll(strings.TrimSpace(s), "|", `\|`)
 }
 
-// TestReadmeToolsTableMatchesInventory fails when the generated table
-// between the README's tools markers drifts from Inventory(); run
-// UPDATE_README=true go test ./tools/ -run Docs to regenerate it.
+// TestReadmeToolsTableMatchesInventory fails when a generated table
+// between the README's markers drifts from Inventory() (the read tools)
+// or WriteTools() (in "Writing to catalogs"); run
+// UPDATE_README=true go test ./tools/ -run Docs to regenerate them.
 func TestReadmeToolsTableMatchesInventoryDocs(t *testing.T) {
+	checkReadmeTable(t, "tools", Inventory())
+	checkReadmeTable(t, "write-tools", WriteTools())
+}
+
+func checkReadmeTable(t *testing.T, marker string, tools []Tool) {
+	t.Helper()
+	readmeToolsStart, readmeToolsEnd := "<!-- "+marker+":start -->", "<!-- "+marker+":end -->"
 	path := filepath.Join("..", "README.md")
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -55,7 +58,7 @@ func TestReadmeToolsTableMatchesInventoryDocs(t *testing.T) {
 		t.Fatalf("README.md lacks the %s … %s markers around the tools table", readmeToolsStart, readmeToolsEnd)
 	}
 	current := readme[start+len(readmeToolsStart) : end]
-	want := "\n" + readmeToolsTable()
+	want := "\n" + readmeToolsTable(tools)
 	if current == want {
 		return
 	}
@@ -64,8 +67,8 @@ func TestReadmeToolsTableMatchesInventoryDocs(t *testing.T) {
 		if err := os.WriteFile(path, []byte(updated), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("README.md tools table regenerated")
+		t.Logf("README.md %s table regenerated", marker)
 		return
 	}
-	t.Errorf("README.md's tools table is out of date with Inventory(); run UPDATE_README=true go test ./tools/ -run Docs and review the diff.\nwant:\n%s\ngot:\n%s", want, current)
+	t.Errorf("README.md's %s table is out of date; run UPDATE_README=true go test ./tools/ -run Docs and review the diff.\nwant:\n%s\ngot:\n%s", marker, want, current)
 }

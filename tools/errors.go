@@ -8,6 +8,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/stacclient/stacdoc"
 )
 
 // toolError is an error already phrased for the model: what failed, why, and
@@ -59,6 +60,10 @@ func renderError(toolName string, err error) error {
 	var se *stacclient.Error
 	if errors.As(err, &se) {
 		return &toolError{msg: stacErrorMessage(toolName, se), cause: err}
+	}
+	var de *stacdoc.Error
+	if errors.As(err, &de) {
+		return &toolError{cause: err, msg: fmt.Sprintf("%s: %s. Nothing was sent and nothing was recorded: fix every problem listed and call again (the same idempotency_key may be reused).", toolName, err.Error())}
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -121,6 +126,7 @@ func denialMessage(toolName string, d *reliability.Denial) string {
 // nextStepByKind says what a model should do after each kind of upstream failure.
 var nextStepByKind = map[stacclient.ErrorKind]string{
 	stacclient.KindNotFound:     "Check the id: call search_collections to list collection ids, or search_items to find item ids.",
+	stacclient.KindConflict:     "It exists already: read it (get_item, get_collection), or replace it with update_item or update_collection.",
 	stacclient.KindBadRequest:   "The catalog rejected a parameter: fix the one its message names (get_queryables lists property names, get_capabilities what the catalog supports).",
 	stacclient.KindUnauthorized: "The catalog refused access: it needs credentials this server was not given, or the resource is private.",
 	stacclient.KindThrottled:    "The catalog is rate-limiting: wait before retrying, and ask for fewer items.",

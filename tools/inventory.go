@@ -9,6 +9,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -18,7 +19,18 @@ import (
 	"github.com/stacmcp/stac-mcp/reliability"
 )
 
-// Inventory lists every tool, in the order a model should meet them.
+// Tools are the tools a server with d registers: Inventory, then
+// WriteTools when writes are allowed (Deps.Writes). Without it the write
+// tools are not listed at all and the server is read-only.
+func Tools(d *Deps) []Tool {
+	if d.Writes == nil {
+		return Inventory()
+	}
+	return append(Inventory(), WriteTools()...)
+}
+
+// Inventory lists every read-only tool, in the order a model should meet
+// them; WriteTools lists the others.
 func Inventory() []Tool {
 	return []Tool{
 		ListCatalogs(),
@@ -51,6 +63,9 @@ type Deps struct {
 	// it continue each other's cursors; empty means a random key for this
 	// process.
 	CursorKey []byte
+	// Writes, when set, registers the write tools (WriteTools) and holds
+	// their idempotency store; nil keeps the server read-only.
+	Writes *Writes
 
 	// Per-process state the tools build lazily; the zero value is ready.
 	signing       signingState      // the Planetary Computer Signer (ConfigureSigning sets its options)
@@ -91,9 +106,13 @@ type Handler[In catalogInput, Out any] func(ctx context.Context, c *Call, in In)
 
 // Tool is one inventory entry.
 type Tool struct {
-	Def      *mcp.Tool
-	Network  bool // true when the tool makes upstream requests
-	register func(s *mcp.Server, d *Deps)
+	Def     *mcp.Tool
+	Network bool // true when the tool makes upstream requests
+	// SideEffect is what the tool may change: reliability.SideEffectRead
+	// for every Inventory tool, create/update/delete for WriteTools. A
+	// toolset filter can group the tools by it ("write" = not read).
+	SideEffect string
+	register   func(s *mcp.Server, d *Deps)
 }
 
 // Register adds the tool to s.
@@ -116,7 +135,7 @@ func define[In catalogInput, Out any](def *mcp.Tool, network bool, h Handler[In,
 	tool := *def
 	tool.InputSchema = mustInputSchema[In](def.Name)
 	tool.OutputSchema = mustOutputSchema[Out](def.Name)
-	return Tool{Def: &tool, Network: network, register: func(s *mcp.Server, d *Deps) {
+	return Tool{Def: &tool, Network: network, SideEffect: reliability.SideEffectRead, register: func(s *mcp.Server, d *Deps) {
 		mcp.AddTool(s, &tool, adapt(tool.Name, d, h))
 	}}
 }
@@ -152,6 +171,17 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 		holder.record(receipt, err)
 		if d.SessionScoped {
 			d.sessionHosts.note(req.Session, receipt.Hosts...)
+		}
+		var failed *failedResult
+		if errors.As(err, &failed) {
+			if out, ok := failed.out.(Out); ok {
+				// A failure with a structured result (a write's stored
+				// failure): isError, with the same structuredContent on
+				// every duplicate.
+				res := &mcp.CallToolResult{IsError: true, Meta: resultMeta(receipt, nil),
+					Content: []mcp.Content{&mcp.TextContent{Text: failed.text}}}
+				return res, out, nil
+			}
 		}
 		if err != nil {
 			return nil, zero, renderError(name, err)

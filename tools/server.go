@@ -23,9 +23,10 @@ func Instructions() string { return instructions }
 // ServerName is the MCP implementation name.
 const ServerName = "stac-mcp"
 
-// NewServer builds the MCP server with every Inventory() tool registered.
+// NewServer builds the MCP server with Tools(d) registered: every
+// Inventory tool, and the write tools when d.Writes is set.
 func NewServer(d *Deps, version string) *mcp.Server {
-	return newServer(d, version, Inventory())
+	return newServer(d, version, Tools(d))
 }
 
 // newServer registers the given tools; tests pass test-only tools.

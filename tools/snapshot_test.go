@@ -19,8 +19,12 @@ import (
 //
 // A missing snapshot is written (and the test passes) locally, but fails
 // when CI=true, so CI never blesses a schema nobody looked at.
+//
+// The session allows writes, so the write tools (listed only with
+// --allow-writes) are pinned too; TestWriteToolsAreListedOnlyWithWritesAllowed
+// checks that a read-only server lists none of them.
 func TestToolSnapshots(t *testing.T) {
-	cs := newTestSession(t, testSessionOptions{})
+	cs := newTestSession(t, testSessionOptions{Writes: sqliteWrites(t, t.TempDir())})
 	update := os.Getenv("UPDATE_TOOLSNAPS") == "true"
 	inCI := os.Getenv("CI") == "true"
 	for _, tool := range listTools(t, cs) {

@@ -44,6 +44,9 @@ type testSessionOptions struct {
 	CursorKey []byte
 	// Silent drops the logs (fuzz targets may not log through testing.F).
 	Silent bool
+	// Writes turns the write tools on (and local catalogs writable); nil
+	// keeps the server read-only, as without --allow-writes.
+	Writes *Writes
 }
 
 // testPolicy keeps failing tests fast: short deadlines and backoff.
@@ -75,7 +78,7 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if ref == "" {
 		ref = DemoCatalog
 	}
-	cats := NewCatalogs(CatalogsOptions{Default: ref, HTTPClient: layer.HTTPClient(), Headers: opts.Headers})
+	cats := NewCatalogs(CatalogsOptions{Default: ref, HTTPClient: layer.HTTPClient(), Headers: opts.Headers, WritableLocal: opts.Writes != nil})
 	t.Cleanup(func() {
 		if err := cats.Close(); err != nil {
 			t.Errorf("closing catalogs: %v", err)
@@ -88,7 +91,7 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if limits.MaxItemsCeiling == 0 {
 		limits.MaxItemsCeiling = 100
 	}
-	return &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: logger, CursorKey: opts.CursorKey}
+	return &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: logger, CursorKey: opts.CursorKey, Writes: opts.Writes}
 }
 
 // newTestSession connects an MCP client to a fresh server over in-memory
@@ -98,7 +101,7 @@ func newTestSession(t testing.TB, opts testSessionOptions) *mcp.ClientSession {
 	d := newTestDeps(t, opts)
 	tools := opts.Tools
 	if tools == nil {
-		tools = Inventory()
+		tools = Tools(d)
 	}
 	return connect(t, newServer(d, "test", tools))
 }

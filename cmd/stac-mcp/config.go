@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/idempotency"
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
@@ -22,6 +24,10 @@ import (
 type setting struct {
 	flag, env, value, help string
 }
+
+// booleanSettings are flags without a value (--allow-writes; also
+// --allow-writes=false); their variables take true or false.
+var booleanSettings = map[string]bool{setAllowWrites.env: true}
 
 // Settings of the server itself.
 var (
@@ -37,6 +43,12 @@ var (
 	setDemoFaults = setting{"demo-fault-rate", "STAC_MCP_DEMO_FAULT_RATE", "RATE", "demo catalog only: inject transient faults (5xx, resets, 429) into this fraction of upstream attempts, to watch retries happen (0 to 0.9; default off)"}
 	setDemoSeed   = setting{"demo-fault-seed", "STAC_MCP_DEMO_FAULT_SEED", "N", "seed of the demo fault schedule, to replay a run (default: from the clock, logged at startup)"}
 	setMetrics    = setting{"metrics-addr", "STAC_MCP_METRICS_ADDR", "ADDR", "serve Prometheus /metrics on this address, e.g. 127.0.0.1:9464 (stdio mode; default off); like --addr, a non-loopback address needs STAC_MCP_HTTP_TOKEN"}
+
+	// Writes (adr/0014-idempotent-writes.md).
+	setAllowWrites = setting{"allow-writes", "STAC_MCP_ALLOW_WRITES", "", "add the write tools (create_item, update_item, delete_item, create_collection, update_collection) for catalogs that declare the STAC Transaction extension and for local catalog.json files; true or false (default false: read-only)"}
+	setStateDir    = setting{"state-dir", "STAC_MCP_STATE_DIR", "DIR", "with --allow-writes: directory of the idempotency store (idempotency.db); default: the user's state directory, e.g. ~/.local/state/stac-mcp"}
+	setIdemTTL     = setting{"idempotency-ttl-secs", "STAC_MCP_IDEMPOTENCY_TTL_SECS", "SECS", "how long a write's outcome answers repeats of its idempotency key (default 86400, 24 h; 60 to 2592000)"}
+	setRedisURL    = setting{"redis-url", "STAC_MCP_REDIS_URL", "URL", "Redis shared by replicas, redis://host:6379/0 (rediss:// for TLS); with --allow-writes it holds the idempotency records instead of the local store. Put a password in the environment variable, not the flag (command lines are visible to every user)"}
 )
 
 // reliabilitySettings are read by reliability.PolicyFromEnv; a flag
@@ -55,7 +67,8 @@ var reliabilitySettings = []setting{
 	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: off (default), on (after the host's p95 latency), or a delay in seconds"},
 }
 
-var serverSettings = []setting{setCatalog, setCatalogs, setCeiling, setHeaders, setLogLevel, setLogFmt, setMetrics, setHTTPAddr, setAllowPriv, setAllowHosts, setDemoFaults, setDemoSeed}
+var serverSettings = []setting{setCatalog, setCatalogs, setCeiling, setHeaders, setLogLevel, setLogFmt, setMetrics, setHTTPAddr, setAllowPriv, setAllowHosts, setDemoFaults, setDemoSeed,
+	setAllowWrites, setStateDir, setIdemTTL, setRedisURL}
 
 // flagSettings are every setting that has a flag and a variable: the flags
 // loadConfig registers and, with secretSettings, the variables the unknown
@@ -94,6 +107,11 @@ const (
 	// maxDemoFaultRate: above it hardly any call gets through its three
 	// attempts, and the demo would show nothing but give-ups.
 	maxDemoFaultRate = 0.9
+	// Idempotency record lifetime: 24 h by default; under a minute a
+	// record could expire while its write is still being resolved.
+	defaultIdempotencyTTL = 24 * time.Hour
+	minIdempotencyTTLSecs = 60
+	maxIdempotencyTTLSecs = 30 * 24 * 3600
 )
 
 // config is the parsed command line and environment.
@@ -111,7 +129,7 @@ type config struct {
 	HTTPAddr        string
 	HTTPToken       string
 	CursorKey       string // STAC_MCP_CURSOR_KEY; empty: see cursorKeyFor
-	StateDir        string // where stdio and call keep their cursor key; empty: none
+	StateDir        string // where stdio and call keep their cursor key and the idempotency store; empty: none
 	LogLevel        string
 	LogFormat       string
 	MetricsAddr     string
@@ -122,6 +140,13 @@ type config struct {
 	// UnknownEnv are warnings about STAC_MCP_* variables no setting reads,
 	// logged at startup (see unknownEnvWarnings).
 	UnknownEnv []string
+
+	AllowWrites    bool
+	IdempotencyTTL time.Duration // how long a write's outcome is kept
+	// RedisURL is Redis shared by replicas (STAC_MCP_REDIS_URL, --redis-url):
+	// read once here, used by the idempotency store today and by any other
+	// shared state later. Never logged with its password.
+	RedisURL string
 
 	Text, JSON, Help, Version bool
 }
@@ -135,6 +160,12 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 	fs.SetOutput(io.Discard) // errors are reported once, by run
 	values := map[string]*string{}
 	for _, s := range flagSettings() {
+		if booleanSettings[s.env] {
+			v := new(string)
+			values[s.env] = v
+			fs.BoolFunc(s.flag, s.help, func(arg string) error { *v = arg; return nil })
+			continue
+		}
 		values[s.env] = fs.String(s.flag, "", s.help)
 	}
 	cfg := &config{}
@@ -252,6 +283,10 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 		cfg.DemoFaultSeed = seed
 	}
 
+	if err := loadWriteSettings(cfg, lookup); err != nil {
+		return nil, err
+	}
+
 	policy, err := reliability.PolicyFromEnv(func(name string) (string, bool) {
 		for _, s := range reliabilitySettings {
 			if s.env == name {
@@ -355,4 +390,44 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// loadWriteSettings reads --allow-writes, the idempotency store's
+// directory and TTL, and the Redis URL.
+func loadWriteSettings(cfg *config, lookup func(setting) (string, string, bool)) error {
+	if v, name, ok := lookup(setAllowWrites); ok {
+		allow, err := parseBool(v)
+		if err != nil {
+			return usageError("%s=%q: want true or false", name, v)
+		}
+		cfg.AllowWrites = allow
+	}
+	cfg.IdempotencyTTL = defaultIdempotencyTTL
+	if v, name, ok := lookup(setIdemTTL); ok {
+		secs, err := strconv.Atoi(v)
+		if err != nil || secs < minIdempotencyTTLSecs || secs > maxIdempotencyTTLSecs {
+			return usageError("%s=%q: want a whole number of seconds from %d to %d (30 days)", name, v, minIdempotencyTTLSecs, maxIdempotencyTTLSecs)
+		}
+		cfg.IdempotencyTTL = time.Duration(secs) * time.Second
+	}
+	if v, name, ok := lookup(setRedisURL); ok {
+		if err := idempotency.CheckRedisURL(v); err != nil {
+			return usageError("%s: %v", name, err)
+		}
+		cfg.RedisURL = v
+	}
+	if v, _, ok := lookup(setStateDir); ok {
+		cfg.StateDir = v // else the user's state directory (stateDir)
+	}
+	return nil
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "1", "yes", "on":
+		return true, nil
+	case "false", "0", "no", "off":
+		return false, nil
+	}
+	return false, errors.New("not a boolean")
 }

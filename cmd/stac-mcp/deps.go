@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/idempotency"
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
@@ -55,22 +56,31 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 		UntrustedCallers: cfg.Command == "http",
 		TrustAddress:     layer.TrustAddress,
 		WrapDemo:         demoFaults(cfg.DemoFaultRate, cfg.DemoFaultSeed, &logger),
+		WritableLocal:    cfg.AllowWrites,
 	})
 	if err := catalogs.Check(""); err != nil {
 		_ = catalogs.Close()
 		return nil, usageError("--catalog / STAC_MCP_CATALOG_URL: %v", err)
 	}
+	writes, err := openWrites(cfg, logger)
+	if err != nil {
+		_ = catalogs.Close()
+		return nil, err
+	}
 	// The configured catalogs keep their reliability state and their own
 	// metrics label however many other hosts callers name.
 	layer.PinHosts(tools.OperatorHosts(catalogs)...)
 	var names []string
-	for _, t := range tools.Inventory() {
+	for _, t := range tools.Tools(&tools.Deps{Writes: writes}) {
 		names = append(names, t.Def.Name)
 	}
 	layer.DeclareTools(names...)
 	if cfg.Command == "" || cfg.Command == "stdio" || cfg.Command == "http" {
 		if err := loadConfiguredCatalogs(catalogs, cfg.Policy.ToolTimeout, &logger); err != nil {
 			_ = catalogs.Close()
+			if writes != nil {
+				_ = writes.Store.Close()
+			}
 			return nil, err
 		}
 	}
@@ -80,6 +90,7 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 		Limits:    tools.Limits{MaxItemsDefault: min(defaultMaxItems, cfg.MaxItemsCeiling), MaxItemsCeiling: cfg.MaxItemsCeiling},
 		Logger:    logger,
 		CursorKey: cursorKeyFor(cfg, logger),
+		Writes:    writes,
 	}
 	return &app{deps: deps, server: tools.NewServer(deps, version()), logger: logger}, nil
 }
@@ -137,9 +148,48 @@ func loadConfiguredCatalogs(catalogs *tools.Catalogs, timeout time.Duration, log
 	return nil
 }
 
+// openWrites opens the idempotency store when writes are allowed: Redis
+// when STAC_MCP_REDIS_URL is set (replicas share it), else SQLite in the
+// state directory. nil without --allow-writes: no write tool is listed.
+func openWrites(cfg *config, logger zerolog.Logger) (*tools.Writes, error) {
+	if !cfg.AllowWrites {
+		return nil, nil
+	}
+	opts := idempotency.Options{TTL: cfg.IdempotencyTTL}
+	if cfg.RedisURL != "" {
+		store, err := idempotency.OpenRedis(cfg.RedisURL, opts)
+		if err != nil {
+			return nil, usageError("--redis-url / STAC_MCP_REDIS_URL: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		if err := store.Ping(ctx); err != nil {
+			// Reads do not need Redis; writes refuse (nothing sent) until it answers.
+			logger.Warn().Str("redis", idempotency.RedactURL(cfg.RedisURL)).Err(err).
+				Msg("the idempotency store (Redis) does not answer: write tools will refuse until it does")
+		}
+		logger.Info().Str("redis", idempotency.RedactURL(cfg.RedisURL)).Msg("writes allowed; idempotency records in Redis")
+		return &tools.Writes{Store: store}, nil
+	}
+	if cfg.StateDir == "" {
+		return nil, usageError("--allow-writes needs a directory for its idempotency store, and no home directory is known: set --state-dir / STAC_MCP_STATE_DIR")
+	}
+	store, err := idempotency.OpenSQLite(cfg.StateDir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("--state-dir / STAC_MCP_STATE_DIR: %w", err)
+	}
+	logger.Info().Str("store", store.Path()).Msg("writes allowed; idempotency records in SQLite")
+	return &tools.Writes{Store: store}, nil
+}
+
 func (a *app) close() {
 	if err := a.deps.Catalogs.Close(); err != nil {
 		a.logger.Warn().Err(err).Msg("closing in-process catalogs")
+	}
+	if w := a.deps.Writes; w != nil {
+		if err := w.Store.Close(); err != nil {
+			a.logger.Warn().Err(err).Msg("closing the idempotency store")
+		}
 	}
 }
 

@@ -32,7 +32,7 @@ func runTools(ctx context.Context, cfg *config, stdout, stderr io.Writer) error 
 	// tools/list is alphabetical; show them in the order a model should
 	// meet them, as the inventory lists them.
 	order := map[string]int{}
-	for i, t := range tools.Inventory() {
+	for i, t := range append(tools.Inventory(), tools.WriteTools()...) {
 		order[t.Def.Name] = i
 	}
 	slices.SortStableFunc(list, func(a, b *mcp.Tool) int { return order[a.Name] - order[b.Name] })

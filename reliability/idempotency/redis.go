@@ -242,3 +242,12 @@ func redactErr(err error, rawURL string) string {
 	}
 	return msg
 }
+
+// CheckRedisURL reports whether rawURL is a Redis URL go-redis accepts,
+// without connecting; the error never contains the password.
+func CheckRedisURL(rawURL string) error {
+	if _, err := redis.ParseURL(rawURL); err != nil {
+		return fmt.Errorf("%s is not a Redis URL (%s); want redis://[user:password@]host:port[/db] or rediss://… for TLS", RedactURL(rawURL), redactErr(err, rawURL))
+	}
+	return nil
+}

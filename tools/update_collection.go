@@ -1,0 +1,88 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// UpdateCollectionIn names the collection and its change: a complete
+// replacement of its metadata or a merge patch.
+type UpdateCollectionIn struct {
+	CatalogArg
+	CollectionID string      `json:"collection_id" jsonschema:"id of the collection to update"`
+	Collection   DocumentArg `json:"collection,omitempty" jsonschema:"the complete new collection metadata (its id must match; its items stay); give collection or patch"`
+	Patch        DocumentArg `json:"patch,omitempty" jsonschema:"a JSON merge patch (RFC 7386) of the members to change, e.g. {\"title\":\"Joplin survey\",\"keywords\":[\"drone\"]} (null removes a member); give collection or patch"`
+	IdempotencyKeyArg
+}
+
+// UpdateCollection is the update_collection tool.
+func UpdateCollection() Tool {
+	return defineWrite(&mcp.Tool{
+		Name:  "update_collection",
+		Title: "Update a collection",
+		Description: "Change an existing STAC Collection's metadata (STAC Transaction extension for collections), on a catalog that declares it or a local " +
+			"catalog.json: replace it whole with collection (PUT), or change some members with patch, a JSON merge patch (PATCH). Its items stay. " +
+			"The result is checked first; a bad one changes nothing. Pass a new idempotency_key per change; reuse it on any retry.\n" +
+			`Example: {"collection_id": "my-survey", "idempotency_key": "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f", "patch": {"title": "Joplin drone survey", "keywords": ["drone", "joplin"]}}`,
+		Annotations: writeAnnotations("Update a collection", true, true),
+	}, reliability.SideEffectUpdate, updateCollection)
+}
+
+func updateCollection(ctx context.Context, c *Call, in UpdateCollectionIn) (WriteOut, string, error) {
+	fail := failWith[WriteOut]()
+	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
+		return fail(err)
+	}
+	collectionID, err := trimmedID("collection_id", in.CollectionID)
+	if err != nil {
+		return fail(err)
+	}
+	doc, patch, err := replacementOrPatch(in.Collection, "collection", in.Patch)
+	if err != nil {
+		return fail(err)
+	}
+	op := writeOp{
+		tool: "update_collection", sideEffect: reliability.SideEffectUpdate, scope: stacclient.TxCollections, key: in.IdempotencyKey,
+		out:      WriteOut{CollectionID: collectionID},
+		done:     "updated",
+		describe: fmt.Sprintf("collection %q", collectionID),
+	}
+	if doc != nil {
+		doc = normalizeDocument(doc, "")
+		if err := stacclient.CheckCollectionWrite(collectionID, doc); err != nil {
+			return fail(err)
+		}
+		op.args = map[string]any{"collection_id": collectionID, "collection": doc}
+		op.send = func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+			return c.Catalog.Client.ReplaceCollection(ctx, collectionID, doc, o)
+		}
+		op.applied = func(ctx context.Context) (bool, error) { return collectionHolds(ctx, c, collectionID, doc, false) }
+		return runWrite(ctx, c, op)
+	}
+	if err := stacclient.CheckPatch(patch, map[string]string{"id": collectionID}); err != nil {
+		return fail(err)
+	}
+	op.args = map[string]any{"collection_id": collectionID, "patch": patch}
+	op.prepare = func(ctx context.Context) error {
+		patched, err := patchedDocument(ctx, func(ctx context.Context) (any, error) {
+			return c.Catalog.Client.Collection(ctx, collectionID)
+		}, patch)
+		if err != nil {
+			return err
+		}
+		if err := stacclient.CheckCollectionWrite(collectionID, patched); err != nil {
+			return fmt.Errorf("the patched collection would not be valid, so the patch was not sent: %w", err)
+		}
+		return nil
+	}
+	op.send = func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+		return c.Catalog.Client.PatchCollection(ctx, collectionID, patch, o)
+	}
+	op.applied = func(ctx context.Context) (bool, error) { return collectionHolds(ctx, c, collectionID, patch, true) }
+	return runWrite(ctx, c, op)
+}

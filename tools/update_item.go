@@ -1,0 +1,94 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// UpdateItemIn names the item and its change: a complete replacement or a
+// merge patch.
+type UpdateItemIn struct {
+	CatalogArg
+	CollectionID string      `json:"collection_id" jsonschema:"id of the item's collection"`
+	ItemID       string      `json:"item_id" jsonschema:"id of the item to update"`
+	Item         DocumentArg `json:"item,omitempty" jsonschema:"the complete new item, which replaces the old one (its id and collection must match); give item or patch"`
+	Patch        DocumentArg `json:"patch,omitempty" jsonschema:"a JSON merge patch (RFC 7386) of the members to change, e.g. {\"properties\":{\"eo:cloud_cover\":12,\"old_field\":null}} (null removes a member); give item or patch"`
+	IdempotencyKeyArg
+}
+
+// UpdateItem is the update_item tool.
+func UpdateItem() Tool {
+	return defineWrite(&mcp.Tool{
+		Name:  "update_item",
+		Title: "Update an item",
+		Description: "Change an existing STAC Item (STAC Transaction extension), on a catalog that declares it or a local catalog.json: replace it whole " +
+			"with item (PUT), or change some members with patch, a JSON merge patch (PATCH). The resulting item is checked first; a bad one changes " +
+			"nothing. An item that does not exist fails with not found (use create_item). Pass a new idempotency_key per change; reuse it on any retry.\n" +
+			`Example: {"collection_id": "my-survey", "item_id": "flight-042", "idempotency_key": "9b2d4e6f-8a1c-4d3b-a5e7-c9f0b1d2e3a4", ` +
+			`"patch": {"properties": {"eo:cloud_cover": 12, "title": "Flight 42, reprocessed"}}}`,
+		Annotations: writeAnnotations("Update an item", true, true),
+	}, reliability.SideEffectUpdate, updateItem)
+}
+
+func updateItem(ctx context.Context, c *Call, in UpdateItemIn) (WriteOut, string, error) {
+	fail := failWith[WriteOut]()
+	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
+		return fail(err)
+	}
+	collectionID, err := trimmedID("collection_id", in.CollectionID)
+	if err != nil {
+		return fail(err)
+	}
+	itemID, err := trimmedID("item_id", in.ItemID)
+	if err != nil {
+		return fail(err)
+	}
+	doc, patch, err := replacementOrPatch(in.Item, "item", in.Patch)
+	if err != nil {
+		return fail(err)
+	}
+	op := writeOp{
+		tool: "update_item", sideEffect: reliability.SideEffectUpdate, scope: stacclient.TxItems, key: in.IdempotencyKey,
+		out:      WriteOut{CollectionID: collectionID, ItemID: itemID},
+		done:     "updated",
+		describe: fmt.Sprintf("item %q in collection %q", itemID, collectionID),
+	}
+	if doc != nil {
+		doc = normalizeDocument(doc, collectionID)
+		if err := stacclient.CheckItemWrite(collectionID, itemID, doc); err != nil {
+			return fail(err)
+		}
+		op.args = map[string]any{"collection_id": collectionID, "item_id": itemID, "item": doc}
+		op.send = func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+			return c.Catalog.Client.ReplaceItem(ctx, collectionID, itemID, doc, o)
+		}
+		op.applied = func(ctx context.Context) (bool, error) { return itemHolds(ctx, c, collectionID, itemID, doc, false) }
+		return runWrite(ctx, c, op)
+	}
+	if err := stacclient.CheckPatch(patch, map[string]string{"id": itemID, "collection": collectionID}); err != nil {
+		return fail(err)
+	}
+	op.args = map[string]any{"collection_id": collectionID, "item_id": itemID, "patch": patch}
+	op.prepare = func(ctx context.Context) error {
+		patched, err := patchedDocument(ctx, func(ctx context.Context) (any, error) {
+			return c.Catalog.Client.Item(ctx, collectionID, itemID)
+		}, patch)
+		if err != nil {
+			return err
+		}
+		if err := stacclient.CheckItemWrite(collectionID, itemID, patched); err != nil {
+			return fmt.Errorf("the patched item would not be valid, so the patch was not sent: %w", err)
+		}
+		return nil
+	}
+	op.send = func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+		return c.Catalog.Client.PatchItem(ctx, collectionID, itemID, patch, o)
+	}
+	op.applied = func(ctx context.Context) (bool, error) { return itemHolds(ctx, c, collectionID, itemID, patch, true) }
+	return runWrite(ctx, c, op)
+}
