@@ -312,7 +312,9 @@ type writeProofSummary struct {
 	elapsed                        []time.Duration
 }
 
-func (s writeProofSummary) sideEffectsPerWrite() float64 { return float64(s.applied) / float64(s.logical) }
+func (s writeProofSummary) sideEffectsPerWrite() float64 {
+	return float64(s.applied) / float64(s.logical)
+}
 
 func (s writeProofSummary) String() string {
 	keys := func(m map[string]int) string {

@@ -179,7 +179,9 @@ func CheckCollectionWrite(collectionID string, collection map[string]any) error 
 
 // CheckPatch is the check PatchItem (keep: id and collection) and
 // PatchCollection (keep: id) make: a merge patch may not change them.
-func CheckPatch(patch map[string]any, keep map[string]string) error { return checkPatchKeeps(patch, keep) }
+func CheckPatch(patch map[string]any, keep map[string]string) error {
+	return checkPatchKeeps(patch, keep)
+}
 
 func checkItemFor(collectionID, itemID string, item map[string]any) error {
 	if err := checkPathIDs(collectionID, itemID); err != nil {
