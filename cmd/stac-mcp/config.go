@@ -46,7 +46,7 @@ var (
 
 	// Writes (adr/0014-idempotent-writes.md).
 	setAllowWrites = setting{"allow-writes", "STAC_MCP_ALLOW_WRITES", "", "add the write tools (create_item, update_item, delete_item, create_collection, update_collection) for catalogs that declare the STAC Transaction extension and for local catalog.json files; true or false (default false: read-only)"}
-	setStateDir    = setting{"state-dir", "STAC_MCP_STATE_DIR", "DIR", "with --allow-writes: directory of the idempotency store (idempotency.db); default: the user's state directory, e.g. ~/.local/state/stac-mcp"}
+	setStateDir    = setting{"state-dir", "STAC_MCP_STATE_DIR", "DIR", "directory of the idempotency store (idempotency.db, with --allow-writes) and of cursor.key (stdio and call); default: the user's state directory, $XDG_STATE_HOME/stac-mcp or ~/.local/state/stac-mcp"}
 	setIdemTTL     = setting{"idempotency-ttl-secs", "STAC_MCP_IDEMPOTENCY_TTL_SECS", "SECS", "how long a write's outcome answers repeats of its idempotency key (default 86400, 24 h; 60 to 2592000)"}
 	setRedisURL    = setting{"redis-url", "STAC_MCP_REDIS_URL", "URL", "Redis shared by replicas, redis://host:6379/0 (rediss:// for TLS); with --allow-writes it holds the idempotency records instead of the local store. Put a password in the environment variable, not the flag (command lines are visible to every user)"}
 )

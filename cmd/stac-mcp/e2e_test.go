@@ -59,6 +59,22 @@ func repoRoot(t *testing.T) string {
 // lists the tools and makes every call in e2e/calls.json, and the SDK
 // validates each structuredContent against the tool's outputSchema.
 func TestEndToEndWithTypeScriptSDK(t *testing.T) {
+	runTypeScriptClient(t, nil, "--catalog", "demo", "stdio")
+}
+
+// TestEndToEndWritesWithTypeScriptSDK runs the same client with
+// e2e/write_calls.json against a temporary copy of a local catalog, the
+// server started with --allow-writes: every write tool, a duplicate, a
+// conflict, a bad document and the read-only demo catalog's refusal.
+func TestEndToEndWritesWithTypeScriptSDK(t *testing.T) {
+	runTypeScriptClient(t, []string{"E2E_CALLS=write_calls.json", "STAC_MCP_STATE_DIR=" + t.TempDir()},
+		"--allow-writes", "--catalog", copyJoplin(t), "stdio")
+}
+
+// runTypeScriptClient runs e2e/client.mjs against the binary started with
+// args, and fails unless every check passed.
+func runTypeScriptClient(t *testing.T, env []string, args ...string) {
+	t.Helper()
 	root := repoRoot(t)
 	node, err := exec.LookPath("node")
 	_, modErr := os.Stat(filepath.Join(root, "e2e", "node_modules", "@modelcontextprotocol", "sdk"))
@@ -70,9 +86,10 @@ func TestEndToEndWithTypeScriptSDK(t *testing.T) {
 		t.Skipf("%s; skipping (node: %v, node_modules: %v)", msg, err, modErr)
 	}
 	bin := binary(t)
-	cmd := exec.Command(node, filepath.Join("e2e", "client.mjs"), bin, "--catalog", "demo", "stdio")
+	cmd := exec.Command(node, append([]string{filepath.Join("e2e", "client.mjs"), bin}, args...)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "STAC_MCP_LOG_LEVEL=warn", "XDG_STATE_HOME="+t.TempDir()) // the cursor key file stays out of $HOME
+	// The cursor key file (and without STAC_MCP_STATE_DIR the idempotency store) stays out of $HOME.
+	cmd.Env = append(append(os.Environ(), "STAC_MCP_LOG_LEVEL=warn", "XDG_STATE_HOME="+t.TempDir()), env...)
 	out, err := cmd.CombinedOutput()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	summary := lines[len(lines)-1]
