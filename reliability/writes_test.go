@@ -18,90 +18,73 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// TestWriteIsNotReplayedByNetHTTPOnAReusedConnection: net/http replays a
+// TestWritesAreNotReplayedByNetHTTPOnAReusedConnection: net/http replays a
 // request whose reused keep-alive connection dies before the answer when
-// the request looks idempotent, and an Idempotency-Key header makes a POST
-// look idempotent. The layer sends a POST write once, so the catalog must
-// see it once even then.
-func TestWriteIsNotReplayedByNetHTTPOnAReusedConnection(t *testing.T) {
-	var posts atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			_, _ = io.WriteString(w, `{}`)
-			return
-		}
-		posts.Add(1)
-		_, _ = io.Copy(io.Discard, r.Body)
-		// The catalog read the write, then the connection died before any
-		// answer: a reset on a connection the client had reused.
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		conn.(*net.TCPConn).SetLinger(0)
-		conn.Close()
-	}))
-	defer srv.Close()
-	l := loopbackLayer(t, srv)
-	_, err := l.Run(t.Context(), "create_item", "loopback", func(ctx context.Context) error {
-		// A read first, so the write goes out on a reused connection.
-		get, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/", nil)
-		resp, err := l.HTTPClient().Do(get)
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		post, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/collections/c/items", strings.NewReader(`{"id":"x"}`))
-		post.Header.Set("Idempotency-Key", "k-1")
-		resp, err = l.HTTPClient().Do(post)
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	})
-	if err == nil {
-		t.Fatal("the write's connection died without an answer, yet the call succeeded")
-	}
-	if n := posts.Load(); n != 1 {
-		t.Fatalf("the catalog saw the POST %d times, want exactly 1", n)
-	}
-}
-
-// TestKeyedDeleteSentOnceIsNotReplayedByNetHTTP: a DELETE has no body to
-// withhold, and its Idempotency-Key makes net/http treat it as replayable;
-// sent once (OneAttempt), it must still reach the catalog once.
-func TestKeyedDeleteSentOnceIsNotReplayedByNetHTTP(t *testing.T) {
-	var deletes atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodDelete {
-			_, _ = io.WriteString(w, `{}`)
-			return
-		}
-		deletes.Add(1)
-		conn, _, _ := w.(http.Hijacker).Hijack()
-		conn.(*net.TCPConn).SetLinger(0)
-		conn.Close()
-	}))
-	defer srv.Close()
-	l := loopbackLayer(t, srv)
-	_, _ = l.Run(t.Context(), "delete_item", "loopback", func(ctx context.Context) error {
-		get, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/", nil)
-		if resp, err := l.HTTPClient().Do(get); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-		del, _ := http.NewRequestWithContext(OneAttempt(ctx), http.MethodDelete, srv.URL+"/collections/c/items/x", nil)
-		del.Header.Set("Idempotency-Key", "k-1")
-		resp, err := l.HTTPClient().Do(del)
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	})
-	if n := deletes.Load(); n != 1 {
-		t.Fatalf("the catalog saw the DELETE %d times, want exactly 1", n)
+// it can rewind the body and the request looks idempotent, which an
+// Idempotency-Key header makes any write look. A write the layer sends
+// once (a POST; a keyed DELETE under OneAttempt, which has no body to
+// withhold) must reach the catalog once even then.
+func TestWritesAreNotReplayedByNetHTTPOnAReusedConnection(t *testing.T) {
+	for _, c := range []struct {
+		method string
+		body   string
+		once   bool
+	}{
+		{http.MethodPost, `{"id":"x"}`, false},
+		{http.MethodDelete, "", true},
+	} {
+		t.Run(c.method, func(t *testing.T) {
+			var writes atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet {
+					_, _ = io.WriteString(w, `{}`)
+					return
+				}
+				writes.Add(1)
+				_, _ = io.Copy(io.Discard, r.Body)
+				// The catalog read the write, then the connection died
+				// before any answer: a reset on a reused connection.
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				conn.(*net.TCPConn).SetLinger(0)
+				conn.Close()
+			}))
+			defer srv.Close()
+			l := loopbackLayer(t, srv)
+			_, err := l.Run(t.Context(), "write", "loopback", func(ctx context.Context) error {
+				// A read first, so the write goes out on a reused connection.
+				get, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/", nil)
+				resp, err := l.HTTPClient().Do(get)
+				if err != nil {
+					return err
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if c.once {
+					ctx = OneAttempt(ctx)
+				}
+				var body io.Reader
+				if c.body != "" {
+					body = strings.NewReader(c.body)
+				}
+				req, _ := http.NewRequestWithContext(ctx, c.method, srv.URL+"/collections/c/items/x", body)
+				req.Header.Set("Idempotency-Key", "k-1")
+				resp, err = l.HTTPClient().Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				return err
+			})
+			if err == nil {
+				t.Fatal("the write's connection died without an answer, yet the call succeeded")
+			}
+			if n := writes.Load(); n != 1 {
+				t.Fatalf("the catalog saw the %s %d times, want exactly 1", c.method, n)
+			}
+		})
 	}
 }
 

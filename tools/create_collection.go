@@ -34,13 +34,7 @@ func CreateCollection() Tool {
 
 func createCollection(ctx context.Context, c *Call, in CreateCollectionIn) (WriteOut, string, error) {
 	fail := failWith[WriteOut]()
-	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
-		return fail(err)
-	}
-	doc, present, err := in.Collection.object("collection")
-	if err == nil && !present {
-		err = &stacclient.ParamError{Param: "collection", Got: "nothing", Reason: "missing", Accepted: "a STAC Collection object"}
-	}
+	doc, err := in.Collection.required("collection", "a STAC Collection object")
 	if err != nil {
 		return fail(err)
 	}
@@ -58,6 +52,6 @@ func createCollection(ctx context.Context, c *Call, in CreateCollectionIn) (Writ
 		send: func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
 			return c.Catalog.Client.CreateCollection(ctx, doc, o)
 		},
-		applied: func(ctx context.Context) (bool, error) { return collectionHolds(ctx, c, collectionID, doc, false) },
+		applied: collectionTarget(c, collectionID).holdsLookup(doc, false),
 	})
 }

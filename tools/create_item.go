@@ -35,17 +35,11 @@ func CreateItem() Tool {
 
 func createItem(ctx context.Context, c *Call, in CreateItemIn) (WriteOut, string, error) {
 	fail := failWith[WriteOut]()
-	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
-		return fail(err)
-	}
-	collectionID, err := trimmedID("collection_id", in.CollectionID)
+	collectionID, _, err := pathIDs(in.CollectionID, nil)
 	if err != nil {
 		return fail(err)
 	}
-	doc, present, err := in.Item.object("item")
-	if err == nil && !present {
-		err = &stacclient.ParamError{Param: "item", Got: "nothing", Reason: "missing", Accepted: "a STAC Item object"}
-	}
+	doc, err := in.Item.required("item", "a STAC Item object")
 	if err != nil {
 		return fail(err)
 	}
@@ -63,6 +57,6 @@ func createItem(ctx context.Context, c *Call, in CreateItemIn) (WriteOut, string
 		send: func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
 			return c.Catalog.Client.CreateItem(ctx, collectionID, doc, o)
 		},
-		applied: func(ctx context.Context) (bool, error) { return itemHolds(ctx, c, collectionID, itemID, doc, false) },
+		applied: itemTarget(c, collectionID, itemID).holdsLookup(doc, false),
 	})
 }

@@ -32,17 +32,9 @@ func DeleteItem() Tool {
 }
 
 func deleteItem(ctx context.Context, c *Call, in DeleteItemIn) (WriteOut, string, error) {
-	fail := failWith[WriteOut]()
-	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
-		return fail(err)
-	}
-	collectionID, err := trimmedID("collection_id", in.CollectionID)
+	collectionID, itemID, err := pathIDs(in.CollectionID, &in.ItemID)
 	if err != nil {
-		return fail(err)
-	}
-	itemID, err := trimmedID("item_id", in.ItemID)
-	if err != nil {
-		return fail(err)
+		return failWith[WriteOut]()(err)
 	}
 	return runWrite(ctx, c, writeOp{
 		tool: "delete_item", sideEffect: reliability.SideEffectDelete, scope: stacclient.TxItems, key: in.IdempotencyKey,
@@ -53,6 +45,6 @@ func deleteItem(ctx context.Context, c *Call, in DeleteItemIn) (WriteOut, string
 		send: func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
 			return c.Catalog.Client.DeleteItem(ctx, collectionID, itemID, o)
 		},
-		applied: func(ctx context.Context) (bool, error) { return itemGone(ctx, c, collectionID, itemID) },
+		applied: itemTarget(c, collectionID, itemID).goneLookup,
 	})
 }

@@ -35,10 +35,7 @@ func UpdateCollection() Tool {
 
 func updateCollection(ctx context.Context, c *Call, in UpdateCollectionIn) (WriteOut, string, error) {
 	fail := failWith[WriteOut]()
-	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
-		return fail(err)
-	}
-	collectionID, err := trimmedID("collection_id", in.CollectionID)
+	collectionID, _, err := pathIDs(in.CollectionID, nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -46,43 +43,30 @@ func updateCollection(ctx context.Context, c *Call, in UpdateCollectionIn) (Writ
 	if err != nil {
 		return fail(err)
 	}
+	if doc != nil {
+		doc = normalizeDocument(doc, "")
+	}
 	op := writeOp{
 		tool: "update_collection", sideEffect: reliability.SideEffectUpdate, scope: stacclient.TxCollections, key: in.IdempotencyKey,
 		out:      WriteOut{CollectionID: collectionID},
 		done:     "updated",
 		describe: fmt.Sprintf("collection %q", collectionID),
 	}
-	if doc != nil {
-		doc = normalizeDocument(doc, "")
-		if err := stacclient.CheckCollectionWrite(collectionID, doc); err != nil {
-			return fail(err)
-		}
-		op.args = map[string]any{"collection_id": collectionID, "collection": doc}
-		op.send = func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+	err = update{
+		target:   collectionTarget(c, collectionID),
+		docParam: "collection",
+		ids:      map[string]any{"collection_id": collectionID},
+		keep:     map[string]string{"id": collectionID},
+		check:    func(doc map[string]any) error { return stacclient.CheckCollectionWrite(collectionID, doc) },
+		replace: func(ctx context.Context, doc map[string]any, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
 			return c.Catalog.Client.ReplaceCollection(ctx, collectionID, doc, o)
-		}
-		op.applied = func(ctx context.Context) (bool, error) { return collectionHolds(ctx, c, collectionID, doc, false) }
-		return runWrite(ctx, c, op)
-	}
-	if err := stacclient.CheckPatch(patch, map[string]string{"id": collectionID}); err != nil {
+		},
+		patch: func(ctx context.Context, patch map[string]any, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+			return c.Catalog.Client.PatchCollection(ctx, collectionID, patch, o)
+		},
+	}.fill(&op, doc, patch)
+	if err != nil {
 		return fail(err)
 	}
-	op.args = map[string]any{"collection_id": collectionID, "patch": patch}
-	op.prepare = func(ctx context.Context) error {
-		patched, err := patchedDocument(ctx, func(ctx context.Context) (any, error) {
-			return c.Catalog.Client.Collection(ctx, collectionID)
-		}, patch)
-		if err != nil {
-			return err
-		}
-		if err := stacclient.CheckCollectionWrite(collectionID, patched); err != nil {
-			return fmt.Errorf("the patched collection would not be valid, so the patch was not sent: %w", err)
-		}
-		return nil
-	}
-	op.send = func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
-		return c.Catalog.Client.PatchCollection(ctx, collectionID, patch, o)
-	}
-	op.applied = func(ctx context.Context) (bool, error) { return collectionHolds(ctx, c, collectionID, patch, true) }
 	return runWrite(ctx, c, op)
 }

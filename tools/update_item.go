@@ -37,14 +37,7 @@ func UpdateItem() Tool {
 
 func updateItem(ctx context.Context, c *Call, in UpdateItemIn) (WriteOut, string, error) {
 	fail := failWith[WriteOut]()
-	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
-		return fail(err)
-	}
-	collectionID, err := trimmedID("collection_id", in.CollectionID)
-	if err != nil {
-		return fail(err)
-	}
-	itemID, err := trimmedID("item_id", in.ItemID)
+	collectionID, itemID, err := pathIDs(in.CollectionID, &in.ItemID)
 	if err != nil {
 		return fail(err)
 	}
@@ -52,43 +45,30 @@ func updateItem(ctx context.Context, c *Call, in UpdateItemIn) (WriteOut, string
 	if err != nil {
 		return fail(err)
 	}
+	if doc != nil {
+		doc = normalizeDocument(doc, collectionID)
+	}
 	op := writeOp{
 		tool: "update_item", sideEffect: reliability.SideEffectUpdate, scope: stacclient.TxItems, key: in.IdempotencyKey,
 		out:      WriteOut{CollectionID: collectionID, ItemID: itemID},
 		done:     "updated",
 		describe: fmt.Sprintf("item %q in collection %q", itemID, collectionID),
 	}
-	if doc != nil {
-		doc = normalizeDocument(doc, collectionID)
-		if err := stacclient.CheckItemWrite(collectionID, itemID, doc); err != nil {
-			return fail(err)
-		}
-		op.args = map[string]any{"collection_id": collectionID, "item_id": itemID, "item": doc}
-		op.send = func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+	err = update{
+		target:   itemTarget(c, collectionID, itemID),
+		docParam: "item",
+		ids:      map[string]any{"collection_id": collectionID, "item_id": itemID},
+		keep:     map[string]string{"id": itemID, "collection": collectionID},
+		check:    func(doc map[string]any) error { return stacclient.CheckItemWrite(collectionID, itemID, doc) },
+		replace: func(ctx context.Context, doc map[string]any, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
 			return c.Catalog.Client.ReplaceItem(ctx, collectionID, itemID, doc, o)
-		}
-		op.applied = func(ctx context.Context) (bool, error) { return itemHolds(ctx, c, collectionID, itemID, doc, false) }
-		return runWrite(ctx, c, op)
-	}
-	if err := stacclient.CheckPatch(patch, map[string]string{"id": itemID, "collection": collectionID}); err != nil {
+		},
+		patch: func(ctx context.Context, patch map[string]any, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+			return c.Catalog.Client.PatchItem(ctx, collectionID, itemID, patch, o)
+		},
+	}.fill(&op, doc, patch)
+	if err != nil {
 		return fail(err)
 	}
-	op.args = map[string]any{"collection_id": collectionID, "item_id": itemID, "patch": patch}
-	op.prepare = func(ctx context.Context) error {
-		patched, err := patchedDocument(ctx, func(ctx context.Context) (any, error) {
-			return c.Catalog.Client.Item(ctx, collectionID, itemID)
-		}, patch)
-		if err != nil {
-			return err
-		}
-		if err := stacclient.CheckItemWrite(collectionID, itemID, patched); err != nil {
-			return fmt.Errorf("the patched item would not be valid, so the patch was not sent: %w", err)
-		}
-		return nil
-	}
-	op.send = func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
-		return c.Catalog.Client.PatchItem(ctx, collectionID, itemID, patch, o)
-	}
-	op.applied = func(ctx context.Context) (bool, error) { return itemHolds(ctx, c, collectionID, itemID, patch, true) }
 	return runWrite(ctx, c, op)
 }

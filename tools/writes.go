@@ -95,6 +95,15 @@ func (a DocumentArg) object(param string) (doc map[string]any, present bool, err
 	return m, true, nil
 }
 
+// required is object for an argument that must be given.
+func (a DocumentArg) required(param, accepted string) (map[string]any, error) {
+	doc, present, err := a.object(param)
+	if err == nil && !present {
+		err = &stacclient.ParamError{Param: param, Got: "nothing", Reason: "missing", Accepted: accepted}
+	}
+	return doc, err
+}
+
 // WriteOut is the result of every write tool, the same on the first call
 // and on every duplicate (which only sets duplicate: true).
 type WriteOut struct {
@@ -223,6 +232,9 @@ func upstreamKey(k idempotency.Key) string {
 // runWrite runs op under its idempotency key (see the top of this file).
 func runWrite(ctx context.Context, c *Call, op writeOp) (WriteOut, string, error) {
 	fail := failWith[WriteOut]()
+	if err := checkIdempotencyKey(op.key); err != nil {
+		return fail(err)
+	}
 	w := c.Deps.Writes
 	if w == nil || w.Store == nil {
 		return fail(errors.New(op.tool + ": writes are not enabled on this server (start it with --allow-writes)"))
@@ -534,49 +546,55 @@ func defineWrite[In catalogInput, Out any](def *mcp.Tool, sideEffect string, h H
 	return t
 }
 
-// Lookups: has the write been applied? They read with a Fresh context, so
-// neither the reliability layer's cache nor a coalesced read can answer.
-
-// itemHolds reports whether the catalog's item holds want (every member
-// want has; links aside, since catalogs rewrite them).
-func itemHolds(ctx context.Context, c *Call, collectionID, itemID string, want map[string]any, patch bool) (bool, error) {
-	it, err := c.Catalog.Client.Item(ctx, collectionID, itemID)
-	if isKind(err, stacclient.KindNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	got, err := toJSONObject(it)
-	if err != nil {
-		return false, err
-	}
-	return holds(got, want, patch), nil
+// docTarget is the one document a write tool writes: an item or a
+// collection, and how to read it as it is now.
+type docTarget struct {
+	kind string // "item" or "collection"
+	read func(ctx context.Context) (any, error)
 }
 
-// itemGone reports whether the item is absent.
-func itemGone(ctx context.Context, c *Call, collectionID, itemID string) (bool, error) {
-	_, err := c.Catalog.Client.Item(ctx, collectionID, itemID)
+func itemTarget(c *Call, collectionID, itemID string) docTarget {
+	return docTarget{kind: "item", read: func(ctx context.Context) (any, error) {
+		return c.Catalog.Client.Item(ctx, collectionID, itemID)
+	}}
+}
+
+func collectionTarget(c *Call, collectionID string) docTarget {
+	return docTarget{kind: "collection", read: func(ctx context.Context) (any, error) {
+		return c.Catalog.Client.Collection(ctx, collectionID)
+	}}
+}
+
+// Lookups: has the write been applied? runWrite calls them with a Fresh
+// context, so neither the reliability layer's cache nor a coalesced read
+// can answer.
+
+// holdsLookup reports whether the document holds want (every member want
+// has; links aside, since catalogs rewrite them); absent means false.
+func (t docTarget) holdsLookup(want map[string]any, patch bool) func(ctx context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		doc, err := t.read(ctx)
+		if isKind(err, stacclient.KindNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		got, err := toJSONObject(doc)
+		if err != nil {
+			return false, err
+		}
+		return holds(got, want, patch), nil
+	}
+}
+
+// goneLookup reports whether the document is absent.
+func (t docTarget) goneLookup(ctx context.Context) (bool, error) {
+	_, err := t.read(ctx)
 	if isKind(err, stacclient.KindNotFound) {
 		return true, nil
 	}
 	return false, err
-}
-
-// collectionHolds is itemHolds for a collection.
-func collectionHolds(ctx context.Context, c *Call, collectionID string, want map[string]any, patch bool) (bool, error) {
-	coll, err := c.Catalog.Client.Collection(ctx, collectionID)
-	if isKind(err, stacclient.KindNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	got, err := toJSONObject(coll)
-	if err != nil {
-		return false, err
-	}
-	return holds(got, want, patch), nil
 }
 
 // holds reports whether got contains want: every member of want (links
@@ -664,6 +682,17 @@ func normalizeDocument(doc map[string]any, collectionID string) map[string]any {
 	return out
 }
 
+// pathIDs trims and checks the collection_id and (when itemID is not
+// nil) item_id arguments.
+func pathIDs(collectionID string, itemID *string) (string, string, error) {
+	cid, err := trimmedID("collection_id", collectionID)
+	if err != nil || itemID == nil {
+		return cid, "", err
+	}
+	iid, err := trimmedID("item_id", *itemID)
+	return cid, iid, err
+}
+
 // trimmedID is an id argument without surrounding space, refused when it
 // cannot name a path segment.
 func trimmedID(param, v string) (string, error) {
@@ -696,16 +725,60 @@ func replacementOrPatch(docArg DocumentArg, docParam string, patchArg DocumentAr
 	return doc, patch, nil
 }
 
-// patchedDocument is what a merge patch would make of the document as it
-// is now (a fresh read), for checking before the patch is sent.
-func patchedDocument(ctx context.Context, read func(ctx context.Context) (any, error), patch map[string]any) (map[string]any, error) {
-	current, err := read(stacclient.Fresh(ctx))
-	if err != nil {
-		return nil, err
+// update is what update_item and update_collection share: the document
+// is replaced whole (PUT) or changed by a JSON merge patch (PATCH).
+type update struct {
+	target   docTarget
+	docParam string         // the argument holding a replacement: "item" or "collection"
+	ids      map[string]any // the path arguments (part of the fingerprint)
+	keep     map[string]string
+	check    func(doc map[string]any) error // a written document must pass it
+	replace  func(ctx context.Context, doc map[string]any, o stacclient.WriteOptions) (*stacclient.WriteResult, error)
+	patch    func(ctx context.Context, patch map[string]any, o stacclient.WriteOptions) (*stacclient.WriteResult, error)
+}
+
+// fill completes op for a replacement doc or a merge patch (one is nil).
+// A replacement is checked now; a patch is checked for the members it may
+// not change now, and its result, applied to a fresh read, before each
+// send (prepare).
+func (u update) fill(op *writeOp, doc, patch map[string]any) error {
+	args := map[string]any{}
+	for k, v := range u.ids {
+		args[k] = v
 	}
-	doc, err := toJSONObject(current)
-	if err != nil {
-		return nil, err
+	op.args = args
+	if doc != nil {
+		if err := u.check(doc); err != nil {
+			return err
+		}
+		args[u.docParam] = doc
+		op.send = func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+			return u.replace(ctx, doc, o)
+		}
+		op.applied = u.target.holdsLookup(doc, false)
+		return nil
 	}
-	return stacdoc.MergePatch(doc, patch), nil
+	if err := stacclient.CheckPatch(patch, u.keep); err != nil {
+		return err
+	}
+	args["patch"] = patch
+	op.prepare = func(ctx context.Context) error {
+		current, err := u.target.read(stacclient.Fresh(ctx))
+		if err != nil {
+			return err
+		}
+		doc, err := toJSONObject(current)
+		if err != nil {
+			return err
+		}
+		if err := u.check(stacdoc.MergePatch(doc, patch)); err != nil {
+			return fmt.Errorf("the patched %s would not be valid, so the patch was not sent: %w", u.target.kind, err)
+		}
+		return nil
+	}
+	op.send = func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+		return u.patch(ctx, patch, o)
+	}
+	op.applied = u.target.holdsLookup(patch, true)
+	return nil
 }

@@ -218,13 +218,9 @@ func (d *dirWriter) createItem(st *Store, c *storedCollection, it *storedItem) e
 	if err := d.writeJSON(file, doc); err != nil {
 		return err
 	}
-	coll, err := d.readJSON(c.file)
-	if err != nil {
-		return err
-	}
-	links, _ := coll["links"].([]any)
-	coll["links"] = append(links, link("item", relHref(c.file, file), mediaGeoJSON))
-	if err := d.writeJSON(c.file, coll); err != nil {
+	if err := d.editLinks(c.file, func(links []any) []any {
+		return append(links, link("item", relHref(c.file, file), mediaGeoJSON))
+	}); err != nil {
 		return err
 	}
 	it.doc, it.file, it.linkedFrom = doc, file, c.file
@@ -265,28 +261,34 @@ func (d *dirWriter) deleteItem(c *storedCollection, it *storedItem) error {
 		})
 	}
 	if it.linkedFrom != "" {
-		parent, err := d.readJSON(it.linkedFrom)
-		if err != nil {
-			return err
-		}
-		links, _ := parent["links"].([]any)
-		kept := make([]any, 0, len(links))
-		for _, l := range links {
-			m, _ := l.(map[string]any)
-			href, _ := m["href"].(string)
-			if rel, _ := m["rel"].(string); rel == "item" {
-				if target, err := resolveHref(it.linkedFrom, href); err == nil && target == file {
-					continue
+		if err := d.editLinks(it.linkedFrom, func(links []any) []any {
+			kept := make([]any, 0, len(links))
+			for _, l := range links {
+				m, _ := l.(map[string]any)
+				href, _ := m["href"].(string)
+				if rel, _ := m["rel"].(string); rel == "item" {
+					if target, err := resolveHref(it.linkedFrom, href); err == nil && target == file {
+						continue
+					}
 				}
+				kept = append(kept, l)
 			}
-			kept = append(kept, l)
-		}
-		parent["links"] = kept
-		if err := d.writeJSON(it.linkedFrom, parent); err != nil {
+			return kept
+		}); err != nil {
 			return err
 		}
 	}
 	return d.remove(file, c.file)
+}
+
+// editLinks rewrites the catalog file name with edit applied to its links.
+func (d *dirWriter) editLinks(name string, edit func(links []any) []any) error {
+	doc, err := d.readJSON(name)
+	if err != nil {
+		return err
+	}
+	doc["links"] = edit(asList(doc["links"]))
+	return d.writeJSON(name, doc)
 }
 
 // editItemCollection rewrites the FeatureCollection file with edit applied
@@ -319,13 +321,9 @@ func (d *dirWriter) createCollection(st *Store, c *storedCollection) error {
 	if err := d.writeJSON(file, doc); err != nil {
 		return err
 	}
-	root, err := d.readJSON(d.rootFile)
-	if err != nil {
-		return err
-	}
-	links, _ := root["links"].([]any)
-	root["links"] = append(links, link("child", relHref(d.rootFile, file), mediaJSON))
-	if err := d.writeJSON(d.rootFile, root); err != nil {
+	if err := d.editLinks(d.rootFile, func(links []any) []any {
+		return append(links, link("child", relHref(d.rootFile, file), mediaJSON))
+	}); err != nil {
 		return err
 	}
 	c.doc, c.file = doc, file

@@ -111,6 +111,23 @@ func checkItemPath(doc map[string]any, collectionID, itemID string) error {
 	return nil
 }
 
+// lookup finds collection cid and, when iid is not "", its item iid in
+// st; err is the 404 to answer when one is missing.
+func lookup(st *Store, cid, iid string) (*storedCollection, *storedItem, error) {
+	c, ok := st.collections[cid]
+	if !ok {
+		return nil, nil, notFound("collection %q not found", cid)
+	}
+	if iid == "" {
+		return c, nil, nil
+	}
+	it, ok := c.byID[iid]
+	if !ok {
+		return nil, nil, notFound("item %q not found in collection %q", iid, cid)
+	}
+	return c, it, nil
+}
+
 // apply publishes next (after writing it to disk, when the server has a
 // directory) and reports the change.
 func (s *Server) apply(r *http.Request, next *Store, persist func(d *dirWriter) error) error {
@@ -145,9 +162,9 @@ func (s *Server) handleCreateItem(w http.ResponseWriter, r *http.Request) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	st := s.store()
-	c, ok := st.collections[cid]
-	if !ok {
-		writeError(w, notFound("collection %q not found", cid))
+	c, _, err := lookup(st, cid, "")
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	id, _ := doc["id"].(string)
@@ -182,14 +199,9 @@ func (s *Server) handleReplaceItem(w http.ResponseWriter, r *http.Request) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	st := s.store()
-	c, ok := st.collections[cid]
-	if !ok {
-		writeError(w, notFound("collection %q not found", cid))
-		return
-	}
-	old, ok := c.byID[iid]
-	if !ok {
-		writeError(w, notFound("item %q not found in collection %q", iid, cid))
+	_, old, err := lookup(st, cid, iid)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	doc := body
@@ -225,14 +237,9 @@ func (s *Server) handleDeleteItem(w http.ResponseWriter, r *http.Request) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	st := s.store()
-	c, ok := st.collections[cid]
-	if !ok {
-		writeError(w, notFound("collection %q not found", cid))
-		return
-	}
-	old, ok := c.byID[iid]
-	if !ok {
-		writeError(w, notFound("item %q not found in collection %q", iid, cid))
+	_, old, err := lookup(st, cid, iid)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	next, nc := st.editCollection(cid)
@@ -285,9 +292,9 @@ func (s *Server) handleReplaceCollection(w http.ResponseWriter, r *http.Request)
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	st := s.store()
-	old, ok := st.collections[cid]
-	if !ok {
-		writeError(w, notFound("collection %q not found", cid))
+	old, _, err := lookup(st, cid, "")
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	doc := body
