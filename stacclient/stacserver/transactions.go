@@ -128,194 +128,180 @@ func lookup(st *Store, cid, iid string) (*storedCollection, *storedItem, error) 
 	return c, it, nil
 }
 
-// apply publishes next (after writing it to disk, when the server has a
-// directory) and reports the change.
-func (s *Server) apply(r *http.Request, next *Store, persist func(d *dirWriter) error) error {
-	if d := s.dirWriter(); d != nil {
-		if err := persist(d); err != nil {
-			return &apiError{status: 500, code: "InternalServerError",
-				description: "the change could not be written to the catalog's files, so it was not made: " + err.Error()}
+// change is what a transaction publishes and answers.
+type change struct {
+	next      *Store                   // the store after the change
+	persist   func(d *dirWriter) error // writes it to the catalog's files
+	status    int
+	location  string     // the Location header of a created document
+	mediaType string     // of the body
+	body      func() any // renders the answer once the change is written; nil: no body
+}
+
+// transaction reads the request's document (when the method has one) and
+// runs decide under writeMu on the current store. decide returns the
+// change or the error to answer; the change is written to disk (when the
+// server has a directory), then published, then reported to OnApplied,
+// then answered. A change that could not be written is not published.
+func (s *Server) transaction(w http.ResponseWriter, r *http.Request, decide func(st *Store, doc map[string]any) (*change, error)) {
+	var doc map[string]any
+	if r.Method != http.MethodDelete {
+		var err error
+		if doc, err = readDocument(r); err != nil {
+			writeError(w, err)
+			return
 		}
 	}
-	s.state.Store(next)
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	ch, err := decide(s.store(), doc)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if d := s.dirWriter(); d != nil {
+		if err := ch.persist(d); err != nil {
+			writeError(w, &apiError{status: 500, code: "InternalServerError",
+				description: "the change could not be written to the catalog's files, so it was not made: " + err.Error()})
+			return
+		}
+	}
+	s.state.Store(ch.next)
 	if s.opts.Writes.OnApplied != nil {
 		s.opts.Writes.OnApplied(r)
 	}
-	return nil
+	if ch.location != "" {
+		w.Header().Set("Location", ch.location)
+	}
+	if ch.body == nil {
+		w.WriteHeader(ch.status)
+		return
+	}
+	writeJSON(w, ch.status, ch.mediaType, ch.body())
+}
+
+// itemAnswer and collectionAnswer render a written document as served.
+func itemAnswer(base string, it *storedItem) func() any {
+	return func() any { return itemDoc(base, it) }
+}
+
+func (s *Server) collectionAnswer(base string, c *storedCollection) func() any {
+	return func() any { return s.collectionDoc(base, c) }
 }
 
 func (s *Server) handleCreateItem(w http.ResponseWriter, r *http.Request) {
 	cid := r.PathValue("collectionId")
-	doc, err := readDocument(r)
-	if err == nil {
-		err = checkItemPath(doc, cid, "")
-	}
-	if err == nil {
-		if verr := stacdoc.CheckItem(doc); verr != nil {
-			err = invalid(verr)
+	s.transaction(w, r, func(st *Store, doc map[string]any) (*change, error) {
+		if err := checkItemPath(doc, cid, ""); err != nil {
+			return nil, err
 		}
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	st := s.store()
-	c, _, err := lookup(st, cid, "")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	id, _ := doc["id"].(string)
-	if _, dup := c.byID[id]; dup {
-		writeError(w, conflict("item %q already exists in collection %q; replace it with PUT", id, cid))
-		return
-	}
-	it, err := indexItem(withoutStructuralLinks(doc))
-	if err != nil {
-		writeError(w, badRequest("%v", err))
-		return
-	}
-	next, nc := st.editCollection(cid)
-	nc.putItem(it)
-	if err := s.apply(r, next, func(d *dirWriter) error { return d.createItem(next, nc, it) }); err != nil {
-		writeError(w, err)
-		return
-	}
-	base := baseURL(r)
-	w.Header().Set("Location", base+"/collections/"+url.PathEscape(cid)+"/items/"+url.PathEscape(id))
-	writeJSON(w, http.StatusCreated, mediaGeoJSON, itemDoc(base, it))
+		if err := stacdoc.CheckItem(doc); err != nil {
+			return nil, invalid(err)
+		}
+		c, _, err := lookup(st, cid, "")
+		if err != nil {
+			return nil, err
+		}
+		id, _ := doc["id"].(string)
+		if _, dup := c.byID[id]; dup {
+			return nil, conflict("item %q already exists in collection %q; replace it with PUT", id, cid)
+		}
+		it, err := indexItem(withoutStructuralLinks(doc))
+		if err != nil {
+			return nil, badRequest("%v", err)
+		}
+		next, nc := st.editCollection(cid)
+		nc.putItem(it)
+		base := baseURL(r)
+		return &change{next: next, persist: func(d *dirWriter) error { return d.createItem(next, nc, it) },
+			status: http.StatusCreated, location: base + "/collections/" + url.PathEscape(cid) + "/items/" + url.PathEscape(id),
+			mediaType: mediaGeoJSON, body: itemAnswer(base, it)}, nil
+	})
 }
 
 // handleReplaceItem is PUT (a complete item) and PATCH (a JSON merge patch).
 func (s *Server) handleReplaceItem(w http.ResponseWriter, r *http.Request) {
 	cid, iid := r.PathValue("collectionId"), r.PathValue("itemId")
-	body, err := readDocument(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	st := s.store()
-	_, old, err := lookup(st, cid, iid)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	doc := body
-	if r.Method == http.MethodPatch {
-		doc = stacdoc.MergePatch(old.doc, body)
-	}
-	if err := checkItemPath(doc, cid, iid); err != nil {
-		writeError(w, err)
-		return
-	}
-	if verr := stacdoc.CheckItem(doc); verr != nil {
-		writeError(w, invalid(verr))
-		return
-	}
-	it, err := indexItem(withoutStructuralLinks(doc))
-	if err != nil {
-		writeError(w, badRequest("%v", err))
-		return
-	}
-	it.file, it.linkedFrom = old.file, old.linkedFrom
-	next, nc := st.editCollection(cid)
-	nc.removeItem(iid)
-	nc.putItem(it)
-	if err := s.apply(r, next, func(d *dirWriter) error { return d.replaceItem(next, nc, it) }); err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, mediaGeoJSON, itemDoc(baseURL(r), it))
+	s.transaction(w, r, func(st *Store, doc map[string]any) (*change, error) {
+		_, old, err := lookup(st, cid, iid)
+		if err != nil {
+			return nil, err
+		}
+		if r.Method == http.MethodPatch {
+			doc = stacdoc.MergePatch(old.doc, doc)
+		}
+		if err := checkItemPath(doc, cid, iid); err != nil {
+			return nil, err
+		}
+		if err := stacdoc.CheckItem(doc); err != nil {
+			return nil, invalid(err)
+		}
+		it, err := indexItem(withoutStructuralLinks(doc))
+		if err != nil {
+			return nil, badRequest("%v", err)
+		}
+		it.file, it.linkedFrom = old.file, old.linkedFrom
+		next, nc := st.editCollection(cid)
+		nc.removeItem(iid)
+		nc.putItem(it)
+		return &change{next: next, persist: func(d *dirWriter) error { return d.replaceItem(next, nc, it) },
+			status: http.StatusOK, mediaType: mediaGeoJSON, body: itemAnswer(baseURL(r), it)}, nil
+	})
 }
 
 func (s *Server) handleDeleteItem(w http.ResponseWriter, r *http.Request) {
 	cid, iid := r.PathValue("collectionId"), r.PathValue("itemId")
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	st := s.store()
-	_, old, err := lookup(st, cid, iid)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	next, nc := st.editCollection(cid)
-	nc.removeItem(iid)
-	if err := s.apply(r, next, func(d *dirWriter) error { return d.deleteItem(nc, old) }); err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	s.transaction(w, r, func(st *Store, _ map[string]any) (*change, error) {
+		_, old, err := lookup(st, cid, iid)
+		if err != nil {
+			return nil, err
+		}
+		next, nc := st.editCollection(cid)
+		nc.removeItem(iid)
+		return &change{next: next, persist: func(d *dirWriter) error { return d.deleteItem(nc, old) }, status: http.StatusNoContent}, nil
+	})
 }
 
 func (s *Server) handleCreateCollection(w http.ResponseWriter, r *http.Request) {
-	doc, err := readDocument(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if verr := stacdoc.CheckCollection(doc); verr != nil {
-		writeError(w, invalid(verr))
-		return
-	}
-	id, _ := doc["id"].(string)
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	st := s.store()
-	if _, dup := st.collections[id]; dup {
-		writeError(w, conflict("collection %q already exists; replace it with PUT /collections/%s", id, id))
-		return
-	}
-	nc := &storedCollection{id: id, doc: withoutStructuralLinks(doc), byID: map[string]*storedItem{}}
-	next := st.withCollection(nc)
-	if err := s.apply(r, next, func(d *dirWriter) error { return d.createCollection(next, nc) }); err != nil {
-		writeError(w, err)
-		return
-	}
-	base := baseURL(r)
-	w.Header().Set("Location", base+"/collections/"+url.PathEscape(id))
-	writeJSON(w, http.StatusCreated, mediaJSON, s.collectionDoc(base, nc))
+	s.transaction(w, r, func(st *Store, doc map[string]any) (*change, error) {
+		if err := stacdoc.CheckCollection(doc); err != nil {
+			return nil, invalid(err)
+		}
+		id, _ := doc["id"].(string)
+		if _, dup := st.collections[id]; dup {
+			return nil, conflict("collection %q already exists; replace it with PUT /collections/%s", id, id)
+		}
+		nc := &storedCollection{id: id, doc: withoutStructuralLinks(doc), byID: map[string]*storedItem{}}
+		next := st.withCollection(nc)
+		base := baseURL(r)
+		return &change{next: next, persist: func(d *dirWriter) error { return d.createCollection(next, nc) },
+			status: http.StatusCreated, location: base + "/collections/" + url.PathEscape(id), mediaType: mediaJSON, body: s.collectionAnswer(base, nc)}, nil
+	})
 }
 
 // handleReplaceCollection is PUT (a complete collection) and PATCH (a JSON
 // merge patch). The collection's items stay.
 func (s *Server) handleReplaceCollection(w http.ResponseWriter, r *http.Request) {
 	cid := r.PathValue("collectionId")
-	body, err := readDocument(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	st := s.store()
-	old, _, err := lookup(st, cid, "")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	doc := body
-	if r.Method == http.MethodPatch {
-		doc = stacdoc.MergePatch(old.doc, body)
-	}
-	if id, _ := doc["id"].(string); id != cid {
-		writeError(w, badRequest("the collection's id %q differs from the id in the path %q", id, cid))
-		return
-	}
-	if verr := stacdoc.CheckCollection(doc); verr != nil {
-		writeError(w, invalid(verr))
-		return
-	}
-	next, nc := st.editCollection(cid)
-	nc.doc = withoutStructuralLinks(doc)
-	if err := s.apply(r, next, func(d *dirWriter) error { return d.replaceCollection(nc) }); err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, mediaJSON, s.collectionDoc(baseURL(r), nc))
+	s.transaction(w, r, func(st *Store, doc map[string]any) (*change, error) {
+		old, _, err := lookup(st, cid, "")
+		if err != nil {
+			return nil, err
+		}
+		if r.Method == http.MethodPatch {
+			doc = stacdoc.MergePatch(old.doc, doc)
+		}
+		if id, _ := doc["id"].(string); id != cid {
+			return nil, badRequest("the collection's id %q differs from the id in the path %q", id, cid)
+		}
+		if err := stacdoc.CheckCollection(doc); err != nil {
+			return nil, invalid(err)
+		}
+		next, nc := st.editCollection(cid)
+		nc.doc = withoutStructuralLinks(doc)
+		return &change{next: next, persist: func(d *dirWriter) error { return d.replaceCollection(nc) },
+			status: http.StatusOK, mediaType: mediaJSON, body: s.collectionAnswer(baseURL(r), nc)}, nil
+	})
 }
 
 // Copy-on-write: a change copies the collections map and the one
