@@ -142,10 +142,22 @@ func (c *responseCache) generation(host string) uint64 {
 	return c.gens[host]
 }
 
-// invalidate makes every answer from host read so far stale.
+// maxGenerationHosts bounds the hosts whose write generation is kept.
+const maxGenerationHosts = 4096
+
+// invalidate makes every answer from host read so far stale. Past
+// maxGenerationHosts hosts written to, the whole cache is dropped with
+// the generations (a host whose count was forgotten must not see an entry
+// from before its writes as current again).
 func (c *responseCache) invalidate(host string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if _, known := c.gens[host]; !known && len(c.gens) >= maxGenerationHosts {
+		c.gens = map[string]uint64{}
+		c.order.Init()
+		c.entries = map[string]*list.Element{}
+		c.used = 0
+	}
 	c.gens[host]++
 }
 

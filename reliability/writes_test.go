@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
@@ -306,4 +307,24 @@ func TestOneAttemptSendsAKeyedPUTOnce(t *testing.T) {
 			t.Fatalf("err %v after %d hits, want the answer after exactly 1", err, tl.up.hitCount())
 		}
 	})
+}
+
+// TestWriteGenerationsAreBounded: writes to ever new hosts do not grow the
+// cache's generation table without limit, and forgetting it never makes a
+// stale entry current again.
+func TestWriteGenerationsAreBounded(t *testing.T) {
+	c := newResponseCache(time.Minute, 1<<20)
+	now := time.Now()
+	snap := &snapshot{status: 200, header: http.Header{}, body: []byte("old")}
+	c.putFor("k", "written", c.generation("written"), snap, now, time.Minute)
+	c.invalidate("written") // the entry is stale from here on
+	for i := range maxGenerationHosts + 10 {
+		c.invalidate("host-" + itoa(i))
+	}
+	if len(c.gens) > maxGenerationHosts {
+		t.Fatalf("%d generations kept, at most %d", len(c.gens), maxGenerationHosts)
+	}
+	if _, ok := c.get("k", now); ok {
+		t.Fatal("an entry from before a write is served again after the generations were forgotten")
+	}
 }

@@ -199,8 +199,9 @@ func callerOf(req *mcp.CallToolRequest) string {
 	if req.Extra.Header == nil {
 		return "stdio"
 	}
-	if token, ok := strings.CutPrefix(req.Extra.Header.Get("Authorization"), "Bearer "); ok && strings.TrimSpace(token) != "" {
-		return "token:" + shortHash("stac-mcp token\x00"+token)
+	if scheme, token, ok := strings.Cut(strings.TrimSpace(req.Extra.Header.Get("Authorization")), " "); ok &&
+		strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(token) != "" {
+		return "token:" + shortHash("stac-mcp token\x00"+strings.TrimSpace(token))
 	}
 	if req.Session != nil {
 		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {

@@ -676,7 +676,8 @@ func TestCallerScopesKeys(t *testing.T) {
 	if callerOf(stdio) != "stdio" || callerOf(nil) != "stdio" {
 		t.Errorf("stdio caller %q", callerOf(stdio))
 	}
-	if a == b || !strings.HasPrefix(a, "token:") || strings.Contains(a, "secret") || a != callerOf(withToken("secret-a")) {
+	lower := &mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: http.Header{"Authorization": {"bearer secret-a"}}}}
+	if a == b || !strings.HasPrefix(a, "token:") || strings.Contains(a, "secret") || a != callerOf(withToken("secret-a")) || a != callerOf(lower) {
 		t.Errorf("token callers %q %q: want distinct, stable hashes without the token", a, b)
 	}
 	if got := callerOf(&mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: http.Header{}}}); got != "http" {
