@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -51,17 +52,22 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	defer h.bulkhead.release()
 
-	// An attempt that would run into the tool deadline anyway gets no timer
-	// of its own, so that expiry is reported as the tool timeout it is.
+	// An open-ended attempt gets no timer of its own, so that its expiry is
+	// reported as the tool timeout it is.
+	plan, planned := attemptPlanFrom(ctx)
+	if !planned {
+		plan = l.planAttempt(ctx, loopFrom(ctx), h, sendOnce(req))
+	}
 	attemptCtx := ctx
-	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > l.policy.AttemptTimeout {
+	if !plan.openEnded {
 		var cancel context.CancelFunc
-		attemptCtx, cancel = context.WithTimeoutCause(ctx, l.policy.AttemptTimeout, errAttemptTimeout)
+		attemptCtx, cancel = context.WithTimeoutCause(ctx, plan.limit, errAttemptTimeout)
 		defer cancel()
 	}
 	if rec != nil {
 		rec.update(func(r *callRecord) { r.attempts++ })
 	}
+	start := time.Now()
 	out, base := req.WithContext(attemptCtx), t.base
 	if sendOnce(req) {
 		// net/http replays a request on a reused connection that died before
@@ -92,8 +98,11 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			resp = nil
 		}
 	}
+	if took := time.Since(start); err == nil && took > l.policy.AttemptTimeout {
+		h.slow.note(took, l.now())
+	}
 	if err != nil && ctx.Err() == nil && !isLocalLimit(err) && errors.Is(context.Cause(attemptCtx), errAttemptTimeout) {
-		err = &attemptTimeoutError{limit: l.policy.AttemptTimeout.String()}
+		err = &attemptTimeoutError{limit: plan.limit.String()}
 		tool := "unknown"
 		if rec != nil {
 			tool = rec.tool
@@ -108,4 +117,93 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	// A limit of this server says nothing about the catalog.
 	h.breaker.record(probe, o.retryable, ctx.Err() != nil || o.class == classLocalLimit)
 	return resp, err
+}
+
+// attemptPlan is how long one attempt may run: limit, or, when openEnded,
+// until the call's own deadline.
+type attemptPlan struct {
+	limit     time.Duration
+	openEnded bool
+}
+
+type attemptPlanKey struct{}
+
+// withAttemptPlan hands a plan made on the loop's goroutine to an attempt
+// that runs on another one (the hedge transport's), which must not read the
+// loop's fields itself.
+func withAttemptPlan(ctx context.Context, p attemptPlan) context.Context {
+	return context.WithValue(ctx, attemptPlanKey{}, p)
+}
+
+func attemptPlanFrom(ctx context.Context) (attemptPlan, bool) {
+	p, ok := ctx.Value(attemptPlanKey{}).(attemptPlan)
+	return p, ok
+}
+
+// planAttempt decides the next attempt's time limit (adr/0011). It is the
+// policy's attempt timeout, stretched for a host that recently answered
+// only after it (never past half of the time left, so a hung attempt still
+// leaves room for another), and open-ended when no retry could follow it
+// anyway: the last attempt allowed, or one after which too little time
+// would be left for the longest backoff wait and a useful attempt. Cutting
+// such an attempt early would only turn a slow answer into no answer. A
+// request sent once (a write) is the exception: it keeps the attempt
+// timeout, because its caller needs the rest to recover a lost answer.
+// It must run on the loop's goroutine.
+func (l *Layer) planAttempt(ctx context.Context, loop *retryLoop, h *hostState, once bool) attemptPlan {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return attemptPlan{limit: l.policy.AttemptTimeout} // not reached: execute always sets a deadline
+	}
+	remaining := time.Until(deadline)
+	limit := l.policy.AttemptTimeout
+	if slow, ok := h.slow.recent(l.now()); ok {
+		limit = max(limit, min(slow*3/2, remaining/2))
+	}
+	index, maxAttempts := 0, 1
+	if loop != nil {
+		index, maxAttempts = loop.attempt+loop.hedged, loop.maxAttempts
+	}
+	longestWait := l.policy.BackoffBase << min(index, 20) // full jitter: the wait after attempt index is below this
+	if once {
+		// A write is sent once and its caller recovers a lost answer itself
+		// (looks it up, then replays once): it needs the time left after
+		// the attempt timeout, so the attempt keeps it.
+		return attemptPlan{limit: min(limit, remaining)}
+	}
+	if index+1 >= maxAttempts || remaining-limit < longestWait+l.policy.MinUsefulAttempt {
+		return attemptPlan{limit: remaining, openEnded: true}
+	}
+	return attemptPlan{limit: limit}
+}
+
+// slowMemory is how long a host's slow answer stretches its attempts.
+const slowMemory = healthWindow
+
+// slowAnswers remembers that a host answered only after the attempt timeout
+// (which only an open-ended attempt can see): the slowest such answer while
+// they keep coming, forgotten slowMemory after the last one.
+type slowAnswers struct {
+	mu   sync.Mutex
+	took time.Duration
+	at   time.Time
+}
+
+func (s *slowAnswers) note(took time.Duration, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now.Sub(s.at) > slowMemory {
+		s.took = 0
+	}
+	s.took, s.at = max(s.took, took), now
+}
+
+// recent returns the remembered answer time, if there is a recent one.
+func (s *slowAnswers) recent(now time.Time) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.took == 0 || now.Sub(s.at) > slowMemory {
+		return 0, false
+	}
+	return s.took, true
 }

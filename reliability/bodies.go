@@ -85,6 +85,12 @@ func (l *Layer) readBody(ctx context.Context, req *http.Request, resp *http.Resp
 	if req.Method == http.MethodHead || resp.Body == nil || resp.Body == http.NoBody {
 		return nil, nil
 	}
+	// ctx bounds only the wait for budget, a wait on this server rather than
+	// on the catalog: an open-ended last attempt (adr/0011) still waits at
+	// most the attempt timeout, so a spent budget is reported as such and
+	// not as the tool's timeout.
+	ctx, cancel := context.WithTimeout(ctx, l.policy.AttemptTimeout)
+	defer cancel()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return l.bodies.read(ctx, resp.Body, resp.ContentLength, errorBodyLimit, true)
 	}

@@ -85,6 +85,7 @@ type lastSeen struct {
 	message string
 	class   string
 	path    string
+	host    string        // of the latest request: the catalog's, or an asset host's
 	wait    time.Duration // the backoff before the latest retry
 }
 
@@ -291,7 +292,7 @@ func (l *Layer) toolTimeout(rec *callRecord, cause error) *Denial {
 		Msg("tool call stopped at its deadline")
 	return rec.annotate(&Denial{
 		Code: CodeTimeout, Host: rec.host, ErrorClass: seen.class, Attempts: rc.Attempts, ElapsedMS: rc.ElapsedMS,
-		LastStatus: seen.status, LastMessage: seen.message, Next: nextStep(CodeTimeout, l.policy, time.Time{}, l.now(), false), Err: cause,
+		LastStatus: seen.status, LastMessage: seen.message, Next: timeoutNext(l.policy, seen, rec.host), Err: cause,
 	})
 }
 

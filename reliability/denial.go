@@ -109,8 +109,6 @@ func nextStep(code string, p Policy, retryAt, now time.Time, noAnswer bool) stri
 	switch code {
 	case CodeRetryExhausted:
 		return "The catalog looks unhealthy or overloaded: wait before calling the tool again" + wait + ", or try another catalog."
-	case CodeTimeout:
-		return fmt.Sprintf("The whole call is limited to %s (STAC_MCP_TOOL_TIMEOUT_SECS): ask for less (a lower limit, a narrower bbox or datetime, fewer collections) or try again later.", p.ToolTimeout)
 	case CodeCircuitOpen:
 		return "Do not retry immediately: the server retries this catalog automatically once the pause ends" + wait + "; until then use another catalog or wait."
 	case CodeBudgetExhausted:
@@ -129,6 +127,49 @@ func nextStep(code string, p Policy, retryAt, now time.Time, noAnswer bool) stri
 func tooLargeNext(limit int64) string {
 	return fmt.Sprintf("The catalog answered, but with a body larger than the %s this server buffers per response: "+
 		"ask for less in one call (a lower limit or max_items, fewer collections, a narrower bbox or datetime).", formatBytes(limit))
+}
+
+// timeoutNext is the advice when the tool deadline ended a call, by what
+// was still waiting for an answer: asking for less helps a slow search, not
+// a landing page or an asset host that does not answer. Every branch names
+// the setting that would have given the call more time.
+func timeoutNext(p Policy, seen lastSeen, catalogHost string) string {
+	limit := fmt.Sprintf("The whole call is limited to %s (%s)", p.ToolTimeout, envToolTimeout)
+	raise := fmt.Sprintf("raise %s (for example to %d) if it is known to be slow", envToolTimeout, max(60, int(2*p.ToolTimeout.Seconds())))
+	what, search := describeRequest(seen.path)
+	switch {
+	case seen.path == "":
+		return limit + " and it ran out before any request to the catalog was answered: try again later, or " + raise + "."
+	case seen.host != "" && catalogHost != "" && seen.host != catalogHost:
+		return fmt.Sprintf("%s and the host %s (not the catalog) had not answered %s: ask about fewer items or assets, try again later, or %s.", limit, seen.host, seen.path, raise)
+	case search:
+		return fmt.Sprintf("%s and the catalog's %s (%s) had not finished: ask for less (a lower limit or max_items, a narrower bbox or datetime, fewer collections), try again later, or %s.", limit, what, seen.path, raise)
+	}
+	return fmt.Sprintf("%s and the catalog had not served its %s (%s), so asking for fewer items would not help: the catalog may be down or overloaded. Check catalog_url, try again later, or %s.", limit, what, seen.path, raise)
+}
+
+// describeRequest names what a STAC API path asks for, and whether it is a
+// search (whose cost depends on what is asked) rather than a fixed page.
+func describeRequest(path string) (what string, search bool) {
+	path = strings.TrimSuffix(path, "/")
+	last := path[strings.LastIndex(path, "/")+1:]
+	switch {
+	case last == "search" || last == "items":
+		return "search", true
+	case last == "aggregate":
+		return "aggregation", true
+	case last == "conformance":
+		return "conformance page", false
+	case last == "queryables":
+		return "queryables", false
+	case last == "collections":
+		return "collection list", false
+	case strings.Contains(path, "/items/"):
+		return "item page", false
+	case strings.Contains(path, "/collections/"):
+		return "collection page", false
+	}
+	return "landing page", false
 }
 
 // throttle403Next explains Earth Search style throttling (API Gateway answers

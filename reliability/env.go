@@ -41,11 +41,13 @@ func PolicyFromEnv(lookup func(string) (string, bool)) (Policy, error) {
 		{envRetryAfterCap, &p.RetryAfterCap, retryAfterCapSecs},
 		{envCacheTTL, &p.CacheTTL, cacheTTLSecs},
 	}
+	set := map[string]bool{}
 	for _, s := range seconds {
 		raw, ok := lookup(s.name)
 		if !ok {
 			continue
 		}
+		set[s.name] = true
 		v, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
 		if err != nil || math.IsNaN(v) || v < s.accepted.min || v > s.accepted.max {
 			return Policy{}, fmt.Errorf("%s=%q is not valid; accepted: a number of seconds from %g to %g", s.name, raw, s.accepted.min, s.accepted.max)
@@ -81,11 +83,20 @@ func PolicyFromEnv(lookup func(string) (string, bool)) (Policy, error) {
 		}
 		p.Hedge, p.HedgeDelay = hedge, delay
 	}
-	// The attempt timeout cannot exceed the tool timeout; say which pair
-	// conflicts rather than reporting one of them alone.
-	if p.AttemptTimeout > p.ToolTimeout {
-		return Policy{}, fmt.Errorf("%s (%v) is longer than %s (%v); accepted: an attempt timeout no longer than the tool timeout",
-			envAttemptTimeout, p.AttemptTimeout, envToolTimeout, p.ToolTimeout)
+	// An attempt timeout nobody set follows the tool timeout, so that
+	// STAC_MCP_TOOL_TIMEOUT_SECS alone is valid across its whole range. One
+	// that was set cannot exceed the tool timeout; say which pair conflicts
+	// rather than reporting one of them alone.
+	switch {
+	case !set[envAttemptTimeout]:
+		p.AttemptTimeout = defaultAttemptTimeout(p.ToolTimeout)
+	case p.AttemptTimeout > p.ToolTimeout:
+		tool := fmt.Sprintf("%s (%v)", envToolTimeout, p.ToolTimeout)
+		if !set[envToolTimeout] {
+			tool = fmt.Sprintf("the default %s (%v)", envToolTimeout, p.ToolTimeout)
+		}
+		return Policy{}, fmt.Errorf("%s (%v) is longer than %s; accepted: an attempt timeout no longer than the tool timeout, or leave %s unset and it follows the tool timeout",
+			envAttemptTimeout, p.AttemptTimeout, tool, envAttemptTimeout)
 	}
 	if p.MinUsefulAttempt > p.AttemptTimeout {
 		p.MinUsefulAttempt = p.AttemptTimeout

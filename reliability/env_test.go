@@ -66,8 +66,9 @@ func TestPolicyFromEnvRejectsBadValues(t *testing.T) {
 }
 
 func TestNewFillsPartialPoliciesAndRejectsInvalidOnes(t *testing.T) {
+	// The attempt timeout follows the tool timeout (4/15 of it, adr/0011).
 	l := New(Policy{ToolTimeout: 2 * time.Second}, Options{})
-	if p := l.Policy(); p.MaxAttempts != 3 || p.AttemptTimeout != 2*time.Second || p.BulkheadMax != 16 || p.CacheTTL != 0 {
+	if p := l.Policy(); p.MaxAttempts != 3 || p.AttemptTimeout != 533*time.Millisecond || p.BulkheadMax != 16 || p.CacheTTL != 0 {
 		t.Errorf("partial policy became %+v", p)
 	}
 	defer func() {
@@ -76,4 +77,46 @@ func TestNewFillsPartialPoliciesAndRejectsInvalidOnes(t *testing.T) {
 		}
 	}()
 	New(Policy{MaxAttempts: 50}, Options{})
+}
+
+// STAC_MCP_TOOL_TIMEOUT_SECS alone must start across the whole range the
+// help advertises: the attempt timeout nobody set follows it (issue 10; on
+// the old code 1, 2 and 3 failed with "attempt timeout 4s is longer").
+func TestToolTimeoutAloneIsValidAcrossItsRange(t *testing.T) {
+	for secs := 1; secs <= 3600; secs++ {
+		p, err := PolicyFromEnv(lookupFrom(map[string]string{envToolTimeout: itoa(secs)}))
+		if err != nil {
+			t.Fatalf("%s=%d alone: %v", envToolTimeout, secs, err)
+		}
+		tool := time.Duration(secs) * time.Second
+		if want := (tool * 4 / 15).Round(time.Millisecond); p.ToolTimeout != tool || p.AttemptTimeout != want {
+			t.Fatalf("%s=%d: tool %v attempt %v, want %v and %v", envToolTimeout, secs, p.ToolTimeout, p.AttemptTimeout, tool, want)
+		}
+		if p.MinUsefulAttempt > p.AttemptTimeout {
+			t.Fatalf("%s=%d: MinUsefulAttempt %v above the attempt timeout %v", envToolTimeout, secs, p.MinUsefulAttempt, p.AttemptTimeout)
+		}
+	}
+	for _, frac := range []string{"1.5", "2.25", "59.9"} {
+		if _, err := PolicyFromEnv(lookupFrom(map[string]string{envToolTimeout: frac})); err != nil {
+			t.Errorf("%s=%s alone: %v", envToolTimeout, frac, err)
+		}
+	}
+	// The documented default is unchanged: 4 s of 15 s.
+	if p, _ := PolicyFromEnv(lookupFrom(map[string]string{envToolTimeout: "15"})); p != DefaultPolicy() {
+		t.Errorf("%s=15 gave %+v, want DefaultPolicy", envToolTimeout, p)
+	}
+	// An explicit attempt timeout is kept when it fits...
+	p, err := PolicyFromEnv(lookupFrom(map[string]string{envToolTimeout: "60", envAttemptTimeout: "4"}))
+	if err != nil || p.AttemptTimeout != 4*time.Second {
+		t.Errorf("explicit pair 60/4: %+v, %v; want the 4 s kept", p, err)
+	}
+	// ...and only an explicit pair that conflicts is an error, naming both.
+	_, err = PolicyFromEnv(lookupFrom(map[string]string{envToolTimeout: "2", envAttemptTimeout: "4"}))
+	if err == nil || !strings.Contains(err.Error(), envToolTimeout+" (2s)") || !strings.Contains(err.Error(), envAttemptTimeout+" (4s)") {
+		t.Errorf("explicit pair 2/4: %v, want an error naming both settings", err)
+	}
+	_, err = PolicyFromEnv(lookupFrom(map[string]string{envAttemptTimeout: "30"}))
+	if err == nil || !strings.Contains(err.Error(), "the default "+envToolTimeout) {
+		t.Errorf("attempt 30 alone: %v, want an error saying the tool timeout is the default", err)
+	}
 }

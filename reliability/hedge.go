@@ -55,7 +55,7 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	results := make(chan attemptResult, 2)
-	primaryCtx, cancelPrimary := context.WithCancel(ctx)
+	primaryCtx, cancelPrimary := context.WithCancel(withAttemptPlan(ctx, t.layer.planAttempt(ctx, loop, loop.host, false)))
 	defer cancelPrimary()
 	go t.launch(primaryCtx, loop, req, false, results)
 
@@ -74,7 +74,7 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r := <-results
 		return r.resp, r.err
 	}
-	hedgeCtx, cancelHedge := context.WithCancel(ctx)
+	hedgeCtx, cancelHedge := context.WithCancel(withAttemptPlan(ctx, t.layer.planAttempt(ctx, loop, loop.host, false)))
 	defer cancelHedge()
 	go t.launch(hedgeCtx, loop, req, true, results)
 

@@ -63,6 +63,7 @@ type hostState struct {
 	bulkhead *bulkhead
 	counts   *slidingCounts // Health's five-minute event counts
 	latency  latencyWindow  // answered attempts, for the hedge delay
+	slow     slowAnswers    // answers that came after the attempt timeout
 }
 
 // New builds a Layer. A zero Policy means DefaultPolicy; in a partial

@@ -149,7 +149,7 @@ func (r *retryLoop) observe(resp *http.Response, err error) {
 		r.retryAfter, r.hasRetryAfter = retryAfterFrom(resp, r.layer.now())
 	}
 	r.rec.update(func(c *callRecord) {
-		c.seen.status, c.seen.message, c.seen.class, c.seen.path = r.lastStatus, r.lastMessage, r.last.class, r.path
+		c.seen.status, c.seen.message, c.seen.class, c.seen.path, c.seen.host = r.lastStatus, r.lastMessage, r.last.class, r.path, r.host.name
 	})
 }
 

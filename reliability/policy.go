@@ -17,8 +17,12 @@ import (
 // Policy is the retry and timeout policy. Defaults come from DefaultPolicy;
 // PolicyFromEnv overrides them from STAC_MCP_* variables.
 type Policy struct {
-	ToolTimeout    time.Duration // STAC_MCP_TOOL_TIMEOUT_SECS, 15 s
-	AttemptTimeout time.Duration // STAC_MCP_ATTEMPT_TIMEOUT_SECS, 4 s
+	ToolTimeout time.Duration // STAC_MCP_TOOL_TIMEOUT_SECS, 15 s
+	// AttemptTimeout (STAC_MCP_ATTEMPT_TIMEOUT_SECS) follows the tool
+	// timeout unless set: 4/15 of it, 4 s by default. It bounds every
+	// attempt but the last, which gets the rest of the call's deadline, and
+	// it stretches for a host known to answer slowly (adr/0011).
+	AttemptTimeout time.Duration
 	MaxAttempts    int           // STAC_MCP_MAX_ATTEMPTS, 3
 	BackoffBase    time.Duration // STAC_MCP_BACKOFF_BASE_SECS, 0.4 s
 	RetryAfterCap  time.Duration // STAC_MCP_RETRY_AFTER_CAP_SECS, 5 s
@@ -132,6 +136,14 @@ func (r intRange) holds(v int64) bool { return v >= r.min && v <= r.max }
 
 func (r intRange) String() string { return fmt.Sprintf("an integer from %d to %d", r.min, r.max) }
 
+// defaultAttemptTimeout is the attempt timeout of a tool timeout nobody
+// paired with an attempt timeout of their own: the documented 4 s of 15 s, in
+// proportion, so that three attempts and their waits fit in any tool timeout
+// from 1 s (267 ms) to 3600 s (960 s). See adr/0011-adaptive-attempt-timeout.md.
+func defaultAttemptTimeout(tool time.Duration) time.Duration {
+	return (tool * 4 / 15).Round(time.Millisecond)
+}
+
 // withDefaults fills the fields whose zero value cannot be meant.
 func (p Policy) withDefaults() Policy {
 	d := DefaultPolicy()
@@ -139,7 +151,7 @@ func (p Policy) withDefaults() Policy {
 		p.ToolTimeout = d.ToolTimeout
 	}
 	if p.AttemptTimeout == 0 {
-		p.AttemptTimeout = min(d.AttemptTimeout, p.ToolTimeout)
+		p.AttemptTimeout = defaultAttemptTimeout(p.ToolTimeout)
 	}
 	if p.MaxAttempts == 0 {
 		p.MaxAttempts = d.MaxAttempts

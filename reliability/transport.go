@@ -174,7 +174,7 @@ func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request,
 	}
 	defer l.releaseHost(h)
 	rec.noteHost(req.URL.Host)
-	rec.update(func(r *callRecord) { r.requests++; r.seen.path = req.URL.Path })
+	rec.update(func(r *callRecord) { r.requests++; r.seen.path, r.seen.host = req.URL.Path, req.URL.Host })
 	maxAttempts := 1
 	if !sendOnce(req) {
 		maxAttempts = l.policy.MaxAttempts

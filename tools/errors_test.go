@@ -87,3 +87,25 @@ func TestUpstreamFailuresReachTheModelWithStatusAndMessage(t *testing.T) {
 		}
 	}
 }
+
+// A catalog whose landing page never answers: the timeout advice says so
+// and does not tell the model to narrow a search it never got to make
+// (issue 10: it said "ask for less, a narrower bbox").
+func TestTimeoutOnTheLandingPageIsNotBlamedOnTheSearch(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	p := testPolicy()
+	p.ToolTimeout = time.Second
+	p.AttemptTimeout = 0 // follows the tool timeout
+	cs := newTestSession(t, testSessionOptions{CatalogURL: srv.URL + "/v1", Policy: &p})
+	res := callTool(t, cs, "search_items", map[string]any{"bbox": []float64{0, 0, 1, 1}})
+	text := resultText(res)
+	if !res.IsError || !strings.Contains(text, "landing page (/v1)") || !strings.Contains(text, "STAC_MCP_TOOL_TIMEOUT_SECS") {
+		t.Fatalf("result %q, want a timeout naming the landing page and the setting", text)
+	}
+	if strings.Contains(text, "bbox") || strings.Contains(text, "max_items") {
+		t.Errorf("advice %q tells the model to narrow a search that never started", text)
+	}
+}

@@ -402,3 +402,15 @@ func TestCursorKeySources(t *testing.T) {
 		t.Errorf("a 5-character key: exit %d, %q; want a usage error naming the variable, not the value", code, stderr)
 	}
 }
+
+// STAC_MCP_TOOL_TIMEOUT_SECS alone starts the server at the bottom of its
+// range (issue 10: 1, 2 and 3 refused to start over an attempt timeout the
+// user never set).
+func TestShortToolTimeoutAloneStarts(t *testing.T) {
+	for _, secs := range []string{"1", "2", "3", "3600"} {
+		code, stdout, stderr := runForTest(t, map[string]string{"STAC_MCP_TOOL_TIMEOUT_SECS": secs}, "--catalog", "demo", "call", "get_root")
+		if code != 0 || !strings.Contains(stdout, "title") {
+			t.Errorf("STAC_MCP_TOOL_TIMEOUT_SECS=%s: exit %d, stderr %s", secs, code, stderr)
+		}
+	}
+}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // TestReadmeCommandsRun runs every `go run ./cmd/stac-mcp …` line of the
@@ -88,4 +91,78 @@ func TestReadmeListsEverySetting(t *testing.T) {
 			t.Errorf("README lacks --%s", s.flag)
 		}
 	}
+}
+
+// TestReliabilitySettingsShowTheirDefaults: --help and the README table give
+// every reliability setting's default, and it is the one the policy uses
+// (issue 10: the cache and bulkhead defaults were missing from both).
+func TestReliabilitySettingsShowTheirDefaults(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := reliability.DefaultPolicy()
+	defaults := map[string]string{
+		"STAC_MCP_MAX_HOSTS":            fmt.Sprint(p.MaxHosts),
+		"STAC_MCP_BODY_BUDGET_BYTES":    fmt.Sprint(p.BodyBudgetBytes),
+		"STAC_MCP_TOOL_TIMEOUT_SECS":    fmt.Sprint(p.ToolTimeout.Seconds()),
+		"STAC_MCP_ATTEMPT_TIMEOUT_SECS": fmt.Sprint(p.AttemptTimeout.Seconds()),
+		"STAC_MCP_MAX_ATTEMPTS":         fmt.Sprint(p.MaxAttempts),
+		"STAC_MCP_BACKOFF_BASE_SECS":    fmt.Sprint(p.BackoffBase.Seconds()),
+		"STAC_MCP_RETRY_AFTER_CAP_SECS": fmt.Sprint(p.RetryAfterCap.Seconds()),
+		"STAC_MCP_CACHE_TTL_SECS":       fmt.Sprint(p.CacheTTL.Seconds()),
+		"STAC_MCP_CACHE_MAX_BYTES":      fmt.Sprint(p.CacheMaxBytes),
+		"STAC_MCP_BULKHEAD_MAX":         fmt.Sprint(p.BulkheadMax),
+		"STAC_MCP_HEDGE":                "off",
+	}
+	for _, s := range reliabilitySettings {
+		want, ok := defaults[s.env]
+		if !ok {
+			t.Errorf("%s: no default known to this test", s.env)
+			continue
+		}
+		if !containsWord(s.help, want) || !strings.Contains(s.help, "default") {
+			t.Errorf("--help for %s %q does not give its default %s", s.env, s.help, want)
+		}
+		row := ""
+		for line := range strings.Lines(string(raw)) {
+			if strings.HasPrefix(line, "|") && strings.Contains(line, "`"+s.env+"`") {
+				row = line
+			}
+		}
+		if !containsWord(row, "("+want) && !containsWord(row, want+")") && !containsWord(row, "("+humanBytes(want)+")") {
+			t.Errorf("README row for %s %q does not give its default (%s)", s.env, strings.TrimSpace(row), want)
+		}
+	}
+}
+
+// containsWord reports s containing w not glued to more digits or letters.
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(w)
+		before := start == 0 || !isWordByte(s[start-1])
+		after := end == len(s) || !isWordByte(s[end])
+		if before && after {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func isWordByte(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '.'
+}
+
+// humanBytes writes a whole number of MiB as the README does ("256 MiB");
+// anything else is returned as it is.
+func humanBytes(n string) string {
+	var v int64
+	if _, err := fmt.Sscan(n, &v); err == nil && v >= 1<<20 && v%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", v>>20)
+	}
+	return n
 }
