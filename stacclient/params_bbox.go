@@ -2,6 +2,7 @@ package stacclient
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -93,4 +94,40 @@ func bboxProblem(b []float64) string {
 		return fmt.Sprintf("south %s is greater than north %s (the order is west,south,east,north)", formatCoordinate(south), formatCoordinate(north))
 	}
 	return ""
+}
+
+// BBoxWarning returns a caution for a valid bbox that is most likely a
+// mistake, or "". West greater than east is read as a box crossing the
+// antimeridian; when that box would span more than 180° of longitude, the
+// caller almost always swapped west and east (a model writing the corners in
+// the wrong order), and the search would silently cover nearly the globe.
+func BBoxWarning(b []float64) string {
+	if bboxProblem(b) != "" {
+		return ""
+	}
+	ei := 2
+	if len(b) == 6 {
+		ei = 3
+	}
+	west, east := b[0], b[ei]
+	if west <= east {
+		return ""
+	}
+	width := east + 360 - west
+	if width <= 180 {
+		return ""
+	}
+	swapped := append([]float64(nil), b...)
+	swapped[0], swapped[ei] = east, west
+	return fmt.Sprintf("bbox west %s is greater than east %s, so it was read as a box crossing the antimeridian, %s° of longitude wide; "+
+		"if you meant the %s° between %s and %s, swap west and east: [%s]",
+		formatCoordinate(west), formatCoordinate(east), formatCoordinate(roundTo(width, 6)),
+		formatCoordinate(roundTo(west-east, 6)), formatCoordinate(east), formatCoordinate(west), strings.Join(formatCoordinates(swapped), ","))
+}
+
+// roundTo rounds f to n decimals, so that 359.8 is not printed as
+// 359.79999999999995.
+func roundTo(f float64, n int) float64 {
+	p := math.Pow(10, float64(n))
+	return math.Round(f*p) / p
 }

@@ -115,3 +115,32 @@ func TestParamLimit(t *testing.T) {
 		}
 	}
 }
+
+// West > east is a real antimeridian box when it is narrow, and most likely
+// swapped corners when it would span more than 180° (issue 10: such boxes
+// were silently read as 359.8° wide).
+func TestBBoxWarning(t *testing.T) {
+	cases := []struct {
+		bbox []float64
+		want []string // "" parts: no warning
+	}{
+		{[]float64{10, 0, -10, 5}, []string{"west 10 is greater than east -10", "340° of longitude", "the 20° between -10 and 10", "[-10,0,10,5]"}},
+		{[]float64{179.9, -1, 179.7, 1}, []string{"359.8° of longitude", "[179.7,-1,179.9,1]"}},
+		{[]float64{10, 0, 0, -10, 5, 100}, []string{"[-10,0,0,10,5,100]"}},
+		{[]float64{170, -10, -170, 10}, nil}, // 20° across the antimeridian
+		{[]float64{-10, 0, 10, 5}, nil},
+		{[]float64{90, 0, -90, 5}, nil}, // exactly 180°
+		{[]float64{1, 2, 3}, nil},       // invalid boxes are ParseBBox's business
+	}
+	for _, c := range cases {
+		got := BBoxWarning(c.bbox)
+		if (got == "") != (c.want == nil) {
+			t.Errorf("BBoxWarning(%v) = %q, want a warning: %v", c.bbox, got, c.want != nil)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("BBoxWarning(%v) = %q, lacks %q", c.bbox, got, w)
+			}
+		}
+	}
+}

@@ -213,3 +213,12 @@ func trimText(s string, limit int) string {
 	}
 	return string(r[:limit]) + fmt.Sprintf("…(%d more characters)", len(r)-limit)
 }
+
+// paramWarnings are cautions about valid search parameters that are most
+// likely not what the caller meant (a bbox with swapped corners).
+func paramWarnings(p stacclient.SearchParams) []string {
+	if w := stacclient.BBoxWarning(p.BBox); w != "" {
+		return []string{w}
+	}
+	return nil
+}

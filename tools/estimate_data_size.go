@@ -133,6 +133,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	if budgetNote != "" {
 		out.Notes = append(out.Notes, budgetNote)
 	}
+	out.Warnings = append(out.Warnings, paramWarnings(params)...)
 	client := c.Catalog.Client
 	warnings, err := searchSupportWarnings(ctx, tool, client, params)
 	if err != nil {

@@ -92,6 +92,9 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 
 	ctx = withProgress(ctx, newProgress(c)) // the scans report each page
 	out := SearchCollectionsOut{Collections: []CollectionBrief{}, Notes: c.Catalog.loadNotes()}
+	if w := stacclient.BBoxWarning(listing.BBox); w != "" {
+		out.Notes = append(out.Notes, "Warning: "+w)
+	}
 	filtering := listing.Q != "" || len(listing.BBox) > 0 || listing.Datetime != ""
 	serverSide := true
 	if filtering {

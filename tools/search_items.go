@@ -135,6 +135,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	if budgetNote != "" {
 		out.Notes = append(out.Notes, budgetNote)
 	}
+	out.Warnings = append(out.Warnings, paramWarnings(params)...)
 	client := c.Catalog.Client
 	limits := stacclient.SearchLimits{MaxItems: maxItems}
 
