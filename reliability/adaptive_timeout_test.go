@@ -162,3 +162,35 @@ func TestAWriteKeepsTheAttemptTimeout(t *testing.T) {
 		}
 	})
 }
+
+// A host that is not the catalog's (an asset host probed by HEAD) that
+// does not answer is not blamed on catalog_url (issue 10: estimate_data_size
+// told the user to "check catalog_url" when an asset host failed).
+func TestAssetHostFailureDoesNotBlameTheCatalog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tl := newTestLayer(t, noCache(), func(int, *http.Request) (*http.Response, error) {
+			return nil, errors.New("dial tcp: connect: network is unreachable")
+		})
+		_, err := tl.Run(t.Context(), "estimate_data_size", testHost, func(ctx contextLike) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodHead, "https://assets.test/B04.tif", nil)
+			_, _, err := tl.readThrough(req)
+			return err
+		})
+		var d *Denial
+		if !errors.As(err, &d) || !d.AssetHost || d.Host != "assets.test" {
+			t.Fatalf("error %v, want a denial marked as an asset host's", err)
+		}
+		if text := d.Error(); strings.Contains(text, "check catalog_url") || strings.Contains(text, "The catalog request") ||
+			!strings.Contains(text, "not the catalog's host") {
+			t.Errorf("denial %q blames the catalog for an asset host", text)
+		}
+		// The catalog's own host keeps the catalog advice.
+		_, err = tl.Run(t.Context(), "get_root", testHost, func(ctx contextLike) error {
+			_, _, err := tl.getIn(ctx, "/v1")
+			return err
+		})
+		if !errors.As(err, &d) || d.AssetHost || !strings.Contains(d.Next, "check catalog_url") {
+			t.Errorf("catalog failure %v lost its catalog_url advice", err)
+		}
+	})
+}

@@ -45,7 +45,11 @@ type Denial struct {
 	// or a write under which key.
 	SideEffect     string `json:"side_effect,omitempty"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
-	Err            error  `json:"-"`
+	// AssetHost is true when Host is not the host of the catalog the call
+	// was made for (an asset href's host, probed by HEAD): advice about
+	// catalog_url or the catalog's health would be wrong there.
+	AssetHost bool  `json:"asset_host,omitempty"`
+	Err       error `json:"-"`
 }
 
 var codeSummaries = map[string]string{
@@ -64,15 +68,21 @@ var codeSummaries = map[string]string{
 
 func (d *Denial) Error() string {
 	var b strings.Builder
-	b.WriteString("The catalog request")
-	if d.Host != "" {
-		b.WriteString(" to " + d.Host)
+	summary := codeSummaries[d.Code]
+	switch {
+	case d.AssetHost:
+		fmt.Fprintf(&b, "The request to %s (not the catalog's host: an asset host, say)", d.Host)
+		summary = strings.Replace(summary, "the catalog", "the host", 1)
+	case d.Host != "":
+		b.WriteString("The catalog request to " + d.Host)
+	default:
+		b.WriteString("The catalog request")
 	}
 	what := "given up"
 	if d.Code == CodeIdempotencyConflict || d.Code == CodeInFlight {
 		what = "not sent"
 	}
-	fmt.Fprintf(&b, " was %s (%s): %s", what, d.Code, codeSummaries[d.Code])
+	fmt.Fprintf(&b, " was %s (%s): %s", what, d.Code, summary)
 	fmt.Fprintf(&b, "; %d attempt(s) in %d ms", d.Attempts, d.ElapsedMS)
 	switch {
 	case d.LastStatus != 0 && d.LastMessage != "":
@@ -127,6 +137,18 @@ func nextStep(code string, p Policy, retryAt, now time.Time, noAnswer bool) stri
 func tooLargeNext(limit int64) string {
 	return fmt.Sprintf("The catalog answered, but with a body larger than the %s this server buffers per response: "+
 		"ask for less in one call (a lower limit or max_items, fewer collections, a narrower bbox or datetime).", formatBytes(limit))
+}
+
+// assetHostNext replaces the catalog-centred advice for a host that is not
+// the catalog: its failures say nothing about catalog_url.
+func assetHostNext(code string, noAnswer bool) string {
+	switch {
+	case noAnswer:
+		return "No HTTP answer came back from this host, which is not the catalog's: it may be unreachable from this machine or need credentials; check the network, or go without this host's answers (catalog_url is not the problem)."
+	case code == CodeRetryExhausted:
+		return "This host, which is not the catalog's, kept failing: try again later, or go without its answers."
+	}
+	return ""
 }
 
 // timeoutNext is the advice when the tool deadline ended a call, by what

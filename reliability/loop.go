@@ -204,6 +204,7 @@ func (r *retryLoop) deny(code string, cause error) *Denial {
 	if code == CodeCircuitOpen && r.last.class == classCircuitOpen {
 		d.Attempts = r.attempt + r.hedged // the refused attempt was never sent
 	}
+	noAnswer := d.LastStatus == 0 && d.Err != nil && code != CodeOverloaded
 	var denied *NetworkDeniedError
 	switch {
 	case errors.As(cause, &denied):
@@ -212,7 +213,13 @@ func (r *retryLoop) deny(code string, cause error) *Denial {
 		// The answer came; it was only too long to buffer.
 		d.Next = tooLargeNext(l.policy.MaxBodyBytes)
 	default:
-		d.Next = nextStep(code, l.policy, d.RetryAt, now, d.LastStatus == 0 && d.Err != nil && code != CodeOverloaded)
+		d.Next = nextStep(code, l.policy, d.RetryAt, now, noAnswer)
+	}
+	if r.rec.host != "" && r.host.name != r.rec.host {
+		d.AssetHost = true
+		if next := assetHostNext(code, noAnswer); next != "" && r.last.class != classTooLarge && denied == nil {
+			d.Next = next
+		}
 	}
 	r.rec.annotate(d)
 	r.rec.update(func(c *callRecord) { c.denial = d })

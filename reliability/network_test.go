@@ -99,7 +99,9 @@ func TestTLSFailureIsNotRetried(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
 	l := loopbackLayer(t, nil) // our own transport does not trust the test certificate
-	rc, err := l.Run(t.Context(), "get_root", "loopback", func(ctx contextLike) error {
+	// The call's catalog host is the server's: a failure on another host
+	// would get asset-host advice instead of catalog_url.
+	rc, err := l.Run(t.Context(), "get_root", srv.Listener.Addr().String(), func(ctx contextLike) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/", nil)
 		_, err := l.HTTPClient().Do(req)
 		return err

@@ -1,7 +1,13 @@
 package tools
 
 import (
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -37,5 +43,134 @@ func TestSwappedBBoxCornersAreWarnedAbout(t *testing.T) {
 	res := callOK(t, cs, "search_items", map[string]any{"bbox": []float64{170, -20, -170, 20}, "max_items": 1})
 	if strings.Contains(resultText(res), "swap west and east") {
 		t.Errorf("a 20° antimeridian box was warned about:\n%s", resultText(res))
+	}
+}
+
+// offlineTransport serves loopback (the in-process demo server) and refuses,
+// and records, every other host: the demo must not need the internet.
+type offlineTransport struct {
+	mu      sync.Mutex
+	foreign []string
+}
+
+func (o *offlineTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if host, _, _ := net.SplitHostPort(r.URL.Host); host != "127.0.0.1" {
+		o.mu.Lock()
+		o.foreign = append(o.foreign, r.Method+" "+r.URL.Host)
+		o.mu.Unlock()
+		return nil, errors.New("test: no network beyond loopback")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (o *offlineTransport) requests() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.foreign)
+}
+
+// estimate_data_size on the demo catalog sends nothing to the internet (its
+// items point at real s3:// and https:// hosts), says which assets it did not
+// probe and why, counts a band held as COG and JP2 once, and extrapolates to
+// every matched item with the basis stated (issue 10: it sent HEADs to
+// sentinel-cogs.s3.us-west-2.amazonaws.com and counted red and red-jp2).
+func TestEstimateDataSizeOnTheDemoIsOfflineAndCountsABandOnce(t *testing.T) {
+	tr := &offlineTransport{}
+	cs := newTestSession(t, testSessionOptions{Transport: tr})
+	res := callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sentinel-2-l2a", "max_items": 2})
+	out := structured[EstimateDataSizeOut](t, res)
+	if got := tr.requests(); len(got) != 0 {
+		t.Errorf("the demo sent %d request(s) off loopback: %v", len(got), got[:min(3, len(got))])
+	}
+	offline := 0
+	for _, u := range out.NotSized {
+		if strings.Contains(u.Reason, "demo catalog works offline") && strings.Contains(u.Reason, "sentinel-cogs.s3.us-west-2.amazonaws.com") {
+			offline++
+		}
+		if strings.Contains(u.Reason, "catalog_url") {
+			t.Errorf("asset %s: reason %q blames catalog_url", u.Key, u.Reason)
+		}
+	}
+	if offline == 0 {
+		t.Errorf("not_sized %+v: no asset says it was left unprobed because the demo is offline", out.NotSized)
+	}
+	for _, k := range out.ByAssetKey {
+		if strings.HasSuffix(k.Name, "-jp2") {
+			t.Errorf("by_asset_key counts %s although its COG twin is counted", k.Name)
+		}
+	}
+	copies := map[string]string{}
+	for _, c := range out.Copies {
+		copies[c.Key] = c.Reason
+	}
+	if out.CopiesCount != 32 || !strings.Contains(copies["red-jp2"], "same band as red") {
+		t.Errorf("copies %d %v, want 16 per item, red-jp2 counted as red", out.CopiesCount, copies)
+	}
+	if out.Matched == nil || out.ExtrapolatedBytes == nil || *out.ExtrapolatedBytes != (out.TotalBytes*int64(*out.Matched)+1)/2 ||
+		!strings.Contains(out.ExtrapolationBasis, "2 sized item(s)") || !strings.Contains(resultText(res), "for all 7 matched items") {
+		t.Errorf("matched %v extrapolated %v basis %q: want the 2-item average scaled to all matched", out.Matched, out.ExtrapolatedBytes, out.ExtrapolationBasis)
+	}
+	if !strings.HasPrefix(resultText(res), "At least ") {
+		t.Errorf("text %q does not say the total is a lower bound up front", resultText(res))
+	}
+}
+
+// When no asset can be sized the answer is "unknown" with the reason, not
+// a "0 B" that reads like a result (issue 10).
+func TestEstimateDataSizeSaysUnknownWhenNothingCouldBeSized(t *testing.T) {
+	url := sizingCatalog(t, sizingItem("s3only", nil, []float64{0, 0, 1, 1}, map[string]any{
+		"data": map[string]any{"href": "s3://bucket/data.tif", "type": "image/tiff"},
+		"meta": map[string]any{"href": "s3://bucket/meta.xml", "type": "application/xml"},
+	}))
+	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
+	res := callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing"})
+	out := structured[EstimateDataSizeOut](t, res)
+	text := resultText(res)
+	if out.TotalHuman != "unknown" || out.SizedAssets != 0 || !strings.Contains(out.UnknownReason, "2 have no size metadata and a non-HTTP href") {
+		t.Errorf("total_human %q sized %d unknown_reason %q; want unknown with the reason", out.TotalHuman, out.SizedAssets, out.UnknownReason)
+	}
+	if !strings.HasPrefix(text, "Size unknown over 1 item(s)") || !strings.Contains(text, "none of the 2 asset(s) could be sized") || strings.Contains(text, "0 B") {
+		t.Errorf("text leads with %q", strings.SplitN(text, "\n", 2)[0])
+	}
+}
+
+// Copies are told apart from different files: a COG and a JP2 of one band
+// are one band, two JP2s at different resolutions are two files; and
+// asset_keys naming both copies counts both.
+func TestEstimateDataSizeCopiesOfABand(t *testing.T) {
+	cog, jp2 := "image/tiff; application=geotiff; profile=cloud-optimized", "image/jp2"
+	b04 := []any{map[string]any{"name": "B04", "common_name": "red"}}
+	url := sizingCatalog(t, sizingItem("bands", nil, []float64{0, 0, 1, 1}, map[string]any{
+		"red":     map[string]any{"href": "https://a.invalid/red.tif", "type": cog, "file:size": 100, "eo:bands": b04},
+		"red-jp2": map[string]any{"href": "s3://a/red.jp2", "type": jp2, "file:size": 80, "eo:bands": b04},
+		"B04_10m": map[string]any{"href": "s3://a/B04_10m.jp2", "type": jp2, "file:size": 40, "eo:bands": b04, "proj:shape": []int{1, 1}},
+		"B04_20m": map[string]any{"href": "s3://a/B04_20m.jp2", "type": jp2, "file:size": 10, "eo:bands": b04, "proj:shape": []int{1, 1}},
+	}))
+	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing"}))
+	// red-jp2 is red's twin by key; the B04 JP2s list the same band as red
+	// but red already has its JP2, and two JP2s are two resolutions.
+	if out.TotalBytes != 150 || out.CopiesCount != 1 || out.Copies[0].Key != "red-jp2" {
+		t.Errorf("total %d copies %+v; want red, B04_10m and B04_20m counted (150) and red-jp2 as red's copy", out.TotalBytes, out.Copies)
+	}
+	named := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "asset_keys": []string{"red", "red-jp2"}}))
+	if named.TotalBytes != 180 || named.CopiesCount != 0 {
+		t.Errorf("asset_keys red and red-jp2: total %d copies %d; want both files counted (180)", named.TotalBytes, named.CopiesCount)
+	}
+}
+
+// An asset host that does not answer is not blamed on catalog_url.
+func TestEstimateDataSizeBlamesTheAssetHostNotTheCatalog(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	dead := gone.URL
+	gone.Close() // connection refused from now on
+	url := sizingCatalog(t, sizingItem("a", nil, []float64{0, 0, 1, 1}, map[string]any{
+		"data": map[string]any{"href": dead + "/data.tif", "type": "image/tiff"},
+	}))
+	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing"}))
+	if out.NotSizedCount != 1 || strings.Contains(out.NotSized[0].Reason, "catalog_url") ||
+		!strings.Contains(out.NotSized[0].Reason, "no HTTP answer from "+strings.TrimPrefix(dead, "http://")) {
+		t.Errorf("not sized %+v; want the dead asset host named, without catalog_url advice", out.NotSized)
 	}
 }

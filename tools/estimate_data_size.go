@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -56,24 +58,33 @@ type ItemCoverage struct {
 
 // EstimateDataSizeOut is the size estimate.
 type EstimateDataSizeOut struct {
-	ItemCount     int            `json:"item_count" jsonschema:"items sized"`
-	Matched       *int           `json:"matched,omitempty" jsonschema:"items matching the search, when the catalog reports it"`
-	HasMore       bool           `json:"has_more" jsonschema:"true when more items match than were sized (raise max_items, or scale up)"`
-	TotalBytes    int64          `json:"total_bytes" jsonschema:"sum over sized assets"`
-	TotalHuman    string         `json:"total_human"`
-	AreaApplied   bool           `json:"area_applied" jsonschema:"true when bbox/intersects coverage scaled the raster assets"`
-	ClippedBytes  int64          `json:"clipped_bytes" jsonschema:"total after scaling raster assets by coverage (equals total_bytes without an area)"`
-	ClippedHuman  string         `json:"clipped_human"`
-	Coverage      []ItemCoverage `json:"coverage" jsonschema:"per item: fraction of its footprint inside the requested area"`
-	ByCollection  []SizeTotal    `json:"by_collection"`
-	ByAssetKey    []SizeTotal    `json:"by_asset_key"`
-	ByMethod      []SizeTotal    `json:"by_method"`
-	Assets        []SizedAsset   `json:"assets" jsonschema:"each sized asset with its method (capped; see assets_omitted)"`
-	AssetsOmitted int            `json:"assets_omitted" jsonschema:"sized assets not listed in assets (they are in every total)"`
-	NotSized      []UnsizedAsset `json:"not_sized" jsonschema:"assets that could not be sized, with the reason (capped; see not_sized_count)"`
-	NotSizedCount int            `json:"not_sized_count"`
-	Notes         []string       `json:"notes"`
-	Warnings      []string       `json:"warnings"`
+	ItemCount     int    `json:"item_count" jsonschema:"items sized"`
+	Matched       *int   `json:"matched,omitempty" jsonschema:"items matching the search, when the catalog reports it"`
+	HasMore       bool   `json:"has_more" jsonschema:"true when more items match than were sized (raise max_items, or see extrapolated_bytes)"`
+	SizedAssets   int    `json:"sized_assets" jsonschema:"assets whose size is known and in the totals"`
+	TotalBytes    int64  `json:"total_bytes" jsonschema:"sum over sized assets (0 with total_human unknown when no asset could be sized)"`
+	TotalHuman    string `json:"total_human" jsonschema:"total_bytes in readable units, or unknown when no asset could be sized (see unknown_reason)"`
+	UnknownReason string `json:"unknown_reason,omitempty" jsonschema:"why no asset could be sized, when none could"`
+	AreaApplied   bool   `json:"area_applied" jsonschema:"true when bbox/intersects coverage scaled the raster assets"`
+	ClippedBytes  int64  `json:"clipped_bytes" jsonschema:"total after scaling raster assets by coverage (equals total_bytes without an area)"`
+	ClippedHuman  string `json:"clipped_human"`
+	// Extrapolation to every matched item, when the catalog reports more
+	// matches than were sized.
+	ExtrapolatedBytes  *int64         `json:"extrapolated_bytes,omitempty" jsonschema:"estimate for all matched items: the sized items' average (clipped when an area applied) × matched; see extrapolation_basis"`
+	ExtrapolatedHuman  string         `json:"extrapolated_human,omitempty"`
+	ExtrapolationBasis string         `json:"extrapolation_basis,omitempty" jsonschema:"how extrapolated_bytes was computed and what it assumes"`
+	Coverage           []ItemCoverage `json:"coverage" jsonschema:"per item: fraction of its footprint inside the requested area"`
+	ByCollection       []SizeTotal    `json:"by_collection"`
+	ByAssetKey         []SizeTotal    `json:"by_asset_key"`
+	ByMethod           []SizeTotal    `json:"by_method"`
+	Assets             []SizedAsset   `json:"assets" jsonschema:"each sized asset with its method (capped; see assets_omitted)"`
+	AssetsOmitted      int            `json:"assets_omitted" jsonschema:"sized assets not listed in assets (they are in every total)"`
+	NotSized           []UnsizedAsset `json:"not_sized" jsonschema:"assets that could not be sized, with the reason (capped; see not_sized_count)"`
+	NotSizedCount      int            `json:"not_sized_count"`
+	Copies             []UnsizedAsset `json:"copies" jsonschema:"assets left out of the totals because they hold the same band as an asset that is counted, in another format (e.g. red-jp2 of red); capped, see copies_count. Give asset_keys to count particular files"`
+	CopiesCount        int            `json:"copies_count"`
+	Notes              []string       `json:"notes"`
+	Warnings           []string       `json:"warnings"`
 }
 
 const (
@@ -98,13 +109,21 @@ func EstimateDataSize() Tool {
 // assetJob is one asset on its way to a size.
 type assetJob struct {
 	item, collection, key string
+	mediaType             string
+	bands                 string // the band names it holds, for spotting copies; "" when unknown
+	href                  string
 	raster                bool
 	coverage              *float64
 	bytes                 int64
 	method                string
-	reason                string
+	reason                string // why it could not be sized; empty when sized
+	kind                  string // the reason in a few words, for the summary
+	copyOf                string // key of the asset counted instead of this copy
 	probe                 *headProbe
 }
+
+// sized reports whether the job has a size.
+func (j *assetJob) sized() bool { return j.reason == "" && j.copyOf == "" && j.probe == nil }
 
 func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (EstimateDataSizeOut, string, error) {
 	const tool = "estimate_data_size"
@@ -129,7 +148,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		return fail(err)
 	}
 	out := EstimateDataSizeOut{Coverage: []ItemCoverage{}, ByCollection: []SizeTotal{}, ByAssetKey: []SizeTotal{}, ByMethod: []SizeTotal{},
-		Assets: []SizedAsset{}, NotSized: []UnsizedAsset{}, Notes: []string{}, Warnings: []string{}}
+		Assets: []SizedAsset{}, NotSized: []UnsizedAsset{}, Copies: []UnsizedAsset{}, Notes: []string{}, Warnings: []string{}}
 	if budgetNote != "" {
 		out.Notes = append(out.Notes, budgetNote)
 	}
@@ -165,6 +184,8 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		wanted[k] = true
 	}
 	seenKeys := map[string]bool{}
+	sz := sizer{area: area, wanted: wanted, seenKeys: seenKeys, metadataOnly: in.ForceMetadataOnly,
+		offline: offlineAssets(c.Catalog), catalogHost: c.Catalog.Host}
 	var jobs []*assetJob
 	prog := newProgress(c)
 	ctx = withProgress(ctx, prog) // probeSizes reports each HEAD
@@ -175,7 +196,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		}
 		pages++
 		for i := range page.Items {
-			jobs = append(jobs, out.sizeItem(&page.Items[i], area, wanted, seenKeys, in.ForceMetadataOnly)...)
+			jobs = append(jobs, sz.item(&out, &page.Items[i])...)
 		}
 		prog.step(ctx, 0, "estimate_data_size: search page %d read, %d of at most %d item(s) so far", pages, out.ItemCount, maxItems)
 	}
@@ -183,9 +204,6 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		out.Matched = &n
 	}
 	out.HasMore = search.Cursor() != nil
-	if out.HasMore {
-		out.Notes = append(out.Notes, fmt.Sprintf("only the first %d matching items were sized; raise max_items or scale the totals up", out.ItemCount))
-	}
 	for _, k := range keys {
 		if !seenKeys[k] && out.ItemCount > 0 {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("asset key %q is on none of the items (call get_collection for the item_assets keys)", k))
@@ -197,17 +215,39 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 
 	probeJobs(ctx, client, jobs, &out)
 	tally(jobs, area != nil, &out)
+	extrapolate(&out)
 	return out, estimateText(out), nil
 }
 
-// sizeItem counts one item and returns the jobs for its wanted assets:
-// sized from metadata when it can be, otherwise queued for a HEAD probe or
-// marked unsized with the reason.
-func (out *EstimateDataSizeOut) sizeItem(it *stacclient.Item, area *aoi, wanted, seenKeys map[string]bool, metadataOnly bool) []*assetJob {
+// sizer turns items into sizing jobs.
+type sizer struct {
+	area         *aoi
+	wanted       map[string]bool // asset_keys; empty means every asset
+	seenKeys     map[string]bool // every key seen on any item, for the unknown-key warning
+	metadataOnly bool
+	offline      bool   // asset hosts other than the catalog's are not contacted (the demo)
+	catalogHost  string // host:port of the catalog
+}
+
+// Reasons an asset could not be sized, in a few words, for the summary.
+const (
+	unsizedNoHTTP       = "have no size metadata and a non-HTTP href (s3:// and the like)"
+	unsizedMetadataOnly = "have no size metadata (force_metadata_only sends no HEAD)"
+	unsizedOffline      = "are on internet hosts, which the offline demo catalog does not contact"
+	unsizedHeadFailed   = "failed their HEAD request"
+	unsizedNoLength     = "got no Content-Length from HEAD"
+	unsizedHeadLimit    = "were over the HEAD limit"
+	unsizedDeadline     = "were not probed before the tool deadline"
+)
+
+// item counts one item and returns the jobs for its wanted assets: sized
+// from metadata when it can be, otherwise queued for a HEAD probe or marked
+// unsized with the reason; copies of a band are marked as such.
+func (s *sizer) item(out *EstimateDataSizeOut, it *stacclient.Item) []*assetJob {
 	out.ItemCount++
 	var cov *float64
-	if area != nil {
-		if f, ok := coverageFraction(footprint(it.Geometry, it.BBox), *area); ok {
+	if s.area != nil {
+		if f, ok := coverageFraction(footprint(it.Geometry, it.BBox), *s.area); ok {
 			cov = &f
 			out.Coverage = append(out.Coverage, ItemCoverage{Item: it.ID, Fraction: f})
 		} else {
@@ -216,27 +256,84 @@ func (out *EstimateDataSizeOut) sizeItem(it *stacclient.Item, area *aoi, wanted,
 	}
 	var jobs []*assetJob
 	for _, key := range orderedAssetKeys(it.Assets) {
-		seenKeys[key] = true
-		if len(wanted) > 0 && !wanted[key] {
+		s.seenKeys[key] = true
+		if len(s.wanted) > 0 && !s.wanted[key] {
 			continue
 		}
 		a := it.Assets[key]
-		job := &assetJob{item: it.ID, collection: it.Collection, key: key, raster: isRasterAsset(a)}
+		job := &assetJob{item: it.ID, collection: it.Collection, key: key, mediaType: a.Type, bands: bandNames(a.Extra),
+			href: a.Href, raster: isRasterAsset(a)}
 		if job.raster {
 			job.coverage = cov
 		}
-		if n, method, ok := metadataSize(a, it.Properties); ok {
+		switch n, method, ok := metadataSize(a, it.Properties); {
+		case ok:
 			job.bytes, job.method = n, method
-		} else if metadataOnly {
-			job.reason = "no file:size or raster band data types × proj:shape, and force_metadata_only skips HEAD"
-		} else if !headable(a.Href) {
-			job.reason = fmt.Sprintf("no size metadata, and href %q cannot be probed over HTTP", trimText(a.Href, 80))
-		} else {
+		case s.metadataOnly:
+			job.reason, job.kind = "no file:size or raster band data types × proj:shape, and force_metadata_only skips HEAD", unsizedMetadataOnly
+		case !headable(a.Href):
+			job.reason, job.kind = fmt.Sprintf("no size metadata, and href %q cannot be probed over HTTP", trimText(a.Href, 80)), unsizedNoHTTP
+		case s.offline && !s.reachableOffline(a.Href):
+			job.reason, job.kind = fmt.Sprintf("not probed: the demo catalog works offline, and this asset is on %s, a host on the internet", hostOf(a.Href)), unsizedOffline
+		default:
 			job.probe = &headProbe{href: a.Href}
 		}
 		jobs = append(jobs, job)
 	}
+	if len(s.wanted) == 0 {
+		markCopies(jobs) // asset_keys names files on purpose: count each one
+	}
 	return jobs
+}
+
+// reachableOffline reports whether an asset host can be reached without a
+// network: the catalog's own in-process server, or another loopback host.
+func (s *sizer) reachableOffline(href string) bool {
+	u, err := url.Parse(href)
+	if err != nil {
+		return false
+	}
+	if u.Host == s.catalogHost {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return u.Hostname() == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// hostOf is an href's host, or the href itself when it has none.
+func hostOf(href string) string {
+	if u, err := url.Parse(href); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return trimText(href, 80)
+}
+
+// extrapolate scales the sized items' average to every matched item, and
+// says on what basis; or says that it cannot.
+func extrapolate(out *EstimateDataSizeOut) {
+	if !out.HasMore {
+		return
+	}
+	switch {
+	case out.Matched == nil || *out.Matched <= out.ItemCount:
+		out.Notes = append(out.Notes, fmt.Sprintf("only the first %d matching items were sized and the catalog did not report how many match, "+
+			"so the totals cover those items only; raise max_items for more", out.ItemCount))
+		return
+	case out.SizedAssets == 0:
+		return // nothing to scale: unknown_reason says why
+	}
+	basis, what := out.TotalBytes, "total"
+	if out.AreaApplied {
+		basis, what = out.ClippedBytes, "clipped (inside the area)"
+	}
+	perItem := float64(basis) / float64(out.ItemCount)
+	n := int64(perItem*float64(*out.Matched) + 0.5)
+	out.ExtrapolatedBytes, out.ExtrapolatedHuman = &n, humanBytes(n)
+	out.ExtrapolationBasis = fmt.Sprintf("the %d sized item(s) average %s %s per item; × %d matched items = %s, assuming the other items hold the same assets at the same sizes",
+		out.ItemCount, humanBytes(int64(perItem+0.5)), what, *out.Matched, humanBytes(n))
+	if out.NotSizedCount > 0 {
+		out.ExtrapolationBasis += "; a lower bound, like the totals, because some assets could not be sized"
+	}
 }
 
 // probeJobs runs the HEAD probes (bounded in number) and records results.
@@ -244,11 +341,11 @@ func probeJobs(ctx context.Context, client *stacclient.Client, jobs []*assetJob,
 	var probes []*headProbe
 	skipped := 0
 	for _, j := range jobs {
-		if j.probe == nil {
+		if j.probe == nil || j.copyOf != "" {
 			continue
 		}
 		if len(probes) >= maxHeadProbes {
-			j.reason = fmt.Sprintf("not probed: at most %d HEAD requests per call", maxHeadProbes)
+			j.reason, j.kind = fmt.Sprintf("not probed: at most %d HEAD requests per call", maxHeadProbes), unsizedHeadLimit
 			j.probe = nil
 			skipped++
 			continue
@@ -260,14 +357,15 @@ func probeJobs(ctx context.Context, client *stacclient.Client, jobs []*assetJob,
 	}
 	probeSizes(ctx, client, probes)
 	for _, j := range jobs {
-		if j.probe == nil {
+		if j.probe == nil || j.copyOf != "" {
 			continue
 		}
 		if j.probe.reason != "" {
-			j.reason = j.probe.reason
+			j.reason, j.kind = j.probe.reason, j.probe.kind
 		} else {
 			j.bytes, j.method = j.probe.bytes, methodHead
 		}
+		j.probe = nil
 	}
 }
 
@@ -288,7 +386,19 @@ func tally(jobs []*assetJob, areaGiven bool, out *EstimateDataSizeOut) {
 		t.Bytes += j.bytes
 		t.ClippedBytes += clipped
 	}
+	unsizedKinds := map[string]int{}
 	for _, j := range jobs {
+		if j.copyOf != "" {
+			out.CopiesCount++
+			if len(out.Copies) < maxListedUnsizedAssets {
+				out.Copies = append(out.Copies, UnsizedAsset{Item: j.item, Key: j.key,
+					Reason: fmt.Sprintf("the same band as %s, in another format (%s): counted once, as %s", j.copyOf, orDash(j.mediaType), j.copyOf)})
+			}
+			continue
+		}
+		if j.reason != "" {
+			unsizedKinds[j.kind]++
+		}
 		clipped := j.bytes
 		if j.reason == "" && j.coverage != nil {
 			clipped = int64(float64(j.bytes)**j.coverage + 0.5)
@@ -305,6 +415,7 @@ func tally(jobs []*assetJob, areaGiven bool, out *EstimateDataSizeOut) {
 			continue
 		}
 		add(byMethod, j.method, j, clipped)
+		out.SizedAssets++
 		out.TotalBytes += j.bytes
 		out.ClippedBytes += clipped
 		if len(out.Assets) < maxListedSizedAssets {
@@ -320,8 +431,17 @@ func tally(jobs []*assetJob, areaGiven bool, out *EstimateDataSizeOut) {
 	}
 	out.ByCollection, out.ByAssetKey, out.ByMethod = sortedTotals(byCollection), sortedTotals(byKey), sortedTotals(byMethod)
 	out.TotalHuman, out.ClippedHuman = humanBytes(out.TotalBytes), humanBytes(out.ClippedBytes)
-	if out.NotSizedCount > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d asset(s) could not be sized and are not in the totals: the totals are a lower bound (see not_sized)", out.NotSizedCount))
+	switch {
+	case out.SizedAssets == 0 && out.NotSizedCount > 0:
+		out.TotalHuman, out.ClippedHuman = sizeUnknown, sizeUnknown
+		out.UnknownReason = fmt.Sprintf("none of the %d asset(s) could be sized: %s", out.NotSizedCount, summarizeKinds(unsizedKinds))
+	case out.NotSizedCount > 0:
+		out.Notes = append(out.Notes, fmt.Sprintf("%d asset(s) could not be sized and are not in the totals (%s): the totals are a lower bound (see not_sized)",
+			out.NotSizedCount, summarizeKinds(unsizedKinds)))
+	}
+	if out.CopiesCount > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d asset(s) hold the same band as another asset in another format (e.g. %s of %s) and are counted once (see copies); give asset_keys to count particular files",
+			out.CopiesCount, out.Copies[0].Key, copyOfName(jobs, out.Copies[0])))
 	}
 	if out.AssetsOmitted > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d sized assets are not listed in assets (limit %d) but are in every total", out.AssetsOmitted, maxListedSizedAssets))
@@ -339,6 +459,9 @@ func sortedTotals(m map[string]*SizeTotal) []SizeTotal {
 	out := make([]SizeTotal, 0, len(m))
 	for _, t := range m {
 		t.Human = humanBytes(t.Bytes)
+		if t.Assets == 0 && t.Unsized > 0 {
+			t.Human = sizeUnknown
+		}
 		out = append(out, *t)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -350,18 +473,71 @@ func sortedTotals(m map[string]*SizeTotal) []SizeTotal {
 	return out
 }
 
+// sizeUnknown is total_human when no asset could be sized: "0 B" would
+// read as an answer.
+const sizeUnknown = "unknown"
+
+// summarizeKinds words the counts of unsized reasons, most common first.
+func summarizeKinds(kinds map[string]int) string {
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if kinds[names[i]] != kinds[names[j]] {
+			return kinds[names[i]] > kinds[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%d %s", kinds[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// copyOfName is the key a listed copy was counted as.
+func copyOfName(jobs []*assetJob, c UnsizedAsset) string {
+	for _, j := range jobs {
+		if j.item == c.Item && j.key == c.Key {
+			return j.copyOf
+		}
+	}
+	return ""
+}
+
 func estimateText(out EstimateDataSizeOut) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s over %d item(s)", out.TotalHuman, out.ItemCount)
+	switch {
+	case out.UnknownReason != "":
+		fmt.Fprintf(&b, "Size unknown over %d item(s)", out.ItemCount)
+	case out.NotSizedCount > 0:
+		fmt.Fprintf(&b, "At least %s over %d item(s)", out.TotalHuman, out.ItemCount)
+	default:
+		fmt.Fprintf(&b, "%s over %d item(s)", out.TotalHuman, out.ItemCount)
+	}
 	if out.Matched != nil {
 		fmt.Fprintf(&b, " (of %d matched)", *out.Matched)
 	}
 	if out.AreaApplied {
 		fmt.Fprintf(&b, "; %s within the requested area", out.ClippedHuman)
 	}
+	if out.UnknownReason != "" {
+		fmt.Fprintf(&b, ": %s", out.UnknownReason)
+	}
 	b.WriteString(".\n")
+	if out.ExtrapolatedBytes != nil {
+		fmt.Fprintf(&b, "About %s for all %d matched items (%s).\n", out.ExtrapolatedHuman, *out.Matched, out.ExtrapolationBasis)
+	}
 	for _, t := range out.ByCollection {
-		fmt.Fprintf(&b, "- collection %s: %s in %d assets\n", t.Name, t.Human, t.Assets)
+		switch {
+		case t.Assets == 0:
+			fmt.Fprintf(&b, "- collection %s: %s (%d assets, none sized)\n", t.Name, t.Human, t.Unsized)
+		case t.Unsized > 0:
+			fmt.Fprintf(&b, "- collection %s: %s in %d assets (and %d not sized)\n", t.Name, t.Human, t.Assets, t.Unsized)
+		default:
+			fmt.Fprintf(&b, "- collection %s: %s in %d assets\n", t.Name, t.Human, t.Assets)
+		}
 	}
 	methods := make([]string, 0, len(out.ByMethod))
 	for _, t := range out.ByMethod {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
@@ -133,4 +134,121 @@ func anyInts(v any) []int64 {
 		out = append(out, int64(f))
 	}
 	return out
+}
+
+// bandNames lists the bands an asset holds (eo:bands, or STAC 1.1 bands),
+// by name or common name, sorted and joined; "" when it does not say.
+func bandNames(extra stacclient.Extra) string {
+	for _, key := range []string{"eo:bands", "bands"} {
+		var bands []struct {
+			Name       string `json:"name"`
+			CommonName string `json:"common_name"`
+		}
+		if raw, ok := extra[key]; !ok || json.Unmarshal(raw, &bands) != nil || len(bands) == 0 {
+			continue
+		}
+		names := make([]string, 0, len(bands))
+		for _, b := range bands {
+			n := b.Name
+			if n == "" {
+				n = b.CommonName
+			}
+			if n == "" {
+				return "" // an unnamed band: cannot tell copies apart
+			}
+			names = append(names, strings.ToLower(n))
+		}
+		slices.Sort(names)
+		return strings.Join(names, ",")
+	}
+	return ""
+}
+
+// copySuffixes mark an asset as another format of the asset named by the
+// rest of its key (Earth Search: red and red-jp2).
+var copySuffixes = []string{"-jp2", "_jp2"}
+
+// markCopies finds the assets of one item that hold the same band in
+// another format, keeps one of each group and marks the others copyOf it,
+// so a band is counted once. Two assets are copies when one's key is the
+// other's plus a format suffix (red, red-jp2), or when both are rasters
+// listing the same named bands in different media types (a COG and a
+// JPEG 2000 of B04). A group never holds two files of one media type:
+// B04_10m and B04_20m, both JPEG 2000, are different resolutions.
+func markCopies(jobs []*assetJob) {
+	byKey := map[string]*assetJob{}
+	for _, j := range jobs {
+		byKey[j.key] = j
+	}
+	parent := map[*assetJob]*assetJob{}
+	var find func(j *assetJob) *assetJob
+	find = func(j *assetJob) *assetJob {
+		if p, ok := parent[j]; ok && p != j {
+			root := find(p)
+			parent[j] = root
+			return root
+		}
+		return j
+	}
+	union := func(a, b *assetJob) { parent[find(a)] = find(b) }
+	for _, j := range jobs {
+		for _, suffix := range copySuffixes {
+			if base, ok := strings.CutSuffix(j.key, suffix); ok && byKey[base] != nil {
+				union(j, byKey[base])
+			}
+		}
+	}
+	groups := func() map[*assetJob][]*assetJob {
+		g := map[*assetJob][]*assetJob{}
+		for _, j := range jobs {
+			root := find(j)
+			g[root] = append(g[root], j)
+		}
+		return g
+	}
+	// A group holds at most one file per media type: two JP2s listing the
+	// same band are two resolutions, not two formats.
+	hasType := func(members []*assetJob, mediaType string) bool {
+		return slices.ContainsFunc(members, func(m *assetJob) bool { return strings.EqualFold(m.mediaType, mediaType) })
+	}
+	for i, a := range jobs {
+		for _, b := range jobs[i+1:] {
+			if !a.raster || !b.raster || a.bands == "" || a.bands != b.bands || find(a) == find(b) {
+				continue
+			}
+			g := groups()
+			if !slices.ContainsFunc(g[find(b)], func(m *assetJob) bool { return hasType(g[find(a)], m.mediaType) }) {
+				union(a, b)
+			}
+		}
+	}
+	for _, g := range groups() {
+		if len(g) < 2 {
+			continue
+		}
+		keep := slices.MinFunc(g, func(a, b *assetJob) int { return copyPreference(a) - copyPreference(b) })
+		for _, j := range g {
+			if j != keep {
+				j.copyOf = keep.key
+			}
+		}
+	}
+}
+
+// copyPreference ranks the copies of a band, lowest kept: one sized from
+// metadata, then one a HEAD can size, then a cloud-optimised GeoTIFF, then
+// the shorter key (red over red-jp2).
+func copyPreference(j *assetJob) int {
+	rank := len(j.key)
+	switch {
+	case j.reason == "" && j.probe == nil:
+	case j.probe != nil:
+		rank += 1000
+	default:
+		rank += 2000
+	}
+	if !strings.Contains(strings.ToLower(j.mediaType), "tiff") {
+		rank += 100
+	}
+	return rank
 }

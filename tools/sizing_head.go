@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
 )
 
@@ -29,7 +31,15 @@ type headProbe struct {
 	href   string
 	bytes  int64
 	reason string // why it could not be sized; empty on success
+	kind   string // the reason in a few words (unsized* constants)
 }
+
+// offlineAssets reports whether a catalog's assets on other hosts must not
+// be probed. The embedded demo catalog exists to be tried without a network
+// (stacserver/demo), but its items keep their real s3:// and https:// hrefs:
+// probing them would reach the internet, and fail slowly where there is none.
+// Local static catalogs are the operator's own data, probed like any other.
+func offlineAssets(cat *Catalog) bool { return cat.Name == DemoCatalog }
 
 // probeSizes sends HEAD requests (status-checked by Client.Head) with
 // bounded parallelism, inside ctx's deadline. A failed probe never counts:
@@ -57,17 +67,17 @@ func probeSizes(ctx context.Context, client *stacclient.Client, probes []*headPr
 			defer recoverAs(*log, "estimate_data_size: HEAD probe", &panicked)
 			defer prog.step(ctx, 0, "estimate_data_size: HEAD probe of %s done", trimText(p.href, 80))
 			if err := ctx.Err(); err != nil {
-				p.reason = "not probed: the tool deadline was reached"
+				p.reason, p.kind = "not probed: the tool deadline was reached", unsizedDeadline
 				return nil
 			}
 			n, err := client.Head(ctx, p.href)
 			switch {
 			case err != nil && ctx.Err() != nil:
-				p.reason = "HEAD stopped at the tool deadline"
+				p.reason, p.kind = "HEAD stopped at the tool deadline", unsizedDeadline
 			case err != nil:
-				p.reason = "HEAD failed: " + headFailure(err)
+				p.reason, p.kind = "HEAD failed: "+headFailure(err), unsizedHeadFailed
 			case n < 0:
-				p.reason = "HEAD answered without a Content-Length"
+				p.reason, p.kind = "HEAD answered without a Content-Length", unsizedNoLength
 			default:
 				p.bytes = n
 			}
@@ -77,8 +87,19 @@ func probeSizes(ctx context.Context, client *stacclient.Client, probes []*headPr
 	_ = g.Wait()
 }
 
-// headFailure words a HEAD error briefly.
+// headFailure words a HEAD error briefly: the host's give-up in one clause
+// (the denial's full advice is about a whole call, not one asset).
 func headFailure(err error) string {
+	var d *reliability.Denial
+	if errors.As(err, &d) {
+		what := fmt.Sprintf("no HTTP answer from %s", d.Host)
+		if d.LastStatus != 0 {
+			what = fmt.Sprintf("%s answered status %d", d.Host, d.LastStatus)
+		} else if d.ErrorClass != "" {
+			what += " (" + strings.ReplaceAll(d.ErrorClass, "_", " ") + ")"
+		}
+		return fmt.Sprintf("%s; given up after %d attempt(s) (%s)", what, d.Attempts, d.Code)
+	}
 	var se *stacclient.Error
 	if errors.As(err, &se) {
 		if se.Status != 0 {
