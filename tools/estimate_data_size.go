@@ -122,8 +122,6 @@ type assetJob struct {
 	probe                 *headProbe
 }
 
-// sized reports whether the job has a size.
-func (j *assetJob) sized() bool { return j.reason == "" && j.copyOf == "" && j.probe == nil }
 
 func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (EstimateDataSizeOut, string, error) {
 	const tool = "estimate_data_size"
