@@ -100,7 +100,8 @@ func EstimateDataSize() Tool {
 		Description: "Estimate how many bytes a search's assets hold, before downloading: per asset from file:size, else raster " +
 			"band data types × proj:shape, else a HEAD request's Content-Length (status-checked, 4 at a time, inside the deadline). " +
 			"With bbox or intersects, raster assets are scaled by the fraction of each item inside the area. Totals per collection, " +
-			"asset key and method; what could not be sized is listed with the reason. Same search parameters as search_items.\n" +
+			"asset key and method; what could not be sized is listed with the reason (\"unknown\" when nothing could be). A band held in two formats " +
+			"(red and red-jp2) is counted once, and the sized items are extrapolated to every matched item. Same search parameters as search_items.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [11.0, 46.0, 11.5, 46.5], "datetime": "2024-07", "asset_keys": ["red", "nir"], "max_items": 5}`,
 		Annotations: readOnlyAnnotations("Estimate data size"),
 	}, true, estimateDataSize)
