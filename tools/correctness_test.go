@@ -1,7 +1,10 @@
 package tools
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver/demo"
 )
 
 // A west > east bbox that would span more than 180° is still searched as
@@ -172,5 +178,104 @@ func TestEstimateDataSizeBlamesTheAssetHostNotTheCatalog(t *testing.T) {
 	if out.NotSizedCount != 1 || strings.Contains(out.NotSized[0].Reason, "catalog_url") ||
 		!strings.Contains(out.NotSized[0].Reason, "no HTTP answer from "+strings.TrimPrefix(dead, "http://")) {
 		t.Errorf("not sized %+v; want the dead asset host named, without catalog_url advice", out.NotSized)
+	}
+}
+
+// demoStore loads the embedded demo catalog into a store.
+func demoStore(t *testing.T) *stacserver.Store {
+	t.Helper()
+	store, err := stacserver.LoadFS(demo.FS, demo.RootFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// ignoringCatalog serves the demo store but drops the given search
+// parameters from every request before the server sees them, like a catalog
+// without the query or filter extension.
+func ignoringCatalog(t *testing.T, ignored ...string) string {
+	t.Helper()
+	inner := stacserver.New(demoStore(t), stacserver.Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		for _, p := range ignored {
+			q.Del(p)
+		}
+		r.URL.RawQuery = q.Encode()
+		if r.Method == http.MethodPost && r.Body != nil {
+			var body map[string]any
+			if json.NewDecoder(r.Body).Decode(&body) == nil {
+				for _, p := range ignored {
+					delete(body, p)
+				}
+				raw, _ := json.Marshal(body)
+				r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(raw)), int64(len(raw))
+			}
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// A catalog that ignores query or filter returns items that contradict
+// them; search_items says so plainly, removes those items and does not
+// pass the catalog's unfiltered count off as the match count (issue 10:
+// only a "may be ignored" warning, and 60 % cloud cover for "lt 5").
+func TestSearchItemsCatchesACatalogThatIgnoresItsFilter(t *testing.T) {
+	honest := newTestSession(t, testSessionOptions{CatalogURL: serveStore(t, demoStore(t), stacserver.Options{})})
+	ignoring := newTestSession(t, testSessionOptions{CatalogURL: ignoringCatalog(t, "query", "filter", "filter-lang")})
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"query", map[string]any{"collections": "sentinel-2-l2a", "query": map[string]any{"eo:cloud_cover": map[string]any{"lt": 5}}, "max_items": 20}, "query (eo:cloud_cover lt 5)"},
+		{"filter", map[string]any{"collections": "sentinel-2-l2a", "filter": `{"op":"<","args":[{"property":"eo:cloud_cover"},5]}`, "max_items": 20}, `filter ({"args":[{"property":"eo:cloud_cover"},5],"op":"<"})`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := structured[SearchItemsOut](t, callOK(t, honest, "search_items", c.args))
+			res := callOK(t, ignoring, "search_items", c.args)
+			got := structured[SearchItemsOut](t, res)
+			if want.ClientFiltered != 0 || slices.ContainsFunc(want.Warnings, func(w string) bool { return strings.Contains(w, "ignored") }) {
+				t.Fatalf("the honest catalog was accused: %+v", want.Warnings)
+			}
+			ids := func(out SearchItemsOut) []string {
+				var s []string
+				for _, it := range out.Items {
+					s = append(s, it.Collection+"/"+it.ID)
+				}
+				return s
+			}
+			if !slices.Equal(ids(got), ids(want)) || got.ClientFiltered == 0 || got.Matched != nil {
+				t.Errorf("ignoring catalog: items %v (client_filtered %d, matched %v), want the honest catalog's %v and no unfiltered count",
+					ids(got), got.ClientFiltered, got.Matched, ids(want))
+			}
+			text := resultText(res)
+			if !strings.Contains(text, "the catalog ignored part of this search") || !strings.Contains(text, c.want) || !strings.Contains(text, "removed here") {
+				t.Errorf("text does not say plainly what was ignored and done:\n%s", text)
+			}
+		})
+	}
+}
+
+// A page continued with the cursor alone is checked too: the cursor carries
+// the search's conditions.
+func TestSearchItemsChecksACursorContinuation(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{CatalogURL: ignoringCatalog(t, "query")})
+	first := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "sentinel-2-l2a",
+		"query": map[string]any{"eo:cloud_cover": map[string]any{"lt": 5}}, "limit": 2, "max_items": 1}))
+	if first.Cursor == "" || len(first.Resend) != 0 {
+		t.Fatalf("first page: cursor %q, cursor_requires %v; want a cursor that carries the search", first.Cursor, first.Resend)
+	}
+	next := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"cursor": first.Cursor, "max_items": 5}))
+	for _, it := range next.Items {
+		if it.CloudCover == nil || *it.CloudCover >= 5 {
+			t.Errorf("continued page kept %s with cloud cover %v", it.ID, it.CloudCover)
+		}
+	}
+	if next.ClientFiltered == 0 || !strings.Contains(strings.Join(next.Warnings, " "), "ignored part of this search") {
+		t.Errorf("continued page filtered nothing; warnings %v", next.Warnings)
 	}
 }

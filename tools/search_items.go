@@ -24,20 +24,21 @@ type SearchItemsIn struct {
 
 // SearchItemsOut is one page of search results, shaped for a model.
 type SearchItemsOut struct {
-	Returned   int              `json:"returned" jsonschema:"number of items in this result"`
-	Matched    *int             `json:"matched,omitempty" jsonschema:"total matches, only when the catalog reports it"`
-	HasMore    bool             `json:"has_more" jsonschema:"true when more items match: pass cursor to get them"`
-	Truncated  bool             `json:"truncated" jsonschema:"true when this output leaves something out: more matching items (has_more), or summaries that detail only part of their assets"`
-	Cursor     string           `json:"cursor,omitempty" jsonschema:"pass as cursor to continue exactly after the last item returned"`
-	Resend     []string         `json:"cursor_requires,omitempty" jsonschema:"arguments to send again, unchanged, with cursor (they were too large to carry in it)"`
-	Detail     string           `json:"detail" jsonschema:"summary or full"`
-	Method     string           `json:"method,omitempty" jsonschema:"HTTP method used for the search (GET or POST)"`
-	StopReason string           `json:"stop_reason,omitempty" jsonschema:"why paging stopped: max_items, no_next_link, empty_page, max_pages, cycle, no_new_ids, next_link_refused"`
-	Items      []ItemSummary    `json:"items" jsonschema:"item summaries (detail=summary); empty for detail=full"`
-	Features   []map[string]any `json:"features" jsonschema:"complete STAC Items (detail=full); empty for detail=summary"`
-	Search     map[string]any   `json:"search" jsonschema:"the normalised search that was sent (datetime expanded, filter language inferred); empty when continuing from a cursor"`
-	Warnings   []string         `json:"warnings" jsonschema:"parameters the catalog may not support, and other caveats"`
-	Notes      []string         `json:"notes" jsonschema:"what to try next, e.g. which filter to relax when nothing matched"`
+	Returned       int              `json:"returned" jsonschema:"number of items in this result"`
+	Matched        *int             `json:"matched,omitempty" jsonschema:"total matches, only when the catalog reports it"`
+	HasMore        bool             `json:"has_more" jsonschema:"true when more items match: pass cursor to get them"`
+	Truncated      bool             `json:"truncated" jsonschema:"true when this output leaves something out: more matching items (has_more), or summaries that detail only part of their assets"`
+	Cursor         string           `json:"cursor,omitempty" jsonschema:"pass as cursor to continue exactly after the last item returned"`
+	Resend         []string         `json:"cursor_requires,omitempty" jsonschema:"arguments to send again, unchanged, with cursor (they were too large to carry in it)"`
+	Detail         string           `json:"detail" jsonschema:"summary or full"`
+	Method         string           `json:"method,omitempty" jsonschema:"HTTP method used for the search (GET or POST)"`
+	ClientFiltered int              `json:"client_filtered,omitempty" jsonschema:"items the catalog returned although they contradict datetime, query or filter (it ignored them): removed by this server, see warnings"`
+	StopReason     string           `json:"stop_reason,omitempty" jsonschema:"why paging stopped: max_items, no_next_link, empty_page, max_pages, cycle, no_new_ids, next_link_refused"`
+	Items          []ItemSummary    `json:"items" jsonschema:"item summaries (detail=summary); empty for detail=full"`
+	Features       []map[string]any `json:"features" jsonschema:"complete STAC Items (detail=full); empty for detail=summary"`
+	Search         map[string]any   `json:"search" jsonschema:"the normalised search that was sent (datetime expanded, filter language inferred); empty when continuing from a cursor"`
+	Warnings       []string         `json:"warnings" jsonschema:"parameters the catalog may not support, and other caveats"`
+	Notes          []string         `json:"notes" jsonschema:"what to try next, e.g. which filter to relax when nothing matched"`
 }
 
 // SearchItems is the search_items tool.
@@ -167,6 +168,9 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 		search = client.Search(sent, limits)
 	}
 
+	// The search's conditions, whether given now or carried by the cursor.
+	check := newFilterCheck(position.search)
+
 	// Pages rather than Items: the loop never stops early (the engine
 	// enforces max_items), and a page is the unit progress is reported in.
 	prog := newProgress(c)
@@ -183,6 +187,9 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 		}
 		for i := range page.Items {
 			it := &page.Items[i]
+			if check.drops(it) {
+				continue
+			}
 			signing.sign(ctx, it)
 			if detail == detailFull {
 				m, err := toJSONObject(it)
@@ -209,8 +216,12 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	out.Notes = append(out.Notes, signing.notes()...)
 	out.Method = search.Method()
 	out.StopReason = string(search.StopReason())
-	if n, ok := search.Matched(); ok {
-		out.Matched = &n
+	if n, ok := search.Matched(); ok && (check == nil || check.dropped == 0) {
+		out.Matched = &n // a catalog that ignored a condition counted without it
+	}
+	out.Warnings = append(out.Warnings, check.warnings()...)
+	if check != nil && check.dropped > 0 {
+		out.ClientFiltered = check.dropped
 	}
 	if cur := search.Cursor(); cur != nil {
 		out.HasMore, out.Truncated = true, true
