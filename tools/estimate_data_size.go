@@ -123,7 +123,6 @@ type assetJob struct {
 	probe                 *headProbe
 }
 
-
 func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (EstimateDataSizeOut, string, error) {
 	const tool = "estimate_data_size"
 	fail := failWith[EstimateDataSizeOut]()
