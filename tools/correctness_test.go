@@ -8,10 +8,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver/demo"
@@ -277,5 +282,37 @@ func TestSearchItemsChecksACursorContinuation(t *testing.T) {
 	}
 	if next.ClientFiltered == 0 || !strings.Contains(strings.Join(next.Warnings, " "), "ignored part of this search") {
 		t.Errorf("continued page filtered nothing; warnings %v", next.Warnings)
+	}
+}
+
+// Every stac:// URI the README names can be read through the real server on
+// the demo catalog, templates filled with a demo collection id (issue 10:
+// the README listed stac://conformance, which does not exist).
+func TestReadmeResourceURIsAreReadable(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uris := regexp.MustCompile("stac://[A-Za-z0-9_./{}-]*[A-Za-z0-9_}]").FindAllString(string(raw), -1)
+	if len(uris) == 0 {
+		t.Fatal("the README names no stac:// URI")
+	}
+	cs := newTestSession(t, testSessionOptions{})
+	seen := map[string]bool{}
+	for _, uri := range uris {
+		if seen[uri] {
+			continue
+		}
+		seen[uri] = true
+		filled := strings.ReplaceAll(uri, "{id}", "sentinel-2-l2a")
+		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: filled})
+		if err != nil || len(res.Contents) != 1 || !json.Valid([]byte(res.Contents[0].Text)) {
+			t.Errorf("README names %s: reading %s failed: %v", uri, filled, err)
+		}
+	}
+	for _, want := range []string{ResourceCatalog, ResourceConformance, ResourceCollections, ResourceCollectionTmpl, ResourceQueryablesTmpl} {
+		if !seen[want] {
+			t.Errorf("the README does not name the resource %s", want)
+		}
 	}
 }
