@@ -1,6 +1,7 @@
 package stacclient
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -55,6 +56,26 @@ func (ic *ItemCollection) Matched() (int, bool) {
 		return *ic.Context.Matched, true
 	}
 	return 0, false
+}
+
+// UnusableMatched is the text of a numberMatched (or context matched) the
+// page sent that is not a count (negative, fractional, not a number), so
+// Matched ignored it; "" when there is none or Matched has a usable count.
+func (ic *ItemCollection) UnusableMatched() string {
+	if _, ok := ic.Matched(); ok {
+		return ""
+	}
+	if ic.NumberMatched == nil {
+		if raw, ok := ic.Extra["numberMatched"]; ok && !isJSONNull(raw) {
+			return "numberMatched " + string(bytes.TrimSpace(raw))
+		}
+	}
+	if ic.Context != nil && ic.Context.Matched == nil {
+		if raw, ok := ic.Context.Extra["matched"]; ok && !isJSONNull(raw) {
+			return "context.matched " + string(bytes.TrimSpace(raw))
+		}
+	}
+	return ""
 }
 
 // NextLink is the page's first rel=next link, or nil.

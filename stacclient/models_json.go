@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -165,6 +167,7 @@ func modelFieldIndex(t reflect.Type, fields []modelField) map[string]modelField 
 }
 
 var (
+	countType       = reflect.TypeFor[*int]()
 	anyType         = reflect.TypeFor[any]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 )
@@ -206,6 +209,20 @@ func decodeField(fv reflect.Value, raw []byte) error {
 		return decodeModelSlice(fv, raw)
 	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && isModelStruct(t.Elem()):
 		return decodeModelMap(fv, raw)
+	}
+	if t == countType {
+		// The model's *int members are counts (numberMatched, context
+		// matched, overflow …). Catalogs write them as 12, 12.0 or "12";
+		// a negative, fractional or non-numeric one is left out rather than
+		// failing the whole page, and decodeWithExtra keeps its text in Extra.
+		if !json.Valid(raw) {
+			return json.Unmarshal(raw, new(any)) // malformed JSON stays an error, worded by encoding/json
+		}
+		fv.SetZero()
+		if n, ok := looseCount(raw); ok {
+			fv.Set(reflect.ValueOf(&n))
+		}
+		return nil
 	}
 	holdsInterface := t == anyType || (t.Kind() == reflect.Map && t.Elem() == anyType) || (t.Kind() == reflect.Slice && t.Elem() == anyType)
 	if holdsInterface {
@@ -434,3 +451,31 @@ func (bk *Bucket) UnmarshalJSON(b []byte) error {
 	return decodeWithExtra(b, (*bucketAlias)(bk), &bk.Extra)
 }
 func (bk Bucket) MarshalJSON() ([]byte, error) { return encodeWithExtra(bucketAlias(bk), bk.Extra) }
+
+// maxCount is the largest count looseCount accepts: every integer up to it
+// is exact in a float64.
+const maxCount = 1 << 53
+
+// looseCount reads a JSON count: a non-negative whole number, written as a
+// number (12, 12.0, 1.2e1) or a string holding one ("12").
+func looseCount(raw []byte) (int, bool) {
+	raw = bytes.TrimSpace(raw)
+	var text string
+	if len(raw) > 0 && raw[0] == '"' {
+		if json.Unmarshal(raw, &text) != nil {
+			return 0, false
+		}
+		text = strings.TrimSpace(text)
+	} else {
+		var num json.Number
+		if json.Unmarshal(raw, &num) != nil {
+			return 0, false
+		}
+		text = num.String()
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || f < 0 || f > maxCount || f != math.Trunc(f) {
+		return 0, false
+	}
+	return int(f), true
+}

@@ -195,3 +195,48 @@ func TestDirectUnmarshalRejectsMalformedStructure(t *testing.T) {
 		t.Errorf("valid input with spaces: %v %+v", err, it)
 	}
 }
+
+// Counts are read loosely: 12.0 and "12" are 12; a negative, fractional or
+// non-numeric count is left out (its text kept for the round trip and for
+// UnusableMatched) instead of failing the page (issue 9: a non-integer
+// numberMatched failed the whole search while -5 was accepted).
+func TestCountsAreReadLoosely(t *testing.T) {
+	cases := []struct {
+		member   string
+		matched  int
+		ok       bool
+		unusable string
+	}{
+		{`"numberMatched":12`, 12, true, ""},
+		{`"numberMatched":12.0`, 12, true, ""},
+		{`"numberMatched":1.2e1`, 12, true, ""},
+		{`"numberMatched":" 12 "`, 12, true, ""},
+		{`"numberMatched":-5`, 0, false, "numberMatched -5"},
+		{`"numberMatched":12.5`, 0, false, "numberMatched 12.5"},
+		{`"numberMatched":"many"`, 0, false, `numberMatched "many"`},
+		{`"numberMatched":{"n":1}`, 0, false, `numberMatched {"n":1}`},
+		{`"numberMatched":1e300`, 0, false, "numberMatched 1e300"},
+		{`"numberMatched":null`, 0, false, ""},
+		{`"numberMatched":-5,"context":{"matched":7,"returned":0}`, 7, true, ""},
+		{`"context":{"matched":"x","returned":0}`, 0, false, `context.matched "x"`},
+	}
+	for _, c := range cases {
+		raw := `{"type":"FeatureCollection","features":[],` + c.member + `}`
+		var ic ItemCollection
+		if err := json.Unmarshal([]byte(raw), &ic); err != nil {
+			t.Errorf("%s: %v, want the page decoded", c.member, err)
+			continue
+		}
+		if n, ok := ic.Matched(); n != c.matched || ok != c.ok || ic.UnusableMatched() != c.unusable {
+			t.Errorf("%s: Matched %d, %v, unusable %q; want %d, %v, %q", c.member, n, ok, ic.UnusableMatched(), c.matched, c.ok, c.unusable)
+		}
+		// An ignored count is written back as it came.
+		if out, err := json.Marshal(ic); c.unusable != "" && (err != nil || !strings.Contains(string(out), `"`+strings.Replace(strings.TrimPrefix(c.unusable, "context."), " ", `":`, 1))) {
+			t.Errorf("%s: written back as %s (%v)", c.member, out, err)
+		}
+	}
+	var ic ItemCollection
+	if err := json.Unmarshal([]byte(`{"features":[],"numberMatched":tru}`), &ic); err == nil {
+		t.Error("malformed JSON in a count was accepted")
+	}
+}

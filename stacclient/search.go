@@ -144,6 +144,16 @@ func (s *Search) Cursor() *Cursor {
 	return &copied
 }
 
+// UnusableMatched is the last match count a page sent that was not a count
+// (negative, fractional, not a number) and was ignored, as "numberMatched
+// -5"; "" when there was none.
+func (s *Search) UnusableMatched() string {
+	p := s.pager()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.unusable
+}
+
 // Matched is the server's total match count from the last page that had one.
 func (s *Search) Matched() (int, bool) {
 	_, _, matched, _ := s.pager().state()
@@ -212,7 +222,7 @@ func (c *Client) fetchItemPage(ctx context.Context, r Request) (pagerDoc[Item], 
 	if err != nil {
 		return pagerDoc[Item]{}, err
 	}
-	doc := pagerDoc[Item]{req: r, url: fb.url, elems: ic.Features, links: ic.Links}
+	doc := pagerDoc[Item]{req: r, url: fb.url, elems: ic.Features, links: ic.Links, unusableMatched: ic.UnusableMatched()}
 	if n, ok := ic.Matched(); ok {
 		doc.matched = &n
 	}

@@ -33,6 +33,9 @@ type pagerDoc[E any] struct {
 	elems   []E
 	links   []Link
 	matched *int
+	// unusableMatched is a match count the page sent that is not a count
+	// (ItemCollection.UnusableMatched), for a note.
+	unusableMatched string
 }
 
 // pagerPage is one page after de-duplication and the MaxItems cut.
@@ -72,6 +75,7 @@ type pager[E any] struct {
 	refused     string
 	cursor      *Cursor
 	matched     *int
+	unusable    string // the last unusable match count a page sent
 	firstMethod string
 	seenOrder   []uint32 // fingerprints of keys yielded, oldest first (for cursors)
 }
@@ -120,7 +124,7 @@ func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request
 			carried[fp] = true
 		}
 		p.mu.Lock()
-		p.stop, p.refused, p.cursor, p.matched, p.firstMethod = "", "", nil, nil, ""
+		p.stop, p.refused, p.cursor, p.matched, p.unusable, p.firstMethod = "", "", nil, nil, "", ""
 		p.seenOrder = append([]uint32(nil), start.seen...)
 		p.mu.Unlock()
 
@@ -210,6 +214,9 @@ func (p *pager[E]) noteFetched(doc pagerDoc[E], first bool) {
 	}
 	if doc.matched != nil {
 		p.matched = doc.matched
+	}
+	if doc.unusableMatched != "" {
+		p.unusable = doc.unusableMatched
 	}
 }
 

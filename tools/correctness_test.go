@@ -316,3 +316,63 @@ func TestReadmeResourceURIsAreReadable(t *testing.T) {
 		}
 	}
 }
+
+// rewritingCatalog serves the demo store, with every search page's
+// numberMatched replaced by matched (raw JSON) and no context object.
+func rewritingCatalog(t *testing.T, matched string) string {
+	t.Helper()
+	inner := stacserver.New(demoStore(t), stacserver.Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		inner.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		var page map[string]json.RawMessage
+		if strings.HasSuffix(r.URL.Path, "/search") && json.Unmarshal(body, &page) == nil {
+			if _, ok := page["numberMatched"]; ok {
+				page["numberMatched"] = json.RawMessage(matched)
+				delete(page, "context")
+				body, _ = json.Marshal(page)
+			}
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// A numberMatched written as 12.0 or "12" is read; a negative or nonsense
+// one is ignored with a note, and the search still answers (issue 9: 12.0
+// failed the whole search while -5 was shown as the match count).
+func TestSearchItemsToleratesOddMatchCounts(t *testing.T) {
+	for _, c := range []struct {
+		raw     string
+		matched int // 0: none
+		note    string
+	}{
+		{"12.0", 12, ""},
+		{`"12"`, 12, ""},
+		{"-5", 0, "numberMatched -5, which is not a count"},
+		{`"lots"`, 0, `numberMatched "lots", which is not a count`},
+	} {
+		cs := newTestSession(t, testSessionOptions{CatalogURL: rewritingCatalog(t, c.raw)})
+		res := callTool(t, cs, "search_items", map[string]any{"collections": "sentinel-2-l2a", "max_items": 2})
+		if res.IsError {
+			t.Errorf("numberMatched %s failed the search: %s", c.raw, resultText(res))
+			continue
+		}
+		out := structured[SearchItemsOut](t, res)
+		switch {
+		case c.matched != 0 && (out.Matched == nil || *out.Matched != c.matched):
+			t.Errorf("numberMatched %s: matched %v, want %d", c.raw, out.Matched, c.matched)
+		case c.matched == 0 && out.Matched != nil:
+			t.Errorf("numberMatched %s: matched %d shown, want none", c.raw, *out.Matched)
+		case c.note != "" && !strings.Contains(strings.Join(out.Notes, " "), c.note):
+			t.Errorf("numberMatched %s: notes %v lack %q", c.raw, out.Notes, c.note)
+		}
+	}
+}

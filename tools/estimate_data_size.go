@@ -201,6 +201,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	if n, ok := search.Matched(); ok {
 		out.Matched = &n
 	}
+	out.Notes = append(out.Notes, unusableMatchedNotes(search)...)
 	out.HasMore = search.Cursor() != nil
 	for _, k := range keys {
 		if !seenKeys[k] && out.ItemCount > 0 {

@@ -299,3 +299,15 @@ func truncateDescription(s string, limit int) (string, bool) {
 	}
 	return string(r[:limit]) + "…", true
 }
+
+// unusableMatchedNotes says that the catalog's match count was ignored
+// because it was not a count, so a missing "matched" is not a mystery.
+func unusableMatchedNotes(search *stacclient.Search) []string {
+	if _, ok := search.Matched(); ok {
+		return nil
+	}
+	if u := search.UnusableMatched(); u != "" {
+		return []string{fmt.Sprintf("the catalog sent %s, which is not a count of items, so the number of matches is not given", trimText(u, 60))}
+	}
+	return nil
+}

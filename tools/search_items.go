@@ -219,6 +219,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	if n, ok := search.Matched(); ok && (check == nil || check.dropped == 0) {
 		out.Matched = &n // a catalog that ignored a condition counted without it
 	}
+	out.Notes = append(out.Notes, unusableMatchedNotes(search)...)
 	out.Warnings = append(out.Warnings, check.warnings()...)
 	if check != nil && check.dropped > 0 {
 		out.ClientFiltered = check.dropped
