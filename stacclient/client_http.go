@@ -173,8 +173,11 @@ func (c *Client) getJSON(ctx context.Context, r Request, accept string, dst any,
 		return nil, err
 	}
 	if err := decodeBody(fb.body, dst); err != nil {
-		return fb, &Error{Kind: KindInvalidSTAC, Status: fb.status, Method: methodOrGet(r.Method), URL: r.URL,
-			Message: fmt.Sprintf("expected a STAC %s as JSON, got %s that is not one", what, notJSONDescription(fb, err))}
+		msg := fmt.Sprintf("expected a STAC %s as JSON, got %s that is not one", what, notJSONDescription(fb, err))
+		if errors.Is(err, errTooDeep) {
+			msg = fmt.Sprintf("the %s is nested more than %d levels deep, which no STAC document needs; it was not read", what, maxDocumentDepth)
+		}
+		return fb, &Error{Kind: KindInvalidSTAC, Status: fb.status, Method: methodOrGet(r.Method), URL: r.URL, Message: msg}
 	}
 	if validate != nil {
 		if problem := validate(); problem != "" {
@@ -185,12 +188,24 @@ func (c *Client) getJSON(ctx context.Context, r Request, accept string, dst any,
 	return fb, nil
 }
 
+// maxDocumentDepth bounds the nesting of an upstream document. Real STAC
+// documents nest a few dozen levels at most; an answer nested near the
+// 1000 levels encoding/json allows would be read, then fail when a tool's
+// output (which wraps it a few levels deeper) is checked by the MCP SDK,
+// as a protocol error instead of a tool error.
+const maxDocumentDepth = 512
+
+var errTooDeep = fmt.Errorf("JSON nested more than %d levels deep", maxDocumentDepth)
+
 // decodeBody parses by content, not by media type: static catalogs are often
 // served as text/plain. A UTF-8 byte order mark is tolerated.
 func decodeBody(body []byte, dst any) error {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	if len(bytes.TrimSpace(body)) == 0 {
 		return errors.New("empty body")
+	}
+	if nestingExceeds(body, maxDocumentDepth) {
+		return errTooDeep
 	}
 	return json.Unmarshal(body, dst)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // A minimal splitter for JSON objects and arrays: it finds where each member
@@ -71,7 +72,10 @@ func objectMembers(data []byte) ([]objectMember, error) {
 			return nil, err
 		}
 		key := string(data[i+1 : end-1])
-		if bytes.IndexByte(data[i:end], '\\') >= 0 {
+		// Escapes, and bytes that are not UTF-8 (which encoding/json turns
+		// into U+FFFD in every other string), are decoded like any string,
+		// so a member name reads the same before and after a round trip.
+		if bytes.IndexByte(data[i:end], '\\') >= 0 || !utf8.ValidString(key) {
 			if err := json.Unmarshal(data[i:end], &key); err != nil {
 				return nil, err
 			}
@@ -179,4 +183,28 @@ func skipValue(data []byte, i int) (int, error) {
 		return 0, errors.New("malformed JSON: missing value")
 	}
 	return j, nil
+}
+
+// nestingExceeds reports whether data nests objects and arrays more than
+// limit levels deep. Malformed data is left to encoding/json to word.
+func nestingExceeds(data []byte, limit int) bool {
+	depth := 0
+	for j := 0; j < len(data); j++ {
+		switch data[j] {
+		case '"':
+			end, err := skipString(data, j)
+			if err != nil {
+				return false
+			}
+			j = end - 1
+		case '{', '[':
+			depth++
+			if depth > limit {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
 }

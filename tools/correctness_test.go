@@ -376,3 +376,57 @@ func TestSearchItemsToleratesOddMatchCounts(t *testing.T) {
 		}
 	}
 }
+
+// deepItemCatalog answers every item request and search with one item whose
+// properties nest depth levels deep.
+func deepItemCatalog(t *testing.T, depth int) string {
+	t.Helper()
+	deep := strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth)
+	item := `{"type":"Feature","stac_version":"1.0.0","id":"deep","collection":"c","geometry":null,"links":[],"assets":{},` +
+		`"properties":{"datetime":"2024-01-01T00:00:00Z","x":` + deep + `}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/" || strings.HasSuffix(r.URL.Path, "/conformance"):
+			_, _ = io.WriteString(w, `{"type":"Catalog","id":"x","description":"d","stac_version":"1.0.0","links":[{"rel":"search","href":"/search","method":"GET"}],`+
+				`"conformsTo":["https://api.stacspec.org/v1.0.0/core","https://api.stacspec.org/v1.0.0/item-search","https://api.stacspec.org/v1.0.0/ogcapi-features"]}`)
+		case strings.HasSuffix(r.URL.Path, "/search"):
+			_, _ = io.WriteString(w, `{"type":"FeatureCollection","features":[`+item+`],"links":[]}`)
+		default:
+			_, _ = io.WriteString(w, item)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// An item nested near or past the 1000 levels the SDK's output check
+// allows is refused as a clear isError result, never a JSON-RPC error with
+// code 0 (issue 9); a deep but sane item still comes back.
+func TestDeeplyNestedItemsAreAToolError(t *testing.T) {
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"search_items", map[string]any{"max_items": 1}},
+		{"search_items", map[string]any{"max_items": 1, "detail": "full"}},
+		{"get_item", map[string]any{"collection_id": "c", "item_id": "deep"}},
+	}
+	for _, depth := range []int{995, 1000, 5000} {
+		cs := newTestSession(t, testSessionOptions{CatalogURL: deepItemCatalog(t, depth)})
+		for _, c := range calls {
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+			if err != nil {
+				t.Errorf("depth %d, %s %v: protocol error %v, want an isError result", depth, c.tool, c.args, err)
+				continue
+			}
+			if !res.IsError || !strings.Contains(resultText(res), "nested more than 512 levels deep") {
+				t.Errorf("depth %d, %s %v: %q, want an isError result about the nesting", depth, c.tool, c.args, resultText(res))
+			}
+		}
+	}
+	cs := newTestSession(t, testSessionOptions{CatalogURL: deepItemCatalog(t, 400)})
+	for _, c := range calls {
+		callOK(t, cs, c.tool, c.args)
+	}
+}
