@@ -194,3 +194,28 @@ func TestAssetHostFailureDoesNotBlameTheCatalog(t *testing.T) {
 		}
 	})
 }
+
+// Every advice given when time ran out names the setting that would have
+// given the call more time.
+func TestTimeAdviceNamesTheToolTimeoutSetting(t *testing.T) {
+	p := DefaultPolicy()
+	advice := []string{
+		nextStep(CodeDeadline, p, time.Time{}, time.Now(), false),
+		timeoutNext(p, lastSeen{}, testHost),
+		timeoutNext(p, lastSeen{path: "/v1/search", host: testHost}, testHost),
+		timeoutNext(p, lastSeen{path: "/v1/collections/c/items", host: testHost}, testHost),
+		timeoutNext(p, lastSeen{path: "/v1/collections/c", host: testHost}, testHost),
+		timeoutNext(p, lastSeen{path: "/b04.tif", host: "assets.test"}, testHost),
+	}
+	for _, a := range advice {
+		if !strings.Contains(a, envToolTimeout) {
+			t.Errorf("advice %q does not name %s", a, envToolTimeout)
+		}
+	}
+	if what, search := describeRequest("/v1/collections/c/items"); what != "search" || !search {
+		t.Errorf("an items listing is described as %q (search %v), want a search", what, search)
+	}
+	if what, _ := describeRequest("/v1/collections/c/items/x"); what != "item page" {
+		t.Errorf("an item is described as %q", what)
+	}
+}

@@ -124,7 +124,7 @@ func nextStep(code string, p Policy, retryAt, now time.Time, noAnswer bool) stri
 	case CodeBudgetExhausted:
 		return "This catalog has been failing often, so automatic retries are suspended until requests succeed again: wait a little before calling the tool again" + wait + "."
 	case CodeDeadline:
-		return "Call the tool again" + wait + "; if this keeps happening, ask for less so that the call finishes inside the time limit."
+		return fmt.Sprintf("Call the tool again%s; if this keeps happening, ask for less so that the call finishes inside the time limit, or raise %s (now %s).", wait, envToolTimeout, p.ToolTimeout)
 	case CodeOverloaded:
 		return "This is a limit of this server, not a problem of the catalog: call the tool again in a few seconds. " +
 			"If it keeps happening, the server's operator can raise the setting named above."
