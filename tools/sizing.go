@@ -176,60 +176,56 @@ var copySuffixes = []string{"-jp2", "_jp2"}
 // JPEG 2000 of B04). A group never holds two files of one media type:
 // B04_10m and B04_20m, both JPEG 2000, are different resolutions.
 func markCopies(jobs []*assetJob) {
-	byKey := map[string]*assetJob{}
+	// group maps each job to the group it is in; members of a group share
+	// one slice, and merging moves the smaller side's members over.
+	group := make(map[*assetJob]*[]*assetJob, len(jobs))
+	byKey := make(map[string]*assetJob, len(jobs))
 	for _, j := range jobs {
+		group[j] = &[]*assetJob{j}
 		byKey[j.key] = j
 	}
-	parent := map[*assetJob]*assetJob{}
-	var find func(j *assetJob) *assetJob
-	find = func(j *assetJob) *assetJob {
-		if p, ok := parent[j]; ok && p != j {
-			root := find(p)
-			parent[j] = root
-			return root
+	merge := func(a, b *assetJob) {
+		ga, gb := group[a], group[b]
+		if ga == gb {
+			return
 		}
-		return j
+		*ga = append(*ga, *gb...)
+		for _, m := range *gb {
+			group[m] = ga
+		}
 	}
-	union := func(a, b *assetJob) { parent[find(a)] = find(b) }
 	for _, j := range jobs {
 		for _, suffix := range copySuffixes {
 			if base, ok := strings.CutSuffix(j.key, suffix); ok && byKey[base] != nil {
-				union(j, byKey[base])
+				merge(j, byKey[base])
 			}
 		}
-	}
-	groups := func() map[*assetJob][]*assetJob {
-		g := map[*assetJob][]*assetJob{}
-		for _, j := range jobs {
-			root := find(j)
-			g[root] = append(g[root], j)
-		}
-		return g
 	}
 	// A group holds at most one file per media type: two JP2s listing the
 	// same band are two resolutions, not two formats.
-	hasType := func(members []*assetJob, mediaType string) bool {
-		return slices.ContainsFunc(members, func(m *assetJob) bool { return strings.EqualFold(m.mediaType, mediaType) })
+	sharesMediaType := func(ga, gb []*assetJob) bool {
+		return slices.ContainsFunc(ga, func(x *assetJob) bool {
+			return slices.ContainsFunc(gb, func(y *assetJob) bool { return strings.EqualFold(x.mediaType, y.mediaType) })
+		})
 	}
 	for i, a := range jobs {
 		for _, b := range jobs[i+1:] {
-			if !a.raster || !b.raster || a.bands == "" || a.bands != b.bands || find(a) == find(b) {
-				continue
-			}
-			g := groups()
-			if !slices.ContainsFunc(g[find(b)], func(m *assetJob) bool { return hasType(g[find(a)], m.mediaType) }) {
-				union(a, b)
+			if a.raster && b.raster && a.bands != "" && a.bands == b.bands && group[a] != group[b] && !sharesMediaType(*group[a], *group[b]) {
+				merge(a, b)
 			}
 		}
 	}
-	for _, g := range groups() {
-		if len(g) < 2 {
+	done := map[*[]*assetJob]bool{}
+	for _, j := range jobs {
+		g := group[j]
+		if done[g] || len(*g) < 2 {
 			continue
 		}
-		keep := slices.MinFunc(g, func(a, b *assetJob) int { return copyPreference(a) - copyPreference(b) })
-		for _, j := range g {
-			if j != keep {
-				j.copyOf = keep.key
+		done[g] = true
+		keep := slices.MinFunc(*g, func(a, b *assetJob) int { return copyPreference(a) - copyPreference(b) })
+		for _, m := range *g {
+			if m != keep {
+				m.copyOf = keep.key
 			}
 		}
 	}
