@@ -33,9 +33,6 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, err
 	}
 	defer l.releaseHost(h)
-	if rec != nil {
-		rec.noteHost(req.URL.Host)
-	}
 	admitted, probe := h.breaker.allow()
 	if !admitted {
 		if req.Body != nil {

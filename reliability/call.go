@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 )
@@ -29,11 +28,6 @@ type Receipt struct {
 	// Hedges counts the hedged attempts among Retries (Policy.Hedge): a
 	// second attempt sent while the first was still out.
 	Hedges int `json:"hedges,omitempty"`
-	// Hosts are the upstream hosts the call sent requests to (catalog, next
-	// links, redirects, asset probes), at most maxHostsPerCall; not part of
-	// the result's _meta.
-	Hosts []string `json:"-"`
-
 	// SideEffect is what the call may change upstream: read, create,
 	// update or delete. The fields after it are set for writes only
 	// (WriteNote): the idempotency key, how the outcome was reached
@@ -45,9 +39,6 @@ type Receipt struct {
 	Duplicate             bool   `json:"duplicate,omitempty"`
 	OriginalCorrelationID string `json:"original_correlation_id,omitempty"`
 }
-
-// maxHostsPerCall bounds Receipt.Hosts.
-const maxHostsPerCall = 16
 
 // callRecord is the per-call state Run puts in the context; the HTTP layer
 // reads and updates it. Tools may issue requests concurrently, hence the lock.
@@ -66,17 +57,7 @@ type callRecord struct {
 	denial      *Denial
 	throttleHit bool // a 403 {"message":"Forbidden"} answer was seen
 	seen        lastSeen
-	hosts       []string
 	write       WriteNote // set by write tools (NoteWrite)
-}
-
-// noteHost adds host to the hosts the call contacted.
-func (r *callRecord) noteHost(host string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.hosts) < maxHostsPerCall && !slices.Contains(r.hosts, host) {
-		r.hosts = append(r.hosts, host)
-	}
 }
 
 // lastSeen is what the call last saw upstream, for its denial and its logs.
@@ -150,7 +131,7 @@ func (r *callRecord) receipt() Receipt {
 	return Receipt{
 		CorrelationID: r.correlationID, Tool: r.tool, Attempts: r.attempts, Retries: r.retries, Hedges: r.hedges,
 		UpstreamRequests: r.requests, ElapsedMS: time.Since(r.start).Milliseconds(),
-		CacheHit: r.cacheHit, Coalesced: r.coalesced, CatalogHost: r.host, Hosts: slices.Clone(r.hosts),
+		CacheHit: r.cacheHit, Coalesced: r.coalesced, CatalogHost: r.host,
 		SideEffect: sideEffect, IdempotencyKey: r.write.IdempotencyKey, ReplayDecision: r.write.ReplayDecision,
 		Duplicate: r.write.Duplicate, OriginalCorrelationID: r.write.OriginalCorrelationID,
 	}

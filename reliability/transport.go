@@ -51,7 +51,6 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, l.localLimitDenial(rec, req.URL.Host, err)
 	}
 	defer l.releaseHost(h)
-	rec.noteHost(req.URL.Host) // a cache hit or a shared request uses the host too
 	gen := l.cache.generation(req.URL.Host)
 	key := requestKey(req, body)
 	// Reads are shared only within one write generation of their host, so
@@ -173,7 +172,6 @@ func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request,
 		return nil, l.localLimitDenial(rec, req.URL.Host, err)
 	}
 	defer l.releaseHost(h)
-	rec.noteHost(req.URL.Host)
 	rec.update(func(r *callRecord) { r.requests++; r.seen.path, r.seen.host = req.URL.Path, req.URL.Host })
 	maxAttempts := 1
 	if !sendOnce(req) {

@@ -3,11 +3,9 @@ package tools
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -55,7 +53,7 @@ func GetServiceHealth() Tool {
 		Description: "Report, per catalog host this server has talked to, the circuit breaker state, retry budget left, and the retries, " +
 			"give-ups, timeouts and cache hit rate of the last 5 minutes. Makes no upstream request. Use it when calls fail or are slow, " +
 			"to tell a struggling catalog from a bad request. With catalog_url, only that catalog's host is shown. Lists at most 50 hosts, " +
-			"least healthy first; on a shared (http) server, only the configured catalogs and the hosts this session used.\n" +
+			"least healthy first; on a shared (http) server, only the configured catalogs, or the catalog named in catalog_url.\n" +
 			`Example: {} or {"catalog_url": "earth-search"}`,
 		Annotations: &mcp.ToolAnnotations{Title: "Catalog service health", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}, false, getServiceHealth)
@@ -68,8 +66,8 @@ func getServiceHealth(ctx context.Context, c *Call, in GetServiceHealthIn) (GetS
 		filter = c.Catalog.Host
 	}
 	visible := func(string) bool { return true }
-	if c.Deps.SessionScoped {
-		visible = c.Deps.healthVisibility(ctx, c.Request.Session)
+	if c.Deps.Shared && filter == "" {
+		visible = c.Deps.operatorHostSet(ctx)
 	}
 	for _, h := range c.Deps.Layer.Health() {
 		if (filter != "" && h.Host != filter) || !visible(h.Host) {
@@ -90,8 +88,9 @@ func getServiceHealth(ctx context.Context, c *Call, in GetServiceHealthIn) (GetS
 	case len(out.Hosts) == 0:
 		out.Notes = append(out.Notes, "no catalog has been contacted yet: call a catalog tool (e.g. get_root) first")
 	}
-	if c.Deps.SessionScoped {
-		out.Notes = append(out.Notes, "this server is shared: the report covers the configured catalogs and the hosts this session used")
+	if c.Deps.Shared && filter == "" {
+		out.Notes = append(out.Notes, "this server is shared: the report covers the configured catalogs; "+
+			"pass catalog_url to see another catalog's host")
 	}
 	return out, serviceHealthText(out), nil
 }
@@ -99,13 +98,13 @@ func getServiceHealth(ctx context.Context, c *Call, in GetServiceHealthIn) (GetS
 // statusRank orders the report least healthy first.
 var statusRank = map[string]int{"unavailable": 0, "degraded": 1, "healthy": 2}
 
-// healthVisibility is what one session of a shared server may see: the
-// hosts of the operator's catalogs (the default, STAC_MCP_CATALOGS, the
-// presets: public knowledge) and the hosts its own calls used. Another
-// session's catalog_url is its own business: the host, and that someone
-// uses it, would leak.
-func (d *Deps) healthVisibility(ctx context.Context, ss *mcp.ServerSession) func(host string) bool {
-	mine := d.sessionHosts.hosts(ss)
+// operatorHostSet is what every caller of a shared server may see without
+// naming a catalog: the hosts of the operator's catalogs (the default,
+// STAC_MCP_CATALOGS, the presets: public knowledge). A catalog_url another
+// caller named, and that anyone uses it, is not listed: a caller sees a host
+// of its own only by naming it, which tells it nothing it did not know.
+// The rule needs no memory of who used what, so it holds on any replica.
+func (d *Deps) operatorHostSet(ctx context.Context) func(host string) bool {
 	configured := map[string]bool{}
 	for _, h := range OperatorHosts(d.Catalogs) {
 		configured[h] = true
@@ -113,7 +112,7 @@ func (d *Deps) healthVisibility(ctx context.Context, ss *mcp.ServerSession) func
 	if def, err := d.Catalogs.Resolve(ctx, ""); err == nil {
 		configured[def.Host] = true // the demo or a local default: its loopback host
 	}
-	return func(host string) bool { return mine[host] || configured[host] }
+	return func(host string) bool { return configured[host] }
 }
 
 // OperatorHosts are the hosts of the catalogs the operator configured or
@@ -136,52 +135,6 @@ func OperatorHosts(c *Catalogs) []string {
 		}
 	}
 	return hosts
-}
-
-// maxHostsPerSession bounds what sessionHostLog keeps per session.
-const maxHostsPerSession = 256
-
-// sessionHostLog remembers which upstream hosts each session's calls used,
-// for get_service_health on a shared server. An entry lives as long as its
-// session. The zero value is ready to use.
-type sessionHostLog struct {
-	mu        sync.Mutex
-	bySession map[*mcp.ServerSession]map[string]bool
-}
-
-// note records hosts for ss; a session's entry is dropped when it ends.
-func (l *sessionHostLog) note(ss *mcp.ServerSession, hosts ...string) {
-	if ss == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.bySession == nil {
-		l.bySession = map[*mcp.ServerSession]map[string]bool{}
-	}
-	set, ok := l.bySession[ss]
-	if !ok {
-		set = map[string]bool{}
-		l.bySession[ss] = set
-		go func() {
-			_ = ss.Wait()
-			l.mu.Lock()
-			delete(l.bySession, ss)
-			l.mu.Unlock()
-		}()
-	}
-	for _, h := range hosts {
-		if h != "" && len(set) < maxHostsPerSession {
-			set[h] = true
-		}
-	}
-}
-
-// hosts returns a copy of the hosts ss used.
-func (l *sessionHostLog) hosts(ss *mcp.ServerSession) map[string]bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return maps.Clone(l.bySession[ss])
 }
 
 func hostHealthOut(h reliability.HostHealth) HostHealthOut {

@@ -57,12 +57,15 @@ func TestManyCatalogHostsKeepHealthAndMetricsBounded(t *testing.T) {
 	}
 }
 
-// TestServiceHealthOfASharedServerShowsOnlyThisSessionsHosts: with
-// SessionScoped (http), a session sees the configured catalogs and the
-// hosts it used, never another session's catalog_url, not even by naming it.
-func TestServiceHealthOfASharedServerShowsOnlyThisSessionsHosts(t *testing.T) {
+// TestServiceHealthOfASharedServerListsOnlyConfiguredOrNamedHosts: with
+// Shared (http), a caller's report without catalog_url lists the configured
+// catalogs only, never a host another caller named; naming a catalog shows
+// its host. The rule remembers nothing per session (adr/0015), so a
+// client whose calls land on fresh sessions, or on several replicas, gets
+// the same answer; per-session memory would forget its own hosts there.
+func TestServiceHealthOfASharedServerListsOnlyConfiguredOrNamedHosts(t *testing.T) {
 	d := newTestDeps(t, testSessionOptions{Transport: anyHostCatalog{}, CatalogURL: "https://configured.example/stac"})
-	d.SessionScoped = true
+	d.Shared = true
 	srv := newServer(d, "test", Inventory())
 	alice, bob := connect(t, srv), connect(t, srv)
 	callOK(t, alice, "get_root", map[string]any{"catalog_url": "https://alice-private.example/stac"})
@@ -78,25 +81,23 @@ func TestServiceHealthOfASharedServerShowsOnlyThisSessionsHosts(t *testing.T) {
 		}
 		return seen, resultText(res)
 	}
-	seen, text := hostsSeen(bob, map[string]any{})
-	if !seen["bob.example"] || !seen["configured.example"] || seen["alice-private.example"] || strings.Contains(text, "alice-private") {
-		t.Errorf("bob sees %v; want his own host and the configured catalog, never alice's:\n%s", seen, text)
+	for name, cs := range map[string]*mcp.ClientSession{"alice": alice, "bob": bob} {
+		seen, text := hostsSeen(cs, map[string]any{})
+		if len(seen) != 1 || !seen["configured.example"] || strings.Contains(text, "alice-private") || strings.Contains(text, "bob.example") {
+			t.Errorf("%s's report without catalog_url lists %v; want the configured catalog alone:\n%s", name, seen, text)
+		}
+		if !strings.Contains(text, "pass catalog_url") {
+			t.Errorf("%s's report does not say how to see another catalog:\n%s", name, text)
+		}
 	}
-	seen, text = hostsSeen(bob, map[string]any{"catalog_url": "https://alice-private.example/stac"})
-	if len(seen) != 0 || !strings.Contains(text, "no request has been made") {
-		t.Errorf("bob naming alice's catalog sees %v:\n%s", seen, text)
-	}
-	seen, _ = hostsSeen(alice, map[string]any{})
-	if !seen["alice-private.example"] || seen["bob.example"] {
-		t.Errorf("alice sees %v; want her host, not bob's", seen)
-	}
-	if !seen["configured.example"] {
-		t.Errorf("alice does not see the configured catalog, which every session may see: %v", seen)
+	// Alice sees her catalog by naming it, from a session that never used it.
+	if seen, text := hostsSeen(connect(t, srv), map[string]any{"catalog_url": "https://alice-private.example/stac"}); len(seen) != 1 || !seen["alice-private.example"] {
+		t.Errorf("naming a catalog shows %v; want its host:\n%s", seen, text)
 	}
 
-	// Without SessionScoped (stdio: one user, the operator) everything shows.
-	d.SessionScoped = false
-	if seen, _ = hostsSeen(bob, map[string]any{}); !seen["alice-private.example"] {
+	// Without Shared (stdio: one user, the operator) everything shows.
+	d.Shared = false
+	if seen, _ := hostsSeen(bob, map[string]any{}); !seen["alice-private.example"] || !seen["bob.example"] {
 		t.Errorf("stdio-style report hides hosts: %v", seen)
 	}
 }

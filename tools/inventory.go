@@ -55,10 +55,11 @@ type Deps struct {
 	Catalogs *Catalogs
 	Limits   Limits
 	Logger   zerolog.Logger
-	// SessionScoped is set when untrusted clients share this server in
-	// several sessions (http): a session then sees in get_service_health
-	// only the configured catalogs' hosts and the hosts its own calls used.
-	SessionScoped bool
+	// Shared is set when untrusted clients share this server (http): a
+	// caller then sees in get_service_health only the configured catalogs'
+	// hosts and the host of the catalog_url it names (adr/0015). Nothing
+	// is remembered per client, so every replica gives the same answer.
+	Shared bool
 	// CursorKey signs cursors (HMAC-SHA256, adr/0009). Replicas that share
 	// it continue each other's cursors; empty means a random key for this
 	// process.
@@ -70,7 +71,6 @@ type Deps struct {
 	// Per-process state the tools build lazily; the zero value is ready.
 	signing       signingState      // the Planetary Computer Signer (ConfigureSigning sets its options)
 	collectionIDs collectionIDCache // collection-id completions
-	sessionHosts  sessionHostLog    // upstream hosts per session, when SessionScoped
 	cursorKeys    cursorKeyState    // the key cursors are signed with
 }
 
@@ -169,9 +169,6 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 			return herr
 		})
 		holder.record(receipt, err)
-		if d.SessionScoped {
-			d.sessionHosts.note(req.Session, receipt.Hosts...)
-		}
 		var failed *failedResult
 		if errors.As(err, &failed) {
 			if out, ok := failed.out.(Out); ok {
