@@ -1,23 +1,32 @@
 // End-to-end check of stac-mcp with a client we did not write: the official
-// MCP TypeScript SDK. Usage: node e2e/client.mjs <stac-mcp binary> [args...]
+// MCP TypeScript SDK. Usage:
+//   node e2e/client.mjs <stac-mcp binary> [args...]    over stdio
+//   node e2e/client.mjs http://127.0.0.1:8080/mcp       over Streamable HTTP
 //
 // It lists the tools, checks their metadata, then makes every call in
 // calls.json. The SDK's callTool validates structuredContent against the
 // tool's outputSchema and throws on a mismatch, so a passing call proves the
-// structured result is what the schema promises. Prints "N passed, M failed"
-// last and exits non-zero on any failure.
+// structured result is what the schema promises. It also checks progress
+// notifications, a cursor's continuation and, when STAC_MCP_E2E_SLOW_CATALOG
+// names a catalog that never answers, that an aborted call is rejected (the
+// caller checks the server cancelled its upstream request). Prints the
+// negotiated protocol version, and "N passed, M failed" last; exits non-zero
+// on any failure.
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ProgressNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const [binary, ...binaryArgs] = process.argv.slice(2);
-if (!binary) {
-  console.error("usage: node e2e/client.mjs <stac-mcp binary> [args...]");
+const [target, ...binaryArgs] = process.argv.slice(2);
+if (!target) {
+  console.error("usage: node e2e/client.mjs <stac-mcp binary> [args...] | <http(s) URL of /mcp>");
   process.exit(2);
 }
+const overHTTP = /^https?:\/\//.test(target);
 const here = dirname(fileURLToPath(import.meta.url));
 // E2E_CALLS names another calls file (write_calls.json runs the write tools
 // against a copy of a local catalog, with the server started --allow-writes).
@@ -37,17 +46,25 @@ const check = async (name, fn) => {
 };
 const textOf = (r) => (r.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
-const transport = new StdioClientTransport({
-  command: binary,
-  args: binaryArgs,
-  env: { ...process.env },
-  stderr: "pipe", // server logs; shown only on failure
-});
+const transport = overHTTP
+  ? new StreamableHTTPClientTransport(new URL(target))
+  : new StdioClientTransport({
+    command: target,
+    args: binaryArgs,
+    env: { ...process.env },
+    stderr: "pipe", // server logs; shown only on failure
+  });
 let serverStderr = "";
 transport.stderr?.on("data", (chunk) => { serverStderr += chunk; });
+// The client hands the negotiated version to the transport (HTTP sends it
+// in MCP-Protocol-Version); record it for either transport.
+let negotiated = "";
+const setVersion = transport.setProtocolVersion?.bind(transport);
+transport.setProtocolVersion = (v) => { negotiated = v; setVersion?.(v); };
 
 const client = new Client({ name: "stac-mcp-e2e", version: "0.0.1" });
 await client.connect(transport);
+console.log(`protocol version: ${negotiated} over ${overHTTP ? "http" : "stdio"}`);
 
 let tools = [];
 await check("initialize: server info and instructions", async () => {
@@ -93,6 +110,44 @@ for (const c of calls) {
       assert.deepEqual(r.structuredContent[k], v, `structuredContent.${k}`);
     }
   });
+}
+
+await check("progress notifications arrive during a paged search", async () => {
+  // The server sends one per page, all before the result. This SDK settles
+  // the response at once but runs notification handlers a microtask later,
+  // and drops the call's onprogress handler with the response: notifications
+  // read in the same chunk as the result never reach onprogress. So they are
+  // counted by a notification handler of our own (still run before this
+  // await resumes); onprogress is there to make the SDK send a token.
+  const notes = [];
+  client.setNotificationHandler(ProgressNotificationSchema, (n) => { notes.push(n.params); });
+  try {
+    const r = await client.callTool({ name: "search_items", arguments: { collections: ["joplin"], limit: 1, max_items: 3 } },
+      undefined, { onprogress: () => {} });
+    assert.notEqual(r.isError, true, textOf(r));
+  } finally {
+    client.removeNotificationHandler("notifications/progress");
+  }
+  assert.ok(notes.length >= 3, `${notes.length} progress notifications for three pages`);
+  assert.ok(notes.every((p, i) => i === 0 || p.progress > notes[i - 1].progress), "progress does not increase");
+});
+
+await check("a cursor continues the search", async () => {
+  const first = await client.callTool({ name: "search_items", arguments: { collections: ["joplin"], limit: 1, max_items: 1 } });
+  const cursor = first.structuredContent?.cursor;
+  assert.ok(cursor, "no cursor");
+  const next = await client.callTool({ name: "search_items", arguments: { cursor, max_items: 1 } });
+  assert.notEqual(next.isError, true, textOf(next));
+  assert.notEqual(next.structuredContent.items[0]?.id, first.structuredContent.items[0]?.id, "the cursor repeated the first item");
+});
+
+const slowCatalog = process.env.STAC_MCP_E2E_SLOW_CATALOG;
+if (slowCatalog) {
+  await check("an aborted call is rejected", () =>
+    assert.rejects(
+      client.callTool({ name: "get_root", arguments: { catalog_url: slowCatalog } }, undefined, { signal: AbortSignal.timeout(2000) }),
+      (e) => e.name === "AbortError" || /abort/i.test(String(e?.message ?? e)),
+    ));
 }
 
 await check("unknown tool is a protocol error", () =>

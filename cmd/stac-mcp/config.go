@@ -74,7 +74,7 @@ var serverSettings = []setting{setCatalog, setCatalogs, setCeiling, setHeaders, 
 // loadConfig registers and, with secretSettings, the variables the unknown
 // STAC_MCP_* check knows. A new table of settings goes here.
 func flagSettings() []setting {
-	return slices.Concat(serverSettings, httpSettings, reliabilitySettings)
+	return slices.Concat(serverSettings, httpSettings, reliabilitySettings, retiredSettings)
 }
 
 // envHTTPToken and envCursorKey are secrets, so they have no flag
@@ -140,6 +140,8 @@ type config struct {
 	// UnknownEnv are warnings about STAC_MCP_* variables no setting reads,
 	// logged at startup (see unknownEnvWarnings).
 	UnknownEnv []string
+	// Retired are warnings about retired settings that are set.
+	Retired []string
 
 	AllowWrites    bool
 	IdempotencyTTL time.Duration // how long a write's outcome is kept
@@ -248,6 +250,7 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 		return nil, err
 	}
 	cfg.HTTP = limits
+	cfg.Retired = retiredWarnings(lookup)
 	if v, ok := env(envHTTPToken); ok {
 		cfg.HTTPToken = strings.TrimSpace(v)
 	}

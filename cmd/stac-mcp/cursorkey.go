@@ -80,6 +80,16 @@ func cursorKeyFor(cfg *config, log zerolog.Logger) []byte {
 	return key
 }
 
+// cursorKeySource names, for the http startup log, what signs cursors:
+// the configured key, or one made for this process, which other replicas
+// do not have (they refuse its cursors) and which ends with the process.
+func cursorKeySource(cfg *config) string {
+	if cfg.CursorKey != "" {
+		return envCursorKey
+	}
+	return "per-process"
+}
+
 // loadOrCreateKeyFile reads the key at path, creating it (0600, in a 0700
 // directory) when it does not exist. Two processes starting at once agree
 // on one key: the file appears whole, by a hard link, or not at all.

@@ -45,6 +45,9 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	for _, w := range cfg.UnknownEnv {
 		warn.Warn().Str("event", "unknown_setting").Msg(w)
 	}
+	for _, w := range cfg.Retired {
+		warn.Warn().Str("event", "retired_setting").Msg(w)
+	}
 	layer := reliability.New(cfg.Policy, reliability.Options{Logger: &logger, Network: networkPolicy(cfg)})
 	catalogs := tools.NewCatalogs(tools.CatalogsOptions{
 		Default:          cfg.Catalog,

@@ -59,7 +59,10 @@ func repoRoot(t *testing.T) string {
 // lists the tools and makes every call in e2e/calls.json, and the SDK
 // validates each structuredContent against the tool's outputSchema.
 func TestEndToEndWithTypeScriptSDK(t *testing.T) {
-	runTypeScriptClient(t, nil, "--catalog", "demo", "stdio")
+	out := runTypeScriptClient(t, nil, binary(t), "--catalog", "demo", "stdio")
+	if !strings.Contains(out, "protocol version: 2025-11-25 over stdio") {
+		t.Errorf("the TypeScript SDK did not negotiate 2025-11-25 over stdio:\n%s", out)
+	}
 }
 
 // TestEndToEndWritesWithTypeScriptSDK runs the same client with
@@ -68,12 +71,13 @@ func TestEndToEndWithTypeScriptSDK(t *testing.T) {
 // conflict, a bad document and the read-only demo catalog's refusal.
 func TestEndToEndWritesWithTypeScriptSDK(t *testing.T) {
 	runTypeScriptClient(t, []string{"E2E_CALLS=write_calls.json", "STAC_MCP_STATE_DIR=" + t.TempDir()},
-		"--allow-writes", "--catalog", copyJoplin(t), "stdio")
+		binary(t), "--allow-writes", "--catalog", copyJoplin(t), "stdio")
 }
 
-// runTypeScriptClient runs e2e/client.mjs against the binary started with
-// args, and fails unless every check passed.
-func runTypeScriptClient(t *testing.T, env []string, args ...string) {
+// runTypeScriptClient runs e2e/client.mjs with args (a binary and its
+// arguments for stdio, or an http URL), fails the test unless every check
+// passed, and returns the output.
+func runTypeScriptClient(t *testing.T, env []string, args ...string) string {
 	t.Helper()
 	root := repoRoot(t)
 	node, err := exec.LookPath("node")
@@ -85,8 +89,7 @@ func runTypeScriptClient(t *testing.T, env []string, args ...string) {
 		}
 		t.Skipf("%s; skipping (node: %v, node_modules: %v)", msg, err, modErr)
 	}
-	bin := binary(t)
-	cmd := exec.Command(node, append([]string{filepath.Join("e2e", "client.mjs"), bin}, args...)...)
+	cmd := exec.Command(node, append([]string{filepath.Join("e2e", "client.mjs")}, args...)...)
 	cmd.Dir = root
 	// The cursor key file (and without STAC_MCP_STATE_DIR the idempotency store) stays out of $HOME.
 	cmd.Env = append(append(os.Environ(), "STAC_MCP_LOG_LEVEL=warn", "XDG_STATE_HOME="+t.TempDir()), env...)
@@ -100,6 +103,7 @@ func runTypeScriptClient(t *testing.T, env []string, args ...string) {
 		t.Fatalf("unexpected summary %q\n%s", summary, out)
 	}
 	t.Log(summary)
+	return string(out)
 }
 
 // TestStdoutCarriesOnlyJSONRPC runs the binary over stdio with debug

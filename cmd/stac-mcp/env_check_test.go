@@ -58,32 +58,57 @@ func TestEverySettingIsAKnownVariable(t *testing.T) {
 	}
 }
 
+// TestRetiredSessionSettingsStartWithAWarning: the session settings of
+// adr/0010 went with the sessions (adr/0015); a command line or an
+// environment that still sets them starts, and the log says they do nothing.
+func TestRetiredSessionSettingsStartWithAWarning(t *testing.T) {
+	env := map[string]string{"STAC_MCP_HTTP_SESSION_IDLE_SECS": "90"}
+	cfg, err := loadConfig([]string{"http", "--http-max-sessions", "9"}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatalf("a retired setting refused to start: %v", err)
+	}
+	if len(cfg.Retired) != 2 || !strings.Contains(cfg.Retired[0], "--http-max-sessions is retired, no effect") ||
+		!strings.Contains(cfg.Retired[1], "STAC_MCP_HTTP_SESSION_IDLE_SECS is retired, no effect") {
+		t.Errorf("retired warnings %q; want one per retired setting set, naming it", cfg.Retired)
+	}
+	if w := unknownEnvWarnings([]string{"STAC_MCP_HTTP_MAX_SESSIONS=4"}); len(w) != 0 {
+		t.Errorf("a retired variable is reported as unknown: %q", w)
+	}
+	var logs syncBuffer
+	a, err := newApp(cfg, &logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.close()
+	if !strings.Contains(logs.String(), `"event":"retired_setting"`) || !strings.Contains(logs.String(), "keeps no sessions") {
+		t.Errorf("startup log lacks the retired-setting warning:\n%s", logs.String())
+	}
+}
+
 // TestLimitSettingsParseAndValidate: every new limit is a flag and a
 // variable (the flag wins), and a bad value refuses to start naming it.
 func TestLimitSettingsParseAndValidate(t *testing.T) {
-	env := map[string]string{"STAC_MCP_HTTP_MAX_SESSIONS": "7", "STAC_MCP_HTTP_SESSION_IDLE_SECS": "90", "STAC_MCP_MAX_HOSTS": "40"}
-	cfg, err := loadConfig([]string{"http", "--http-max-sessions", "9", "--http-max-conns", "100", "--http-max-conns-per-ip", "0",
+	env := map[string]string{"STAC_MCP_MAX_HOSTS": "40"}
+	cfg, err := loadConfig([]string{"http", "--http-max-conns", "100", "--http-max-conns-per-ip", "0",
 		"--http-idle-timeout-secs", "5", "--http-body-timeout-secs", "2.5", "--http-max-body-bytes", "4096", "--body-budget-bytes", "134217728"},
 		func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := httpLimits{MaxConns: 100, MaxConnsPerIP: 0, IdleTimeout: 5 * time.Second, BodyTimeout: 2500 * time.Millisecond,
-		MaxBodyBytes: 4096, MaxSessions: 9, SessionIdle: 90 * time.Second}
+		MaxBodyBytes: 4096}
 	if cfg.HTTP != want || cfg.Policy.MaxHosts != 40 || cfg.Policy.BodyBudgetBytes != 128<<20 {
 		t.Errorf("limits %+v, max hosts %d, body budget %d; want %+v, 40, 128 MiB", cfg.HTTP, cfg.Policy.MaxHosts, cfg.Policy.BodyBudgetBytes, want)
 	}
-	if d := defaultHTTPLimits(); d.SessionIdle != 10*time.Minute || d.MaxSessions != 256 || d.IdleTimeout != time.Minute {
+	if d := defaultHTTPLimits(); d.MaxConns != 512 || d.IdleTimeout != time.Minute {
 		t.Errorf("defaults %+v", d)
 	}
 	for _, c := range []struct{ name, value string }{
-		{"STAC_MCP_HTTP_MAX_SESSIONS", "0"},
 		{"STAC_MCP_HTTP_MAX_CONNS", "lots"},
 		{"STAC_MCP_HTTP_MAX_CONNS_PER_IP", "-1"},
 		{"STAC_MCP_HTTP_IDLE_TIMEOUT_SECS", "0"},
 		{"STAC_MCP_HTTP_BODY_TIMEOUT_SECS", "NaN"},
 		{"STAC_MCP_HTTP_MAX_BODY_BYTES", "100"},
-		{"STAC_MCP_HTTP_SESSION_IDLE_SECS", "1"},
 		{"STAC_MCP_MAX_HOSTS", "0"},
 		{"STAC_MCP_BODY_BUDGET_BYTES", "1024"},
 	} {

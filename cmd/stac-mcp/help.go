@@ -43,6 +43,7 @@ func writeHelp(w io.Writer) error {
 	section("Server settings", serverSettings)
 	section("HTTP server limits (stac-mcp http)", httpSettings)
 	section("Reliability settings", reliabilitySettings)
+	section("Retired settings (accepted, no effect)", retiredSettings)
 	fmt.Fprintf(tw, "\nSecrets (environment only, never logged):\n")
 	for _, s := range secretSettings {
 		fmt.Fprintf(tw, "  %s=%s\t%s\n", s.env, s.value, s.help)

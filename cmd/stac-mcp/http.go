@@ -45,9 +45,14 @@ func runHTTP(ctx context.Context, cfg *config, stderr io.Writer) error {
 	l := cfg.HTTP
 	a.logger.Info().Str("version", version()).Str("addr", ln.Addr().String()).
 		Str("catalog", a.deps.Catalogs.Default()).Bool("token_required", cfg.HTTPToken != "").
-		Int("max_connections", l.MaxConns).Int("max_connections_per_ip", l.MaxConnsPerIP).Int("max_sessions", l.MaxSessions).
-		Dur("session_idle", l.SessionIdle).Dur("connection_idle", l.IdleTimeout).
+		Int("max_connections", l.MaxConns).Int("max_connections_per_ip", l.MaxConnsPerIP).
+		Dur("connection_idle", l.IdleTimeout).Bool("stateless", true).Str("cursor_key", cursorKeySource(cfg)).
 		Msg("stac-mcp serving MCP over Streamable HTTP at /mcp")
+	if cfg.CursorKey == "" {
+		a.logger.Info().Str("event", "cursor_key_per_process").
+			Msg("cursors are signed with a key of this process: they end when it stops, and other replicas refuse them; " +
+				"replicas behind a load balancer need the same " + envCursorKey + " (adr/0009)")
+	}
 	return serveHTTP(ctx, a, ln, cfg)
 }
 
@@ -97,14 +102,14 @@ func isLoopbackHost(host string) bool {
 }
 
 // serveHTTP serves until ctx ends, then shuts down gracefully: the
-// listener closes at once, tool calls in flight get up to the tool
-// timeout to finish, and then the MCP sessions (and their open event
-// streams) are closed.
+// listener closes at once and requests in flight (tool calls) get up to
+// the tool timeout to finish. There are no sessions or event streams to
+// close: every request is served on its own (adr/0015).
 func serveHTTP(ctx context.Context, a *app, ln net.Listener, cfg *config) error {
 	inflight := &inflightCalls{}
-	m := newHTTPMetrics(a)
-	// Every session shares this server: one must not see another's hosts.
-	a.deps.SessionScoped = true
+	m := newHTTPMetrics(a, inflight)
+	// Untrusted clients share this server: one must not see another's hosts.
+	a.deps.Shared = true
 	srv := &http.Server{
 		Handler:           newHTTPHandler(a, cfg, inflight, m),
 		ReadHeaderTimeout: httpReadHeaderTimeout,
@@ -124,20 +129,10 @@ func serveHTTP(ctx context.Context, a *app, ln net.Listener, cfg *config) error 
 	grace := a.deps.Layer.Policy().ToolTimeout + time.Second
 	a.logger.Info().Int("calls_in_flight", inflight.count()).Dur("grace", grace).
 		Msg("signal received: no new connections, finishing calls in flight")
-	// Shutdown closes the listener now and waits for active connections;
-	// open GET event streams never go idle, so it runs alongside the wait
-	// for calls and is bounded by the same deadline.
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
-	shutdownDone := make(chan error, 1)
-	go func() { shutdownDone <- srv.Shutdown(shutdownCtx) }()
-	if !inflight.waitIdle(shutdownCtx) {
+	if err := srv.Shutdown(shutdownCtx); err != nil {
 		a.logger.Warn().Int("calls_in_flight", inflight.count()).Msg("calls still running at the deadline; closing them")
-	}
-	for ss := range a.server.Sessions() {
-		_ = ss.Close()
-	}
-	if err := <-shutdownDone; err != nil {
 		_ = srv.Close()
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -147,24 +142,27 @@ func serveHTTP(ctx context.Context, a *app, ln net.Listener, cfg *config) error 
 	return nil
 }
 
-// newHTTPHandler routes /mcp, /metrics and /healthz. Every server session
-// shares a.deps (one reliability layer: budgets, breakers, cache,
-// per-host bulkheads). Checks run outermost first: bearer token, then
-// Host (DNS rebinding) and Origin, then (on /mcp) the body's deadline and
-// size cap and the session cap.
+// newHTTPHandler routes /mcp, /metrics and /healthz. Every request shares
+// a.deps (one reliability layer: budgets, breakers, cache, per-host
+// bulkheads). Checks run outermost first: bearer token, then Host (DNS
+// rebinding) and Origin, then (on /mcp) the body's deadline and size cap.
+// The MCP handler is stateless, so it serves every protocol revision from
+// 2025-03-26 to 2026-07-28 and any replica can answer any request
+// (adr/0015); legacySessions gives the pre-2026 clients their session ids
+// and cancellation.
 func newHTTPHandler(a *app, cfg *config, inflight *inflightCalls, m *httpMetrics) http.Handler {
 	l := cfg.HTTP
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return a.server },
 		&mcp.StreamableHTTPOptions{
-			// Sessions whose client went away without a DELETE are
-			// closed, so abandoned sessions do not pile up.
-			SessionTimeout:      l.SessionIdle,
-			MaxRequestBodyBytes: l.MaxBodyBytes,
-			Logger:              reliability.NewSlogLogger(a.logger.With().Str("component", "http").Logger()),
+			Stateless: true,
+			// A 2026-07-28 client cancels a call by closing its request.
+			PropagateRequestCancellation: true,
+			MaxRequestBodyBytes:          l.MaxBodyBytes,
+			Logger:                       reliability.NewSlogLogger(a.logger.With().Str("component", "http").Logger()),
 		})
-	sessions := &sessionCap{max: l.MaxSessions, idle: l.SessionIdle, server: a.server, refused: m.sessionsRefused}
+	a.server.AddReceivingMiddleware(cancelOnClientRequest)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", inflight.track(rejectForeignHost(rejectForeignOrigin(boundRequestBody(l, sessions.wrap(mcpHandler))))))
+	mux.Handle("/mcp", inflight.track(rejectForeignHost(rejectForeignOrigin(boundRequestBody(l, m.sessions.wrap(mcpHandler))))))
 	mux.Handle("/metrics", metricsHandler(a))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -180,26 +178,21 @@ func metricsHandler(a *app) http.Handler {
 	return rejectForeignHost(rejectForeignOrigin(a.deps.Layer.MetricsHandler()))
 }
 
-// httpMetrics are the http server's own series, on the layer's registry.
+// httpMetrics are the http server's own series, on the layer's registry,
+// and the legacy sessions, which count requests by protocol revision.
 type httpMetrics struct {
-	sessionsRefused    prometheus.Counter
 	connectionsRefused prometheus.Counter
+	sessions           *legacySessions
 }
 
-func newHTTPMetrics(a *app) *httpMetrics {
+func newHTTPMetrics(a *app, inflight *inflightCalls) *httpMetrics {
 	m := &httpMetrics{
-		sessionsRefused: prometheus.NewCounter(prometheus.CounterOpts{Name: "http_sessions_refused_total",
-			Help: "New MCP sessions refused because STAC_MCP_HTTP_MAX_SESSIONS were open."}),
 		connectionsRefused: prometheus.NewCounter(prometheus.CounterOpts{Name: "http_connections_refused_total",
 			Help: "Connections closed at once because their address had STAC_MCP_HTTP_MAX_CONNS_PER_IP open."}),
+		sessions: newLegacySessions(a.deps.Layer.Registry()),
 	}
-	open := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "http_sessions_open", Help: "MCP sessions open."}, func() float64 {
-		n := 0
-		for range a.server.Sessions() {
-			n++
-		}
-		return float64(n)
-	})
-	a.deps.Layer.Registry().MustRegister(m.sessionsRefused, m.connectionsRefused, open)
+	busy := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "http_requests_in_flight",
+		Help: "MCP requests (tool calls and others) being served."}, func() float64 { return float64(inflight.count()) })
+	a.deps.Layer.Registry().MustRegister(m.connectionsRefused, busy)
 	return m
 }

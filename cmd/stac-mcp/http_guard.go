@@ -97,9 +97,9 @@ func rejectForeignOrigin(next http.Handler) http.Handler {
 	})
 }
 
-// inflightCalls counts MCP requests being served other than the
-// long-lived GET event stream, so shutdown can wait for tool calls to
-// finish before it closes the sessions.
+// inflightCalls counts the MCP requests being served (a GET is refused at
+// once: the server offers no event stream), for the shutdown log and the
+// http_requests_in_flight gauge.
 type inflightCalls struct {
 	mu sync.Mutex
 	n  int

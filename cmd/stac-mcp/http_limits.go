@@ -14,26 +14,46 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/net/netutil"
 )
 
 // The limits of `stac-mcp http` (adr/0010-http-exposure-limits.md): how many
-// connections and sessions one server holds, and how long and how large
-// what a client sends may be. Each one bounds a resource an unauthenticated
-// or misbehaving client could otherwise take from everyone else.
+// connections one server holds, and how long and how large what a client
+// sends may be. Each one bounds a resource an unauthenticated or
+// misbehaving client could otherwise take from everyone else. The server
+// keeps no sessions (adr/0015), and a connection carries one request at a
+// time (HTTP/1.1; no HTTP/2 without TLS), so the connection cap also bounds
+// the requests served at once.
 var (
 	setHTTPMaxConns      = setting{"http-max-conns", "STAC_MCP_HTTP_MAX_CONNS", "N", "http: most client connections open at once; past it new connections wait to be accepted (default 512)"}
 	setHTTPMaxConnsPerIP = setting{"http-max-conns-per-ip", "STAC_MCP_HTTP_MAX_CONNS_PER_IP", "N", "http: most connections from one non-loopback client address; past it new ones are closed at once; 0 turns the per-address limit off, e.g. behind a proxy on another machine (default 64)"}
 	setHTTPIdle          = setting{"http-idle-timeout-secs", "STAC_MCP_HTTP_IDLE_TIMEOUT_SECS", "SECS", "http: close keep-alive connections idle this long (default 60)"}
 	setHTTPBodyTimeout   = setting{"http-body-timeout-secs", "STAC_MCP_HTTP_BODY_TIMEOUT_SECS", "SECS", "http: a request body must arrive within this time (default 30); responses and event streams are not limited"}
 	setHTTPMaxBody       = setting{"http-max-body-bytes", "STAC_MCP_HTTP_MAX_BODY_BYTES", "BYTES", "http: largest request body accepted, answered 413 past it (default 1048576, 1 MiB)"}
-	setHTTPMaxSessions   = setting{"http-max-sessions", "STAC_MCP_HTTP_MAX_SESSIONS", "N", "http: most MCP sessions open at once; past it a new session is refused with 503 and Retry-After (default 256)"}
-	setHTTPSessionIdle   = setting{"http-session-idle-secs", "STAC_MCP_HTTP_SESSION_IDLE_SECS", "SECS", "http: close sessions that sent no request for this long (default 600)"}
 )
 
-var httpSettings = []setting{setHTTPMaxConns, setHTTPMaxConnsPerIP, setHTTPIdle, setHTTPBodyTimeout, setHTTPMaxBody, setHTTPMaxSessions, setHTTPSessionIdle}
+var httpSettings = []setting{setHTTPMaxConns, setHTTPMaxConnsPerIP, setHTTPIdle, setHTTPBodyTimeout, setHTTPMaxBody}
+
+// retiredSettings are accepted, so that existing command lines and
+// environments still start, and do nothing; each is reported at startup.
+// The session settings went when the server stopped keeping sessions
+// (adr/0015).
+var retiredSettings = []setting{
+	{"http-max-sessions", "STAC_MCP_HTTP_MAX_SESSIONS", "N", "retired, no effect: stac-mcp http keeps no sessions (adr/0015); STAC_MCP_HTTP_MAX_CONNS bounds the requests served at once"},
+	{"http-session-idle-secs", "STAC_MCP_HTTP_SESSION_IDLE_SECS", "SECS", "retired, no effect: stac-mcp http keeps no sessions (adr/0015), so none idles"},
+}
+
+// retiredWarnings names each retired setting that is set.
+func retiredWarnings(lookup func(setting) (string, string, bool)) []string {
+	var warnings []string
+	for _, s := range retiredSettings {
+		if _, name, ok := lookup(s); ok {
+			warnings = append(warnings, name+" is "+s.help)
+		}
+	}
+	return warnings
+}
 
 // httpLimits are the parsed http settings.
 type httpLimits struct {
@@ -42,13 +62,11 @@ type httpLimits struct {
 	IdleTimeout   time.Duration
 	BodyTimeout   time.Duration
 	MaxBodyBytes  int64
-	MaxSessions   int
-	SessionIdle   time.Duration
 }
 
 func defaultHTTPLimits() httpLimits {
 	return httpLimits{MaxConns: 512, MaxConnsPerIP: 64, IdleTimeout: time.Minute, BodyTimeout: 30 * time.Second,
-		MaxBodyBytes: 1 << 20, MaxSessions: 256, SessionIdle: 10 * time.Minute}
+		MaxBodyBytes: 1 << 20}
 }
 
 // Fixed limits: not worth a setting.
@@ -58,9 +76,6 @@ const (
 	httpReadHeaderTimeout = 10 * time.Second
 	// httpMaxHeaderBytes: MCP requests carry a handful of short headers.
 	httpMaxHeaderBytes = 64 << 10
-	// sessionRetryAfter is the Retry-After of a refused session: sessions
-	// end at any moment (a DELETE, an idle timeout), so a short wait.
-	sessionRetryAfter = 30 * time.Second
 )
 
 // loadHTTPLimits reads the http settings through lookup (flag first).
@@ -73,7 +88,6 @@ func loadHTTPLimits(lookup func(setting) (string, string, bool)) (httpLimits, er
 	}{
 		{setHTTPMaxConns, &l.MaxConns, 1, 1 << 20},
 		{setHTTPMaxConnsPerIP, &l.MaxConnsPerIP, 0, 1 << 20},
-		{setHTTPMaxSessions, &l.MaxSessions, 1, 1 << 20},
 	}
 	for _, c := range ints {
 		if v, name, ok := lookup(c.s); ok {
@@ -98,7 +112,6 @@ func loadHTTPLimits(lookup func(setting) (string, string, bool)) (httpLimits, er
 	}{
 		{setHTTPIdle, &l.IdleTimeout, 1, 3600},
 		{setHTTPBodyTimeout, &l.BodyTimeout, 1, 600},
-		{setHTTPSessionIdle, &l.SessionIdle, 10, 86400},
 	}
 	for _, c := range secs {
 		if v, name, ok := lookup(c.s); ok {
@@ -219,91 +232,6 @@ func boundRequestBody(l httpLimits, next http.Handler) http.Handler {
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
 	})
-}
-
-// sessionCap refuses a new session (a POST without Mcp-Session-Id) while
-// max sessions are open, with 503, Retry-After and a JSON-RPC error a
-// client can show. It counts the sessions it admitted itself: a slot is
-// taken before the request that creates the session runs (so concurrent
-// initializes cannot overshoot) and given back when that session ends, or
-// at once when the request created none.
-type sessionCap struct {
-	max     int
-	idle    time.Duration
-	server  *mcp.Server
-	refused prometheus.Counter
-
-	mu   sync.Mutex
-	used int
-}
-
-// codeServerBusy is the JSON-RPC error code of a refused session, from the
-// range JSON-RPC 2.0 reserves for server errors.
-const codeServerBusy = -32000
-
-// sessionIDHeader is the Streamable HTTP session header.
-const sessionIDHeader = "Mcp-Session-Id"
-
-func (c *sessionCap) wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get(sessionIDHeader) != "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if !c.take() {
-			c.refused.Inc()
-			w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter.Seconds())))
-			writeJSONRPCError(w, http.StatusServiceUnavailable, requestID(r), codeServerBusy, fmt.Sprintf(
-				"stac-mcp is serving its maximum of %d sessions (%s), so it cannot open another one now; sessions idle for %s are closed. "+
-					"Try again in %s, or end sessions you no longer use.", c.max, setHTTPMaxSessions.env, c.idle, sessionRetryAfter))
-			return
-		}
-		next.ServeHTTP(w, r)
-		c.holdUntilEnd(w.Header().Get(sessionIDHeader))
-	})
-}
-
-func (c *sessionCap) take() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.used >= c.max {
-		return false
-	}
-	c.used++
-	return true
-}
-
-func (c *sessionCap) give() {
-	c.mu.Lock()
-	c.used--
-	c.mu.Unlock()
-}
-
-// holdUntilEnd keeps the slot taken for the session id the request created
-// until that session ends.
-func (c *sessionCap) holdUntilEnd(id string) {
-	if id != "" {
-		for ss := range c.server.Sessions() {
-			if ss.ID() == id {
-				go func() {
-					_ = ss.Wait()
-					c.give()
-				}()
-				return
-			}
-		}
-	}
-	c.give() // no session came of it (or it already ended)
-}
-
-// requestID is the id of the JSON-RPC request in r's (already bounded)
-// body, or null when there is none to read.
-func requestID(r *http.Request) json.RawMessage {
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nullID
-	}
-	return messageID(data)
 }
 
 // writeJSONRPCError answers with status and a JSON-RPC error response, the

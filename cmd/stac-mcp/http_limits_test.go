@@ -213,57 +213,6 @@ func TestHTTPBodyDeadlineAndSizeCap(t *testing.T) {
 	}
 }
 
-const initializeWithID = `{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
-
-// TestHTTPSessionCapRefusesPolitely (issue 9, item 8): past
-// STAC_MCP_HTTP_MAX_SESSIONS a new session gets 503 with Retry-After and a
-// JSON-RPC error (with the request's id) that a client can show; an
-// existing session keeps working, and a slot frees when a session ends.
-func TestHTTPSessionCapRefusesPolitely(t *testing.T) {
-	s := startHTTPForTest(t, map[string]string{"STAC_MCP_HTTP_MAX_SESSIONS": "2"}, "--catalog", "demo", "--log-level", "error")
-	hc := newTestHTTPClient(t)
-	first := connectHTTP(t, s.url, hc)
-	connectHTTP(t, s.url, hc)
-
-	code, header, body := postJSON(t, hc, s.url+"/mcp", fmt.Sprintf(initializeWithID, 7), nil)
-	var rpc struct {
-		ID    int `json:"id"`
-		Error struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(body), &rpc); err != nil || code != http.StatusServiceUnavailable || header.Get("Retry-After") == "" ||
-		rpc.ID != 7 || rpc.Error.Code != codeServerBusy || !strings.Contains(rpc.Error.Message, "maximum of 2 sessions") ||
-		!strings.Contains(rpc.Error.Message, "STAC_MCP_HTTP_MAX_SESSIONS") {
-		t.Errorf("third session: %d Retry-After=%q %s; want 503, Retry-After and a JSON-RPC error with id 7 naming the cap",
-			code, header.Get("Retry-After"), body)
-	}
-	// The go-sdk client treats 503 as transient and reports the status
-	// alone (it does not read the body of a 502/503/504/429).
-	client := mcp.NewClient(&mcp.Implementation{Name: "third", Version: "0"}, nil)
-	if _, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.url + "/mcp", HTTPClient: hc, MaxRetries: -1}, nil); err == nil ||
-		!strings.Contains(err.Error(), "Service Unavailable") {
-		t.Errorf("SDK client connecting past the cap: %v; want Service Unavailable", err)
-	}
-	if _, err := first.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_catalogs", Arguments: map[string]any{}}); err != nil {
-		t.Errorf("an existing session stopped working at the cap: %v", err)
-	}
-	_ = first.Close()
-	// The server ends the session when the DELETE arrives; the slot frees
-	// as soon as it is gone.
-	deadline := time.Now().Add(10 * time.Second)
-	for code, _ := post(t, hc, s.url+"/mcp", nil); code != http.StatusOK; code, _ = post(t, hc, s.url+"/mcp", nil) {
-		if time.Now().After(deadline) {
-			t.Fatalf("a new session is still refused (%d) after one of the two ended", code)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := s.metricValue(t, "http_sessions_refused_total"); n < 2 {
-		t.Errorf("http_sessions_refused_total %v, want one per refusal (2 or more)", n)
-	}
-}
-
 // metricValue is the value of the single-series counter or gauge name.
 func (s *httpServerForTest) metricValue(t *testing.T, name string) float64 {
 	t.Helper()
@@ -391,7 +340,8 @@ func TestMetricsAreCompleteBeforeTheFirstCall(t *testing.T) {
 		`tool_calls_total{outcome="ok",tool_name="get_item"} 0`,
 		`tool_calls_total{outcome="error",tool_name="get_service_health"} 0`,
 		`tool_calls_total{outcome="retry_exhausted",tool_name="search_items"} 0`,
-		"go_goroutines ", "process_open_fds ", "process_resident_memory_bytes ", "http_sessions_open 0",
+		"go_goroutines ", "process_open_fds ", "process_resident_memory_bytes ", "http_requests_in_flight 0",
+		`http_mcp_requests_total{protocol_version="2026-07-28"} 0`, `http_mcp_requests_total{protocol_version="2025-03-26"} 0`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics before any call lacks %s", want)
@@ -399,33 +349,33 @@ func TestMetricsAreCompleteBeforeTheFirstCall(t *testing.T) {
 	}
 }
 
-// TestHTTPLogsSessionIDsOnlyAtDebug (issue 9, low): a session id lets its
-// holder act in the session, so it is not in info-level logs.
-func TestHTTPLogsSessionIDsOnlyAtDebug(t *testing.T) {
-	for _, level := range []string{"info", "debug"} {
-		s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", level)
-		cs := connectHTTP(t, s.url, newTestHTTPClient(t))
-		id := cs.ID()
-		if id == "" {
-			t.Fatal("no session id")
-		}
-		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_catalogs", Arguments: map[string]any{}}); err != nil {
-			t.Fatal(err)
-		}
-		logged := strings.Contains(s.logs.String(), id)
-		if level == "info" && logged {
-			t.Errorf("the session id appears in the info-level log:\n%s", s.logs.String())
-		}
-		if level == "debug" && !logged {
-			t.Errorf("the session id is not in the debug log either; it should be there for debugging")
-		}
+// TestHTTPNeverLogsSessionIDs (issue 9, low; issue 12): a session id lets
+// its holder cancel the session's calls, so it is in no log, not even at
+// debug level (the server keeps no session to debug).
+func TestHTTPNeverLogsSessionIDs(t *testing.T) {
+	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "debug")
+	cs := connectHTTPAt(t, s.url, newTestHTTPClient(t), "2025-11-25")
+	id := cs.ID()
+	if id == "" {
+		t.Fatal("no session id")
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_catalogs", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(s.logs.String(), id) {
+		t.Errorf("the session id appears in the debug log:\n%s", s.logs.String())
+	}
+	if !strings.Contains(s.logs.String(), `"level":"debug"`) {
+		t.Errorf("no debug log at all, so the test proves nothing:\n%s", s.logs.String())
 	}
 }
 
-// TestHTTPServiceHealthIsPerSession (issue 9, item 9): over http a session
-// sees in get_service_health the configured catalog and the hosts it used,
-// not the catalog_url another session named.
-func TestHTTPServiceHealthIsPerSession(t *testing.T) {
+// TestHTTPServiceHealthShowsOnlyConfiguredOrNamedHosts (issue 9, item 9;
+// issue 12): over http, get_service_health without catalog_url lists the
+// configured catalog and never a catalog_url a client named, whatever
+// revision the clients speak; a client sees its own catalog by naming it.
+// Nothing about a client is remembered, so this holds on every replica.
+func TestHTTPServiceHealthShowsOnlyConfiguredOrNamedHosts(t *testing.T) {
 	store := func(name string) *httptest.Server {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -437,24 +387,28 @@ func TestHTTPServiceHealthIsPerSession(t *testing.T) {
 	configured, private := store("configured"), store("private")
 	s := startHTTPForTest(t, map[string]string{"STAC_MCP_ALLOW_PRIVATE_NETWORKS": "true"}, "--catalog", configured.URL, "--log-level", "error")
 	hc := newTestHTTPClient(t)
-	alice, bob := connectHTTP(t, s.url, hc), connectHTTP(t, s.url, hc)
+	alice, bob := connectHTTPAt(t, s.url, hc, "2025-11-25"), connectHTTP(t, s.url, hc)
 	if res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_root", Arguments: map[string]any{"catalog_url": private.URL}}); err != nil || res.IsError {
 		t.Fatalf("alice get_root: %v %+v", err, res)
 	}
 	if res, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_root", Arguments: map[string]any{}}); err != nil || res.IsError {
 		t.Fatalf("bob get_root: %v %+v", err, res)
 	}
-	res, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_service_health", Arguments: map[string]any{}})
-	if err != nil || res.IsError {
-		t.Fatal(err, res)
-	}
-	raw, _ := json.Marshal(res.StructuredContent)
 	privateHost, configuredHost := strings.TrimPrefix(private.URL, "http://"), strings.TrimPrefix(configured.URL, "http://")
-	if strings.Contains(string(raw), privateHost) || !strings.Contains(string(raw), configuredHost) {
-		t.Errorf("bob's get_service_health: %s; want the configured catalog %s and not alice's %s", raw, configuredHost, privateHost)
+	report := func(cs *mcp.ClientSession, args map[string]any) string {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_service_health", Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatal(err, res)
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		return string(raw)
 	}
-	res, _ = alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_service_health", Arguments: map[string]any{}})
-	if raw, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(raw), privateHost) {
-		t.Errorf("alice does not see the host she used: %s", raw)
+	for name, cs := range map[string]*mcp.ClientSession{"alice": alice, "bob": bob} {
+		if raw := report(cs, map[string]any{}); strings.Contains(raw, privateHost) || !strings.Contains(raw, configuredHost) {
+			t.Errorf("%s's get_service_health: %s; want the configured catalog %s and not the private %s", name, raw, configuredHost, privateHost)
+		}
+	}
+	if raw := report(alice, map[string]any{"catalog_url": private.URL}); !strings.Contains(raw, privateHost) {
+		t.Errorf("alice naming her catalog does not see its host: %s", raw)
 	}
 }

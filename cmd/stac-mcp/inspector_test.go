@@ -38,10 +38,19 @@ func nodeTool(t *testing.T, bin string) (path string, env []string) {
 // stdio on the demo catalog and returns the exit code and streams.
 func inspect(t *testing.T, inspector string, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	full := append([]string{"--cli", binary(t), "stdio",
+	return runInspector(t, inspector, env, append([]string{binary(t), "stdio",
 		"-e", "STAC_MCP_CATALOG_URL=demo", "-e", "STAC_MCP_LOG_LEVEL=warn",
 		"-e", "XDG_STATE_HOME=" + t.TempDir(), // the cursor key file stays out of $HOME
-		"-q", "--format", "json"}, args...)
+	}, args...)...)
+}
+
+// runInspector runs the Inspector CLI on target (a command and its
+// arguments, or an http URL ending in /mcp) and returns the exit code and
+// streams.
+func runInspector(t *testing.T, inspector string, env []string, targetAndArgs ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	full := append([]string{"--cli"}, targetAndArgs...)
+	full = append(full, "-q", "--format", "json")
 	cmd := exec.Command(inspector, full...)
 	cmd.Env = env
 	var out, errOut bytes.Buffer
