@@ -20,9 +20,9 @@ import (
 )
 
 // httpBenchServer is one stac-mcp server (one Deps, one reliability layer)
-// behind the SDK's Streamable HTTP handler on a loopback listener, with the
-// same Origin check `stac-mcp http` puts in front of it, searching the demo
-// data on an in-process stacserver.
+// behind the SDK's Streamable HTTP handler, stateless as in `stac-mcp http`
+// (adr/0015), on a loopback listener, with the same Origin check in front of
+// it, searching the demo data on an in-process stacserver.
 func newHTTPBenchServer(b *testing.B) (mcpURL string) {
 	b.Helper()
 	store, err := stacserver.LoadFS(demo.FS, demo.RootFile)
@@ -38,16 +38,12 @@ func newHTTPBenchServer(b *testing.B) (mcpURL string) {
 	server := tools.NewServer(newBenchDeps(b, catalog.URL, policy, nil, tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100}), "bench")
 
 	handler := http.NewCrossOriginProtection().Handler(
-		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+			&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", handler)
 	front := httptest.NewServer(mux)
-	b.Cleanup(func() {
-		for ss := range server.Sessions() {
-			_ = ss.Close()
-		}
-		front.Close()
-	})
+	b.Cleanup(front.Close)
 	return front.URL + "/mcp"
 }
 
@@ -146,10 +142,11 @@ func benchSearch(b *testing.B, cs *mcp.ClientSession, args map[string]any) {
 	}
 }
 
-// BenchmarkHTTPIdleSessionMemory: heap held per idle session (initialized,
-// its event stream open, nothing in flight), from the MemStats delta over
-// 100 sessions, client and server sides together (both are in this
-// process, so the figure is an upper bound for the server alone).
+// BenchmarkHTTPIdleSessionMemory: heap held per idle client session
+// (connected, nothing in flight), from the MemStats delta over 100 sessions,
+// client and server sides together (both are in this process). The server
+// is stateless, so what remains is the clients' and their keep-alive
+// connections'; a stateful server held a session and an event stream each.
 //
 //	go test -run '^$' -bench HTTPIdleSessionMemory -benchtime 1x ./bench/
 func BenchmarkHTTPIdleSessionMemory(b *testing.B) {
@@ -164,14 +161,14 @@ func BenchmarkHTTPIdleSessionMemory(b *testing.B) {
 		goroutinesBefore := runtime.NumGoroutine()
 		sessions, closeAll := openHTTPSessions(b, url, idle)
 		b.StopTimer()
-		time.Sleep(100 * time.Millisecond) // let the standalone GET streams open
+		time.Sleep(100 * time.Millisecond) // let any event stream a client tries open (the server refuses them)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		perSession += (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / idle / 1024
 		goroutines += float64(runtime.NumGoroutine()-goroutinesBefore) / idle
 		runtime.KeepAlive(sessions)
 		closeAll()
-		time.Sleep(50 * time.Millisecond) // the server notices the DELETEs and ends those sessions
+		time.Sleep(50 * time.Millisecond) // the connections close
 		b.StartTimer()
 	}
 	b.ReportMetric(perSession/float64(b.N), "KiB/idle_session")
