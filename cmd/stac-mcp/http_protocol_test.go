@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -327,28 +326,6 @@ func TestHTTPCancellationReachesTheCatalogRequest(t *testing.T) {
 			}
 		})
 	}
-}
-
-// cancellableCatalog is a STAC API whose answers wait for release; entered
-// receives when a request arrives, cancelled when one is abandoned by its
-// client (the server's request to it was cancelled).
-func cancellableCatalog(t *testing.T) (srv *httptest.Server, entered, cancelled chan struct{}, release func()) {
-	entered, cancelled = make(chan struct{}, 16), make(chan struct{}, 16)
-	gate := make(chan struct{})
-	var once sync.Once
-	release = func() { once.Do(func() { close(gate) }) }
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		entered <- struct{}{}
-		select {
-		case <-gate:
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"type":"Catalog","id":"slow","stac_version":"1.0.0","description":"d","links":[],"conformsTo":[]}`)
-		case <-r.Context().Done():
-			cancelled <- struct{}{}
-		}
-	}))
-	t.Cleanup(func() { release(); srv.Close() })
-	return srv, entered, cancelled, release
 }
 
 // TestLegacyCancellationNeedsTheCallersSessionID: a notifications/cancelled

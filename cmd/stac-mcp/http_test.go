@@ -278,7 +278,15 @@ func TestHTTPRefusesNonLoopbackWithoutToken(t *testing.T) {
 // slowCatalog is a minimal STAC API whose every answer waits until
 // release is closed; entered receives once per request.
 func slowCatalog(t *testing.T) (srv *httptest.Server, entered chan struct{}, release func()) {
-	entered = make(chan struct{}, 64)
+	srv, entered, _, release = cancellableCatalog(t)
+	return srv, entered, release
+}
+
+// cancellableCatalog is slowCatalog that also reports, on cancelled, each
+// request abandoned by its client (the server's request to it was
+// cancelled) before release.
+func cancellableCatalog(t *testing.T) (srv *httptest.Server, entered, cancelled chan struct{}, release func()) {
+	entered, cancelled = make(chan struct{}, 64), make(chan struct{}, 64)
 	gate := make(chan struct{})
 	var once sync.Once
 	release = func() { once.Do(func() { close(gate) }) }
@@ -287,13 +295,17 @@ func slowCatalog(t *testing.T) (srv *httptest.Server, entered chan struct{}, rel
 		select {
 		case <-gate:
 		case <-r.Context().Done():
+			select {
+			case cancelled <- struct{}{}:
+			default:
+			}
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"type":"Catalog","id":"slow","stac_version":"1.0.0","description":"a slow catalog","links":[],"conformsTo":[]}`)
 	}))
 	t.Cleanup(func() { release(); srv.Close() })
-	return srv, entered, release
+	return srv, entered, cancelled, release
 }
 
 func TestHTTPGracefulShutdownFinishesTheCallInFlight(t *testing.T) {
