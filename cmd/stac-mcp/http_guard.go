@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 )
 
 // requireBearerToken lets a request through only with
@@ -127,19 +125,4 @@ func (c *inflightCalls) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n
-}
-
-// waitIdle polls until no call is in flight (true) or ctx ends (false).
-// Polling keeps this simple; shutdown is rare and 20 ms is invisible.
-func (c *inflightCalls) waitIdle(ctx context.Context) bool {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for c.count() > 0 {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-		}
-	}
-	return true
 }
