@@ -256,3 +256,12 @@ func (c *Client) Aggregate(ctx context.Context, params SearchParams, aggregation
 func (c *Client) Head(ctx context.Context, href string) (int64, error) {
 	return c.head(ctx, href)
 }
+
+// FetchAsset GETs an asset (a thumbnail, say) through the client's HTTP
+// client, so the reliability layer's retries, timeouts and address rules
+// apply. The body is capped at maxBytes (and never more than the client's
+// MaxBodyBytes): a larger answer is a KindTooLarge error, never a truncated
+// body. Catalog headers go only to the catalog's origin, as for every request.
+func (c *Client) FetchAsset(ctx context.Context, href string, maxBytes int64, accept string) (*AssetBody, error) {
+	return c.fetchAsset(ctx, href, maxBytes, accept)
+}

@@ -218,13 +218,9 @@ func (c *Client) fetchAggregation(ctx context.Context, r Request) (*AggregationR
 // does not say). A non-2xx answer is a typed error: the length of an error
 // page is never reported as the asset's size.
 func (c *Client) head(ctx context.Context, href string) (int64, error) {
-	resolved, err := resolveHref(c.base, href)
-	if err != nil || strings.TrimSpace(href) == "" {
-		return -1, &ParamError{Param: "href", Got: href, Accepted: "an absolute http(s) URL or a path relative to the catalog", Reason: "not a valid URL"}
-	}
-	u, _ := url.Parse(resolved)
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return -1, &ParamError{Param: "href", Got: href, Accepted: "an http:// or https:// URL (s3:// and other schemes cannot be probed over HTTP)", Reason: "unsupported scheme " + u.Scheme}
+	resolved, err := c.assetURL(href, "probed")
+	if err != nil {
+		return -1, err
 	}
 	fb, err := c.send(ctx, Request{Method: http.MethodHead, URL: resolved}, "")
 	if err != nil {
@@ -234,4 +230,41 @@ func (c *Client) head(ctx context.Context, href string) (int64, error) {
 		return -1, nil
 	}
 	return fb.contentLength, nil
+}
+
+// assetURL resolves an asset href against the catalog and accepts only
+// http(s); verb says what could not be done otherwise ("probed", "fetched").
+func (c *Client) assetURL(href, verb string) (string, error) {
+	resolved, err := resolveHref(c.base, href)
+	if err != nil || strings.TrimSpace(href) == "" {
+		return "", &ParamError{Param: "href", Got: href, Accepted: "an absolute http(s) URL or a path relative to the catalog", Reason: "not a valid URL"}
+	}
+	u, _ := url.Parse(resolved)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", &ParamError{Param: "href", Got: href, Accepted: "an http:// or https:// URL (s3:// and other schemes cannot be " + verb + " over HTTP)", Reason: "unsupported scheme " + u.Scheme}
+	}
+	return resolved, nil
+}
+
+// AssetBody is an asset fetched by FetchAsset.
+type AssetBody struct {
+	URL         string // the URL that answered, after redirects
+	ContentType string // as the server declared it (may be empty or wrong)
+	Body        []byte
+}
+
+func (c *Client) fetchAsset(ctx context.Context, href string, maxBytes int64, accept string) (*AssetBody, error) {
+	resolved, err := c.assetURL(href, "fetched")
+	if err != nil {
+		return nil, err
+	}
+	if maxBytes <= 0 {
+		maxBytes = c.maxBody
+	}
+	fb, err := c.sendCapped(ctx, Request{Method: http.MethodGet, URL: resolved}, accept, maxBytes,
+		"the asset is too large to fetch here")
+	if err != nil {
+		return nil, err
+	}
+	return &AssetBody{URL: fb.url.String(), ContentType: fb.header.Get("Content-Type"), Body: fb.body}, nil
 }

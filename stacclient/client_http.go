@@ -33,6 +33,12 @@ func (c *Client) sameOrigin(u *url.URL) bool {
 // send performs one request and returns its 2xx body, or an *Error. accept
 // is the Accept header value.
 func (c *Client) send(ctx context.Context, r Request, accept string) (*fetchedBody, error) {
+	return c.sendCapped(ctx, r, accept, c.maxBody, "the cap is Options.MaxBodyBytes: ask for fewer items (a smaller limit) or exclude fields")
+}
+
+// sendCapped is send with a body cap of its own (at most the client's) and
+// the advice a too-large answer gets.
+func (c *Client) sendCapped(ctx context.Context, r Request, accept string, maxBody int64, tooLargeAdvice string) (*fetchedBody, error) {
 	u, err := url.Parse(r.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &Error{Kind: KindInvalidSTAC, Method: r.Method, URL: r.URL,
@@ -85,7 +91,7 @@ func (c *Client) send(ctx context.Context, r Request, accept string) (*fetchedBo
 	if method == http.MethodHead {
 		return fb, nil
 	}
-	fb.body, err = c.readCapped(resp)
+	fb.body, err = readCapped(resp, min(maxBody, c.maxBody), tooLargeAdvice)
 	if err != nil {
 		var tooLarge *Error
 		if errors.As(err, &tooLarge) {
@@ -106,26 +112,26 @@ const maxErrorBodyBytes = 64 << 10
 
 // readCapped reads the body, failing with KindTooLarge past maxBody bytes
 // rather than silently truncating it.
-func (c *Client) readCapped(resp *http.Response) ([]byte, error) {
-	if resp.ContentLength > c.maxBody {
-		return nil, c.tooLargeError(resp.ContentLength)
+func readCapped(resp *http.Response, maxBody int64, advice string) ([]byte, error) {
+	if resp.ContentLength > maxBody {
+		return nil, tooLargeError(resp.ContentLength, maxBody, advice)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > c.maxBody {
-		return nil, c.tooLargeError(-1)
+	if int64(len(data)) > maxBody {
+		return nil, tooLargeError(-1, maxBody, advice)
 	}
 	return data, nil
 }
 
-func (c *Client) tooLargeError(declared int64) *Error {
-	msg := fmt.Sprintf("the response body is larger than the %d-byte cap (Options.MaxBodyBytes)", c.maxBody)
+func tooLargeError(declared, maxBody int64, advice string) *Error {
+	msg := fmt.Sprintf("the response body is larger than the %d-byte cap", maxBody)
 	if declared > 0 {
-		msg = fmt.Sprintf("the response declares %d bytes, over the %d-byte cap (Options.MaxBodyBytes)", declared, c.maxBody)
+		msg = fmt.Sprintf("the response declares %d bytes, over the %d-byte cap", declared, maxBody)
 	}
-	return &Error{Kind: KindTooLarge, Message: msg + "; ask for fewer items (a smaller limit) or exclude fields"}
+	return &Error{Kind: KindTooLarge, Message: msg + "; " + advice}
 }
 
 // transportMessage is a short description of a failure without an HTTP answer.

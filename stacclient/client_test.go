@@ -1,6 +1,7 @@
 package stacclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -639,5 +640,59 @@ func TestRelativeLandingLinksResolveAgainstTheAnsweringURL(t *testing.T) {
 	collectIDs(t, c.Search(SearchParams{}, SearchLimits{}))
 	if searched != "/stac/search" {
 		t.Errorf("searched %q, want /stac/search (relative to the redirected landing page)", searched)
+	}
+}
+
+func TestFetchAssetIsCappedStatusCheckedAndKeepsHeadersOnOrigin(t *testing.T) {
+	var otherLog headerLog
+	png := bytes.Repeat([]byte{0x89}, 3000)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherLog.add(r)
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(png)
+	}))
+	defer other.Close()
+	catalog := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/thumb.jpg":
+			if r.Header.Get("X-Api-Key") != "k" {
+				w.WriteHeader(http.StatusForbidden)
+				return
+			}
+			w.Header().Set("Content-Type", "image/jpeg")
+			fmt.Fprint(w, "jpeg bytes")
+		case "/moved":
+			http.Redirect(w, r, other.URL+"/thumb.png", http.StatusFound)
+		case "/big":
+			_, _ = w.Write(bytes.Repeat([]byte{1}, 5000))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer catalog.Close()
+	c, _ := New(catalog.URL, Options{Headers: http.Header{"X-Api-Key": {"k"}}})
+	ctx := context.Background()
+
+	got, err := c.FetchAsset(ctx, "/thumb.jpg", 1000, "image/*")
+	if err != nil || string(got.Body) != "jpeg bytes" || got.ContentType != "image/jpeg" || got.URL != catalog.URL+"/thumb.jpg" {
+		t.Fatalf("FetchAsset relative = %+v, %v", got, err)
+	}
+	got, err = c.FetchAsset(ctx, catalog.URL+"/moved", 4000, "image/*")
+	if err != nil || !bytes.Equal(got.Body, png) || got.URL != other.URL+"/thumb.png" {
+		t.Fatalf("FetchAsset via redirect = %v", err)
+	}
+	if h := otherLog.all(); len(h) != 1 || h[0].Get("X-Api-Key") != "" {
+		t.Errorf("the catalog's key reached another origin: %v", h)
+	}
+	var se *Error
+	if _, err := c.FetchAsset(ctx, catalog.URL+"/big", 1000, ""); !errors.As(err, &se) || se.Kind != KindTooLarge || !strings.Contains(se.Message, "1000-byte cap") {
+		t.Errorf("FetchAsset over the cap = %v, want too_large", err)
+	}
+	if _, err := c.FetchAsset(ctx, catalog.URL+"/missing", 1000, ""); !errors.As(err, &se) || se.Kind != KindNotFound {
+		t.Errorf("FetchAsset 404 = %v, want not_found", err)
+	}
+	var pe *ParamError
+	if _, err := c.FetchAsset(ctx, "s3://bucket/thumb.png", 1000, ""); !errors.As(err, &pe) || !strings.Contains(pe.Accepted, "fetched") {
+		t.Errorf("FetchAsset s3 = %v, want a ParamError", err)
 	}
 }
