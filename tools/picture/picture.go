@@ -1,0 +1,300 @@
+// Package picture turns an untrusted image (a STAC thumbnail or overview)
+// into a small image a model can look at: the size is checked before any
+// pixel is decoded, the image is decoded with the standard library and
+// golang.org/x/image (PNG, JPEG, GIF, WebP, baseline TIFF), scaled down to a
+// bounded long side and re-encoded as JPEG or PNG under a byte budget.
+//
+// Re-encoding is deliberate even when the source is already small: what
+// leaves the server is always pixels we encoded, never bytes a remote host
+// chose (no metadata, no polyglot files, a predictable size).
+package picture
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	_ "image/gif" // registered for DecodeConfig/Decode
+	"image/jpeg"
+	"image/png"
+
+	xdraw "golang.org/x/image/draw"
+	_ "golang.org/x/image/tiff" // GeoTIFF thumbnails (baseline TIFF: 8/16-bit, uncompressed, LZW, Deflate, PackBits)
+	_ "golang.org/x/image/webp"
+)
+
+// Output media types.
+const (
+	MIMEJPEG = "image/jpeg"
+	MIMEPNG  = "image/png"
+)
+
+// Options bound the work and the output. The zero value means the defaults.
+type Options struct {
+	// MaxPixels is the decoded size refused before decoding, in pixels of
+	// 4 bytes (a 16-bit image counts double): the defence against
+	// decompression bombs, where a few kilobytes declare a gigapixel image.
+	MaxPixels int
+	// MaxSide is the longest side of the output, in pixels; smaller images
+	// are not enlarged.
+	MaxSide int
+	// MaxBytes is the size the encoded output must stay under.
+	MaxBytes int
+}
+
+// Defaults.
+const (
+	// 16 Mpx (4000×4000) is four times the largest thumbnail seen in the big
+	// catalogs, and bounds decoding to about 64 MiB (up to ~100 MiB for a
+	// progressive JPEG, whose decoder keeps every coefficient).
+	DefaultMaxPixels = 16_000_000
+	DefaultMaxSide   = 512
+	DefaultMaxBytes  = 150_000
+)
+
+func (o Options) withDefaults() Options {
+	if o.MaxPixels <= 0 {
+		o.MaxPixels = DefaultMaxPixels
+	}
+	if o.MaxSide <= 0 {
+		o.MaxSide = DefaultMaxSide
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	return o
+}
+
+// Picture is an encoded output image and what it was made from.
+type Picture struct {
+	Data         []byte
+	MIMEType     string // MIMEJPEG or MIMEPNG
+	Width        int
+	Height       int
+	SourceFormat string // "jpeg", "png", "gif", "webp" or "tiff"
+	SourceWidth  int
+	SourceHeight int
+	// Stretch is set when 16-bit samples were mapped to 8 bits by their
+	// 2nd–98th percentiles (raw sensor values use a small part of the range
+	// and would show black); nil for 8-bit sources, which are shown as they are.
+	Stretch *Stretch
+}
+
+// Stretch is the 16-bit sample range mapped to 0–255.
+type Stretch struct{ Low, High uint16 }
+
+// ErrUnknownFormat is an input none of the registered decoders recognises.
+var ErrUnknownFormat = errors.New("not an image format this server decodes (PNG, JPEG, GIF, WebP, TIFF)")
+
+// TooLargeError is an image refused before decoding because of its size.
+type TooLargeError struct {
+	Width, Height int
+	Format        string
+	MaxPixels     int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the %s image is %d×%d pixels, over the %d-pixel decoding budget", e.Format, e.Width, e.Height, e.MaxPixels)
+}
+
+// Make decodes data and returns it scaled to fit opts.MaxSide and encoded
+// under opts.MaxBytes. Errors: ErrUnknownFormat (wrapped), *TooLargeError,
+// or a decoding error of the format's decoder.
+func Make(data []byte, opts Options) (*Picture, error) {
+	opts = opts.withDefaults()
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+	if errors.Is(err, image.ErrFormat) {
+		return nil, ErrUnknownFormat
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the image header: %w", err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return nil, fmt.Errorf("the %s image declares no pixels (%d×%d)", format, cfg.Width, cfg.Height)
+	}
+	if decodedCost(cfg) > int64(opts.MaxPixels) {
+		return nil, &TooLargeError{Width: cfg.Width, Height: cfg.Height, Format: format, MaxPixels: opts.MaxPixels}
+	}
+	src, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decoding the %s image: %w", format, err)
+	}
+	b := src.Bounds()
+	if b.Dx() > cfg.Width || b.Dy() > cfg.Height {
+		// The header promised one size and the decoder produced a larger
+		// one: the budget check above would not have been about this image.
+		// (Smaller is fine: a GIF's first frame may cover part of its screen.)
+		return nil, fmt.Errorf("the %s image decoded to %d×%d, larger than the %d×%d its header declares", format, b.Dx(), b.Dy(), cfg.Width, cfg.Height)
+	}
+	var stretch *Stretch
+	if deep, ok := src.(deepImage); ok {
+		src, stretch = stretch16(deep)
+	}
+	p, err := Encode(src, opts)
+	if err != nil {
+		return nil, err
+	}
+	p.SourceFormat, p.SourceWidth, p.SourceHeight, p.Stretch = format, cfg.Width, cfg.Height, stretch
+	return p, nil
+}
+
+// decodedCost is the decoded size in 4-byte pixels: 16-bit colour models
+// count double.
+func decodedCost(cfg image.Config) int64 {
+	px := int64(cfg.Width) * int64(cfg.Height)
+	switch cfg.ColorModel {
+	case color.RGBA64Model, color.NRGBA64Model:
+		return 2 * px
+	}
+	return px
+}
+
+// Encode scales img to fit opts.MaxSide and encodes it under opts.MaxBytes:
+// PNG when it has transparent pixels and PNG fits, else JPEG (transparent
+// parts over white) at falling quality, then at smaller sizes.
+func Encode(img image.Image, opts Options) (*Picture, error) {
+	opts = opts.withDefaults()
+	side := opts.MaxSide
+	for {
+		scaled := Fit(img, side)
+		if hasTransparency(scaled) {
+			if data, err := encodePNG(scaled); err == nil && len(data) <= opts.MaxBytes {
+				return picture(data, MIMEPNG, scaled), nil
+			}
+		}
+		flat := flatten(scaled)
+		for _, q := range []int{85, 75, 60, 45} {
+			var buf bytes.Buffer
+			if err := jpeg.Encode(&buf, flat, &jpeg.Options{Quality: q}); err != nil {
+				return nil, fmt.Errorf("encoding JPEG: %w", err)
+			}
+			if buf.Len() <= opts.MaxBytes {
+				return picture(buf.Bytes(), MIMEJPEG, flat), nil
+			}
+		}
+		if side <= 64 {
+			return nil, fmt.Errorf("could not encode the image under %d bytes even at %d pixels", opts.MaxBytes, side)
+		}
+		side = side * 3 / 4
+	}
+}
+
+func picture(data []byte, mime string, img image.Image) *Picture {
+	b := img.Bounds()
+	return &Picture{Data: data, MIMEType: mime, Width: b.Dx(), Height: b.Dy()}
+}
+
+// EncodePNG encodes a picture we drew ourselves (a map) as PNG, with the
+// best compression: maps are flat colours, where PNG is small and exact.
+func EncodePNG(img image.Image) ([]byte, error) { return encodePNG(img) }
+
+func encodePNG(img image.Image) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	if err := enc.Encode(&buf, img); err != nil {
+		return nil, fmt.Errorf("encoding PNG: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Fit returns img scaled so its longest side is at most maxSide (never
+// enlarged), as an NRGBA image with origin (0, 0). Catmull-Rom resampling
+// averages every source pixel under a target pixel, so fine detail does not
+// alias into noise.
+func Fit(img image.Image, maxSide int) *image.NRGBA {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	if long := max(w, h); long > maxSide {
+		w = max(1, int(float64(w)*float64(maxSide)/float64(long)+0.5))
+		h = max(1, int(float64(h)*float64(maxSide)/float64(long)+0.5))
+	}
+	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
+	if w == b.Dx() && h == b.Dy() {
+		draw.Draw(dst, dst.Bounds(), img, b.Min, draw.Src)
+		return dst
+	}
+	xdraw.CatmullRom.Scale(dst, dst.Bounds(), img, b, xdraw.Src, nil)
+	return dst
+}
+
+func hasTransparency(img *image.NRGBA) bool {
+	for i := 3; i < len(img.Pix); i += 4 {
+		if img.Pix[i] != 0xff {
+			return true
+		}
+	}
+	return false
+}
+
+// flatten composes img over white, for JPEG (which has no alpha).
+func flatten(img *image.NRGBA) *image.RGBA {
+	dst := image.NewRGBA(img.Bounds())
+	draw.Draw(dst, dst.Bounds(), image.White, image.Point{}, draw.Src)
+	draw.Draw(dst, dst.Bounds(), img, img.Bounds().Min, draw.Over)
+	return dst
+}
+
+// deepImage is a decoded image with 16-bit samples (TIFF decodes 16-bit
+// rasters to these).
+type deepImage interface {
+	image.Image
+	RGBA64At(x, y int) color.RGBA64
+}
+
+// stretch16 maps a 16-bit image to 8 bits linearly between the 2nd and
+// 98th percentiles of its colour samples (alpha is kept as it is). Only
+// Gray16, RGBA64 and NRGBA64 count as 16-bit: other models implementing
+// RGBA64At hold 8-bit data.
+func stretch16(img deepImage) (image.Image, *Stretch) {
+	switch img.(type) {
+	case *image.Gray16, *image.RGBA64, *image.NRGBA64:
+	default:
+		return img, nil
+	}
+	b := img.Bounds()
+	var hist [65536]int
+	n := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := color.NRGBA64Model.Convert(img.At(x, y)).(color.NRGBA64)
+			if c.A == 0 {
+				continue // nodata
+			}
+			hist[c.R]++
+			hist[c.G]++
+			hist[c.B]++
+			n += 3
+		}
+	}
+	if n == 0 {
+		return img, nil
+	}
+	percentile := func(p float64) uint16 {
+		target, seen := int(p*float64(n)), 0
+		for v, count := range hist {
+			seen += count
+			if seen > target {
+				return uint16(v)
+			}
+		}
+		return 65535
+	}
+	lo, hi := percentile(0.02), percentile(0.98)
+	if hi <= lo {
+		hi = lo + 1
+	}
+	scale := func(v uint16) uint8 {
+		f := (float64(v) - float64(lo)) / float64(hi-lo) * 255
+		return uint8(min(max(f, 0), 255) + 0.5)
+	}
+	out := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := color.NRGBA64Model.Convert(img.At(x, y)).(color.NRGBA64)
+			out.SetNRGBA(x-b.Min.X, y-b.Min.Y, color.NRGBA{scale(c.R), scale(c.G), scale(c.B), uint8(c.A >> 8)})
+		}
+	}
+	return out, &Stretch{Low: lo, High: hi}
+}
