@@ -1,0 +1,447 @@
+package footprint
+
+import (
+	"cmp"
+	"container/heap"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/paulmach/orb"
+	"github.com/peterstace/simplefeatures/geom"
+	"github.com/peterstace/simplefeatures/rtree"
+)
+
+// Item is one footprint to measure against an area of interest.
+type Item struct {
+	ID         string
+	Shape      Shape
+	Time       time.Time // zero when the item has no usable datetime
+	CloudCover *float64  // eo:cloud_cover in percent, when the item has it
+}
+
+// Options shape a coverage report.
+type Options struct {
+	// WindowDays groups items into consecutive windows of this many days
+	// (UTC), starting at the earliest item's day; 0 or 1 is one per day.
+	WindowDays int
+	// TargetPercent is where the greedy selection stops: the share of the
+	// area of interest it tries to cover (0 means 95). When the items
+	// together cover less, the selection stops at what they cover.
+	TargetPercent float64
+}
+
+// Report is how much of an area of interest a set of footprints covers.
+// Percentages are of the area of interest, measured on the ellipsoid.
+type Report struct {
+	AreaKm2        float64
+	CoveredKm2     float64
+	CoveredPercent float64
+	// UncoveredBBox bounds the part left uncovered (a STAC bbox; west >
+	// east when it crosses the antimeridian), leaving out slivers under
+	// SliverPercent of the area (gaps of a few metres between adjacent
+	// tiles); nil when nothing else is left.
+	UncoveredBBox []float64
+	Windows       []Window
+	// Greedy is the smallest set found (greedily: each step takes the item
+	// that adds the most uncovered area) reaching the target share.
+	Greedy        []Pick
+	GreedyTarget  float64
+	GreedyPercent float64
+	// CloudWeightedPercent is the expected clear share of the area: every
+	// point counts once, through its least cloudy covering item, weighted
+	// by that item's clear fraction (1 − eo:cloud_cover/100), as if each
+	// item's cloud were spread evenly over its footprint. Nil when no item
+	// that reaches the area has eo:cloud_cover.
+	CloudWeightedPercent *float64
+	CloudItems           int // items in the cloud-weighted figure
+	Touching             int // items whose footprint meets the area
+	Outside              []string
+	// BBoxFallback lists items measured by their bbox because their
+	// geometry was not a valid polygon.
+	BBoxFallback []string
+}
+
+// Window is the coverage of the items dated in one window of days.
+type Window struct {
+	Start, End     time.Time // End is the last day (inclusive)
+	Items          int
+	CoveredPercent float64
+}
+
+// Pick is one step of the greedy selection.
+type Pick struct {
+	ID                string
+	AddedPercent      float64
+	CumulativePercent float64
+}
+
+// clipped is an item's footprint inside the area.
+type clipped struct {
+	item *Item
+	geom geom.Geometry
+	km2  float64
+}
+
+// Measure computes the coverage of area by items. Items must already be
+// valid shapes (Parse refuses the rest); area must have a positive area.
+func Measure(area Shape, items []Item, opts Options) (*Report, error) {
+	if opts.WindowDays <= 0 {
+		opts.WindowDays = 1
+	}
+	if opts.TargetPercent <= 0 || opts.TargetPercent > 100 {
+		opts.TargetPercent = 95
+	}
+	aoi, _, err := toGeom(area.Polygons)
+	if err != nil {
+		return nil, fmt.Errorf("the area of interest: %w", err)
+	}
+	aoiBound := area.Bound()
+	r := &Report{AreaKm2: AreaKm2(aoi), Windows: []Window{}, Greedy: []Pick{}, Outside: []string{}, BBoxFallback: []string{}}
+	if r.AreaKm2 <= 0 {
+		return nil, fmt.Errorf("the area of interest has no area")
+	}
+	percent := func(km2 float64) float64 { return min(100, 100*km2/r.AreaKm2) }
+
+	var clips []clipped
+	for i := range items {
+		it := &items[i]
+		g, fallback, err := clipTo(it.Shape, aoi, aoiBound)
+		if err != nil {
+			return nil, fmt.Errorf("item %s: %w", it.ID, err)
+		}
+		if fallback {
+			r.BBoxFallback = append(r.BBoxFallback, it.ID)
+		}
+		km2 := AreaKm2(g)
+		if km2 <= 0 {
+			r.Outside = append(r.Outside, it.ID)
+			continue
+		}
+		clips = append(clips, clipped{item: it, geom: g, km2: km2})
+	}
+	r.Touching = len(clips)
+
+	union, err := unionOf(clips)
+	if err != nil {
+		return nil, err
+	}
+	r.CoveredKm2 = AreaKm2(union)
+	r.CoveredPercent = percent(r.CoveredKm2)
+	left, err := geom.Difference(aoi, union)
+	if err != nil {
+		return nil, fmt.Errorf("subtracting the covered part: %w", err)
+	}
+	r.UncoveredBBox = uncoveredBBox(left, r.AreaKm2)
+
+	if r.Windows, err = windows(clips, opts.WindowDays, percent); err != nil {
+		return nil, err
+	}
+	index := newNeighbours(clips)
+	r.GreedyTarget = opts.TargetPercent
+	if r.Greedy, err = greedy(index, min(opts.TargetPercent, r.CoveredPercent), r.AreaKm2); err != nil {
+		return nil, err
+	}
+	if n := len(r.Greedy); n > 0 {
+		r.GreedyPercent = r.Greedy[n-1].CumulativePercent
+	}
+	if err := r.cloudWeighted(index); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// SliverPercent is the share of the area below which an uncovered piece is
+// left out of Report.UncoveredBBox.
+const SliverPercent = 0.05
+
+// uncoveredBBox bounds the pieces of left that are not slivers.
+func uncoveredBBox(left geom.Geometry, areaKm2 float64) []float64 {
+	var env geom.Envelope
+	for _, part := range left.Dump() {
+		if AreaKm2(part) >= SliverPercent/100*areaKm2 {
+			env = env.ExpandToIncludeEnvelope(part.Envelope())
+		}
+	}
+	lo, hi, ok := env.MinMaxXYs()
+	if !ok {
+		return nil
+	}
+	return BBox(orb.Bound{Min: orb.Point{lo.X, lo.Y}, Max: orb.Point{hi.X, hi.Y}})
+}
+
+// clipTo is the part of shape inside aoi. The shape is tried at its own
+// longitudes and one turn either way, so a footprint written on the other
+// side of the antimeridian still meets an area that reaches across it.
+func clipTo(s Shape, aoi geom.Geometry, aoiBound orb.Bound) (geom.Geometry, bool, error) {
+	var parts []geom.Geometry
+	fallback := false
+	for _, p := range s.Polygons {
+		for _, dx := range []float64{-360, 0, 360} {
+			q := shiftPolygon(p, dx)
+			if !q.Bound().Intersects(aoiBound) {
+				continue
+			}
+			g, fb, err := toGeom(orb.MultiPolygon{q})
+			if err != nil {
+				return geom.Geometry{}, false, err
+			}
+			fallback = fallback || fb
+			in, err := geom.Intersection(g, aoi)
+			if err != nil {
+				return geom.Geometry{}, false, fmt.Errorf("intersecting with the area: %w", err)
+			}
+			if !in.IsEmpty() {
+				parts = append(parts, in)
+			}
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return geom.Geometry{}, fallback, nil
+	case 1:
+		return parts[0], fallback, nil
+	}
+	u, err := geom.UnionMany(parts)
+	if err != nil {
+		return geom.Geometry{}, false, fmt.Errorf("joining the footprint's parts: %w", err)
+	}
+	return u, fallback, nil
+}
+
+func shiftPolygon(p orb.Polygon, dx float64) orb.Polygon {
+	q := make(orb.Polygon, len(p))
+	for i, r := range p {
+		q[i] = shiftRing(r, dx)
+	}
+	return q
+}
+
+// toGeom converts polygons to one simplefeatures geometry (their union).
+// A polygon that is not valid (a self-intersecting ring, say) is replaced
+// by its bounding rectangle, and fallback says so.
+func toGeom(mp orb.MultiPolygon) (g geom.Geometry, fallback bool, err error) {
+	polys := make([]geom.Geometry, 0, len(mp))
+	for _, p := range mp {
+		sp := sfPolygon(p)
+		if sp.Validate() != nil {
+			sp, fallback = sfPolygon(p.Bound().ToPolygon()), true
+		}
+		polys = append(polys, sp.AsGeometry())
+	}
+	if len(polys) == 1 {
+		return polys[0], fallback, nil
+	}
+	g, err = geom.UnionMany(polys)
+	if err != nil {
+		return geom.Geometry{}, false, fmt.Errorf("joining polygons: %w", err)
+	}
+	return g, fallback, nil
+}
+
+func sfPolygon(p orb.Polygon) geom.Polygon {
+	rings := make([]geom.LineString, len(p))
+	for i, r := range p {
+		flat := make([]float64, 0, 2*len(r))
+		for _, pt := range r {
+			flat = append(flat, pt[0], pt[1])
+		}
+		rings[i] = geom.NewLineString(geom.NewSequence(flat, geom.DimXY))
+	}
+	return geom.NewPolygon(rings)
+}
+
+func unionOf(clips []clipped) (geom.Geometry, error) {
+	gs := make([]geom.Geometry, len(clips))
+	for i, c := range clips {
+		gs[i] = c.geom
+	}
+	u, err := geom.UnionMany(gs)
+	if err != nil {
+		return geom.Geometry{}, fmt.Errorf("union of the footprints: %w", err)
+	}
+	return u, nil
+}
+
+// windows groups the clipped footprints by day window and measures each.
+func windows(clips []clipped, days int, percent func(float64) float64) ([]Window, error) {
+	byStart := map[time.Time][]clipped{}
+	var first time.Time
+	for _, c := range clips {
+		if c.item.Time.IsZero() {
+			continue
+		}
+		day := c.item.Time.UTC().Truncate(24 * time.Hour)
+		if first.IsZero() || day.Before(first) {
+			first = day
+		}
+	}
+	for _, c := range clips {
+		if c.item.Time.IsZero() {
+			continue
+		}
+		day := c.item.Time.UTC().Truncate(24 * time.Hour)
+		n := int(day.Sub(first).Hours()/24) / days
+		start := first.AddDate(0, 0, n*days)
+		byStart[start] = append(byStart[start], c)
+	}
+	out := make([]Window, 0, len(byStart))
+	for start, group := range byStart {
+		u, err := unionOf(group)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Window{Start: start, End: start.AddDate(0, 0, days-1), Items: len(group), CoveredPercent: percent(AreaKm2(u))})
+	}
+	slices.SortFunc(out, func(a, b Window) int { return a.Start.Compare(b.Start) })
+	return out, nil
+}
+
+// greedy picks items one at a time, each the one adding the most area not
+// yet covered, until targetPercent is reached. Gains only shrink as the
+// covered part grows, so a candidate's last gain bounds its next: only the
+// candidate on top of the heap is re-measured ("lazy greedy"), and against
+// the picked footprints it overlaps only, so each step stays a small,
+// local overlay however many items there are.
+func greedy(n *neighbours, targetPercent, aoiKm2 float64) ([]Pick, error) {
+	picks := []Pick{}
+	eps := 1e-9 * aoiKm2
+	h := make(gainHeap, len(n.clips))
+	for i := range n.clips {
+		h[i] = &candidate{index: i, id: n.clips[i].item.ID, gain: n.clips[i].km2}
+	}
+	heap.Init(&h)
+	picked := make([]bool, len(n.clips))
+	covered, round := 0.0, 0
+	// Gains are measured piecewise, so their sum can fall short of the
+	// union's area by rounding: a target within 1e-4 points is reached.
+	for h.Len() > 0 && 100*covered/aoiKm2 < targetPercent-1e-4 {
+		top := h[0]
+		if top.round != round {
+			gain, err := n.addedArea(top.index, func(j int) bool { return picked[j] })
+			if err != nil {
+				return nil, fmt.Errorf("greedy selection: %w", err)
+			}
+			top.gain, top.round = gain, round
+			if top.gain <= eps {
+				heap.Pop(&h)
+			} else {
+				heap.Fix(&h, 0)
+			}
+			continue
+		}
+		heap.Pop(&h)
+		picked[top.index] = true
+		covered += top.gain
+		round++
+		picks = append(picks, Pick{ID: top.id, AddedPercent: 100 * top.gain / aoiKm2, CumulativePercent: min(100, 100*covered/aoiKm2)})
+	}
+	return picks, nil
+}
+
+// neighbours indexes clipped footprints by their envelopes.
+type neighbours struct {
+	clips []clipped
+	tree  *rtree.RTree
+}
+
+func newNeighbours(clips []clipped) *neighbours {
+	items := make([]rtree.BulkItem, 0, len(clips))
+	for i, c := range clips {
+		if box, ok := c.geom.Envelope().AsBox(); ok {
+			items = append(items, rtree.BulkItem{Box: box, RecordID: i})
+		}
+	}
+	return &neighbours{clips: clips, tree: rtree.BulkLoad(items)}
+}
+
+// addedArea is the area of clip i outside the clips j that overlap it and
+// for which counted(j) is true: what i adds to them.
+func (n *neighbours) addedArea(i int, counted func(j int) bool) (float64, error) {
+	c := n.clips[i]
+	box, _ := c.geom.Envelope().AsBox()
+	var others []geom.Geometry
+	_ = n.tree.RangeSearch(box, func(j int) error {
+		if j != i && counted(j) {
+			others = append(others, n.clips[j].geom)
+		}
+		return nil
+	})
+	if len(others) == 0 {
+		return c.km2, nil
+	}
+	cover, err := geom.UnionMany(others)
+	if err != nil {
+		return 0, err
+	}
+	rest, err := geom.Difference(c.geom, cover)
+	if err != nil {
+		return 0, err
+	}
+	return AreaKm2(rest), nil
+}
+
+type candidate struct {
+	index int
+	id    string
+	gain  float64
+	round int // the pick count when gain was measured
+}
+
+// gainHeap is a max-heap of candidates by gain (ties: item id, so the
+// selection does not depend on the order items arrived in).
+type gainHeap []*candidate
+
+func (h gainHeap) Len() int { return len(h) }
+func (h gainHeap) Less(i, j int) bool {
+	if h[i].gain != h[j].gain {
+		return h[i].gain > h[j].gain
+	}
+	return h[i].id < h[j].id
+}
+func (h gainHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *gainHeap) Push(x any)   { *h = append(*h, x.(*candidate)) }
+func (h *gainHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// cloudWeighted fills CloudWeightedPercent: items from the clearest up,
+// each credited with the area no clearer item covers (measured against the
+// overlapping clearer items only), times its clear fraction.
+func (r *Report) cloudWeighted(n *neighbours) error {
+	var order []int
+	for i, c := range n.clips {
+		if c.item.CloudCover != nil {
+			order = append(order, i)
+		}
+	}
+	r.CloudItems = len(order)
+	if len(order) == 0 {
+		return nil
+	}
+	cloud := func(i int) float64 { return *n.clips[i].item.CloudCover }
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(cloud(a), cloud(b)), cmp.Compare(n.clips[a].item.ID, n.clips[b].item.ID))
+	})
+	rank := make([]int, len(n.clips))
+	for i := range rank {
+		rank[i] = -1
+	}
+	for k, i := range order {
+		rank[i] = k
+	}
+	weighted := 0.0
+	for k, i := range order {
+		added, err := n.addedArea(i, func(j int) bool { return rank[j] >= 0 && rank[j] < k })
+		if err != nil {
+			return fmt.Errorf("cloud-weighted coverage: %w", err)
+		}
+		weighted += added * (1 - min(max(cloud(i), 0), 100)/100)
+	}
+	p := min(100, 100*weighted/r.AreaKm2)
+	r.CloudWeightedPercent = &p
+	return nil
+}
