@@ -142,19 +142,15 @@ func FromBBox(b []float64) (Shape, error) {
 // it); otherwise it cannot be a polygon in longitude/latitude and is
 // refused with ErrEncirclesPole.
 func unwrapRing(r orb.Ring) (orb.Ring, error) {
-	out := make(orb.Ring, len(r))
 	reachesPole := false
-	for i, p := range r {
+	for _, p := range r {
 		if math.IsNaN(p[0]) || math.IsNaN(p[1]) || math.Abs(p[1]) > 90 || math.Abs(p[0]) > 540 {
 			return nil, fmt.Errorf("%w: vertex [%g, %g]", ErrOutOfRange, p[0], p[1])
 		}
 		reachesPole = reachesPole || math.Abs(p[1]) == 90
-		if i > 0 {
-			p[0] -= 360 * math.Round((p[0]-out[i-1][0])/360)
-		}
-		out[i] = p
 	}
-	if len(out) > 1 && math.Abs(out[len(out)-1][0]-out[0][0]) > 180 {
+	out := orb.Ring(Continuous(orb.LineString(r)))
+	if Winds(orb.LineString(out)) {
 		if !reachesPole {
 			return nil, ErrEncirclesPole
 		}
@@ -164,6 +160,26 @@ func unwrapRing(r orb.Ring) (orb.Ring, error) {
 		out = append(out, out[0]) // GeoJSON rings close; tolerate ones that do not
 	}
 	return out, nil
+}
+
+// Continuous returns l with each vertex moved by whole turns of longitude
+// to within 180° of the one before: a line drawn across the antimeridian
+// becomes one piece with longitudes past ±180.
+func Continuous(l orb.LineString) orb.LineString {
+	out := make(orb.LineString, len(l))
+	for i, p := range l {
+		if i > 0 {
+			p[0] -= 360 * math.Round((p[0]-out[i-1][0])/360)
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// Winds reports whether a continuous closed line ends a whole turn of
+// longitude from where it started: it goes round a pole.
+func Winds(l orb.LineString) bool {
+	return len(l) > 1 && math.Abs(l[len(l)-1][0]-l[0][0]) > 180
 }
 
 func shiftRing(r orb.Ring, dx float64) orb.Ring {

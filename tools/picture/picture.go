@@ -186,13 +186,15 @@ func picture(data []byte, mime string, img image.Image) *Picture {
 	return &Picture{Data: data, MIMEType: mime, Width: b.Dx(), Height: b.Dy()}
 }
 
-// EncodePNG encodes a picture we drew ourselves (a map) as PNG, with the
-// best compression: maps are flat colours, where PNG is small and exact.
+// EncodePNG encodes a picture we drew ourselves (a map) as PNG: maps are
+// flat colours, where PNG is small and exact. The default compression level
+// is used: the best level makes an 800-pixel map 2 % smaller in 5 times
+// the time.
 func EncodePNG(img image.Image) ([]byte, error) { return encodePNG(img) }
 
 func encodePNG(img image.Image) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	enc := png.Encoder{CompressionLevel: png.DefaultCompression}
 	if err := enc.Encode(&buf, img); err != nil {
 		return nil, fmt.Errorf("encoding PNG: %w", err)
 	}
