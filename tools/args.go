@@ -174,6 +174,21 @@ type SearchArgs struct {
 	Limit       IntArg     `json:"limit,omitempty" jsonschema:"page size hint sent to the catalog (1..10000); the total returned is max_items (when max_items is absent, limit caps the total too, as in the Python stac-mcp)"`
 }
 
+// useAOIGeoJSON makes aoi_geojson (the Python stac-mcp's name for an area
+// given as GeoJSON) the search's intersects; it is refused together with
+// intersects or bbox, which name an area too.
+func (a *SearchArgs) useAOIGeoJSON(aoi GeoJSONArg) error {
+	if !argGiven(aoi) {
+		return nil
+	}
+	if argGiven(a.Intersects) || argGiven(a.BBox) {
+		return &stacclient.ParamError{Param: "aoi_geojson", Got: trimText(string(aoi), 80),
+			Reason: "given together with intersects or bbox", Accepted: "one area: aoi_geojson (the Python stac-mcp name), intersects, or bbox"}
+	}
+	a.Intersects = aoi
+	return nil
+}
+
 // params validates the arguments through stacclient.ParseSearch.
 func (a SearchArgs) params() (stacclient.SearchParams, error) {
 	raw := stacclient.RawSearch{FilterLang: a.FilterLang}

@@ -130,12 +130,8 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	if err != nil {
 		return fail(err)
 	}
-	if argGiven(in.AOIGeoJSON) {
-		if argGiven(in.Intersects) || argGiven(in.BBox) {
-			return fail(&stacclient.ParamError{Param: "aoi_geojson", Got: trimText(string(in.AOIGeoJSON), 80),
-				Reason: "given together with intersects or bbox", Accepted: "one area: aoi_geojson (the Python stac-mcp name), intersects, or bbox"})
-		}
-		in.Intersects = in.AOIGeoJSON
+	if err := in.useAOIGeoJSON(in.AOIGeoJSON); err != nil {
+		return fail(err)
 	}
 	params, err := in.params()
 	if err != nil {
@@ -246,7 +242,7 @@ func (s *sizer) item(out *EstimateDataSizeOut, it *stacclient.Item) []*assetJob 
 	out.ItemCount++
 	var cov *float64
 	if s.area != nil {
-		if f, ok := coverageFraction(footprint(it.Geometry, it.BBox), *s.area); ok {
+		if f, ok := coverageFraction(footprintGeometry(it.Geometry, it.BBox), *s.area); ok {
 			cov = &f
 			out.Coverage = append(out.Coverage, ItemCoverage{Item: it.ID, Fraction: f})
 		} else {

@@ -56,7 +56,7 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 	}
 	item, err := c.Catalog.Client.Item(ctx, collectionID, itemID)
 	if isKind(err, stacclient.KindNotFound) {
-		return GetItemOut{}, "", notFoundItem(ctx, c, collectionID, itemID, err)
+		return GetItemOut{}, "", notFoundItem(ctx, c, tool, collectionID, itemID, err)
 	}
 	if err != nil {
 		return fail(err)
@@ -85,13 +85,13 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 
 // notFoundItem tells a missing item from a missing collection, because the
 // next step differs.
-func notFoundItem(ctx context.Context, c *Call, collectionID, itemID string, cause error) error {
+func notFoundItem(ctx context.Context, c *Call, tool, collectionID, itemID string, cause error) error {
 	if _, err := c.Catalog.Client.Collection(ctx, collectionID); isKind(err, stacclient.KindNotFound) {
-		return actionable(cause, "get_item: collection '%s' not found in catalog %s — call search_collections to list collection ids.",
-			collectionID, c.Catalog.Shown())
+		return actionable(cause, "%s: collection '%s' not found in catalog %s — call search_collections to list collection ids.",
+			tool, collectionID, c.Catalog.Shown())
 	}
-	return actionable(cause, "get_item: item '%s' not found in collection '%s' — call search_items with collections [%q] "+
-		"(and a bbox or datetime) to find item ids.", itemID, collectionID, collectionID)
+	return actionable(cause, "%s: item '%s' not found in collection '%s' — call search_items with collections [%q] "+
+		"(and a bbox or datetime) to find item ids.", tool, itemID, collectionID, collectionID)
 }
 
 // itemText is a readable item: headline, key properties and every asset.

@@ -44,9 +44,17 @@ func Inventory() []Tool {
 		GetItem(),
 		GetAggregations(),
 		EstimateDataSize(),
+		GetItemPreview(),
+		MapItems(),
+		CheckCoverage(),
 		GetServiceHealth(),
 	}
 }
+
+// VisualTools are the tools that answer with pictures and areas (the
+// "visual" toolset): an item's preview image, a map of a search's
+// footprints, and how much of an area a search covers.
+func VisualTools() []Tool { return []Tool{GetItemPreview(), MapItems(), CheckCoverage()} }
 
 // Deps are the process-wide collaborators shared by every tool call and
 // every session.
@@ -103,6 +111,14 @@ type catalogInput interface{ catalogRef() string }
 // Handler is what each tool file writes: the structured output, a concise
 // readable text block, or an error (rendered as an isError result).
 type Handler[In catalogInput, Out any] func(ctx context.Context, c *Call, in In) (Out, string, error)
+
+// contentAttacher is implemented by outputs that carry content besides the
+// text block, such as an image: define adds it to the result's content,
+// after the text. It stays out of structuredContent (keep it in an
+// unexported field), where base64 pixels would only cost tokens.
+type contentAttacher interface {
+	attachedContent() []mcp.Content
+}
 
 // Tool is one inventory entry.
 type Tool struct {
@@ -188,6 +204,9 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 			// Leaving Content nil would make the SDK send the JSON again as
 			// text; the readable summary is what a model should read.
 			res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
+		}
+		if a, ok := any(out).(contentAttacher); ok {
+			res.Content = append(res.Content, a.attachedContent()...)
 		}
 		return res, out, nil
 	}

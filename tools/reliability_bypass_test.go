@@ -71,6 +71,11 @@ var networkToolArgs = map[string]map[string]any{
 	"get_aggregations":   {"aggregations": []string{"total_count"}, "collections": []string{"joplin"}},
 	// Metadata only: joplin's assets live on S3 and would be HEAD-probed.
 	"estimate_data_size": {"collections": []string{"joplin"}, "max_items": 1, "force_metadata_only": true},
+	// The demo's asset hosts are not contacted (offline by design); the
+	// preview tests fetch real images through the layer from a loopback host.
+	"get_item_preview": {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"},
+	"map_items":        {"collections": []string{"joplin"}, "max_items": 5},
+	"check_coverage":   {"collections": []string{"joplin"}, "bbox": []float64{-94.7, 37.0, -94.4, 37.2}},
 }
 
 // TestNoToolBypassesTheReliabilityLayer (issue 4): every upstream request

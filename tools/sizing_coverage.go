@@ -150,8 +150,8 @@ func lineIntersection(p, q, a, b orb.Point) orb.Point {
 	return orb.Point{p[0] + t*(q[0]-p[0]), p[1] + t*(q[1]-p[1])}
 }
 
-// footprint reads an item's geometry (polygons only), else its bbox.
-func footprint(geometry json.RawMessage, bbox []float64) orb.Geometry {
+// footprintGeometry reads an item's geometry (polygons only), else its bbox.
+func footprintGeometry(geometry json.RawMessage, bbox []float64) orb.Geometry {
 	if len(geometry) > 0 {
 		if g, err := geojson.UnmarshalGeometry(geometry); err == nil {
 			switch geom := g.Geometry().(type) {

@@ -79,7 +79,7 @@ func TestCoverageFractionOnSimpleGeometries(t *testing.T) {
 		{"triangle, left half", triangle, []float64{-1, -1, 1, 3}, 0.75},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, ok := coverageFraction(footprint(c.geom, nil), aoiFromBBox(c.bbox))
+			got, ok := coverageFraction(footprintGeometry(c.geom, nil), aoiFromBBox(c.bbox))
 			if !ok || math.Abs(got-c.want) > 1e-12 {
 				t.Errorf("coverage = %v (ok %v), want %v", got, ok, c.want)
 			}
@@ -89,13 +89,13 @@ func TestCoverageFractionOnSimpleGeometries(t *testing.T) {
 
 func TestCoverageAcrossTheAntimeridianAndFromBBox(t *testing.T) {
 	// Footprint from the item bbox only: [170, 0, 180, 10], area 100.
-	fp := footprint(nil, []float64{170, 0, 180, 10})
+	fp := footprintGeometry(nil, []float64{170, 0, 180, 10})
 	// A box crossing the antimeridian, 175°E to 170°W: half of the footprint.
 	got, ok := coverageFraction(fp, aoiFromBBox([]float64{175, -5, -170, 20}))
 	if !ok || math.Abs(got-0.5) > 1e-12 {
 		t.Errorf("coverage = %v (ok %v), want 0.5", got, ok)
 	}
-	if _, ok := coverageFraction(footprint(nil, nil), aoiFromBBox([]float64{0, 0, 1, 1})); ok {
+	if _, ok := coverageFraction(footprintGeometry(nil, nil), aoiFromBBox([]float64{0, 0, 1, 1})); ok {
 		t.Error("an item without geometry or bbox must report no coverage, not 0")
 	}
 }
@@ -137,7 +137,7 @@ func TestCoverageAgainstIntersectsPolygons(t *testing.T) {
 			if !ok || !area.exact {
 				t.Fatalf("area %s not read as exact: %+v", c.area, area)
 			}
-			got, ok := coverageFraction(footprint(c.footprint, nil), area)
+			got, ok := coverageFraction(footprintGeometry(c.footprint, nil), area)
 			if !ok || math.Abs(got-c.want) > 1e-12 {
 				t.Errorf("coverage = %v (ok %v), want %v", got, ok, c.want)
 			}

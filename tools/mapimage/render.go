@@ -109,7 +109,7 @@ func Render(spec Spec) (*Map, error) {
 	drawBasemap(cv, proj, w)
 	drawGraticule(cv, proj, false)
 	for _, f := range spec.Footprints {
-		cv.fillRings(rings(proj, f.Polygons), withAlpha(f.Color, 0x66))
+		cv.fillRings(rings(proj, f.Polygons), withAlpha(f.Color, 0x8c))
 	}
 	for _, f := range spec.Footprints {
 		cv.strokeLines(outlines(proj, f.Polygons), 1.2, darker(f.Color))

@@ -1,0 +1,252 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/footprint"
+)
+
+// CheckCoverageIn is an area of interest and a search to measure over it.
+type CheckCoverageIn struct {
+	CatalogArg
+	SearchArgs
+	AOIGeoJSON    GeoJSONArg `json:"aoi_geojson,omitempty" jsonschema:"the area as GeoJSON (Polygon, MultiPolygon or a Feature): the Python stac-mcp's name for intersects; give one of aoi_geojson, intersects, bbox"`
+	MaxItems      IntArg     `json:"max_items,omitempty" jsonschema:"items to measure (default 100, up to the server's ceiling); coverage counts only these"`
+	WindowDays    IntArg     `json:"window_days,omitempty" jsonschema:"report coverage per window of this many days (UTC, from the earliest item's day); default 1: per day"`
+	TargetPercent IntArg     `json:"target_percent,omitempty" jsonschema:"share of the area the smallest-set selection aims for, 1..100 (default 95)"`
+}
+
+// CheckCoverageOut is how much of the area the matching items cover.
+type CheckCoverageOut struct {
+	AOIBBox              []float64        `json:"aoi_bbox" jsonschema:"bbox of the area of interest"`
+	AOIAreaKm2           float64          `json:"aoi_area_km2" jsonschema:"area of interest on the WGS 84 ellipsoid, km²"`
+	Items                int              `json:"items" jsonschema:"items measured"`
+	Matched              *int             `json:"matched,omitempty" jsonschema:"items matching the search, when the catalog reports it"`
+	HasMore              bool             `json:"has_more" jsonschema:"true when more items match than were measured: coverage is then a lower bound"`
+	CoveredPercent       float64          `json:"covered_percent" jsonschema:"share of the area inside at least one footprint"`
+	CoveredKm2           float64          `json:"covered_km2"`
+	UncoveredPercent     float64          `json:"uncovered_percent"`
+	UncoveredBBox        []float64        `json:"uncovered_bbox" jsonschema:"bbox of what is left uncovered (west > east across the antimeridian); empty when covered, slivers under 0.05 % left out"`
+	WindowDays           int              `json:"window_days"`
+	ByWindow             []CoverageWindow `json:"by_window" jsonschema:"coverage of the items of each day window, oldest first (undated items are in no window)"`
+	SmallestSet          CoverageSet      `json:"smallest_set" jsonschema:"a small set of items reaching the target share, chosen greedily"`
+	CloudWeightedPercent *float64         `json:"cloud_weighted_percent,omitempty" jsonschema:"expected clear share of the area: each point through its least cloudy covering item, weighted by (1 − eo:cloud_cover/100); only items with eo:cloud_cover count"`
+	CloudItems           int              `json:"cloud_items" jsonschema:"items with eo:cloud_cover in the cloud-weighted figure"`
+	Outside              []string         `json:"outside" jsonschema:"items returned whose footprint does not reach the area"`
+	Skipped              []SkippedItem    `json:"skipped" jsonschema:"items not measured, and why"`
+	Method               string           `json:"method" jsonschema:"how areas are measured"`
+	Warnings             []string         `json:"warnings"`
+	Notes                []string         `json:"notes"`
+}
+
+// CoverageWindow is the coverage of one window of days.
+type CoverageWindow struct {
+	Start          string  `json:"start" jsonschema:"first day, YYYY-MM-DD (UTC)"`
+	End            string  `json:"end" jsonschema:"last day, inclusive"`
+	Items          int     `json:"items"`
+	CoveredPercent float64 `json:"covered_percent"`
+}
+
+// CoverageSet is the greedy selection.
+type CoverageSet struct {
+	TargetPercent  float64        `json:"target_percent" jsonschema:"the share aimed for (or all the items cover, when less)"`
+	ReachedPercent float64        `json:"reached_percent"`
+	Items          []CoveragePick `json:"items" jsonschema:"in the order picked: each adds the most area not yet covered"`
+}
+
+// CoveragePick is one item of the smallest set.
+type CoveragePick struct {
+	ID                string  `json:"id"`
+	AddedPercent      float64 `json:"added_percent"`
+	CumulativePercent float64 `json:"cumulative_percent"`
+}
+
+// coverageMethod says, in the output, how the numbers were computed.
+const coverageMethod = "areas on the WGS 84 ellipsoid (equal-area projection, edges densified to 0.1°); unions and " +
+	"intersections in longitude/latitude, where STAC footprint edges are straight (simplefeatures)"
+
+// CheckCoverage is the check_coverage tool.
+func CheckCoverage() Tool {
+	return define(&mcp.Tool{
+		Name:  "check_coverage",
+		Title: "Area coverage",
+		Description: "Measure how much of an area of interest (bbox, intersects or aoi_geojson) a search's items cover: the share " +
+			"inside the union of their footprints, overall and per day (or per window_days), the bbox of what is left uncovered, " +
+			"a small set of items that covers most of it (greedy, up to target_percent), and the cloud-weighted share when items " +
+			"have eo:cloud_cover. Areas are measured on the ellipsoid; footprints across the antimeridian are joined. Same search " +
+			"parameters as search_items.\n" +
+			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "window_days": 5}`,
+		Annotations: readOnlyAnnotations("Area coverage"),
+	}, true, checkCoverage)
+}
+
+func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCoverageOut, string, error) {
+	const tool = "check_coverage"
+	fail := failWith[CheckCoverageOut]()
+	if err := in.useAOIGeoJSON(in.AOIGeoJSON); err != nil {
+		return fail(err)
+	}
+	params, err := in.params()
+	if err != nil {
+		return fail(err)
+	}
+	area, hasArea, err := searchArea(params)
+	if err != nil {
+		return fail(err)
+	}
+	if !hasArea {
+		return fail(&stacclient.ParamError{Param: "bbox", Got: "(no area given)", Reason: "check_coverage measures an area of interest",
+			Accepted: `bbox [west, south, east, north], or intersects / aoi_geojson as a GeoJSON Polygon or MultiPolygon`})
+	}
+	windowDays, err := in.WindowDays.Int("window_days", 1, 1, 3660, "")
+	if err != nil {
+		return fail(err)
+	}
+	target, err := in.TargetPercent.Int("target_percent", 95, 1, 100, "")
+	if err != nil {
+		return fail(err)
+	}
+	out := CheckCoverageOut{UncoveredBBox: []float64{}, WindowDays: windowDays, ByWindow: []CoverageWindow{},
+		SmallestSet: CoverageSet{Items: []CoveragePick{}}, Outside: []string{}, Skipped: []SkippedItem{}, Method: coverageMethod,
+		Warnings: []string{}, Notes: []string{}}
+	if params.Fields != nil {
+		params.Fields = nil
+		out.Notes = append(out.Notes, "fields was ignored: coverage needs each item's geometry, datetime and cloud cover")
+	}
+	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, visualItemLimits(c.Deps.Limits, 100))
+	if err != nil {
+		return fail(err)
+	}
+	if budgetNote != "" {
+		out.Notes = append(out.Notes, budgetNote)
+	}
+	s, err := runBoundedSearch(ctx, c, tool, params, maxItems)
+	if err != nil {
+		return fail(err)
+	}
+	out.Warnings = append(out.Warnings, s.warnings...)
+	out.Matched, out.HasMore = s.matched, s.hasMore
+
+	var items []footprint.Item
+	for i := range s.items {
+		it := &s.items[i]
+		shape, why := itemFootprint(it)
+		if why != "" {
+			out.Skipped = append(out.Skipped, SkippedItem{ID: it.ID, Reason: why})
+			continue
+		}
+		items = append(items, footprint.Item{ID: it.ID, Shape: shape, Time: itemTime(it), CloudCover: propNumber(it.Properties, "eo:cloud_cover")})
+	}
+	out.Items = len(items)
+	r, err := footprint.Measure(area, items, footprint.Options{WindowDays: windowDays, TargetPercent: float64(target)})
+	if err != nil {
+		return fail(fmt.Errorf("measuring coverage: %w", err))
+	}
+	out.AOIBBox = footprint.BBox(area.Bound())
+	out.AOIAreaKm2 = round(r.AreaKm2, 3)
+	out.CoveredPercent, out.CoveredKm2 = round(r.CoveredPercent, 3), round(r.CoveredKm2, 3)
+	out.UncoveredPercent = round(100-r.CoveredPercent, 3)
+	if r.UncoveredBBox != nil {
+		out.UncoveredBBox = r.UncoveredBBox
+	}
+	for _, w := range r.Windows {
+		out.ByWindow = append(out.ByWindow, CoverageWindow{Start: day(w.Start), End: day(w.End), Items: w.Items, CoveredPercent: round(w.CoveredPercent, 3)})
+	}
+	out.SmallestSet.TargetPercent = math.Min(float64(target), round(r.CoveredPercent, 3))
+	out.SmallestSet.ReachedPercent = round(r.GreedyPercent, 3)
+	for _, p := range r.Greedy {
+		out.SmallestSet.Items = append(out.SmallestSet.Items, CoveragePick{ID: p.ID, AddedPercent: round(p.AddedPercent, 3), CumulativePercent: round(p.CumulativePercent, 3)})
+	}
+	if r.CloudWeightedPercent != nil {
+		p := round(*r.CloudWeightedPercent, 3)
+		out.CloudWeightedPercent = &p
+	}
+	out.CloudItems = r.CloudItems
+	out.Outside = append(out.Outside, r.Outside...)
+	if len(r.BBoxFallback) > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d footprint(s) are not valid polygons and were measured by their bounding box: %s",
+			len(r.BBoxFallback), strings.Join(r.BBoxFallback, ", ")))
+	}
+	if without := r.Touching - r.CloudItems; r.CloudItems > 0 && without > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) without eo:cloud_cover are left out of the cloud-weighted share", without))
+	}
+	if note := searchedNote("measured", len(s.items), s); note != "" {
+		out.Notes = append(out.Notes, note+"; coverage is a lower bound")
+	}
+	if len(s.items) == 0 {
+		out.Notes = append(out.Notes, emptySearchNotes(params, false)...)
+	}
+	return out, coverageText(out), nil
+}
+
+// round keeps d decimals: the measure is not more precise than that, and
+// shorter numbers read better.
+func round(v float64, d int) float64 {
+	p := math.Pow(10, float64(d))
+	return math.Round(v*p) / p
+}
+
+func coverageText(out CheckCoverageOut) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Area %s (%s km²): %s%% covered by %d item(s)", formatBBox(out.AOIBBox), formatNumber(round(out.AOIAreaKm2, 1)),
+		formatNumber(round(out.CoveredPercent, 2)), out.Items)
+	if out.Matched != nil {
+		fmt.Fprintf(&b, " of %d matched", *out.Matched)
+	}
+	b.WriteString(".\n")
+	if len(out.UncoveredBBox) == 4 {
+		fmt.Fprintf(&b, "Uncovered: %s%%, within bbox %s.\n", formatNumber(round(out.UncoveredPercent, 2)), formatBBox(out.UncoveredBBox))
+	}
+	if len(out.ByWindow) > 0 {
+		unit := "day"
+		if out.WindowDays > 1 {
+			unit = fmt.Sprintf("%d-day window", out.WindowDays)
+		}
+		fmt.Fprintf(&b, "By %s:\n", unit)
+		for i, w := range out.ByWindow {
+			if i == 12 {
+				fmt.Fprintf(&b, "- (%d more in by_window)\n", len(out.ByWindow)-i)
+				break
+			}
+			span := w.Start
+			if w.End != w.Start {
+				span += " … " + w.End
+			}
+			fmt.Fprintf(&b, "- %s: %s%% (%d item(s))\n", span, formatNumber(round(w.CoveredPercent, 2)), w.Items)
+		}
+	}
+	if set := out.SmallestSet; len(set.Items) > 0 {
+		fmt.Fprintf(&b, "Smallest set found for %s%%: %d item(s) reaching %s%%:", formatNumber(set.TargetPercent), len(set.Items), formatNumber(round(set.ReachedPercent, 2)))
+		for i, p := range set.Items {
+			if i == 10 {
+				fmt.Fprintf(&b, " … (%d more in smallest_set)", len(set.Items)-i)
+				break
+			}
+			fmt.Fprintf(&b, " %s (+%s%%)", p.ID, formatNumber(round(p.AddedPercent, 2)))
+		}
+		b.WriteString("\n")
+	}
+	if out.CloudWeightedPercent != nil {
+		fmt.Fprintf(&b, "Cloud-weighted: %s%% expected clear (least cloudy item per point, %d item(s) with eo:cloud_cover).\n",
+			formatNumber(round(*out.CloudWeightedPercent, 2)), out.CloudItems)
+	}
+	if len(out.Outside) > 0 {
+		fmt.Fprintf(&b, "Outside the area: %s\n", strings.Join(out.Outside, ", "))
+	}
+	for _, s := range out.Skipped {
+		fmt.Fprintf(&b, "Not measured: %s: %s\n", s.ID, s.Reason)
+	}
+	for _, w := range out.Warnings {
+		b.WriteString("Warning: " + w + "\n")
+	}
+	for _, n := range out.Notes {
+		b.WriteString("Note: " + n + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

@@ -1,0 +1,337 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/picture"
+)
+
+// GetItemPreviewIn names an item and, optionally, which asset to show.
+type GetItemPreviewIn struct {
+	CatalogArg
+	CollectionID string `json:"collection_id" jsonschema:"id of the collection holding the item, e.g. sentinel-2-l2a"`
+	ItemID       string `json:"item_id" jsonschema:"id of the item, as returned by search_items"`
+	AssetKey     string `json:"asset_key,omitempty" jsonschema:"the asset to show (a PNG, JPEG, WebP, GIF or small TIFF image); default: the first asset with role thumbnail, then role overview, then key thumbnail, overview, rendered_preview or preview"`
+}
+
+// GetItemPreviewOut says which image was shown, or why none could be.
+type GetItemPreviewOut struct {
+	imageOutput
+	Available    bool             `json:"available" jsonschema:"true when the result carries the preview as image content"`
+	ItemID       string           `json:"item_id"`
+	Collection   string           `json:"collection"`
+	AssetKey     string           `json:"asset_key,omitempty" jsonschema:"the asset shown"`
+	Href         string           `json:"href,omitempty" jsonschema:"the asset's href as the catalog gives it (never with a signing token)"`
+	Image        *ImageInfo       `json:"image,omitempty" jsonschema:"the image content sent: re-encoded, at most 512 px on its long side and about 150 kB"`
+	SourceFormat string           `json:"source_format,omitempty" jsonschema:"format of the fetched asset: jpeg, png, webp, gif or tiff"`
+	SourceWidth  int              `json:"source_width,omitempty"`
+	SourceHeight int              `json:"source_height,omitempty"`
+	SourceBytes  int              `json:"source_bytes,omitempty"`
+	Reason       string           `json:"reason,omitempty" jsonschema:"why no preview could be shown (when available is false)"`
+	Tried        []PreviewAttempt `json:"tried" jsonschema:"the preview assets considered, in order, with what happened to each"`
+	Notes        []string         `json:"notes"`
+}
+
+// PreviewAttempt is one asset considered as the preview.
+type PreviewAttempt struct {
+	AssetKey string `json:"asset_key"`
+	Href     string `json:"href"`
+	Outcome  string `json:"outcome" jsonschema:"shown, or why not"`
+}
+
+// Limits of a preview.
+const (
+	// previewFetchBytes caps the asset download: four times the largest
+	// thumbnail seen in the large catalogs, far below an overview COG.
+	previewFetchBytes = 16 << 20
+	// previewAttempts bounds the assets tried when one fails.
+	previewAttempts = 3
+)
+
+// GetItemPreview is the get_item_preview tool.
+func GetItemPreview() Tool {
+	return define(&mcp.Tool{
+		Name:  "get_item_preview",
+		Title: "Item preview image",
+		Description: "Show an item's preview image (its thumbnail or overview asset) as image content: fetched through the server's " +
+			"reliability layer with a size cap, decoded (PNG, JPEG, WebP, GIF, small GeoTIFF), scaled to at most 512 px and " +
+			"re-encoded under about 150 kB, with a one-line description. Planetary Computer hrefs are signed for the fetch. " +
+			"When the item has no preview, or it cannot be fetched or decoded, the result says why and suggests map_items.\n" +
+			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}`,
+		Annotations: readOnlyAnnotations("Item preview image"),
+	}, true, getItemPreview)
+}
+
+func getItemPreview(ctx context.Context, c *Call, in GetItemPreviewIn) (GetItemPreviewOut, string, error) {
+	const tool = "get_item_preview"
+	fail := failWith[GetItemPreviewOut]()
+	collectionID, itemID := strings.TrimSpace(in.CollectionID), strings.TrimSpace(in.ItemID)
+	if collectionID == "" {
+		return fail(&stacclient.ParamError{Param: "collection_id", Got: in.CollectionID,
+			Reason: "empty", Accepted: "a collection id such as \"sentinel-2-l2a\" (search_collections lists them)"})
+	}
+	if itemID == "" {
+		return fail(&stacclient.ParamError{Param: "item_id", Got: in.ItemID,
+			Reason: "empty", Accepted: "an item id as returned by search_items"})
+	}
+	item, err := c.Catalog.Client.Item(ctx, collectionID, itemID)
+	if isKind(err, stacclient.KindNotFound) {
+		return fail(notFoundItem(ctx, c, tool, collectionID, itemID, err))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	out := GetItemPreviewOut{ItemID: item.ID, Collection: orDash(item.Collection), Tried: []PreviewAttempt{}, Notes: []string{}}
+	candidates, err := previewCandidates(item, in.AssetKey)
+	if err != nil {
+		return fail(err)
+	}
+	if len(candidates) == 0 {
+		out.Reason = fmt.Sprintf("item %s has no thumbnail or overview asset (assets: %s)", item.ID, strings.Join(orderedAssetKeys(item.Assets), ", "))
+		return out, previewText(out, item), nil
+	}
+
+	// Hrefs as the catalog gives them, kept before signing: a signed href
+	// carries a token, which never goes into a result.
+	unsigned := map[string]string{}
+	for key, a := range item.Assets {
+		unsigned[key] = a.Href
+	}
+	signing, err := newAssetSigning(c, c.Deps.signing.isPlanetaryComputer(c.Catalog))
+	if err != nil {
+		return fail(err)
+	}
+	signing.sign(ctx, item)
+	out.Notes = append(out.Notes, signing.warnings()...)
+
+	tried := 0
+	for _, cand := range candidates {
+		attempt := PreviewAttempt{AssetKey: cand.key, Href: unsigned[cand.key], Outcome: cand.skip}
+		if attempt.Outcome == "" && tried >= previewAttempts {
+			attempt.Outcome = fmt.Sprintf("not tried: at most %d assets are fetched per call", previewAttempts)
+		}
+		href := assetHref(item, cand.key)
+		if attempt.Outcome == "" && c.Catalog.Name == DemoCatalog && !sameHost(href, c.Catalog.URL) {
+			attempt.Outcome = "not fetched: the demo catalog is offline by design, and this asset is on its original host " + orDash(hrefHost(href))
+		}
+		if attempt.Outcome != "" {
+			out.Tried = append(out.Tried, attempt)
+			continue
+		}
+		tried++
+		pic, size, why, err := fetchPreview(ctx, c, href)
+		if err != nil {
+			return fail(err) // the call's deadline passed or it was cancelled
+		}
+		if why != "" {
+			attempt.Outcome = why
+			out.Tried = append(out.Tried, attempt)
+			continue
+		}
+		attempt.Outcome = "shown"
+		out.Tried = append(out.Tried, attempt)
+		out.Available, out.AssetKey, out.Href = true, cand.key, unsigned[cand.key]
+		out.Image = &ImageInfo{MIMEType: pic.MIMEType, Width: pic.Width, Height: pic.Height, Bytes: len(pic.Data)}
+		out.SourceFormat, out.SourceWidth, out.SourceHeight, out.SourceBytes = pic.SourceFormat, pic.SourceWidth, pic.SourceHeight, size
+		out.content = &mcp.ImageContent{Data: pic.Data, MIMEType: pic.MIMEType}
+		if pic.Stretch != nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("16-bit values stretched for display: %d..%d mapped to black..white (2nd–98th percentile)",
+				pic.Stretch.Low, pic.Stretch.High))
+		}
+		break
+	}
+	if !out.Available {
+		out.Reason = "no preview asset could be shown: " + attemptsSummary(out.Tried)
+	}
+	return out, previewText(out, item), nil
+}
+
+// previewCandidate is an asset that may be the preview, and why it would
+// not be fetched (skip), when that is known before fetching.
+type previewCandidate struct {
+	key  string
+	tier int
+	kind int // media-type rank: decodable image, TIFF, unknown
+	skip string
+}
+
+// previewKeys are asset keys that name a preview even without a role.
+var previewKeys = []string{"thumbnail", "overview", "rendered_preview", "preview"}
+
+// previewCandidates lists the item's preview assets in the order they are
+// tried: role thumbnail, role overview, then the preview keys; within one
+// tier, formats we decode before TIFF before unknown types. With assetKey,
+// only that asset.
+func previewCandidates(item *stacclient.Item, assetKey string) ([]previewCandidate, error) {
+	if key := strings.TrimSpace(assetKey); key != "" {
+		a, ok := item.Assets[key]
+		if !ok {
+			return nil, &stacclient.ParamError{Param: "asset_key", Got: assetKey, Reason: "the item has no such asset",
+				Accepted: "one of the item's asset keys: " + strings.Join(orderedAssetKeys(item.Assets), ", ")}
+		}
+		kind, skip := previewKind(a)
+		return []previewCandidate{{key: key, kind: kind, skip: skip}}, nil
+	}
+	var out []previewCandidate
+	for key, a := range item.Assets {
+		tier := -1
+		switch {
+		case slices.Contains(a.Roles, "thumbnail"):
+			tier = 0
+		case slices.Contains(a.Roles, "overview"):
+			tier = 1
+		case slices.Contains(previewKeys, key):
+			tier = 2 + slices.Index(previewKeys, key)
+		}
+		if tier < 0 {
+			continue
+		}
+		kind, skip := previewKind(a)
+		out = append(out, previewCandidate{key: key, tier: tier, kind: kind, skip: skip})
+	}
+	slices.SortFunc(out, func(a, b previewCandidate) int {
+		if a.tier != b.tier {
+			return a.tier - b.tier
+		}
+		if (a.skip == "") != (b.skip == "") {
+			if a.skip == "" {
+				return -1
+			}
+			return 1
+		}
+		if a.kind != b.kind {
+			return a.kind - b.kind
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	return out, nil
+}
+
+// previewKind ranks an asset's media type (0 decodable image, 1 TIFF, 2
+// unknown) and says why it cannot be shown at all, when its type or href
+// already tell.
+func previewKind(a stacclient.Asset) (int, string) {
+	mt := strings.ToLower(strings.TrimSpace(a.Type))
+	kind := 2
+	switch {
+	case strings.HasPrefix(mt, "image/png"), strings.HasPrefix(mt, "image/jpeg"), strings.HasPrefix(mt, "image/jpg"),
+		strings.HasPrefix(mt, "image/webp"), strings.HasPrefix(mt, "image/gif"):
+		kind = 0
+	case strings.HasPrefix(mt, "image/tiff"):
+		kind = 1
+	case strings.HasPrefix(mt, "image/jp2"), strings.HasPrefix(mt, "image/jpx"), strings.HasPrefix(mt, "application/x.mrf"),
+		strings.HasPrefix(mt, "application/x-hdf"), strings.HasPrefix(mt, "application/x-netcdf"):
+		return 3, "skipped: " + mt + " is not a format this server decodes (PNG, JPEG, WebP, GIF, TIFF)"
+	}
+	u, err := url.Parse(strings.TrimSpace(a.Href))
+	switch {
+	case err != nil || a.Href == "":
+		return kind, "skipped: the href is not a URL"
+	case u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https":
+		return kind, "skipped: " + u.Scheme + ":// hrefs cannot be fetched over HTTP"
+	}
+	return kind, ""
+}
+
+// fetchPreview fetches and converts one asset. why says what went wrong
+// with this asset (the next may do better); err is returned only when the
+// call itself is out of time or cancelled.
+func fetchPreview(ctx context.Context, c *Call, href string) (pic *picture.Picture, size int, why string, err error) {
+	body, err := c.Catalog.Client.FetchAsset(ctx, href, previewFetchBytes, "image/png, image/jpeg, image/webp, image/*;q=0.8, */*;q=0.1")
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, "", err
+		}
+		var se *stacclient.Error
+		if errors.As(err, &se) && se.Kind == stacclient.KindTooLarge {
+			return nil, 0, fmt.Sprintf("larger than the %s preview cap", humanBytes(previewFetchBytes)), nil
+		}
+		return nil, 0, "could not be fetched: " + headFailure(err), nil
+	}
+	pic, err = picture.Make(body.Body, picture.Options{})
+	var tooLarge *picture.TooLargeError
+	switch {
+	case errors.Is(err, picture.ErrUnknownFormat):
+		return nil, len(body.Body), fmt.Sprintf("not an image this server decodes (Content-Type %q, %s)", orDash(body.ContentType), humanBytes(int64(len(body.Body)))), nil
+	case errors.As(err, &tooLarge):
+		return nil, len(body.Body), "refused before decoding: " + err.Error(), nil
+	case err != nil:
+		return nil, len(body.Body), "could not be decoded: " + err.Error(), nil
+	}
+	return pic, len(body.Body), "", nil
+}
+
+// assetHref is an asset's href resolved against the item's self link (a
+// relative href is relative to the item document); without a self link,
+// FetchAsset resolves it against the catalog.
+func assetHref(item *stacclient.Item, key string) string {
+	href := strings.TrimSpace(item.Assets[key].Href)
+	self := stacclient.FindLink(item.Links, "self")
+	if self == nil {
+		return href
+	}
+	base, err := url.Parse(self.Href)
+	ref, rerr := url.Parse(href)
+	if err != nil || rerr != nil || !base.IsAbs() {
+		return href
+	}
+	return base.ResolveReference(ref).String()
+}
+
+// sameHost reports whether href is on the host of base.
+func sameHost(href, base string) bool {
+	h, b := hrefHost(href), hrefHost(base)
+	return h != "" && h == b
+}
+
+// hrefHost is an href's host, or "" when it has none.
+func hrefHost(href string) string {
+	u, err := url.Parse(strings.TrimSpace(href))
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// attemptsSummary joins what happened to each asset.
+func attemptsSummary(tried []PreviewAttempt) string {
+	parts := make([]string, len(tried))
+	for i, a := range tried {
+		parts[i] = fmt.Sprintf("%s %s", a.AssetKey, a.Outcome)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// previewText is the one-line description (plus notes), or why there is
+// no preview and what to call instead.
+func previewText(out GetItemPreviewOut, item *stacclient.Item) string {
+	var b strings.Builder
+	if out.Available {
+		fmt.Fprintf(&b, "Preview of %s (%s) from asset %q: %d×%d %s, %s (source %s %d×%d, %s).",
+			out.ItemID, out.Collection, out.AssetKey, out.Image.Width, out.Image.Height, strings.TrimPrefix(out.Image.MIMEType, "image/"),
+			humanBytes(int64(out.Image.Bytes)), out.SourceFormat, out.SourceWidth, out.SourceHeight, humanBytes(int64(out.SourceBytes)))
+	} else {
+		fmt.Fprintf(&b, "No preview image for %s: %s. To see where the item lies, call map_items with %s.",
+			out.ItemID, out.Reason, mapItemsArgsFor(item))
+	}
+	for _, n := range out.Notes {
+		b.WriteString("\nNote: " + n)
+	}
+	return b.String()
+}
+
+// mapItemsArgsFor is the map_items call that draws one item.
+func mapItemsArgsFor(item *stacclient.Item) string {
+	if item.Collection == "" {
+		return fmt.Sprintf(`{"ids": [%q]}`, item.ID)
+	}
+	return fmt.Sprintf(`{"collections": [%q], "ids": [%q]}`, item.Collection, item.ID)
+}

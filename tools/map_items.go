@@ -1,0 +1,325 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"image/color"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/footprint"
+	"github.com/stacmcp/stac-mcp/tools/mapimage"
+	"github.com/stacmcp/stac-mcp/tools/picture"
+)
+
+// MapItemsIn is a search to draw, and how to colour it.
+type MapItemsIn struct {
+	CatalogArg
+	SearchArgs
+	MaxItems IntArg `json:"max_items,omitempty" jsonschema:"footprints to draw (default 50, up to the server's ceiling)"`
+	ColorBy  string `json:"color_by,omitempty" jsonschema:"cloud_cover (blue clear to grey cloudy; the default when items have eo:cloud_cover) or date (purple oldest to yellow newest)"`
+}
+
+// MapItemsOut describes the map sent as image content, and its legend.
+type MapItemsOut struct {
+	imageOutput
+	Drawn    int              `json:"drawn" jsonschema:"footprints drawn"`
+	Matched  *int             `json:"matched,omitempty" jsonschema:"items matching the search, when the catalog reports it"`
+	HasMore  bool             `json:"has_more" jsonschema:"true when more items match than were drawn"`
+	ColorBy  string           `json:"color_by" jsonschema:"cloud_cover or date"`
+	Extent   []float64        `json:"extent" jsonschema:"the area shown, [west, south, east, north] (west > east across the antimeridian)"`
+	ScaleBar string           `json:"scale_bar" jsonschema:"the distance the map's scale bar stands for"`
+	AOI      []float64        `json:"aoi" jsonschema:"bbox of the area of interest outlined in red (the search's bbox or intersects); empty when none"`
+	Image    ImageInfo        `json:"image"`
+	Items    []MapLegendEntry `json:"items" jsonschema:"the legend: each footprint's number on the map, item and colour"`
+	Skipped  []SkippedItem    `json:"skipped" jsonschema:"items returned but not drawn, and why"`
+	Warnings []string         `json:"warnings"`
+	Notes    []string         `json:"notes"`
+}
+
+// MapLegendEntry is one footprint of the map.
+type MapLegendEntry struct {
+	Label      string   `json:"label" jsonschema:"the number drawn on the map"`
+	ID         string   `json:"id"`
+	Collection string   `json:"collection,omitempty"`
+	Datetime   string   `json:"datetime,omitempty"`
+	CloudCover *float64 `json:"cloud_cover,omitempty" jsonschema:"eo:cloud_cover in percent"`
+	Color      string   `json:"color" jsonschema:"fill colour, #rrggbb"`
+}
+
+const (
+	colorByCloud = "cloud_cover"
+	colorByDate  = "date"
+)
+
+// unknownColor is for items without the property the map is coloured by.
+var unknownColor = color.NRGBA{0xb1, 0x59, 0x28, 0xff}
+
+// MapItems is the map_items tool.
+func MapItems() Tool {
+	return define(&mcp.Tool{
+		Name:  "map_items",
+		Title: "Map of item footprints",
+		Description: "Draw a search's footprints as one PNG map (image content) over a light basemap of land, coastlines and country " +
+			"borders (Natural Earth, built in: works offline), with the search's bbox or intersects outlined in red, footprints shaded " +
+			"by cloud cover or date and numbered, a graticule and a scale bar; the text lists each number's item. Same search " +
+			"parameters as search_items.\n" +
+			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "max_items": 20}`,
+		Annotations: readOnlyAnnotations("Map of item footprints"),
+	}, true, mapItems)
+}
+
+func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string, error) {
+	const tool = "map_items"
+	fail := failWith[MapItemsOut]()
+	colorBy := strings.ToLower(strings.TrimSpace(in.ColorBy))
+	if colorBy != "" && colorBy != colorByCloud && colorBy != colorByDate {
+		return fail(&stacclient.ParamError{Param: "color_by", Got: in.ColorBy, Reason: "unknown colouring",
+			Accepted: `"cloud_cover" or "date" (default: cloud_cover when the items have it, else date)`})
+	}
+	params, err := in.params()
+	if err != nil {
+		return fail(err)
+	}
+	out := MapItemsOut{Extent: []float64{}, AOI: []float64{}, Items: []MapLegendEntry{}, Skipped: []SkippedItem{}, Warnings: []string{}, Notes: []string{}}
+	if params.Fields != nil {
+		params.Fields = nil
+		out.Notes = append(out.Notes, "fields was ignored: the map needs each item's geometry, datetime and cloud cover")
+	}
+	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, visualItemLimits(c.Deps.Limits, 50))
+	if err != nil {
+		return fail(err)
+	}
+	if budgetNote != "" {
+		out.Notes = append(out.Notes, budgetNote)
+	}
+	area, hasArea, err := searchArea(params)
+	if err != nil {
+		return fail(err)
+	}
+	s, err := runBoundedSearch(ctx, c, tool, params, maxItems)
+	if err != nil {
+		return fail(err)
+	}
+	out.Warnings = append(out.Warnings, s.warnings...)
+	out.Matched, out.HasMore = s.matched, s.hasMore
+
+	type drawn struct {
+		item  *stacclient.Item
+		shape footprint.Shape
+		entry MapLegendEntry
+		color color.NRGBA
+	}
+	var items []drawn
+	var shapes []footprint.Shape
+	for i := range s.items {
+		it := &s.items[i]
+		shape, why := itemFootprint(it)
+		if why != "" {
+			out.Skipped = append(out.Skipped, SkippedItem{ID: it.ID, Reason: why})
+			continue
+		}
+		items = append(items, drawn{item: it, shape: shape, entry: MapLegendEntry{Label: fmt.Sprint(len(items) + 1), ID: it.ID,
+			Collection: it.Collection, Datetime: itemDatetime(it.Properties), CloudCover: propNumber(it.Properties, "eo:cloud_cover")}})
+		shapes = append(shapes, shape)
+	}
+	if len(items) == 0 && !hasArea {
+		return fail(actionable(nil, "%s: nothing to draw: %s", tool, joinNonEmpty("; ",
+			strings.Join(emptySearchNotes(params, false), " "), skippedSummary(out.Skipped))))
+	}
+
+	// Colour: by cloud cover when asked, or by default when any item has it.
+	if colorBy == "" {
+		colorBy = colorByDate
+		for _, d := range items {
+			if d.entry.CloudCover != nil {
+				colorBy = colorByCloud
+				break
+			}
+		}
+	}
+	out.ColorBy = colorBy
+	var first, last time.Time
+	for _, d := range items {
+		if t := itemTime(d.item); !t.IsZero() {
+			if first.IsZero() || t.Before(first) {
+				first = t
+			}
+			if t.After(last) {
+				last = t
+			}
+		}
+	}
+	spec := mapimage.Spec{}
+	unknown := 0
+	for i := range items {
+		d := &items[i]
+		col, known := unknownColor, false
+		switch colorBy {
+		case colorByCloud:
+			if cc := d.entry.CloudCover; cc != nil {
+				col, known = mapimage.CloudRamp.At(*cc/100), true
+			}
+		case colorByDate:
+			if t := itemTime(d.item); !t.IsZero() {
+				pos := 0.5
+				if span := last.Sub(first); span > 0 {
+					pos = float64(t.Sub(first)) / float64(span)
+				}
+				col, known = mapimage.DateRamp.At(pos), true
+			}
+		}
+		if !known {
+			unknown++
+		}
+		d.color = col
+		d.entry.Color = hexColor(col)
+		out.Items = append(out.Items, d.entry)
+	}
+	if unknown > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) have no %s and are drawn in brown (%s)", unknown, strings.ReplaceAll(colorBy, "_", " "), hexColor(unknownColor)))
+	}
+
+	// One longitude frame for everything, centred on the area of interest
+	// when there is one. Drawing order: cloudiest (or oldest) first, so the
+	// clearest (or newest) footprints are on top.
+	frame := footprint.FrameFor(shapes)
+	if hasArea {
+		frame = footprint.FrameAround(area)
+		spec.AOI = frame.Place(area).Polygons
+		out.AOI = footprint.BBox(area.Bound())
+	}
+	order := make([]int, len(items))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return drawRank(items[b].item, colorBy) - drawRank(items[a].item, colorBy) })
+	for _, i := range order {
+		d := items[i]
+		spec.Footprints = append(spec.Footprints, mapimage.Footprint{Polygons: frame.Place(d.shape).Polygons, Color: d.color, Label: d.entry.Label})
+	}
+	spec.Title = mapTitle(out.Items, s, first, last, colorBy)
+	switch colorBy {
+	case colorByCloud:
+		spec.Legend = &mapimage.Legend{Title: "cloud cover", Ramp: mapimage.CloudRamp, Low: "0%", High: "100%"}
+	case colorByDate:
+		spec.Legend = &mapimage.Legend{Title: "date", Ramp: mapimage.DateRamp, Low: orDash(day(first)), High: orDash(day(last))}
+	}
+	m, err := mapimage.Render(spec)
+	if err != nil {
+		return fail(err)
+	}
+	data, err := picture.EncodePNG(m.Image)
+	if err != nil {
+		return fail(err)
+	}
+	out.Drawn = len(spec.Footprints)
+	out.Extent = footprint.BBox(m.Extent)
+	out.ScaleBar = m.ScaleBar
+	out.Image = ImageInfo{MIMEType: picture.MIMEPNG, Width: m.Image.Bounds().Dx(), Height: m.Image.Bounds().Dy(), Bytes: len(data)}
+	out.content = &mcp.ImageContent{Data: data, MIMEType: picture.MIMEPNG}
+	if note := searchedNote("drawn", len(s.items), s); note != "" {
+		out.Notes = append(out.Notes, note)
+	}
+	if len(s.items) == 0 {
+		out.Notes = append(out.Notes, emptySearchNotes(params, false)...)
+	}
+	return out, mapItemsText(out), nil
+}
+
+// drawRank orders drawing: higher ranks are drawn later, on top (the
+// clearest or the newest).
+func drawRank(it *stacclient.Item, colorBy string) int {
+	if colorBy == colorByCloud {
+		if cc, ok := it.PropertyFloat("eo:cloud_cover"); ok {
+			return -int(cc * 1000)
+		}
+		return -1 << 30
+	}
+	if t := itemTime(it); !t.IsZero() {
+		return int(t.Unix() / 60)
+	}
+	return -1 << 30
+}
+
+func hexColor(c color.NRGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
+
+// mapTitle is the line above the map: how many items, which collections,
+// which dates.
+func mapTitle(entries []MapLegendEntry, s *boundedSearch, first, last time.Time, colorBy string) string {
+	var collections []string
+	for _, e := range entries {
+		if e.Collection != "" && !slices.Contains(collections, e.Collection) {
+			collections = append(collections, e.Collection)
+		}
+	}
+	count := fmt.Sprintf("%d item(s)", len(entries))
+	if s.matched != nil && *s.matched > len(entries) {
+		count += fmt.Sprintf(" of %d", *s.matched)
+	}
+	dates := ""
+	if !first.IsZero() {
+		dates = day(first)
+		if day(last) != day(first) {
+			dates += " … " + day(last)
+		}
+	}
+	if len(collections) > 3 {
+		collections = append(collections[:3], "…")
+	}
+	return joinNonEmpty(" · ", count, strings.Join(collections, ", "), dates, "by "+strings.ReplaceAll(colorBy, "_", " "))
+}
+
+func skippedSummary(skipped []SkippedItem) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d item(s) had no usable footprint (first: %s: %s)", len(skipped), skipped[0].ID, skipped[0].Reason)
+}
+
+// mapItemsText is the legend as text: what the map shows and each item.
+func mapItemsText(out MapItemsOut) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Map (%d×%d PNG, %s) of %d footprint(s)", out.Image.Width, out.Image.Height, humanBytes(int64(out.Image.Bytes)), out.Drawn)
+	if out.Matched != nil {
+		fmt.Fprintf(&b, " of %d matched", *out.Matched)
+	}
+	switch out.ColorBy {
+	case colorByCloud:
+		b.WriteString(", shaded by cloud cover (deep blue clear → grey cloudy)")
+	case colorByDate:
+		b.WriteString(", shaded by date (purple oldest → yellow newest)")
+	}
+	if len(out.AOI) == 4 {
+		fmt.Fprintf(&b, "; area of interest %s outlined in red", formatBBox(out.AOI))
+	}
+	fmt.Fprintf(&b, ". Extent %s, scale bar %s.\n", formatBBox(out.Extent), out.ScaleBar)
+	for _, e := range out.Items {
+		parts := []string{e.Label + ". " + e.ID}
+		if e.Collection != "" {
+			parts = append(parts, e.Collection)
+		}
+		if e.Datetime != "" {
+			parts = append(parts, e.Datetime)
+		}
+		if e.CloudCover != nil {
+			parts = append(parts, "cloud "+formatNumber(*e.CloudCover)+"%")
+		}
+		parts = append(parts, e.Color)
+		b.WriteString(strings.Join(parts, " | ") + "\n")
+	}
+	for _, s := range out.Skipped {
+		fmt.Fprintf(&b, "Not drawn: %s: %s\n", s.ID, s.Reason)
+	}
+	for _, w := range out.Warnings {
+		b.WriteString("Warning: " + w + "\n")
+	}
+	for _, n := range out.Notes {
+		b.WriteString("Note: " + n + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

@@ -1,0 +1,169 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/footprint"
+)
+
+// What the visual tools (get_item_preview, map_items, check_coverage)
+// share: a bounded search, the footprints of its items, and the area of
+// interest named by bbox or intersects.
+
+// imageOutput is the image a visual tool attaches to its result (see
+// contentAttacher), and what the structured output says about it.
+type imageOutput struct {
+	content *mcp.ImageContent
+}
+
+func (o imageOutput) attachedContent() []mcp.Content {
+	if o.content == nil {
+		return nil
+	}
+	return []mcp.Content{o.content}
+}
+
+// ImageInfo describes the image content a result carries.
+type ImageInfo struct {
+	MIMEType string `json:"mime_type" jsonschema:"media type of the image content block (image/png or image/jpeg)"`
+	Width    int    `json:"width"`
+	Height   int    `json:"height"`
+	Bytes    int    `json:"bytes" jsonschema:"size of the image before base64"`
+}
+
+// boundedSearch is a search run to at most maxItems items, for tools that
+// need the items together rather than page by page.
+type boundedSearch struct {
+	items    []stacclient.Item
+	matched  *int
+	hasMore  bool
+	warnings []string
+}
+
+// runBoundedSearch runs params (checked against the catalog's capabilities
+// as search_items does) and keeps every item up to maxItems.
+func runBoundedSearch(ctx context.Context, c *Call, tool string, params stacclient.SearchParams, maxItems int) (*boundedSearch, error) {
+	client := c.Catalog.Client
+	warnings, err := searchSupportWarnings(ctx, tool, client, params)
+	if err != nil {
+		return nil, err
+	}
+	sent := params
+	if sent.Limit == 0 {
+		sent.Limit = maxItems
+	}
+	search := client.Search(sent, stacclient.SearchLimits{MaxItems: maxItems})
+	out := &boundedSearch{warnings: warnings}
+	prog := newProgress(c)
+	pages := 0
+	for page, err := range search.Pages(ctx) {
+		if err != nil {
+			return nil, explainSearchRefusal(tool, err, params, warnings)
+		}
+		pages++
+		out.items = append(out.items, page.Items...)
+		prog.step(ctx, 0, "%s: search page %d read, %d of at most %d item(s) so far", tool, pages, len(out.items), maxItems)
+	}
+	if n, ok := search.Matched(); ok {
+		out.matched = &n
+	}
+	out.hasMore = search.Cursor() != nil
+	return out, nil
+}
+
+// visualItemLimits are max_items' default and ceiling for the tools that
+// draw or measure a search: the configured ceiling, and a default of
+// preferred (50 for maps, 100 for coverage) within it.
+func visualItemLimits(lim Limits, preferred int) Limits {
+	_, ceiling := itemLimits(lim)
+	return Limits{MaxItemsDefault: min(preferred, ceiling), MaxItemsCeiling: ceiling}
+}
+
+// SkippedItem is an item left out of a map or a measurement, and why.
+type SkippedItem struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// itemFootprint reads an item's footprint, or says why it has none usable.
+func itemFootprint(it *stacclient.Item) (footprint.Shape, string) {
+	s, err := footprint.Parse(it.Geometry, it.BBox)
+	switch {
+	case err == nil:
+		return s, ""
+	case errors.Is(err, footprint.ErrEncirclesPole):
+		return s, "its footprint encircles a pole without reaching it, which longitude/latitude cannot hold as a polygon"
+	case errors.Is(err, footprint.ErrNoArea):
+		return s, "it has no polygon geometry and no bbox"
+	}
+	return s, "its footprint is not usable: " + err.Error()
+}
+
+// searchArea is the area of interest of a search: its bbox, or its
+// intersects geometry when that is a Polygon or MultiPolygon. ok is false
+// when the search names no area; an error when it names one that cannot be
+// used as an area (a point, a line, a ring round a pole).
+func searchArea(params stacclient.SearchParams) (area footprint.Shape, ok bool, err error) {
+	switch {
+	case params.BBox != nil:
+		s, err := footprint.FromBBox(params.BBox)
+		if err != nil {
+			return s, false, &stacclient.ParamError{Param: "bbox", Got: formatBBox(params.BBox), Reason: err.Error(),
+				Accepted: "[west, south, east, north] in degrees with south < north (west > east crosses the antimeridian)"}
+		}
+		return s, true, nil
+	case params.Intersects != nil:
+		s, err := footprint.ParseArea(json.RawMessage(params.Intersects))
+		if err != nil {
+			return s, false, &stacclient.ParamError{Param: "intersects", Got: trimText(string(params.Intersects), 120), Reason: err.Error(),
+				Accepted: "a GeoJSON Polygon or MultiPolygon (or a Feature holding one) in [longitude, latitude]"}
+		}
+		return s, true, nil
+	}
+	return footprint.Shape{}, false, nil
+}
+
+// day formats a time as a UTC date, "" for the zero time.
+func day(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.DateOnly)
+}
+
+// itemTime is the item's datetime (or start_datetime), zero when absent.
+func itemTime(it *stacclient.Item) time.Time {
+	t, _ := it.Datetime()
+	return t
+}
+
+// searchedNote says that only part of the matching items were used.
+func searchedNote(what string, used int, s *boundedSearch) string {
+	if !s.hasMore {
+		return ""
+	}
+	of := "more"
+	if s.matched != nil {
+		of = fmt.Sprint(*s.matched)
+	}
+	return fmt.Sprintf("only the first %d of %s matching items were %s: raise max_items (up to the server's ceiling) or narrow the search", used, of, what)
+}
+
+// joinNonEmpty joins the non-empty strings with sep.
+func joinNonEmpty(sep string, parts ...string) string {
+	var kept []string
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, sep)
+}
