@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,11 +46,49 @@ func runCall(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if res.IsError {
 		return &exitError{code: 1, err: fmt.Errorf("%s", textOf(res))}
 	}
+	if cfg.ImageDir != "" {
+		if err := saveImages(cfg.ImageDir, name, res, stderr); err != nil {
+			return err
+		}
+	}
 	if cfg.Text {
 		_, err := fmt.Fprintln(stdout, textOf(res))
 		return err
 	}
 	return writeIndentedJSON(stdout, res.StructuredContent)
+}
+
+var imageExtensions = map[string]string{"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif"}
+
+// saveImages writes the result's image content blocks into dir as
+// <tool>-<n>.<ext> and names each file on stderr.
+func saveImages(dir, tool string, res *mcp.CallToolResult, stderr io.Writer) error {
+	n := 0
+	for _, c := range res.Content {
+		ic, ok := c.(*mcp.ImageContent)
+		if !ok {
+			continue
+		}
+		if n == 0 {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("--image-dir: %w", err)
+			}
+		}
+		n++
+		ext, known := imageExtensions[ic.MIMEType]
+		if !known {
+			ext = ".bin"
+		}
+		path := filepath.Join(dir, fmt.Sprintf("%s-%d%s", tool, n, ext))
+		if err := os.WriteFile(path, ic.Data, 0o644); err != nil {
+			return fmt.Errorf("--image-dir: %w", err)
+		}
+		fmt.Fprintf(stderr, "wrote %s (%s, %d bytes)\n", path, ic.MIMEType, len(ic.Data))
+	}
+	if n == 0 {
+		fmt.Fprintf(stderr, "%s returned no image\n", tool)
+	}
+	return nil
 }
 
 // textOf joins a result's text blocks.

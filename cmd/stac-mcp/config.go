@@ -151,6 +151,7 @@ type config struct {
 	RedisURL string
 
 	Text, JSON, Help, Version bool
+	ImageDir                  string // call: where to write the result's images
 }
 
 // loadConfig parses args (flags may come before or after the command and
@@ -172,6 +173,7 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 	}
 	cfg := &config{}
 	fs.BoolVar(&cfg.Text, "text", false, "call: print the text block instead of the structured JSON")
+	fs.StringVar(&cfg.ImageDir, "image-dir", "", "call: also write each image the result carries (map_items, get_item_preview) into this directory")
 	fs.BoolVar(&cfg.JSON, "json", false, "tools: print the full tool definitions (schemas, annotations) as JSON")
 	fs.BoolVar(&cfg.Help, "help", false, "show this help")
 	fs.BoolVar(&cfg.Help, "h", false, "show this help")

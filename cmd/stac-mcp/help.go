@@ -15,10 +15,11 @@ Usage:
   stac-mcp [flags] [stdio]                      serve MCP over stdio (what Claude Desktop runs)
   stac-mcp [flags] http [--addr 127.0.0.1:8080] serve MCP over Streamable HTTP at /mcp, with /metrics and
                                                 /healthz; a non-loopback address needs STAC_MCP_HTTP_TOKEN
-  stac-mcp [flags] call [--text] TOOL ['{"json":"args"}']
+  stac-mcp [flags] call [--text] [--image-dir DIR] TOOL ['{"json":"args"}']
                                                 run one tool in-process through the MCP server and
                                                 print its structuredContent as JSON (--text: the text
-                                                block); a tool error goes to stderr with exit code 1
+                                                block; --image-dir: also save its images); a tool
+                                                error goes to stderr with exit code 1
   stac-mcp [flags] tools [--json]               list the tools (--json: full definitions with schemas)
   stac-mcp --version | --help
 
@@ -50,6 +51,7 @@ func writeHelp(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "\nCommand flags:\n")
 	fmt.Fprintf(tw, "  --text\tcall: print the text block instead of the structured JSON\n")
+	fmt.Fprintf(tw, "  --image-dir DIR\tcall: also write each image the result carries (map_items, get_item_preview) into DIR\n")
 	fmt.Fprintf(tw, "  --json\ttools: print full tool definitions as JSON\n")
 	fmt.Fprintf(tw, "  --version\tprint the version\n")
 	fmt.Fprintf(tw, "  --help, -h\tshow this help\n")
