@@ -46,6 +46,25 @@ const check = async (name, fn) => {
 };
 const textOf = (r) => (r.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
+// checkImage asserts a result carries exactly one image content block of
+// the given MIME type, whose decoded size is what structuredContent.image
+// says and at most maxBytes; "none" asserts there is no image.
+const checkImage = (r, mimeType, maxBytes) => {
+  const images = (r.content ?? []).filter((c) => c.type === "image");
+  if (mimeType === "none") {
+    assert.equal(images.length, 0, "unexpected image content");
+    return;
+  }
+  assert.equal(images.length, 1, `want one image content block, got ${images.length}`);
+  assert.equal(images[0].mimeType, mimeType, "image MIME type");
+  const bytes = Buffer.from(images[0].data, "base64");
+  assert.ok(bytes.length > 0 && bytes.length <= maxBytes, `image is ${bytes.length} bytes, want 1..${maxBytes}`);
+  assert.equal(r.structuredContent?.image?.bytes, bytes.length, "structuredContent.image.bytes");
+  assert.equal(r.structuredContent?.image?.mime_type, mimeType, "structuredContent.image.mime_type");
+  const magic = mimeType === "image/png" ? "89504e47" : "ffd8ff";
+  assert.equal(bytes.subarray(0, magic.length / 2).toString("hex"), magic, "image bytes do not start with the format's signature");
+};
+
 const transport = overHTTP
   ? new StreamableHTTPClientTransport(new URL(target))
   : new StdioClientTransport({
@@ -109,6 +128,23 @@ for (const c of calls) {
     for (const [k, v] of Object.entries(c.structured ?? {})) {
       assert.deepEqual(r.structuredContent[k], v, `structuredContent.${k}`);
     }
+    if (c.image) {
+      checkImage(r, c.image, c.max_image_bytes ?? 150000);
+    }
+  });
+}
+
+// A preview with a real image needs an asset host; the Go test starts a
+// loopback STAC API with thumbnails and names it here.
+const previewCatalog = process.env.STAC_MCP_E2E_PREVIEW_CATALOG;
+if (previewCatalog) {
+  await check(`get_item_preview on ${previewCatalog} returns the thumbnail as image content`, async () => {
+    const r = await client.callTool({ name: "get_item_preview",
+      arguments: { catalog_url: previewCatalog, collection_id: "previews", item_id: "thumb-jpeg" } });
+    assert.notEqual(r.isError, true, `isError: ${textOf(r)}`);
+    assert.equal(r.structuredContent.available, true, textOf(r));
+    checkImage(r, "image/jpeg", 150000);
+    assert.match(textOf(r), /^Preview of thumb-jpeg/);
   });
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
 
 // These tests build the real binary and drive it over stdio, as an MCP host
@@ -58,11 +62,20 @@ func repoRoot(t *testing.T) string {
 // official MCP TypeScript SDK, against the binary on the demo catalog: it
 // lists the tools and makes every call in e2e/calls.json, and the SDK
 // validates each structuredContent against the tool's outputSchema.
+// A loopback catalog with a real thumbnail, configured by the operator
+// (STAC_MCP_CATALOGS) as a catalog on a private address would be, gives
+// get_item_preview an image to fetch, decode and scale.
 func TestEndToEndWithTypeScriptSDK(t *testing.T) {
+<<<<<<< HEAD
 	out := runTypeScriptClient(t, nil, binary(t), "--catalog", "demo", "stdio")
 	if !strings.Contains(out, "protocol version: 2025-11-25 over stdio") {
 		t.Errorf("the TypeScript SDK did not negotiate 2025-11-25 over stdio:\n%s", out)
 	}
+=======
+	preview := previewCatalog(t, repoRoot(t))
+	runTypeScriptClient(t, []string{"STAC_MCP_CATALOGS=preview=" + preview, "STAC_MCP_E2E_PREVIEW_CATALOG=preview"},
+		"--catalog", "demo", "stdio")
+>>>>>>> db107d2 (e2e: the TypeScript SDK client calls map_items, check_coverage and get_item_preview, checks image content MIME type, signature and size against structuredContent; the Go test serves a loopback catalog with a real thumbnail for the preview)
 }
 
 // TestEndToEndWritesWithTypeScriptSDK runs the same client with
@@ -104,6 +117,38 @@ func runTypeScriptClient(t *testing.T, env []string, args ...string) string {
 	}
 	t.Log(summary)
 	return string(out)
+}
+
+// previewCatalog serves, on loopback until the test ends, a one-item STAC
+// API whose thumbnail is one of the picture package's generated test
+// images, so get_item_preview has a real image to fetch, decode and scale.
+func previewCatalog(t *testing.T, root string) string {
+	t.Helper()
+	thumb, err := os.ReadFile(filepath.Join(root, "tools", "picture", "testdata", "scene.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	mux.HandleFunc("/assets/thumb.jpg", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/jpeg")
+		_, _ = w.Write(thumb)
+	})
+	store := stacserver.NewStore()
+	if err := store.AddCollection([]byte(`{"type":"Collection","stac_version":"1.0.0","id":"previews","description":"e2e previews",
+		"license":"CC0-1.0","extent":{"spatial":{"bbox":[[10,45,11,46]]},"temporal":{"interval":[["2024-01-01T00:00:00Z",null]]}},"links":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	item := fmt.Sprintf(`{"type":"Feature","stac_version":"1.0.0","id":"thumb-jpeg","collection":"previews",
+		"geometry":{"type":"Polygon","coordinates":[[[10,45],[11,45],[11,46],[10,46],[10,45]]]},"bbox":[10,45,11,46],
+		"properties":{"datetime":"2024-06-01T10:00:00Z"},"links":[],
+		"assets":{"thumbnail":{"href":"%s/assets/thumb.jpg","type":"image/jpeg","roles":["thumbnail"]}}}`, srv.URL)
+	if err := store.AddItem([]byte(item)); err != nil {
+		t.Fatal(err)
+	}
+	mux.Handle("/", stacserver.New(store, stacserver.Options{}))
+	return srv.URL
 }
 
 // TestStdoutCarriesOnlyJSONRPC runs the binary over stdio with debug

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image/png"
 	"io"
 	"net/http"
 	"os"
@@ -75,6 +76,25 @@ func TestCallFlagsAfterTheCommandAndText(t *testing.T) {
 	}
 	if json.Valid([]byte(stdout)) || !strings.Contains(stdout, "stac-mcp-demo") {
 		t.Errorf("--text should print the readable text block, got:\n%s", stdout)
+	}
+}
+
+func TestCallImageDirSavesTheMap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "images")
+	code, stdout, stderr := runForTest(t, nil, "--catalog", "demo", "call", "--image-dir", dir, "map_items", `{"collections":["joplin"]}`)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	path := filepath.Join(dir, "map_items-1.png")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no map written: %v (stderr %s)", err, stderr)
+	}
+	if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+		t.Errorf("%s is not a PNG: %v", path, err)
+	}
+	if !strings.Contains(stderr, "wrote "+path) || !json.Valid([]byte(stdout)) {
+		t.Errorf("stderr %q should name the file; stdout should stay the JSON result", stderr)
 	}
 }
 
