@@ -159,6 +159,10 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 		out.ByWindow = append(out.ByWindow, CoverageWindow{Start: day(w.Start), End: day(w.End), Items: w.Items, CoveredPercent: round(w.CoveredPercent, 3)})
 	}
 	out.SmallestSet.TargetPercent = math.Min(float64(target), round(r.CoveredPercent, 3))
+	if len(items) > 0 && r.CoveredPercent < float64(target) {
+		out.Notes = append(out.Notes, fmt.Sprintf("the items cover %s%%, less than target_percent %d: the smallest set covers all they cover",
+			formatNumber(round(r.CoveredPercent, 2)), target))
+	}
 	out.SmallestSet.ReachedPercent = round(r.GreedyPercent, 3)
 	for _, p := range r.Greedy {
 		out.SmallestSet.Items = append(out.SmallestSet.Items, CoveragePick{ID: p.ID, AddedPercent: round(p.AddedPercent, 3), CumulativePercent: round(p.CumulativePercent, 3)})
@@ -222,7 +226,7 @@ func coverageText(out CheckCoverageOut) string {
 		}
 	}
 	if set := out.SmallestSet; len(set.Items) > 0 {
-		fmt.Fprintf(&b, "Smallest set found for %s%%: %d item(s) reaching %s%%:", formatNumber(set.TargetPercent), len(set.Items), formatNumber(round(set.ReachedPercent, 2)))
+		fmt.Fprintf(&b, "Smallest set (greedy) for %s%%: %d item(s) reaching %s%%:", formatNumber(round(set.TargetPercent, 2)), len(set.Items), formatNumber(round(set.ReachedPercent, 2)))
 		for i, p := range set.Items {
 			if i == 10 {
 				fmt.Fprintf(&b, " … (%d more in smallest_set)", len(set.Items)-i)

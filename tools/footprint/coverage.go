@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"container/heap"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
 	"github.com/paulmach/orb"
 	"github.com/peterstace/simplefeatures/geom"
 	"github.com/peterstace/simplefeatures/rtree"
+	"golang.org/x/sync/errgroup"
 )
 
 // Item is one footprint to measure against an area of interest.
@@ -433,13 +435,24 @@ func (r *Report) cloudWeighted(n *neighbours) error {
 	for k, i := range order {
 		rank[i] = k
 	}
+	// Each item's added area depends only on the clearer footprints, not on
+	// the other results, so they are measured in parallel and summed in order.
+	added := make([]float64, len(order))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k, i := range order {
+		g.Go(func() error {
+			a, err := n.addedArea(i, func(j int) bool { return rank[j] >= 0 && rank[j] < k })
+			added[k] = a
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("cloud-weighted coverage: %w", err)
+	}
 	weighted := 0.0
 	for k, i := range order {
-		added, err := n.addedArea(i, func(j int) bool { return rank[j] >= 0 && rank[j] < k })
-		if err != nil {
-			return fmt.Errorf("cloud-weighted coverage: %w", err)
-		}
-		weighted += added * (1 - min(max(cloud(i), 0), 100)/100)
+		weighted += added[k] * (1 - min(max(cloud(i), 0), 100)/100)
 	}
 	p := min(100, 100*weighted/r.AreaKm2)
 	r.CloudWeightedPercent = &p
