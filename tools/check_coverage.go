@@ -92,15 +92,11 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 	if err := in.useAOIGeoJSON(in.AOIGeoJSON); err != nil {
 		return fail(err)
 	}
-	params, err := in.params()
+	fs, err := newFootprintSearch(c, tool, in.SearchArgs, in.MaxItems, 100)
 	if err != nil {
 		return fail(err)
 	}
-	area, hasArea, err := searchArea(params)
-	if err != nil {
-		return fail(err)
-	}
-	if !hasArea {
+	if !fs.hasArea {
 		return fail(&stacclient.ParamError{Param: "bbox", Got: "(no area given)", Reason: "check_coverage measures an area of interest",
 			Accepted: `bbox [west, south, east, north], or intersects / aoi_geojson as a GeoJSON Polygon or MultiPolygon`})
 	}
@@ -114,41 +110,24 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 	}
 	out := CheckCoverageOut{UncoveredBBox: []float64{}, WindowDays: windowDays, ByWindow: []CoverageWindow{},
 		SmallestSet: CoverageSet{Items: []CoveragePick{}}, Outside: []string{}, Skipped: []SkippedItem{}, Method: coverageMethod,
-		Warnings: []string{}, Notes: []string{}}
-	if params.Fields != nil {
-		params.Fields = nil
-		out.Notes = append(out.Notes, "fields was ignored: coverage needs each item's geometry, datetime and cloud cover")
-	}
-	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, visualItemLimits(c.Deps.Limits, 100))
-	if err != nil {
+		Warnings: []string{}, Notes: append([]string{}, fs.notes...)}
+	if err := fs.run(ctx, c); err != nil {
 		return fail(err)
 	}
-	if budgetNote != "" {
-		out.Notes = append(out.Notes, budgetNote)
-	}
-	s, err := runBoundedSearch(ctx, c, tool, params, maxItems)
-	if err != nil {
-		return fail(err)
-	}
-	out.Warnings = append(out.Warnings, s.warnings...)
-	out.Matched, out.HasMore = s.matched, s.hasMore
+	out.Warnings = append(out.Warnings, fs.warnings...)
+	out.Matched, out.HasMore = fs.matched, fs.hasMore
+	out.Skipped = append(out.Skipped, fs.skipped...)
 
-	var items []footprint.Item
-	for i := range s.items {
-		it := &s.items[i]
-		shape, why := itemFootprint(it)
-		if why != "" {
-			out.Skipped = append(out.Skipped, SkippedItem{ID: it.ID, Reason: why})
-			continue
-		}
-		items = append(items, footprint.Item{ID: it.ID, Shape: shape, Time: itemTime(it), CloudCover: propNumber(it.Properties, "eo:cloud_cover")})
+	items := make([]footprint.Item, 0, len(fs.located))
+	for _, l := range fs.located {
+		items = append(items, footprint.Item{ID: l.item.ID, Shape: l.shape, Time: itemTime(l.item), CloudCover: propNumber(l.item.Properties, "eo:cloud_cover")})
 	}
 	out.Items = len(items)
-	r, err := footprint.Measure(area, items, footprint.Options{WindowDays: windowDays, TargetPercent: float64(target)})
+	r, err := footprint.Measure(fs.area, items, footprint.Options{WindowDays: windowDays, TargetPercent: float64(target)})
 	if err != nil {
 		return fail(fmt.Errorf("measuring coverage: %w", err))
 	}
-	out.AOIBBox = footprint.BBox(area.Bound())
+	out.AOIBBox = footprint.BBox(fs.area.Bound())
 	out.AOIAreaKm2 = round(r.AreaKm2, 3)
 	out.CoveredPercent, out.CoveredKm2 = round(r.CoveredPercent, 3), round(r.CoveredKm2, 3)
 	out.UncoveredPercent = round(100-r.CoveredPercent, 3)
@@ -180,11 +159,11 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 	if without := r.Touching - r.CloudItems; r.CloudItems > 0 && without > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) without eo:cloud_cover are left out of the cloud-weighted share", without))
 	}
-	if note := searchedNote("measured", len(s.items), s); note != "" {
+	if note := searchedNote("measured", len(fs.items), fs.boundedSearch); note != "" {
 		out.Notes = append(out.Notes, note+"; coverage is a lower bound")
 	}
-	if len(s.items) == 0 {
-		out.Notes = append(out.Notes, emptySearchNotes(params, false)...)
+	if len(fs.items) == 0 {
+		out.Notes = append(out.Notes, emptySearchNotes(fs.params, false)...)
 	}
 	return out, coverageText(out), nil
 }

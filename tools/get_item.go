@@ -41,23 +41,15 @@ func GetItem() Tool {
 func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, error) {
 	const tool = "get_item"
 	fail := failWith[GetItemOut]()
-	collectionID, itemID := strings.TrimSpace(in.CollectionID), strings.TrimSpace(in.ItemID)
-	if collectionID == "" {
-		return fail(&stacclient.ParamError{Param: "collection_id", Got: in.CollectionID,
-			Reason: "empty", Accepted: "a collection id such as \"sentinel-2-l2a\" (search_collections lists them)"})
-	}
-	if itemID == "" {
-		return fail(&stacclient.ParamError{Param: "item_id", Got: in.ItemID,
-			Reason: "empty", Accepted: "an item id as returned by search_items"})
+	ref, err := parseItemRef(in.CollectionID, in.ItemID)
+	if err != nil {
+		return fail(err)
 	}
 	signing, err := newAssetSigning(c, in.SignAssets)
 	if err != nil {
 		return GetItemOut{}, "", err
 	}
-	item, err := c.Catalog.Client.Item(ctx, collectionID, itemID)
-	if isKind(err, stacclient.KindNotFound) {
-		return GetItemOut{}, "", notFoundItem(ctx, c, tool, collectionID, itemID, err)
-	}
+	item, err := ref.fetch(ctx, c, tool)
 	if err != nil {
 		return fail(err)
 	}
@@ -81,6 +73,33 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 		text += "\nNote: " + n
 	}
 	return out, text, nil
+}
+
+// itemRef names one item by the collection_id and item_id arguments.
+type itemRef struct{ collection, item string }
+
+// parseItemRef trims and checks collection_id and item_id.
+func parseItemRef(collectionID, itemID string) (itemRef, error) {
+	ref := itemRef{collection: strings.TrimSpace(collectionID), item: strings.TrimSpace(itemID)}
+	if ref.collection == "" {
+		return ref, &stacclient.ParamError{Param: "collection_id", Got: collectionID,
+			Reason: "empty", Accepted: "a collection id such as \"sentinel-2-l2a\" (search_collections lists them)"}
+	}
+	if ref.item == "" {
+		return ref, &stacclient.ParamError{Param: "item_id", Got: itemID,
+			Reason: "empty", Accepted: "an item id as returned by search_items"}
+	}
+	return ref, nil
+}
+
+// fetch gets the item; when it is not found, the error says whether the
+// item or its collection is missing.
+func (r itemRef) fetch(ctx context.Context, c *Call, tool string) (*stacclient.Item, error) {
+	item, err := c.Catalog.Client.Item(ctx, r.collection, r.item)
+	if isKind(err, stacclient.KindNotFound) {
+		return nil, notFoundItem(ctx, c, tool, r.collection, r.item, err)
+	}
+	return item, err
 }
 
 // notFoundItem tells a missing item from a missing collection, because the

@@ -73,19 +73,11 @@ func GetItemPreview() Tool {
 func getItemPreview(ctx context.Context, c *Call, in GetItemPreviewIn) (GetItemPreviewOut, string, error) {
 	const tool = "get_item_preview"
 	fail := failWith[GetItemPreviewOut]()
-	collectionID, itemID := strings.TrimSpace(in.CollectionID), strings.TrimSpace(in.ItemID)
-	if collectionID == "" {
-		return fail(&stacclient.ParamError{Param: "collection_id", Got: in.CollectionID,
-			Reason: "empty", Accepted: "a collection id such as \"sentinel-2-l2a\" (search_collections lists them)"})
+	ref, err := parseItemRef(in.CollectionID, in.ItemID)
+	if err != nil {
+		return fail(err)
 	}
-	if itemID == "" {
-		return fail(&stacclient.ParamError{Param: "item_id", Got: in.ItemID,
-			Reason: "empty", Accepted: "an item id as returned by search_items"})
-	}
-	item, err := c.Catalog.Client.Item(ctx, collectionID, itemID)
-	if isKind(err, stacclient.KindNotFound) {
-		return fail(notFoundItem(ctx, c, tool, collectionID, itemID, err))
-	}
+	item, err := ref.fetch(ctx, c, tool)
 	if err != nil {
 		return fail(err)
 	}

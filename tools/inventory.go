@@ -32,7 +32,7 @@ func Tools(d *Deps) []Tool {
 // Inventory lists every read-only tool, in the order a model should meet
 // them; WriteTools lists the others.
 func Inventory() []Tool {
-	return []Tool{
+	tools := []Tool{
 		ListCatalogs(),
 		GetRoot(),
 		GetConformance(),
@@ -44,11 +44,9 @@ func Inventory() []Tool {
 		GetItem(),
 		GetAggregations(),
 		EstimateDataSize(),
-		GetItemPreview(),
-		MapItems(),
-		CheckCoverage(),
-		GetServiceHealth(),
 	}
+	tools = append(tools, VisualTools()...)
+	return append(tools, GetServiceHealth())
 }
 
 // VisualTools are the tools that answer with pictures and areas (the

@@ -81,32 +81,18 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 		return fail(&stacclient.ParamError{Param: "color_by", Got: in.ColorBy, Reason: "unknown colouring",
 			Accepted: `"cloud_cover" or "date" (default: cloud_cover when the items have it, else date)`})
 	}
-	params, err := in.params()
-	if err != nil {
-		return fail(err)
-	}
 	out := MapItemsOut{Extent: []float64{}, AOI: []float64{}, Items: []MapLegendEntry{}, Skipped: []SkippedItem{}, Warnings: []string{}, Notes: []string{}}
-	if params.Fields != nil {
-		params.Fields = nil
-		out.Notes = append(out.Notes, "fields was ignored: the map needs each item's geometry, datetime and cloud cover")
-	}
-	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, visualItemLimits(c.Deps.Limits, 50))
+	fs, err := newFootprintSearch(c, tool, in.SearchArgs, in.MaxItems, 50)
 	if err != nil {
 		return fail(err)
 	}
-	if budgetNote != "" {
-		out.Notes = append(out.Notes, budgetNote)
-	}
-	area, hasArea, err := searchArea(params)
-	if err != nil {
+	out.Notes = append(out.Notes, fs.notes...)
+	if err := fs.run(ctx, c); err != nil {
 		return fail(err)
 	}
-	s, err := runBoundedSearch(ctx, c, tool, params, maxItems)
-	if err != nil {
-		return fail(err)
-	}
-	out.Warnings = append(out.Warnings, s.warnings...)
-	out.Matched, out.HasMore = s.matched, s.hasMore
+	out.Warnings = append(out.Warnings, fs.warnings...)
+	out.Matched, out.HasMore = fs.matched, fs.hasMore
+	out.Skipped = append(out.Skipped, fs.skipped...)
 
 	type drawn struct {
 		item  *stacclient.Item
@@ -116,20 +102,15 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	}
 	var items []drawn
 	var shapes []footprint.Shape
-	for i := range s.items {
-		it := &s.items[i]
-		shape, why := itemFootprint(it)
-		if why != "" {
-			out.Skipped = append(out.Skipped, SkippedItem{ID: it.ID, Reason: why})
-			continue
-		}
-		items = append(items, drawn{item: it, shape: shape, entry: MapLegendEntry{Label: fmt.Sprint(len(items) + 1), ID: it.ID,
+	for _, l := range fs.located {
+		it := l.item
+		items = append(items, drawn{item: it, shape: l.shape, entry: MapLegendEntry{Label: fmt.Sprint(len(items) + 1), ID: it.ID,
 			Collection: it.Collection, Datetime: itemDatetime(it.Properties), CloudCover: propNumber(it.Properties, "eo:cloud_cover")}})
-		shapes = append(shapes, shape)
+		shapes = append(shapes, l.shape)
 	}
-	if len(items) == 0 && !hasArea {
+	if len(items) == 0 && !fs.hasArea {
 		return fail(actionable(nil, "%s: nothing to draw: %s", tool, joinNonEmpty("; ",
-			strings.Join(emptySearchNotes(params, false), " "), skippedSummary(out.Skipped))))
+			strings.Join(emptySearchNotes(fs.params, false), " "), skippedSummary(out.Skipped))))
 	}
 
 	// Colour: by cloud cover when asked, or by default when any item has it.
@@ -188,10 +169,10 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	// when there is one. Drawing order: cloudiest (or oldest) first, so the
 	// clearest (or newest) footprints are on top.
 	frame := footprint.FrameFor(shapes)
-	if hasArea {
-		frame = footprint.FrameAround(area)
-		spec.AOI = frame.Place(area).Polygons
-		out.AOI = footprint.BBox(area.Bound())
+	if fs.hasArea {
+		frame = footprint.FrameAround(fs.area)
+		spec.AOI = frame.Place(fs.area).Polygons
+		out.AOI = footprint.BBox(fs.area.Bound())
 	}
 	order := make([]int, len(items))
 	for i := range order {
@@ -202,7 +183,7 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 		d := items[i]
 		spec.Footprints = append(spec.Footprints, mapimage.Footprint{Polygons: frame.Place(d.shape).Polygons, Color: d.color, Label: d.entry.Label})
 	}
-	spec.Title = mapTitle(out.Items, s, first, last, colorBy)
+	spec.Title = mapTitle(out.Items, fs.boundedSearch, first, last, colorBy)
 	switch colorBy {
 	case colorByCloud:
 		spec.Legend = &mapimage.Legend{Title: "cloud cover", Ramp: mapimage.CloudRamp, Low: "0%", High: "100%"}
@@ -222,11 +203,11 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	out.ScaleBar = m.ScaleBar
 	out.Image = ImageInfo{MIMEType: picture.MIMEPNG, Width: m.Image.Bounds().Dx(), Height: m.Image.Bounds().Dy(), Bytes: len(data)}
 	out.content = &mcp.ImageContent{Data: data, MIMEType: picture.MIMEPNG}
-	if note := searchedNote("drawn", len(s.items), s); note != "" {
+	if note := searchedNote("drawn", len(fs.items), fs.boundedSearch); note != "" {
 		out.Notes = append(out.Notes, note)
 	}
-	if len(s.items) == 0 {
-		out.Notes = append(out.Notes, emptySearchNotes(params, false)...)
+	if len(fs.items) == 0 {
+		out.Notes = append(out.Notes, emptySearchNotes(fs.params, false)...)
 	}
 	return out, mapItemsText(out), nil
 }

@@ -87,6 +87,74 @@ func visualItemLimits(lim Limits, preferred int) Limits {
 	return Limits{MaxItemsDefault: min(preferred, ceiling), MaxItemsCeiling: ceiling}
 }
 
+// footprintSearch is the search of a tool that draws or measures
+// footprints: its parameters and area of interest and, once run, the items
+// with a usable footprint and those without.
+type footprintSearch struct {
+	tool     string
+	params   stacclient.SearchParams
+	maxItems int
+	area     footprint.Shape
+	hasArea  bool
+	notes    []string // about the arguments: fields ignored, max_items taken from limit
+
+	*boundedSearch // after run
+	located        []locatedItem
+	skipped        []SkippedItem
+}
+
+// locatedItem is a searched item and its footprint.
+type locatedItem struct {
+	item  *stacclient.Item
+	shape footprint.Shape
+}
+
+// newFootprintSearch reads the search arguments and max_items (default
+// preferred, within the configured ceiling). fields is ignored, with a note:
+// it could only remove the geometry, datetime and cloud cover these tools
+// need.
+func newFootprintSearch(c *Call, tool string, args SearchArgs, maxItems IntArg, preferred int) (*footprintSearch, error) {
+	params, err := args.params()
+	if err != nil {
+		return nil, err
+	}
+	f := &footprintSearch{tool: tool, params: params}
+	if params.Fields != nil {
+		f.params.Fields = nil
+		f.notes = append(f.notes, "fields was ignored: "+tool+" needs each item's geometry, datetime and cloud cover")
+	}
+	var note string
+	if f.maxItems, note, err = maxItemsArg(maxItems, params.Limit, visualItemLimits(c.Deps.Limits, preferred)); err != nil {
+		return nil, err
+	}
+	if note != "" {
+		f.notes = append(f.notes, note)
+	}
+	if f.area, f.hasArea, err = searchArea(params); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// run searches and reads each item's footprint.
+func (f *footprintSearch) run(ctx context.Context, c *Call) error {
+	s, err := runBoundedSearch(ctx, c, f.tool, f.params, f.maxItems)
+	if err != nil {
+		return err
+	}
+	f.boundedSearch = s
+	for i := range s.items {
+		it := &s.items[i]
+		shape, why := itemFootprint(it)
+		if why != "" {
+			f.skipped = append(f.skipped, SkippedItem{ID: it.ID, Reason: why})
+			continue
+		}
+		f.located = append(f.located, locatedItem{item: it, shape: shape})
+	}
+	return nil
+}
+
 // SkippedItem is an item left out of a map or a measurement, and why.
 type SkippedItem struct {
 	ID     string `json:"id"`
