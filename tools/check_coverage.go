@@ -123,7 +123,7 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 		items = append(items, footprint.Item{ID: l.item.ID, Shape: l.shape, Time: itemTime(l.item), CloudCover: propNumber(l.item.Properties, "eo:cloud_cover")})
 	}
 	out.Items = len(items)
-	r, err := footprint.Measure(fs.area, items, footprint.Options{WindowDays: windowDays, TargetPercent: float64(target)})
+	r, err := footprint.Measure(ctx, fs.area, items, footprint.Options{WindowDays: windowDays, TargetPercent: float64(target)})
 	if err != nil {
 		return fail(fmt.Errorf("measuring coverage: %w", err))
 	}

@@ -102,7 +102,9 @@ func getItemPreview(ctx context.Context, c *Call, in GetItemPreviewIn) (GetItemP
 		return fail(err)
 	}
 	signing.sign(ctx, item)
-	out.Notes = append(out.Notes, signing.warnings()...)
+	if signing.firstErr != nil {
+		out.Notes = append(out.Notes, "Planetary Computer signing failed, so the preview was requested unsigned: "+signing.firstErr.Error())
+	}
 
 	tried := 0
 	for _, cand := range candidates {

@@ -190,6 +190,9 @@ func searchArea(params stacclient.SearchParams) (area footprint.Shape, ok bool, 
 		return s, true, nil
 	case params.Intersects != nil:
 		s, err := footprint.ParseArea(json.RawMessage(params.Intersects))
+		if err == nil {
+			err = s.Valid()
+		}
 		if err != nil {
 			return s, false, &stacclient.ParamError{Param: "intersects", Got: trimText(string(params.Intersects), 120), Reason: err.Error(),
 				Accepted: "a GeoJSON Polygon or MultiPolygon (or a Feature holding one) in [longitude, latitude]"}

@@ -296,6 +296,18 @@ func TestGetItemPreviewSignsPlanetaryComputerHrefsAndNeverShowsTheToken(t *testi
 	if strings.Contains(string(raw), fakeTokenSig) {
 		t.Error("the SAS token appears in the result")
 	}
+
+	// A token service that refuses: the preview is still tried (unsigned),
+	// and the result says signing failed.
+	refusing := &fakeTokenEndpoint{fail: true}
+	refusingSrv := httptest.NewServer(refusing)
+	t.Cleanup(refusingSrv.Close)
+	d2 := newTestDeps(t, testSessionOptions{CatalogURL: catalog, Transport: blobRedirect{assetHost: strings.TrimPrefix(assetURL, "http://"), next: loopbackTransport}})
+	ConfigureSigning(d2, SigningOptions{TokenURL: refusingSrv.URL + "/token", IsPlanetaryComputer: func(u string) bool { return u == catalog }})
+	res = callOK(t, newClientSession(t, d2, nil), "get_item_preview", map[string]any{"collection_id": "previews", "item_id": "pc-item"})
+	if text := resultText(res); !strings.Contains(text, "Note: Planetary Computer signing failed") || refusing.count() == 0 {
+		t.Errorf("refused token: %q", text)
+	}
 }
 
 // decodePNG decodes a map's image content.
@@ -419,7 +431,7 @@ func TestCheckCoverageOnDemoFootprints(t *testing.T) {
 		items = append(items, footprint.Item{ID: it.ID, Shape: s, Time: tm})
 	}
 	area, _ := footprint.FromBBox(bbox)
-	want, err := footprint.Measure(area, items, footprint.Options{WindowDays: 365})
+	want, err := footprint.Measure(t.Context(), area, items, footprint.Options{WindowDays: 365})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,6 +505,7 @@ func TestCheckCoverageArguments(t *testing.T) {
 		{map[string]any{"bbox": "0,0,1,1", "aoi_geojson": `{"type":"Point","coordinates":[0,0]}`}, "aoi_geojson"},
 		{map[string]any{"intersects": `{"type":"Point","coordinates":[0,0]}`}, `invalid argument "intersects"`},
 		{map[string]any{"intersects": `{"type":"Polygon","coordinates":[[[-180,80],[-90,80],[0,80],[90,80],[180,80],[-180,80]]]}`}, "encircles a pole"},
+		{map[string]any{"intersects": `{"type":"Polygon","coordinates":[[[0,0],[1,1],[1,0],[0,1],[0,0]]]}`}, "not a valid polygon"},
 		{map[string]any{"bbox": "0,0,1,1", "window_days": 0}, "window_days"},
 		{map[string]any{"bbox": "0,0,1,1", "target_percent": 101}, "target_percent"},
 	}

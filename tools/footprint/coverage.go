@@ -2,6 +2,7 @@ package footprint
 
 import (
 	"cmp"
+	"context"
 	"container/heap"
 	"fmt"
 	"runtime"
@@ -86,13 +87,19 @@ type clipped struct {
 }
 
 // Measure computes the coverage of area by items. Items must already be
-// valid shapes (Parse refuses the rest); area must have a positive area.
-func Measure(area Shape, items []Item, opts Options) (*Report, error) {
+// shapes (Parse refuses the rest; an invalid polygon is measured by its
+// bbox and listed); area must be a valid shape with a positive area
+// (Shape.Valid). It stops with ctx's error when ctx ends: the work is
+// CPU-bound and must not outlive the tool call.
+func Measure(ctx context.Context, area Shape, items []Item, opts Options) (*Report, error) {
 	if opts.WindowDays <= 0 {
 		opts.WindowDays = 1
 	}
 	if opts.TargetPercent <= 0 || opts.TargetPercent > 100 {
 		opts.TargetPercent = 95
+	}
+	if err := area.Valid(); err != nil {
+		return nil, fmt.Errorf("the area of interest: %w", err)
 	}
 	aoi, _, err := toGeom(area.Polygons)
 	if err != nil {
@@ -107,6 +114,9 @@ func Measure(area Shape, items []Item, opts Options) (*Report, error) {
 
 	var clips []clipped
 	for i := range items {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		it := &items[i]
 		g, fallback, err := clipTo(it.Shape, aoi, aoiBound)
 		if err != nil {
@@ -136,18 +146,18 @@ func Measure(area Shape, items []Item, opts Options) (*Report, error) {
 	}
 	r.UncoveredBBox = uncoveredBBox(left, r.AreaKm2)
 
-	if r.Windows, err = windows(clips, opts.WindowDays, percent); err != nil {
+	if r.Windows, err = windows(ctx, clips, opts.WindowDays, percent); err != nil {
 		return nil, err
 	}
 	index := newNeighbours(clips)
 	r.GreedyTarget = opts.TargetPercent
-	if r.Greedy, err = greedy(index, min(opts.TargetPercent, r.CoveredPercent), r.AreaKm2); err != nil {
+	if r.Greedy, err = greedy(ctx, index, min(opts.TargetPercent, r.CoveredPercent), r.AreaKm2); err != nil {
 		return nil, err
 	}
 	if n := len(r.Greedy); n > 0 {
 		r.GreedyPercent = r.Greedy[n-1].CumulativePercent
 	}
-	if err := r.cloudWeighted(index); err != nil {
+	if err := r.cloudWeighted(ctx, index); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -266,7 +276,7 @@ func unionOf(clips []clipped) (geom.Geometry, error) {
 }
 
 // windows groups the clipped footprints by day window and measures each.
-func windows(clips []clipped, days int, percent func(float64) float64) ([]Window, error) {
+func windows(ctx context.Context, clips []clipped, days int, percent func(float64) float64) ([]Window, error) {
 	byStart := map[time.Time][]clipped{}
 	var first time.Time
 	for _, c := range clips {
@@ -289,6 +299,9 @@ func windows(clips []clipped, days int, percent func(float64) float64) ([]Window
 	}
 	out := make([]Window, 0, len(byStart))
 	for start, group := range byStart {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		u, err := unionOf(group)
 		if err != nil {
 			return nil, err
@@ -305,7 +318,7 @@ func windows(clips []clipped, days int, percent func(float64) float64) ([]Window
 // candidate on top of the heap is re-measured ("lazy greedy"), and against
 // the picked footprints it overlaps only, so each step stays a small,
 // local overlay however many items there are.
-func greedy(n *neighbours, targetPercent, aoiKm2 float64) ([]Pick, error) {
+func greedy(ctx context.Context, n *neighbours, targetPercent, aoiKm2 float64) ([]Pick, error) {
 	picks := []Pick{}
 	eps := 1e-9 * aoiKm2
 	h := make(gainHeap, len(n.clips))
@@ -318,6 +331,9 @@ func greedy(n *neighbours, targetPercent, aoiKm2 float64) ([]Pick, error) {
 	// Gains are measured piecewise, so their sum can fall short of the
 	// union's area by rounding: a target within 1e-4 points is reached.
 	for h.Len() > 0 && 100*covered/aoiKm2 < targetPercent-1e-4 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		top := h[0]
 		if top.round != round {
 			gain, err := n.addedArea(top.index, func(j int) bool { return picked[j] })
@@ -413,7 +429,7 @@ func (h *gainHeap) Pop() any {
 // cloudWeighted fills CloudWeightedPercent: items from the clearest up,
 // each credited with the area no clearer item covers (measured against the
 // overlapping clearer items only), times its clear fraction.
-func (r *Report) cloudWeighted(n *neighbours) error {
+func (r *Report) cloudWeighted(ctx context.Context, n *neighbours) error {
 	var order []int
 	for i, c := range n.clips {
 		if c.item.CloudCover != nil {
@@ -442,12 +458,18 @@ func (r *Report) cloudWeighted(n *neighbours) error {
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for k, i := range order {
 		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			a, err := n.addedArea(i, func(j int) bool { return rank[j] >= 0 && rank[j] < k })
 			added[k] = a
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
 		return fmt.Errorf("cloud-weighted coverage: %w", err)
 	}
 	weighted := 0.0

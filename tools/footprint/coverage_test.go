@@ -1,6 +1,7 @@
 package footprint
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,7 +147,7 @@ func TestCoverageOfRealFootprintsMatchesRasterisedArea(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			items := demoItems(t, c.collection, c.prefix)
 			area := mustBBox(t, c.area...)
-			r, err := Measure(area, items, Options{})
+			r, err := Measure(context.Background(), area, items, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -244,7 +245,7 @@ func TestAntimeridianFootprintsInEveryForm(t *testing.T) {
 			t.Fatalf("%s: %v", form, err)
 		}
 		for name, bbox := range areas {
-			r, err := Measure(mustBBox(t, bbox...), []Item{{ID: form, Shape: shape}}, Options{})
+			r, err := Measure(context.Background(), mustBBox(t, bbox...), []Item{{ID: form, Shape: shape}}, Options{})
 			if err != nil {
 				t.Fatalf("%s / %s: %v", form, name, err)
 			}
@@ -256,7 +257,7 @@ func TestAntimeridianFootprintsInEveryForm(t *testing.T) {
 	// The uncovered part of an area across the antimeridian is reported as
 	// a bbox across it (west > east).
 	shape, _ := Parse(json.RawMessage(forms["split"]), nil)
-	r, err := Measure(mustBBox(t, 178, 0, -170, 1), []Item{{ID: "x", Shape: shape}}, Options{})
+	r, err := Measure(context.Background(), mustBBox(t, 178, 0, -170, 1), []Item{{ID: "x", Shape: shape}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestPolarFootprints(t *testing.T) {
 	if err != nil {
 		t.Fatalf("polar cap cut at the pole: %v", err)
 	}
-	r, err := Measure(mustBBox(t, 10, 85, 20, 90), []Item{{ID: "cap", Shape: s}}, Options{})
+	r, err := Measure(context.Background(), mustBBox(t, 10, 85, 20, 90), []Item{{ID: "cap", Shape: s}}, Options{})
 	if err != nil || math.Abs(r.CoveredPercent-100) > 1e-6 {
 		t.Fatalf("polar cap over an area near the pole: %v, %v", r, err)
 	}
@@ -293,7 +294,7 @@ func TestGreedyPicksFewestAndCloudWeighting(t *testing.T) {
 		return Item{ID: id, Shape: mustBBox(t, w, 0, e, 1), CloudCover: cloud, Time: time.Date(2024, 6, 1, 10, 0, 0, 0, time.UTC)}
 	}
 	items := []Item{box("left", 0, 2, cc(10)), box("big", 0, 3, cc(50)), box("right", 2, 4, cc(0))}
-	r, err := Measure(mustBBox(t, 0, 0, 4, 1), items, Options{TargetPercent: 100})
+	r, err := Measure(context.Background(), mustBBox(t, 0, 0, 4, 1), items, Options{TargetPercent: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +326,7 @@ func TestWindowsGroupByDays(t *testing.T) {
 		{ID: "c", Shape: mustBBox(t, 0, 0, 2, 1), Time: day(9)},
 		{ID: "undated", Shape: mustBBox(t, 0, 0, 2, 1)},
 	}
-	r, err := Measure(mustBBox(t, 0, 0, 2, 1), items, Options{WindowDays: 7})
+	r, err := Measure(context.Background(), mustBBox(t, 0, 0, 2, 1), items, Options{WindowDays: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +349,7 @@ func TestItemsOutsideAndInvalidFootprints(t *testing.T) {
 		t.Fatal(err)
 	}
 	items := []Item{{ID: "bowtie", Shape: s}, {ID: "far", Shape: mustBBox(t, 50, 50, 51, 51)}}
-	r, err := Measure(mustBBox(t, 0, 0, 2, 1), items, Options{})
+	r, err := Measure(context.Background(), mustBBox(t, 0, 0, 2, 1), items, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,6 +367,21 @@ func TestItemsOutsideAndInvalidFootprints(t *testing.T) {
 	}
 }
 
+func TestMeasureRefusesAnInvalidAreaAndStopsWithItsContext(t *testing.T) {
+	bowtie, err := Parse(json.RawMessage(`{"type":"Polygon","coordinates":[[[0,0],[1,1],[1,0],[0,1],[0,0]]]}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Measure(context.Background(), bowtie, nil, Options{}); err == nil || !strings.Contains(err.Error(), "not a valid polygon") {
+		t.Errorf("self-intersecting area: err = %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Measure(ctx, mustBBox(t, -60, -10, -44, -2), syntheticFootprints(50, 1), Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: err = %v, want context.Canceled", err)
+	}
+}
+
 // BenchmarkMeasure1000Footprints is the issue's coverage benchmark: 1000
 // Sentinel-2-sized footprints (1°, slightly rotated, over a 20×10° area, on
 // 25 days, with cloud cover) measured against a 16×8° area of interest.
@@ -375,7 +391,7 @@ func BenchmarkMeasure1000Footprints(b *testing.B) {
 	var r *Report
 	for b.Loop() {
 		var err error
-		if r, err = Measure(area, items, Options{WindowDays: 5}); err != nil {
+		if r, err = Measure(context.Background(), area, items, Options{WindowDays: 5}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -193,6 +193,21 @@ func shiftRing(r orb.Ring, dx float64) orb.Ring {
 	return out
 }
 
+// Valid reports why the shape is not a valid area: a ring that crosses
+// itself, a hole outside its polygon (the OGC simple-features rules, as
+// simplefeatures checks them).
+func (s Shape) Valid() error {
+	for i, p := range s.Polygons {
+		if err := sfPolygon(p).Validate(); err != nil {
+			if len(s.Polygons) > 1 {
+				return fmt.Errorf("polygon %d is not valid: %w", i+1, err)
+			}
+			return fmt.Errorf("not a valid polygon: %w", err)
+		}
+	}
+	return nil
+}
+
 // Bound is the shape's extent (longitudes may pass ±180).
 func (s Shape) Bound() orb.Bound { return s.Polygons.Bound() }
 
