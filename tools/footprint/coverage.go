@@ -2,8 +2,8 @@ package footprint
 
 import (
 	"cmp"
-	"context"
 	"container/heap"
+	"context"
 	"fmt"
 	"runtime"
 	"slices"

@@ -151,7 +151,7 @@ func TestCoverageOfRealFootprintsMatchesRasterisedArea(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := rasterCoverage(area, items, 800)
+			want := rasterCoverage(area, items, 500)
 			if math.Abs(r.CoveredPercent-want) > 0.5 {
 				t.Errorf("covered %.3f%%, rasterised %.3f%%: more than 0.5 points apart", r.CoveredPercent, want)
 			}
@@ -164,7 +164,7 @@ func TestCoverageOfRealFootprintsMatchesRasterisedArea(t *testing.T) {
 			// Every window's union is one subset of the items: never more than all of them.
 			for _, w := range r.Windows {
 				sub := itemsIn(items, w)
-				if got := rasterCoverage(area, sub, 300); math.Abs(w.CoveredPercent-got) > 1.0 {
+				if got := rasterCoverage(area, sub, 200); math.Abs(w.CoveredPercent-got) > 1.0 {
 					t.Errorf("window %s: %.3f%%, rasterised %.3f%%", w.Start.Format(time.DateOnly), w.CoveredPercent, got)
 				}
 				if w.CoveredPercent > r.CoveredPercent+1e-9 {
@@ -182,7 +182,7 @@ func TestCoverageOfRealFootprintsMatchesRasterisedArea(t *testing.T) {
 					sel = append(sel, it)
 				}
 			}
-			if got := rasterCoverage(area, sel, 300); math.Abs(r.GreedyPercent-got) > 1.0 {
+			if got := rasterCoverage(area, sel, 200); math.Abs(r.GreedyPercent-got) > 1.0 {
 				t.Errorf("greedy set claims %.3f%%, rasterised %.3f%%", r.GreedyPercent, got)
 			}
 			if r.GreedyPercent+1e-3 < min(95, r.CoveredPercent) {

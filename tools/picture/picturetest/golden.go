@@ -6,7 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"image"
-	"image/color"
+	"image/draw"
 	_ "image/jpeg" // golden files are JPEG or PNG
 	_ "image/png"
 	"os"
@@ -62,15 +62,18 @@ func MeanAbsDiff(a, b []byte) (float64, error) {
 	if ra.Size() != rb.Size() {
 		return 0, errors.New("sizes differ: " + ra.String() + " vs " + rb.String())
 	}
+	na, nb := toNRGBA(ia), toNRGBA(ib)
 	var sum float64
-	for y := 0; y < ra.Dy(); y++ {
-		for x := 0; x < ra.Dx(); x++ {
-			ca := color.NRGBAModel.Convert(ia.At(ra.Min.X+x, ra.Min.Y+y)).(color.NRGBA)
-			cb := color.NRGBAModel.Convert(ib.At(rb.Min.X+x, rb.Min.Y+y)).(color.NRGBA)
-			for _, d := range [4]int{int(ca.R) - int(cb.R), int(ca.G) - int(cb.G), int(ca.B) - int(cb.B), int(ca.A) - int(cb.A)} {
-				sum += float64(max(d, -d))
-			}
-		}
+	for i := range na.Pix {
+		d := int(na.Pix[i]) - int(nb.Pix[i])
+		sum += float64(max(d, -d))
 	}
-	return sum / float64(4*ra.Dx()*ra.Dy()), nil
+	return sum / float64(len(na.Pix)), nil
+}
+
+// toNRGBA converts img to non-premultiplied RGBA with origin (0, 0).
+func toNRGBA(img image.Image) *image.NRGBA {
+	out := image.NewNRGBA(image.Rect(0, 0, img.Bounds().Dx(), img.Bounds().Dy()))
+	draw.Draw(out, out.Bounds(), img, img.Bounds().Min, draw.Src)
+	return out
 }
