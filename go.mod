@@ -8,10 +8,12 @@ require (
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/paulmach/orb v0.14.0
+	github.com/peterstace/simplefeatures v0.50.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/rs/zerolog v1.35.1
 	go.uber.org/goleak v1.3.0
+	golang.org/x/image v0.47.0
 	golang.org/x/net v0.59.0
 	golang.org/x/sync v0.24.0
 	modernc.org/sqlite v1.61.1
