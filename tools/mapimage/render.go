@@ -327,7 +327,11 @@ func drawGraticule(cv *canvas, p projection, labels bool) {
 		lines = append(lines, []pt{{0, y}, {p.w, y}})
 	}
 	if !labels {
-		cv.strokeLines(lines, 1, gridLine)
+		// One line at a time: each is a thin box, where all together would
+		// make the rasterizer sweep the whole map.
+		for _, l := range lines {
+			cv.strokeLines([][]pt{l}, 1, gridLine)
+		}
 	}
 }
 
