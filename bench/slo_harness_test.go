@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -215,10 +217,20 @@ func perInvocation(catalog http.Handler, assetBase string) http.Handler {
 }
 
 // serveAsset answers HEAD (and GET) for any asset with a Content-Length,
-// which is what estimate_data_size sizes an asset by.
+// which is what estimate_data_size sizes an asset by; a .png path gets a
+// real (small) PNG, the thumbnail get_item_preview decodes.
 func serveAsset(w http.ResponseWriter, r *http.Request) {
 	if !invocationPrefix.MatchString(r.URL.Path) {
 		http.Error(w, "SLO harness: asset paths start with /inv-<tool>-<n>", http.StatusNotFound)
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, ".png") {
+		w.Header().Set("Content-Type", "image/png")
+		w.Header().Set("Content-Length", strconv.Itoa(len(sloThumbnail)))
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(sloThumbnail)
+		}
 		return
 	}
 	w.Header().Set("Content-Type", "image/tiff; application=geotiff; profile=cloud-optimized")
@@ -230,6 +242,19 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 }
 
 const sloAssetBytes = 4096
+
+// sloThumbnail is a 64×64 PNG gradient.
+var sloThumbnail = func() []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, 64, 64))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i)
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		panic(err) // encoding an in-memory image cannot fail
+	}
+	return buf.Bytes()
+}()
 
 // callOutcome is one tool call as the client saw it.
 type callOutcome struct {

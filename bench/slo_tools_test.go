@@ -39,6 +39,9 @@ var sloCalls = []sloCall{
 	{"get_item", map[string]any{"collection_id": "joplin", "item_id": "047ab5f0-dce1-4166-a00d-425a3dbefe02"}, "warm: item", false},
 	{"get_aggregations", map[string]any{"collections": []string{"joplin"}}, "warm: one aggregation request", false},
 	{"estimate_data_size", map[string]any{"collections": []string{sloAssetCollection}, "max_items": 3, "asset_keys": []string{"red", "nir"}}, "warm: search, 6 asset HEADs on a second host", false},
+	{"get_item_preview", map[string]any{"collection_id": sloAssetCollection, "item_id": "slo-item-0"}, "warm: item, thumbnail GET on a second host", false},
+	{"map_items", map[string]any{"collections": []string{"joplin"}, "max_items": 25}, "warm: 3 search pages, a map of 25 footprints drawn", false},
+	{"check_coverage", map[string]any{"collections": []string{sloAssetCollection}, "bbox": []float64{10, 40, 11.5, 41}, "max_items": 3}, "warm: one search page, coverage measured", false},
 }
 
 // sloNetworkTools lists the network tools of the inventory.
@@ -103,6 +106,9 @@ func buildSLOStore() (*stacserver.Store, error) {
 				"type":  "image/tiff; application=geotiff; profile=cloud-optimized",
 				"roles": []string{"data"},
 			}
+		}
+		assets["thumbnail"] = map[string]any{
+			"href": fmt.Sprintf("%s/assets/%s/thumbnail.png", assetHostPlaceholder, id), "type": "image/png", "roles": []string{"thumbnail"},
 		}
 		item := map[string]any{
 			"type": "Feature", "stac_version": "1.0.0", "id": id, "collection": sloAssetCollection,

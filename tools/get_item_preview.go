@@ -250,6 +250,9 @@ func fetchPreview(ctx context.Context, c *Call, href string) (pic *picture.Pictu
 		}
 		return nil, 0, "could not be fetched: " + headFailure(err), nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, 0, "", err // out of time: do not decode what nobody will receive
+	}
 	pic, err = picture.Make(body.Body, picture.Options{})
 	var tooLarge *picture.TooLargeError
 	switch {

@@ -190,6 +190,9 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	case colorByDate:
 		spec.Legend = &mapimage.Legend{Title: "date", Ramp: mapimage.DateRamp, Low: orDash(day(first)), High: orDash(day(last))}
 	}
+	if err := ctx.Err(); err != nil {
+		return fail(err) // out of time: do not draw a map nobody will receive
+	}
 	m, err := mapimage.Render(spec)
 	if err != nil {
 		return fail(err)
