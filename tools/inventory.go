@@ -78,6 +78,7 @@ type Deps struct {
 	signing       signingState      // the Planetary Computer Signer (ConfigureSigning sets its options)
 	collectionIDs collectionIDCache // collection-id completions
 	cursorKeys    cursorKeyState    // the key cursors are signed with
+	maps          mapCache          // the last maps map_items drew
 }
 
 // Limits shape outputs for a model's context.

@@ -193,19 +193,15 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	if err := ctx.Err(); err != nil {
 		return fail(err) // out of time: do not draw a map nobody will receive
 	}
-	m, err := mapimage.Render(spec)
-	if err != nil {
-		return fail(err)
-	}
-	data, err := picture.EncodePNG(m.Image)
+	m, err := c.Deps.maps.render(spec)
 	if err != nil {
 		return fail(err)
 	}
 	out.Drawn = len(spec.Footprints)
-	out.Extent = footprint.BBox(m.Extent)
-	out.ScaleBar = m.ScaleBar
-	out.Image = ImageInfo{MIMEType: picture.MIMEPNG, Width: m.Image.Bounds().Dx(), Height: m.Image.Bounds().Dy(), Bytes: len(data)}
-	out.content = &mcp.ImageContent{Data: data, MIMEType: picture.MIMEPNG}
+	out.Extent = footprint.BBox(m.extent)
+	out.ScaleBar = m.scaleBar
+	out.Image = ImageInfo{MIMEType: picture.MIMEPNG, Width: m.width, Height: m.height, Bytes: len(m.png)}
+	out.content = &mcp.ImageContent{Data: m.png, MIMEType: picture.MIMEPNG}
 	if note := searchedNote("drawn", len(fs.items), fs.boundedSearch); note != "" {
 		out.Notes = append(out.Notes, note)
 	}

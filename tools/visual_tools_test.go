@@ -16,10 +16,12 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/paulmach/orb"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 	"github.com/stacmcp/stac-mcp/tools/footprint"
+	"github.com/stacmcp/stac-mcp/tools/mapimage"
 )
 
 // previewAssets serves the picture package's test images (our own, generated:
@@ -550,5 +552,38 @@ func TestCheckCoverageAcrossTheAntimeridian(t *testing.T) {
 	res = callOK(t, cs, "map_items", map[string]any{"bbox": "179,-18,-179,-16"})
 	if out := structured[MapItemsOut](t, res); out.Drawn != 2 || out.Extent[0] <= out.Extent[2] {
 		t.Errorf("map across the antimeridian: drawn %d, extent %v", out.Drawn, out.Extent)
+	}
+}
+
+func TestMapCacheReturnsTheSameMapAndStaysBounded(t *testing.T) {
+	var c mapCache
+	spec := func(i int) mapimage.Spec {
+		return mapimage.Spec{Title: fmt.Sprint("map ", i), AOI: orb.MultiPolygon{orb.Bound{Min: orb.Point{10, 45}, Max: orb.Point{11, 46}}.ToPolygon()}}
+	}
+	a, err := c.render(spec(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.render(spec(0))
+	if err != nil || a != b {
+		t.Fatalf("the same spec was drawn again (%p, %p, %v)", a, b, err)
+	}
+	other, err := c.render(spec(1))
+	if err != nil || other == a || bytes.Equal(other.png, a.png) {
+		t.Fatalf("a different title gave the cached map")
+	}
+	for i := 2; i < 2*mapCacheEntries; i++ {
+		if _, err := c.render(spec(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(c.maps) != mapCacheEntries || len(c.order) != mapCacheEntries {
+		t.Errorf("cache holds %d maps (%d in order), want %d", len(c.maps), len(c.order), mapCacheEntries)
+	}
+	// A fresh render of an evicted spec is byte for byte the cached one:
+	// drawing is deterministic, which is what makes the cache correct.
+	again, err := c.render(spec(0))
+	if err != nil || again == a || !bytes.Equal(again.png, a.png) {
+		t.Errorf("redrawing an evicted map gave different bytes (or the stale entry)")
 	}
 }

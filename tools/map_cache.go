@@ -1,0 +1,76 @@
+package tools
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
+
+	"github.com/paulmach/orb"
+
+	"github.com/stacmcp/stac-mcp/tools/mapimage"
+	"github.com/stacmcp/stac-mcp/tools/picture"
+)
+
+// mapCache keeps the last few maps drawn, by a digest of everything drawn
+// on them. Drawing and PNG-encoding a map is the one CPU-heavy step of
+// map_items (tens of milliseconds, ten times that under the race
+// detector), and the same map is often asked for again: a model retrying a
+// call, a client re-running it. Drawing is deterministic, so a hit returns
+// exactly the bytes a new render would.
+type mapCache struct {
+	mu    sync.Mutex
+	order []string // digests, oldest first
+	maps  map[string]*renderedMap
+}
+
+// mapCacheEntries bounds the cache (a map is about 20–150 kB).
+const mapCacheEntries = 8
+
+// renderedMap is an encoded map and what map_items reports about it.
+type renderedMap struct {
+	png           []byte
+	extent        orb.Bound
+	scaleBar      string
+	width, height int
+}
+
+// render draws spec, or returns the map drawn last time for the same spec.
+func (c *mapCache) render(spec mapimage.Spec) (*renderedMap, error) {
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(raw)
+	key := string(sum[:])
+	c.mu.Lock()
+	if m, ok := c.maps[key]; ok {
+		c.mu.Unlock()
+		return m, nil
+	}
+	c.mu.Unlock()
+
+	m, err := mapimage.Render(spec)
+	if err != nil {
+		return nil, err
+	}
+	data, err := picture.EncodePNG(m.Image)
+	if err != nil {
+		return nil, err
+	}
+	r := &renderedMap{png: data, extent: m.Extent, scaleBar: m.ScaleBar, width: m.Image.Bounds().Dx(), height: m.Image.Bounds().Dy()}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.maps == nil {
+		c.maps = map[string]*renderedMap{}
+	}
+	if _, ok := c.maps[key]; !ok {
+		c.maps[key] = r
+		c.order = append(c.order, key)
+		if len(c.order) > mapCacheEntries {
+			delete(c.maps, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	return r, nil
+}
