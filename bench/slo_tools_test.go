@@ -40,7 +40,7 @@ var sloCalls = []sloCall{
 	{"get_aggregations", map[string]any{"collections": []string{"joplin"}}, "warm: one aggregation request", false},
 	{"estimate_data_size", map[string]any{"collections": []string{sloAssetCollection}, "max_items": 3, "asset_keys": []string{"red", "nir"}}, "warm: search, 6 asset HEADs on a second host", false},
 	{"get_item_preview", map[string]any{"collection_id": sloAssetCollection, "item_id": "slo-item-0"}, "warm: item, thumbnail GET on a second host", false},
-	{"map_items", map[string]any{"collections": []string{"joplin"}, "max_items": 25}, "warm: 3 search pages, a map of 25 footprints drawn", false},
+	{"map_items", map[string]any{"collections": []string{"joplin"}, "max_items": 20}, "warm: 2 search pages, a map of 20 footprints drawn", false},
 	{"check_coverage", map[string]any{"collections": []string{sloAssetCollection}, "bbox": []float64{10, 40, 11.5, 41}, "max_items": 3}, "warm: one search page, coverage measured", false},
 }
 
