@@ -66,16 +66,12 @@ func repoRoot(t *testing.T) string {
 // (STAC_MCP_CATALOGS) as a catalog on a private address would be, gives
 // get_item_preview an image to fetch, decode and scale.
 func TestEndToEndWithTypeScriptSDK(t *testing.T) {
-<<<<<<< HEAD
-	out := runTypeScriptClient(t, nil, binary(t), "--catalog", "demo", "stdio")
+	preview := previewCatalog(t, repoRoot(t))
+	out := runTypeScriptClient(t, []string{"STAC_MCP_CATALOGS=preview=" + preview, "STAC_MCP_E2E_PREVIEW_CATALOG=preview"},
+		binary(t), "--catalog", "demo", "stdio")
 	if !strings.Contains(out, "protocol version: 2025-11-25 over stdio") {
 		t.Errorf("the TypeScript SDK did not negotiate 2025-11-25 over stdio:\n%s", out)
 	}
-=======
-	preview := previewCatalog(t, repoRoot(t))
-	runTypeScriptClient(t, []string{"STAC_MCP_CATALOGS=preview=" + preview, "STAC_MCP_E2E_PREVIEW_CATALOG=preview"},
-		"--catalog", "demo", "stdio")
->>>>>>> db107d2 (e2e: the TypeScript SDK client calls map_items, check_coverage and get_item_preview, checks image content MIME type, signature and size against structuredContent; the Go test serves a loopback catalog with a real thumbnail for the preview)
 }
 
 // TestEndToEndWritesWithTypeScriptSDK runs the same client with
