@@ -49,6 +49,9 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 		warn.Warn().Str("event", "retired_setting").Msg(w)
 	}
 	layer := reliability.New(cfg.Policy, reliability.Options{Logger: &logger, Network: networkPolicy(cfg)})
+	// On the layer's registry, so /metrics (http and --metrics-addr) shows
+	// which build is answering beside the reliability counters.
+	layer.Registry().MustRegister(build().collector())
 	catalogs := tools.NewCatalogs(tools.CatalogsOptions{
 		Default:          cfg.Catalog,
 		HTTPClient:       layer.HTTPClient(),

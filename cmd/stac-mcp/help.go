@@ -53,7 +53,7 @@ func writeHelp(w io.Writer) error {
 	fmt.Fprintf(tw, "  --text\tcall: print the text block instead of the structured JSON\n")
 	fmt.Fprintf(tw, "  --image-dir DIR\tcall: also write each image the result carries (map_items, get_item_preview) into DIR\n")
 	fmt.Fprintf(tw, "  --json\ttools: print full tool definitions as JSON\n")
-	fmt.Fprintf(tw, "  --version\tprint the version\n")
+	fmt.Fprintf(tw, "  --version\tprint the version, commit, build date and Go version\n")
 	fmt.Fprintf(tw, "  --help, -h\tshow this help\n")
 	fmt.Fprintf(tw, "\nCatalogs (--catalog, STAC_MCP_CATALOG_URL, and every tool's catalog_url argument):\n")
 	for _, p := range tools.Presets() {

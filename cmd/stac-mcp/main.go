@@ -61,8 +61,7 @@ func dispatch(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr 
 	case cfg.Help:
 		return writeHelp(stdout)
 	case cfg.Version:
-		_, err := fmt.Fprintln(stdout, "stac-mcp", version())
-		return err
+		return writeVersion(stdout)
 	}
 	switch cfg.Command {
 	case "", "stdio":
@@ -85,8 +84,7 @@ func dispatch(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr 
 	case "help":
 		return writeHelp(stdout)
 	case "version":
-		_, err := fmt.Fprintln(stdout, "stac-mcp", version())
-		return err
+		return writeVersion(stdout)
 	}
 	return usageError("unknown command %q; accepted: stdio (default), http, call, tools, help, version", cfg.Command)
 }

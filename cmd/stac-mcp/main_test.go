@@ -215,13 +215,6 @@ func TestToolsListsEveryToolAndJSONHasSchemas(t *testing.T) {
 	}
 }
 
-func TestVersion(t *testing.T) {
-	code, stdout, _ := runForTest(t, nil, "--version")
-	if code != 0 || !strings.HasPrefix(stdout, "stac-mcp ") {
-		t.Errorf("--version: exit %d, %q", code, stdout)
-	}
-}
-
 // newDemoApp is the app of `stac-mcp --catalog demo`, closed at the end of
 // the test.
 func newDemoApp(t *testing.T) *app {
