@@ -421,3 +421,23 @@ func TestBundleNumberRangesAreTheServers(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeInstallListsTheBundleSettings: the README's Claude Desktop
+// install steps show every setting the bundle's form asks for.
+func TestReadmeInstallListsTheBundleSettings(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	start := strings.Index(readme, "### Claude Desktop: the MCP Bundle")
+	end := strings.Index(readme, "### Other MCP clients")
+	if start < 0 || end < start {
+		t.Fatal("README.md lacks the Claude Desktop install section followed by Other MCP clients")
+	}
+	for _, o := range bundleOptions {
+		if !strings.Contains(readme[start:end], "`"+o.env+"`") {
+			t.Errorf("the README's bundle settings table lacks %s (%s)", o.env, o.title)
+		}
+	}
+}
