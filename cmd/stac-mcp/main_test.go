@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -232,6 +233,7 @@ func newDemoApp(t *testing.T) *app {
 }
 
 func TestMetricsEndpointServesPrometheusText(t *testing.T) {
+	linkTimeFacts(t, "1.2.3", testCommit, testDate)
 	a := newDemoApp(t)
 	// One tool call, so the layer has something to count.
 	cs, closeSession, err := a.connectInProcess(context.Background())
@@ -261,6 +263,10 @@ func TestMetricsEndpointServesPrometheusText(t *testing.T) {
 	}
 	if !strings.Contains(string(body), "get_root") {
 		t.Errorf("/metrics does not count the get_root call:\n%.2000s", body)
+	}
+	buildInfo := `stac_mcp_build_info{commit="` + testCommit + `",date="` + testDate + `",go_version="` + runtime.Version() + `",version="1.2.3"} 1`
+	if !strings.Contains(string(body), buildInfo) {
+		t.Errorf("/metrics lacks %s:\n%.2000s", buildInfo, body)
 	}
 }
 

@@ -191,7 +191,7 @@ func (o orderedObject[V]) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		v, err := marshalNoEscape(kv.Value)
+		v, err := json.Marshal(kv.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -201,16 +201,6 @@ func (o orderedObject[V]) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
-}
-
-func marshalNoEscape(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Bundle layout, shared with scripts/release: a launcher script for macOS

@@ -62,21 +62,15 @@ func TestBuildFactsFallBacks(t *testing.T) {
 	}
 }
 
-// TestServerInfoVersionAndBuildInfoMetric: the MCP serverInfo.version is
-// the --version string, and stac_mcp_build_info carries the same facts on
-// the reliability layer's registry (what /metrics serves).
-func TestServerInfoVersionAndBuildInfoMetric(t *testing.T) {
+// TestServerInfoVersionIsTheVersion: the MCP serverInfo.version is the
+// --version string (stac_mcp_build_info: TestMetricsEndpointServesPrometheusText).
+func TestServerInfoVersionIsTheVersion(t *testing.T) {
 	linkTimeFacts(t, "1.2.3", testCommit, testDate)
 	cfg, err := loadConfig([]string{"--catalog", "demo"}, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := newApp(cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.close()
-	cs, closeSession, err := a.connectInProcess(context.Background())
+	cs, closeSession, err := openInProcessSession(context.Background(), cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,41 +78,6 @@ func TestServerInfoVersionAndBuildInfoMetric(t *testing.T) {
 	closeSession()
 	if info.Name != "stac-mcp" || info.Version != "1.2.3" {
 		t.Errorf("serverInfo = %s %s, want stac-mcp 1.2.3", info.Name, info.Version)
-	}
-
-	families, err := a.deps.Layer.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found bool
-	for _, mf := range families {
-		if mf.GetName() != "stac_mcp_build_info" {
-			continue
-		}
-		found = true
-		if len(mf.GetMetric()) != 1 {
-			t.Fatalf("stac_mcp_build_info has %d series, want 1", len(mf.GetMetric()))
-		}
-		m := mf.GetMetric()[0]
-		if m.GetGauge().GetValue() != 1 {
-			t.Errorf("stac_mcp_build_info = %v, want 1", m.GetGauge().GetValue())
-		}
-		labels := map[string]string{}
-		for _, l := range m.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		want := map[string]string{"version": "1.2.3", "commit": testCommit, "date": testDate, "go_version": runtime.Version()}
-		for k, v := range want {
-			if labels[k] != v {
-				t.Errorf("label %s = %q, want %q (all: %v)", k, labels[k], v, labels)
-			}
-		}
-		if len(labels) != len(want) {
-			t.Errorf("labels %v, want exactly %v", labels, want)
-		}
-	}
-	if !found {
-		t.Error("the layer's registry has no stac_mcp_build_info")
 	}
 }
 
