@@ -58,12 +58,16 @@ func buildBundle(root, dist string) error {
 	}
 
 	bundle := filepath.Join(dist, "stac-mcp-"+f.Version+".mcpb")
+	start := time.Now()
 	if err := packBundle(stage, bundle, f.Time); err != nil {
 		return err
 	}
+	fmt.Fprintf(os.Stderr, "packed %s (%s)\n", filepath.Base(bundle), time.Since(start).Round(100*time.Millisecond))
+	start = time.Now()
 	if err := checkBundle(mcpb, bundle, f); err != nil {
 		return err
 	}
+	fmt.Fprintf(os.Stderr, "checked with mcpb unpack (%s)\n", time.Since(start).Round(100*time.Millisecond))
 
 	sum, err := fileSHA256(bundle)
 	if err != nil {
@@ -143,7 +147,8 @@ func stageBundle(root, stage string, f facts) error {
 
 // packBundle zips stage into bundle reproducibly: paths sorted, every time
 // the commit time, modes 0755 for executables and 0644 otherwise (the
-// umask of the machine does not leak in), best compression. mcpb pack
+// umask of the machine does not leak in), default compression (level 9
+// saves 0.4 % of the bundle for three times the time). mcpb pack
 // would stamp the current time, so the SHA-256 in server.json could not be
 // checked by rebuilding the tag.
 func packBundle(stage, bundle string, mtime time.Time) error {
@@ -162,7 +167,7 @@ func packBundle(stage, bundle string, mtime time.Time) error {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(w, flate.BestCompression)
+		return flate.NewWriter(w, flate.DefaultCompression)
 	})
 	for _, p := range paths {
 		rel, err := filepath.Rel(stage, p)
