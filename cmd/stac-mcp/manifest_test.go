@@ -341,6 +341,9 @@ func TestEverySettingIsClassifiedForTheBundle(t *testing.T) {
 		if _, ok := settingByEnv(o.env); !ok {
 			t.Errorf("bundle option %s maps to %s, which is not a setting", o.key, o.env)
 		}
+		if o.def == nil {
+			t.Errorf("bundle option %s has no default: the host would pass the literal ${user_config.%s} when it is left empty", o.key, o.key)
+		}
 		if _, dup := leftOutOfBundle[o.env]; dup {
 			t.Errorf("%s is both offered by the bundle and left out of it", o.env)
 		}
