@@ -43,9 +43,14 @@ func buildBundle(root, dist string) error {
 	}
 	fmt.Fprintf(os.Stderr, "stac-mcp %s, commit %s, %s\n", f.Version, f.Commit, f.Date())
 
+	// dist/ holds one build: goreleaser checksums and uploads every
+	// dist/stac-mcp-*.mcpb, so an older bundle must not linger beside this one.
 	stage := filepath.Join(dist, "mcpb")
-	if err := os.RemoveAll(stage); err != nil {
-		return err
+	old, _ := filepath.Glob(filepath.Join(dist, "stac-mcp-*.mcpb"))
+	for _, p := range append(old, stage, filepath.Join(dist, "server.json")) {
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
 	}
 	if err := stageBundle(root, stage, f); err != nil {
 		return err
