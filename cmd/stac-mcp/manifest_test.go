@@ -68,10 +68,19 @@ var leftOutOfBundle = map[string]string{
 	"STAC_MCP_CACHE_MAX_BYTES":      "reliability tuning; the defaults are the documented policy (adr/0002)",
 	"STAC_MCP_BULKHEAD_MAX":         "reliability tuning; the defaults are the documented policy (adr/0002)",
 	"STAC_MCP_HEDGE":                "reliability tuning; the defaults are the documented policy (adr/0002)",
+	"STAC_MCP_MAX_HOSTS":            "bounds for a shared server (adr/0010); one desktop user never reaches them",
+	"STAC_MCP_BODY_BUDGET_BYTES":    "bounds for a shared server (adr/0010); one desktop user never reaches them",
+	setHTTPMaxConns.env:             "http mode only; the bundle runs stdio",
+	setHTTPMaxConnsPerIP.env:        "http mode only; the bundle runs stdio",
+	setHTTPIdle.env:                 "http mode only; the bundle runs stdio",
+	setHTTPBodyTimeout.env:          "http mode only; the bundle runs stdio",
+	setHTTPMaxBody.env:              "http mode only; the bundle runs stdio",
+	setHTTPMaxSessions.env:          "http mode only; the bundle runs stdio",
+	setHTTPSessionIdle.env:          "http mode only; the bundle runs stdio",
 }
 
 func allSettings() []setting {
-	return slices.Concat(serverSettings, reliabilitySettings, secretSettings)
+	return slices.Concat(flagSettings(), secretSettings)
 }
 
 func settingByEnv(env string) (setting, bool) {
