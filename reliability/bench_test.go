@@ -64,7 +64,7 @@ func BenchmarkCircuitOpenDenial(b *testing.B) {
 	br := l.host(testHost).breaker
 	for range breakerMinCalls {
 		br.allow()
-		br.record(false, true, false)
+		br.record(noProbe, true, false)
 	}
 	b.ReportAllocs()
 	for b.Loop() {

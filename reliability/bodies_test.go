@@ -164,7 +164,7 @@ func TestBodyBudgetQueuesThenRefusesClearly(t *testing.T) {
 		if !errors.As(err, &d) || d.Code != CodeOverloaded || !strings.Contains(err.Error(), "STAC_MCP_BODY_BUDGET_BYTES") {
 			t.Fatalf("read with the budget spent: %v; want an overloaded denial naming STAC_MCP_BODY_BUDGET_BYTES", err)
 		}
-		if sums := tl.host(testHost).breaker.outcomes.sums(time.Now()); sums[evAttempt] != 1 || sums[evAttemptFailed] != 0 {
+		if sums := tl.host(testHost).breaker.(*breaker).outcomes.sums(time.Now()); sums[evAttempt] != 1 || sums[evAttemptFailed] != 0 {
 			t.Errorf("breaker outcomes %v; the refusal must not count against the catalog", sums)
 		}
 		if got := testutil.ToFloat64(tl.metrics.bodyBudgetRefused); got != 1 {

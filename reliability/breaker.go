@@ -30,7 +30,35 @@ const (
 	BreakerOpen     = "open"
 )
 
-// breaker is one host's circuit breaker, shared by all sessions.
+// hostBreaker is a host's circuit breaker as the layer uses it: this
+// process's own (breaker) or the one replicas share (sharedBreaker).
+type hostBreaker interface {
+	// allow admits one attempt. A probe ticket other than noProbe marks a
+	// half-open probe; the caller hands it back to record with the
+	// attempt's result, so that an attempt admitted before the breaker
+	// tripped is never taken for a probe.
+	allow() (admitted bool, probe probeTicket)
+	// record reports one admitted attempt: failed is true only for
+	// retryable failures; neutral outcomes (caller cancellation) release a
+	// probe slot without counting.
+	record(probe probeTicket, failed, neutral bool)
+	// status reports the state and, when open, until when.
+	status() (state string, openUntil time.Time)
+}
+
+// probeTicket says whether an admitted attempt is a half-open probe, and
+// whose: a probe slot taken in the shared breaker is given back there even
+// if the layer fell back to its own state in between.
+type probeTicket uint8
+
+const (
+	noProbe probeTicket = iota
+	localProbe
+	sharedProbe
+)
+
+// breaker is one host's circuit breaker in this process, shared by all
+// sessions.
 type breaker struct {
 	mu        sync.Mutex
 	now       func() time.Time
@@ -48,37 +76,31 @@ func newBreaker(now func() time.Time, rng *lockedRand, onChange func(string)) *b
 		outcomes: newSlidingCounts(breakerWindow, breakerBuckets)}
 }
 
-// allow admits one attempt. probe is true for a half-open probe; the caller
-// reports the attempt's result with record, passing probe back, so that an
-// attempt admitted before the breaker tripped is never taken for a probe.
-func (b *breaker) allow() (admitted, probe bool) {
+func (b *breaker) allow() (admitted bool, probe probeTicket) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch b.state {
 	case BreakerOpen:
 		if b.now().Before(b.openUntil) {
-			return false, false
+			return false, noProbe
 		}
 		b.setState(BreakerHalfOpen)
 		b.probes, b.probeOK = 0, 0
 		fallthrough
 	case BreakerHalfOpen:
 		if b.probes >= breakerProbes-b.probeOK {
-			return false, false
+			return false, noProbe
 		}
 		b.probes++
-		return true, true
+		return true, localProbe
 	}
-	return true, false
+	return true, noProbe
 }
 
-// record reports one admitted attempt: failed is true only for retryable
-// failures; neutral outcomes (caller cancellation) release a probe slot
-// without counting.
-func (b *breaker) record(probe, failed, neutral bool) {
+func (b *breaker) record(probe probeTicket, failed, neutral bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if probe {
+	if probe != noProbe {
 		if b.state != BreakerHalfOpen {
 			return // the breaker tripped again while this probe was out
 		}
@@ -128,7 +150,6 @@ func (b *breaker) setState(s string) {
 	}
 }
 
-// status reports the state and, when open, until when.
 func (b *breaker) status() (string, time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -74,18 +74,18 @@ func TestBreakerReopensWhenAProbeFails(t *testing.T) {
 		b := tl.host(testHost).breaker
 		for range breakerMinCalls {
 			b.allow()
-			b.record(false, true, false)
+			b.record(noProbe, true, false)
 		}
 		if s, _ := b.status(); s != BreakerOpen {
 			t.Fatalf("state %s after %d failures, want open", s, breakerMinCalls)
 		}
 		time.Sleep(breakerOpenFor + breakerOpenJitter)
 		admitted, probe := b.allow()
-		if !admitted || !probe {
+		if !admitted || probe == noProbe {
 			t.Fatal("no probe admitted after the open period")
 		}
 		// A late result of an attempt admitted before the trip is not a probe.
-		b.record(false, false, false)
+		b.record(noProbe, false, false)
 		if s, _ := b.status(); s != BreakerHalfOpen {
 			t.Fatalf("a non-probe success moved the breaker to %s", s)
 		}

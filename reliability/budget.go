@@ -15,7 +15,21 @@ const (
 	budgetSuccessBonus = 1
 )
 
-// retryBudget is one host's token bucket, shared by all sessions.
+// hostBudget is a host's retry budget as the layer uses it: this
+// process's own (retryBudget) or the one replicas share (sharedBudget).
+type hostBudget interface {
+	// take spends cost tokens for a retry; false means the budget is spent
+	// and the retry must not happen.
+	take(cost int) bool
+	// succeeded refunds the cost of the retry that succeeded (0 when the
+	// first attempt did) and adds the success bonus, never above capacity.
+	succeeded(lastRetryCost int)
+	// available is the tokens left.
+	available() int
+}
+
+// retryBudget is one host's token bucket in this process, shared by all
+// sessions.
 type retryBudget struct {
 	mu     sync.Mutex
 	tokens int
@@ -29,8 +43,6 @@ func newRetryBudget(onChange func(tokens int)) *retryBudget {
 	return &retryBudget{tokens: budgetCapacity, onChange: onChange}
 }
 
-// take spends cost tokens for a retry; false means the budget is spent and
-// the retry must not happen.
 func (b *retryBudget) take(cost int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -42,8 +54,6 @@ func (b *retryBudget) take(cost int) bool {
 	return true
 }
 
-// succeeded refunds the cost of the retry that succeeded (0 when the first
-// attempt did) and adds the success bonus, never above capacity.
 func (b *retryBudget) succeeded(lastRetryCost int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -161,6 +161,15 @@ func (c *responseCache) invalidate(host string) {
 	c.gens[host]++
 }
 
+// clear drops every entry (the generations stay).
+func (c *responseCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.order.Init()
+	c.entries = map[string]*list.Element{}
+	c.used = 0
+}
+
 func (c *responseCache) enabled() bool { return c.ttl > 0 && c.maxBytes > 0 }
 
 func (c *responseCache) get(key string, now time.Time) (*snapshot, bool) {
@@ -185,7 +194,7 @@ func (c *responseCache) get(key string, now time.Time) (*snapshot, bool) {
 // quarter of the cache is not either, so one huge page cannot flush
 // everything else.
 func (c *responseCache) putFor(key, host string, gen uint64, s *snapshot, now time.Time, ttl time.Duration) {
-	if s.status < 200 || s.status > 299 || ttl <= 0 {
+	if !cacheable(s, ttl) {
 		return
 	}
 	size := s.size()

@@ -24,7 +24,9 @@ type HostHealth struct {
 func (l *Layer) Health() []HostHealth {
 	now := l.now()
 	var out []HostHealth
-	for _, h := range l.hosts.snapshot() {
+	hosts := l.hosts.snapshot()
+	l.refreshShared(hosts)
+	for _, h := range hosts {
 		name := h.name
 		state, until := h.breaker.status()
 		sums := h.counts.sums(now)

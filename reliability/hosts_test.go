@@ -60,7 +60,7 @@ func TestHostStateIsBoundedAndNeverForgetsProtection(t *testing.T) {
 	b := tl.host("down.test").breaker
 	for range breakerMinCalls {
 		b.allow()
-		b.record(false, true, false)
+		b.record(noProbe, true, false)
 	}
 	// busy0.test: a request hangs in flight.
 	entered.Add(1)

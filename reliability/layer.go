@@ -32,6 +32,12 @@ type Options struct {
 	// (zero: any). It is applied by the dialer of the dedicated transport,
 	// so it has no effect when Transport is set.
 	Network NetworkPolicy
+	// Shared, when set, holds the state the replicas of a deployment
+	// share: response cache, cross-replica coalescing, retry budgets and
+	// circuit breakers (reliability/sharedstate on Redis; adr/0016). nil
+	// keeps all of it in this process. While the store does not answer,
+	// the layer uses its own state.
+	Shared SharedStore
 }
 
 // Layer is the process-wide reliability state shared by all sessions.
@@ -48,6 +54,8 @@ type Layer struct {
 	attemptClient *http.Client // one attempt per Do; used by go-retryablehttp
 	guard         *dialGuard   // the NetworkPolicy, in the dedicated transport's dialer
 
+	shared *sharedState // nil without Options.Shared
+
 	hosts  *hostTable  // per-host state, bounded by Policy.MaxHosts (hosts.go)
 	labels hostLabels  // metrics host labels, bounded by maxHostLabels
 	bodies *bodyBudget // bytes of upstream bodies being read, bounded by Policy.BodyBudgetBytes
@@ -58,8 +66,8 @@ type hostState struct {
 	name     string
 	label    string // its host label on /metrics: name, or "other" past maxHostLabels
 	refs     int    // requests holding it; guarded by hostTable.mu
-	budget   *retryBudget
-	breaker  *breaker
+	budget   hostBudget  // *retryBudget, or *sharedBudget with a shared store
+	breaker  hostBreaker // *breaker, or *sharedBreaker with a shared store
 	bulkhead *bulkhead
 	counts   *slidingCounts // Health's five-minute event counts
 	latency  latencyWindow  // answered attempts, for the hedge delay
@@ -98,6 +106,11 @@ func New(p Policy, opts Options) *Layer {
 		l.log = *opts.Logger
 	} else {
 		l.log = zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Logger()
+	}
+	if opts.Shared != nil {
+		// What this process cached while the store was away may predate
+		// writes made through other replicas: it goes when the store is back.
+		l.shared = newSharedState(opts.Shared, l.now, l.log, l.metrics, l.cache.clear)
 	}
 	base := opts.Transport
 	if base == nil {
@@ -185,17 +198,27 @@ func (l *Layer) newHostState(name string, pinned bool) *hostState {
 	// The gauges describe one host; hosts sharing the "other" label have
 	// no breaker or budget of their own there (get_service_health has them).
 	ownLabel := label != otherHostLabel
-	h.budget = newRetryBudget(func(tokens int) {
+	budgetChanged := func(tokens int) {
 		if ownLabel {
 			l.metrics.budgetTokens.WithLabelValues(label).Set(float64(tokens))
 		}
-	})
-	h.breaker = newBreaker(l.now, l.rng, func(state string) {
+	}
+	breakerChanged := func(state string) {
 		if ownLabel {
 			l.metrics.breakerState.WithLabelValues(label).Set(breakerStateValue(state))
 		}
 		l.log.Warn().Str("event", "breaker_"+state).Str("host", name).Msg("circuit breaker changed state")
-	})
+	}
+	budget := newRetryBudget(budgetChanged)
+	breaker := newBreaker(l.now, l.rng, breakerChanged)
+	h.budget, h.breaker = budget, breaker
+	if l.shared != nil {
+		// The local budget and breaker stand in while the store is away;
+		// the gauges follow whichever is in force.
+		h.budget = &sharedBudget{host: name, s: l.shared, local: budget, onChange: budgetChanged, tokens: budgetCapacity}
+		h.breaker = &sharedBreaker{host: name, s: l.shared, local: breaker, rules: l.sharedBreakerRules(), layer: l,
+			onChange: breakerChanged, view: BreakerView{State: BreakerClosed}}
+	}
 	if ownLabel {
 		l.metrics.breakerState.WithLabelValues(label).Set(0)
 		l.metrics.budgetTokens.WithLabelValues(label).Set(budgetCapacity)

@@ -32,6 +32,9 @@ type metrics struct {
 	bodyBytesReserved prometheus.Gauge
 	bodyBudgetRefused prometheus.Counter
 
+	sharedErrors *prometheus.CounterVec
+	sharedUp     prometheus.Gauge
+
 	idempotencyDuplicates *prometheus.CounterVec
 	idempotencyConflicts  *prometheus.CounterVec
 	writes                *prometheus.CounterVec
@@ -76,6 +79,8 @@ func newMetrics() *metrics {
 	m.bodyBytesReserved = prometheus.NewGauge(prometheus.GaugeOpts{Name: "upstream_body_bytes_in_flight", Help: "Bytes reserved by upstream response bodies being read (bounded by STAC_MCP_BODY_BUDGET_BYTES)."})
 	m.bodyBudgetRefused = prometheus.NewCounter(prometheus.CounterOpts{Name: "body_budget_refusals_total", Help: "Upstream attempts refused because the process-wide budget of body bytes being read was spent."})
 	m.registry.MustRegister(m.trackedHosts, m.evictedHosts, m.bodyBytesReserved, m.bodyBudgetRefused)
+	m.sharedErrors = counter("shared_state_errors_total", "Shared-state (Redis) operations that failed or timed out; the layer used this process's own state for them.", "op")
+	m.sharedUp = prometheus.NewGauge(prometheus.GaugeOpts{Name: "shared_state_up", Help: "1 while the shared state (STAC_MCP_REDIS_URL) answers, 0 while this replica uses its own state; absent without a shared store."})
 	m.idempotencyDuplicates = counter("idempotency_duplicates_total", "Write calls answered with the stored outcome of an earlier call with the same idempotency key (nothing sent).", "tool_name")
 	m.idempotencyConflicts = counter("idempotency_conflicts_total", "Write calls refused because their idempotency key was used with different arguments.", "tool_name")
 	m.writes = counter("writes_total", "Write calls that decided an outcome, by outcome (ok, error or the denial code) and replay decision (executed, looked-up, replayed; empty when nothing could be decided).", "tool_name", "outcome", "replay_decision")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -37,8 +36,8 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// cached or in flight from before it are not served after it. The
 		// generation moves again once it is answered, because reads made
 		// while it ran may have seen either state.
-		l.cache.invalidate(req.URL.Host)
-		defer l.cache.invalidate(req.URL.Host)
+		l.invalidate(req.URL.Host)
+		defer l.invalidate(req.URL.Host)
 		snap, err := l.execute(ctx, rec, req, body)
 		if err != nil {
 			return nil, err
@@ -51,12 +50,13 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, l.localLimitDenial(rec, req.URL.Host, err)
 	}
 	defer l.releaseHost(h)
-	gen := l.cache.generation(req.URL.Host)
 	key := requestKey(req, body)
+	bypass := bypassesCache(req)
+	gen, cached, hit := l.lookup(req.URL.Host, key, !bypass && l.cache.enabled())
 	// Reads are shared only within one write generation of their host, so
 	// a read asked after a write never joins one asked before it.
-	flightKey := key + "@" + strconv.FormatUint(gen, 10)
-	if bypassesCache(req) {
+	flightKey := key + "@" + gen.String()
+	if bypass {
 		// The caller wants an answer made after it asked (a SAS token,
 		// say): no cache lookup, no joining a request already in flight.
 		snap, err := l.execute(ctx, rec, req, body)
@@ -67,18 +67,27 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return snap.response(req), nil
 	}
 	if l.cache.enabled() {
-		if snap, ok := l.cache.get(key, l.now()); ok {
+		if hit {
 			rec.update(func(r *callRecord) { r.cacheHit = true })
 			l.metrics.cacheHits.WithLabelValues(rec.tool).Inc()
 			h.counts.add(l.now(), evCacheHit)
-			return snap.response(req), nil
+			return cached.response(req), nil
 		}
 		l.metrics.cacheMisses.WithLabelValues(rec.tool).Inc()
 		h.counts.add(l.now(), evCacheMiss)
 	}
-	led := false
+	led, peer := false, false
 	ch := l.flight.DoChan(flightKey, func() (any, error) {
 		led = true
+		if gen.shared {
+			// Another replica may be reading the same thing right now.
+			snap, release := l.leadOrWait(ctx, req.URL.Host, key, gen)
+			if snap != nil {
+				peer = true
+				return snap, nil
+			}
+			defer release()
+		}
 		snap, err := l.execute(ctx, rec, req, body)
 		if err == nil {
 			l.remember(key, gen, req, snap)
@@ -97,6 +106,8 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				}
 				return snap.response(req), nil
 			}
+		}
+		if !led || peer {
 			rec.update(func(r *callRecord) { r.coalesced = true })
 			l.metrics.coalescedRequests.WithLabelValues(rec.tool).Inc()
 		}
@@ -108,16 +119,6 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A follower whose own deadline ends first stops waiting; the leader
 		// carries on under its own deadline.
 		return nil, ctx.Err()
-	}
-}
-
-// remember stores a read's answer for as long as the policy and both sides'
-// Cache-Control allow (storeTTL); the cache itself keeps only 2xx answers,
-// and none whose host was written to since gen (the generation the read
-// started in).
-func (l *Layer) remember(key string, gen uint64, req *http.Request, snap *snapshot) {
-	if l.cache.enabled() {
-		l.cache.putFor(key, req.URL.Host, gen, snap, l.now(), storeTTL(l.policy.CacheTTL, req, snap.header))
 	}
 }
 
