@@ -64,8 +64,8 @@ type Layer struct {
 // hostState is everything kept per catalog host.
 type hostState struct {
 	name     string
-	label    string // its host label on /metrics: name, or "other" past maxHostLabels
-	refs     int    // requests holding it; guarded by hostTable.mu
+	label    string      // its host label on /metrics: name, or "other" past maxHostLabels
+	refs     int         // requests holding it; guarded by hostTable.mu
 	budget   hostBudget  // *retryBudget, or *sharedBudget with a shared store
 	breaker  hostBreaker // *breaker, or *sharedBreaker with a shared store
 	bulkhead *bulkhead

@@ -48,7 +48,7 @@ var (
 	setAllowWrites = setting{"allow-writes", "STAC_MCP_ALLOW_WRITES", "", "add the write tools (create_item, update_item, delete_item, create_collection, update_collection) for catalogs that declare the STAC Transaction extension and for local catalog.json files; true or false (default false: read-only)"}
 	setStateDir    = setting{"state-dir", "STAC_MCP_STATE_DIR", "DIR", "directory of the idempotency store (idempotency.db, with --allow-writes) and of cursor.key (stdio and call); default: the user's state directory, $XDG_STATE_HOME/stac-mcp or ~/.local/state/stac-mcp"}
 	setIdemTTL     = setting{"idempotency-ttl-secs", "STAC_MCP_IDEMPOTENCY_TTL_SECS", "SECS", "how long a write's outcome answers repeats of its idempotency key (default 86400, 24 h; 60 to 2592000)"}
-	setRedisURL    = setting{"redis-url", "STAC_MCP_REDIS_URL", "URL", "Redis shared by replicas, redis://host:6379/0 (rediss:// for TLS); with --allow-writes it holds the idempotency records instead of the local store. Put a password in the environment variable, not the flag (command lines are visible to every user)"}
+	setRedisURL    = setting{"redis-url", "STAC_MCP_REDIS_URL", "URL", "Redis shared by replicas, redis://host:6379/0 (rediss:// for TLS): they share the response cache, retry budgets and circuit breakers there (each uses its own while Redis does not answer), http replicas without STAC_MCP_CURSOR_KEY their cursor key, and with --allow-writes the idempotency records. Put a password in the environment variable, not the flag (command lines are visible to every user)"}
 )
 
 // reliabilitySettings are read by reliability.PolicyFromEnv; a flag
@@ -146,8 +146,9 @@ type config struct {
 	AllowWrites    bool
 	IdempotencyTTL time.Duration // how long a write's outcome is kept
 	// RedisURL is Redis shared by replicas (STAC_MCP_REDIS_URL, --redis-url):
-	// read once here, used by the idempotency store today and by any other
-	// shared state later. Never logged with its password.
+	// the reliability layer's shared state (adr/0016), the http cursor key
+	// when none is configured, and the idempotency store with writes.
+	// Never logged with its password.
 	RedisURL string
 
 	Text, JSON, Help, Version bool

@@ -7,13 +7,16 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/reliability/idempotency"
+	"github.com/stacmcp/stac-mcp/reliability/sharedstate"
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
@@ -22,6 +25,11 @@ type app struct {
 	deps   *tools.Deps
 	server *mcp.Server
 	logger zerolog.Logger
+	// shared is the state replicas share (STAC_MCP_REDIS_URL), or nil.
+	shared *sharedstate.Store
+	// keepCursorKey, when set, runs while http serves: it keeps the cursor
+	// key the replicas share in Redis (see sharedCursorKey).
+	keepCursorKey func(ctx context.Context)
 }
 
 // newApp builds the reliability layer, the catalogs and the MCP server. The
@@ -48,7 +56,15 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	for _, w := range cfg.Retired {
 		warn.Warn().Str("event", "retired_setting").Msg(w)
 	}
-	layer := reliability.New(cfg.Policy, reliability.Options{Logger: &logger, Network: networkPolicy(cfg)})
+	shared, err := openShared(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	opts := reliability.Options{Logger: &logger, Network: networkPolicy(cfg)}
+	if shared != nil {
+		opts.Shared = shared
+	}
+	layer := reliability.New(cfg.Policy, opts)
 	// On the layer's registry, so /metrics (http and --metrics-addr) shows
 	// which build is answering beside the reliability counters.
 	layer.Registry().MustRegister(build().collector())
@@ -64,13 +80,20 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 		WrapDemo:         demoFaults(cfg.DemoFaultRate, cfg.DemoFaultSeed, &logger),
 		WritableLocal:    cfg.AllowWrites,
 	})
+	closeShared := func() {
+		if shared != nil {
+			_ = shared.Close()
+		}
+	}
 	if err := catalogs.Check(""); err != nil {
 		_ = catalogs.Close()
+		closeShared()
 		return nil, usageError("--catalog / STAC_MCP_CATALOG_URL: %v", err)
 	}
 	writes, err := openWrites(cfg, logger)
 	if err != nil {
 		_ = catalogs.Close()
+		closeShared()
 		return nil, err
 	}
 	// The configured catalogs keep their reliability state and their own
@@ -84,21 +107,65 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	if cfg.Command == "" || cfg.Command == "stdio" || cfg.Command == "http" {
 		if err := loadConfiguredCatalogs(catalogs, cfg.Policy.ToolTimeout, &logger); err != nil {
 			_ = catalogs.Close()
+			closeShared()
 			if writes != nil {
 				_ = writes.Store.Close()
 			}
 			return nil, err
 		}
 	}
-	deps := &tools.Deps{
+	a := &app{logger: logger, shared: shared}
+	cursorKey := cursorKeyFor(cfg, logger)
+	if cursorKey == nil && cfg.Command == "http" && shared != nil {
+		cursorKey, a.keepCursorKey = sharedCursorKey(shared, logger)
+	}
+	a.deps = &tools.Deps{
 		Layer:     layer,
 		Catalogs:  catalogs,
 		Limits:    tools.Limits{MaxItemsDefault: min(defaultMaxItems, cfg.MaxItemsCeiling), MaxItemsCeiling: cfg.MaxItemsCeiling},
 		Logger:    logger,
-		CursorKey: cursorKeyFor(cfg, logger),
+		CursorKey: cursorKey,
 		Writes:    writes,
 	}
-	return &app{deps: deps, server: tools.NewServer(deps, version()), logger: logger}, nil
+	a.server = tools.NewServer(a.deps, version())
+	return a, nil
+}
+
+// openShared connects to the Redis the replicas share their reliability
+// state in (STAC_MCP_REDIS_URL); nil without one. A Redis that does not
+// answer at startup is not fatal: the layer uses this process's own state
+// until it does (adr/0016).
+func openShared(cfg *config, logger zerolog.Logger) (*sharedstate.Store, error) {
+	if cfg.RedisURL == "" {
+		return nil, nil
+	}
+	redisLogOnce.Do(func() { redis.SetLogger(redisLogger{logger}) })
+	store, err := sharedstate.Open(cfg.RedisURL)
+	if err != nil {
+		return nil, usageError("--redis-url / STAC_MCP_REDIS_URL: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	ev := logger.Info()
+	if err := store.Ping(ctx); err != nil {
+		ev = logger.Warn().Err(err)
+	}
+	ev.Str("event", "shared_state").Str("redis", idempotency.RedactURL(cfg.RedisURL)).
+		Msg("replicas share the response cache, retry budgets and circuit breakers in Redis (each uses its own while Redis does not answer)")
+	return store, nil
+}
+
+// redisLogOnce: go-redis has one logger per process (the idempotency
+// store's client uses it too), set by the first app that uses Redis.
+var redisLogOnce sync.Once
+
+// redisLogger sends go-redis's own messages (a dial that failed, say) to
+// the log as debug events rather than as plain lines on stderr: the
+// layer logs the failures that matter, once per outage.
+type redisLogger struct{ log zerolog.Logger }
+
+func (r redisLogger) Printf(_ context.Context, format string, v ...any) {
+	r.log.Debug().Str("event", "redis_client").Msg(fmt.Sprintf(format, v...))
 }
 
 // networkPolicy is the dial policy of the transport: over http, clients
@@ -191,6 +258,9 @@ func openWrites(cfg *config, logger zerolog.Logger) (*tools.Writes, error) {
 func (a *app) close() {
 	if err := a.deps.Catalogs.Close(); err != nil {
 		a.logger.Warn().Err(err).Msg("closing in-process catalogs")
+	}
+	if a.shared != nil {
+		_ = a.shared.Close()
 	}
 	if w := a.deps.Writes; w != nil {
 		if err := w.Store.Close(); err != nil {

@@ -46,9 +46,9 @@ func runHTTP(ctx context.Context, cfg *config, stderr io.Writer) error {
 	a.logger.Info().Str("version", version()).Str("addr", ln.Addr().String()).
 		Str("catalog", a.deps.Catalogs.Default()).Bool("token_required", cfg.HTTPToken != "").
 		Int("max_connections", l.MaxConns).Int("max_connections_per_ip", l.MaxConnsPerIP).
-		Dur("connection_idle", l.IdleTimeout).Bool("stateless", true).Str("cursor_key", cursorKeySource(cfg)).
+		Dur("connection_idle", l.IdleTimeout).Bool("stateless", true).Str("cursor_key", cursorKeySource(cfg, a.keepCursorKey != nil)).
 		Msg("stac-mcp serving MCP over Streamable HTTP at /mcp")
-	if cfg.CursorKey == "" {
+	if cursorKeySource(cfg, a.keepCursorKey != nil) == "per-process" {
 		a.logger.Info().Str("event", "cursor_key_per_process").
 			Msg("cursors are signed with a key of this process: they end when it stops, and other replicas refuse them; " +
 				"replicas behind a load balancer need the same " + envCursorKey + " (adr/0009)")
@@ -120,6 +120,11 @@ func serveHTTP(ctx context.Context, a *app, ln net.Listener, cfg *config) error 
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(limitListener(ln, cfg.HTTP, m.connectionsRefused)) }()
+	if a.keepCursorKey != nil {
+		keepCtx, stopKeeping := context.WithCancel(ctx)
+		defer stopKeeping()
+		go a.keepCursorKey(keepCtx)
+	}
 
 	select {
 	case err := <-served:
