@@ -31,6 +31,10 @@ type Server struct {
 	output *syncBuffer
 	mu     sync.Mutex
 	done   chan struct{}
+
+	t    testing.TB
+	bin  string
+	port int
 }
 
 // Start starts redis-server for t and stops it in t.Cleanup.
@@ -63,6 +67,10 @@ func start(t testing.TB, bin string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startOn(t, bin, port)
+}
+
+func startOn(t testing.TB, bin string, port int) (*Server, error) {
 	dir := t.TempDir()
 	args := []string{
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
@@ -75,7 +83,7 @@ func start(t testing.TB, bin string) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", bin, err)
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, output: out, done: make(chan struct{})}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, output: out, done: make(chan struct{}), t: t, bin: bin, port: port}
 	s.URL = "redis://" + s.Addr + "/0"
 	go func() { _ = cmd.Wait(); close(s.done) }()
 	if err := s.waitReady(10 * time.Second); err != nil {
@@ -129,6 +137,31 @@ func (s *Server) Stop() {
 	}
 	_ = s.cmd.Process.Kill()
 	<-s.done
+}
+
+// Restart starts an empty redis-server on the same port after Stop, as
+// when Redis comes back after an outage (without persistence: nothing
+// survives). The new process is stopped when the test ends.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.done:
+	default:
+		s.t.Fatal("redistest: Restart of a server that is still running; Stop it first")
+	}
+	var err error
+	// The port was just released; a few tries cover a slow release.
+	for range 20 {
+		var n *Server
+		if n, err = startOn(s.t, s.bin, s.port); err == nil {
+			s.cmd, s.output, s.done = n.cmd, n.output, n.done
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.t.Fatalf("redistest: restarting redis-server on port %d: %v", s.port, err)
 }
 
 // Output is what redis-server printed (warnings and errors).
