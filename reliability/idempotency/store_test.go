@@ -11,7 +11,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"go.uber.org/goleak"
 
-	"github.com/stacmcp/stac-mcp/reliability/internal/redistest"
+	"github.com/stacmcp/stac-mcp/reliability/redistest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

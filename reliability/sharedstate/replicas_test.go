@@ -20,13 +20,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stacmcp/stac-mcp/reliability"
-	"github.com/stacmcp/stac-mcp/reliability/internal/redistest"
+	"github.com/stacmcp/stac-mcp/reliability/redistest"
 	"github.com/stacmcp/stac-mcp/reliability/sharedstate"
 )
 
 // These tests run real reliability layers, as the replicas of one
 // deployment would, against one Redis: miniredis where its behaviour is
-// enough, a real redis-server (reliability/internal/redistest) for what
+// enough, a real redis-server (reliability/redistest) for what
 // only the real server shows (Lua under load, a server that dies and
 // comes back empty).
 

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/stacmcp/stac-mcp/reliability"
-	"github.com/stacmcp/stac-mcp/reliability/internal/redistest"
+	"github.com/stacmcp/stac-mcp/reliability/redistest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

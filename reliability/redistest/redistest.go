@@ -7,6 +7,9 @@
 // The binary is the Debian package redis-server (.ci/run installs it). A
 // test calling Start is skipped when the binary is absent, except when
 // CI=true, where that is a failure.
+//
+// Like net/http/httptest it is a package for tests (of reliability, cmd
+// and bench); nothing in production imports it.
 package redistest
 
 import (
