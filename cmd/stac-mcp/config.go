@@ -95,7 +95,7 @@ const envCatalogHeaders = "STAC_MCP_CATALOG_HEADERS_"
 // secretSettings are read from the environment only.
 var secretSettings = []setting{
 	{"", envHTTPToken, "SECRET", "http and --metrics-addr: bearer token every request must carry (Authorization: Bearer …); required for a non-loopback address, then at least 16 bytes; enforced whenever set"},
-	{"", envCursorKey, "SECRET", "key that signs cursors (at least 32 characters, e.g. openssl rand -hex 32): replicas sharing it continue each other's cursors (default: a random key per http process; stdio and call keep one in the user's state directory)"},
+	{"", envCursorKey, "SECRET", "key that signs cursors (at least 32 characters, e.g. openssl rand -hex 32): replicas sharing it continue each other's cursors (default: http replicas with STAC_MCP_REDIS_URL share one kept in Redis, else a random key per http process; stdio and call keep one in the user's state directory)"},
 	{"", envCatalogHeaders + "<NAME>", "HEADERS", "headers for one preset or STAC_MCP_CATALOGS catalog, sent to its origin only, same forms as STAC_MCP_HEADERS, e.g. STAC_MCP_CATALOG_HEADERS_INTERNAL=X-Api-Key=k"},
 }
 
