@@ -52,9 +52,16 @@ func newBenchServerWithPolicy(b *testing.B, store *stacserver.Store, limits tool
 // with policy over transport (nil = the default), catalogs whose default is
 // catalogURL (closed when the benchmark ends), and a silent logger.
 func newBenchDeps(tb testing.TB, catalogURL string, policy reliability.Policy, transport http.RoundTripper, limits tools.Limits) *tools.Deps {
+	return newBenchDepsWith(tb, catalogURL, policy, reliability.Options{Transport: transport}, limits)
+}
+
+// newBenchDepsWith is newBenchDeps with the layer's options (a shared
+// store, say); the logger is always silent.
+func newBenchDepsWith(tb testing.TB, catalogURL string, policy reliability.Policy, opts reliability.Options, limits tools.Limits) *tools.Deps {
 	tb.Helper()
 	logger := zerolog.Nop()
-	layer := reliability.New(policy, reliability.Options{Transport: transport, Logger: &logger})
+	opts.Logger = &logger
+	layer := reliability.New(policy, opts)
 	catalogs := tools.NewCatalogs(tools.CatalogsOptions{Default: catalogURL, HTTPClient: layer.HTTPClient()})
 	tb.Cleanup(func() { _ = catalogs.Close() })
 	return &tools.Deps{Layer: layer, Catalogs: catalogs, Limits: limits, Logger: logger}
