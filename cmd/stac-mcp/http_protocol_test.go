@@ -204,17 +204,7 @@ func TestHTTPReplicasNeedNoStickySessions(t *testing.T) {
 			}
 			params := &mcp.CallToolParams{Name: "search_items", Arguments: map[string]any{"collections": []string{"joplin"}, "limit": 1, "max_items": 2}}
 			params.SetProgressToken("p-" + revision)
-			first := callHTTPTool(t, cs, params)
-			var page struct {
-				Items []struct {
-					ID string `json:"id"`
-				} `json:"items"`
-				Cursor string `json:"cursor"`
-			}
-			decodeStructured(t, first, &page)
-			if len(page.Items) != 2 || page.Cursor == "" {
-				t.Fatalf("first page: %d items, cursor %q", len(page.Items), page.Cursor)
-			}
+			page := firstSearchPage(t, cs, params)
 			// The continuation goes to whichever replica is next.
 			next := callHTTPTool(t, cs, &mcp.CallToolParams{Name: "search_items", Arguments: map[string]any{"cursor": page.Cursor, "max_items": 2}})
 			var more struct {
@@ -282,6 +272,26 @@ func callHTTPTool(t *testing.T, cs *mcp.ClientSession, params *mcp.CallToolParam
 		t.Fatalf("%s: isError: %+v", params.Name, res.Content)
 	}
 	return res
+}
+
+// searchPage is what the replica tests read of search_items' output.
+type searchPage struct {
+	Items []struct {
+		ID string `json:"id"`
+	} `json:"items"`
+	Cursor string `json:"cursor"`
+}
+
+// firstSearchPage runs a search that asks for two items (max_items 2) and
+// checks that it got them and a cursor to continue.
+func firstSearchPage(t *testing.T, cs *mcp.ClientSession, params *mcp.CallToolParams) searchPage {
+	t.Helper()
+	var page searchPage
+	decodeStructured(t, callHTTPTool(t, cs, params), &page)
+	if len(page.Items) != 2 || page.Cursor == "" {
+		t.Fatalf("first page: %d items, cursor %q", len(page.Items), page.Cursor)
+	}
+	return page
 }
 
 func decodeStructured(t *testing.T, res *mcp.CallToolResult, v any) {

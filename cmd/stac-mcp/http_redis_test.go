@@ -92,18 +92,8 @@ func TestHTTPReplicasShareStateThroughRedis(t *testing.T) {
 	cs := connectHTTPAt(t, rr.url, newTestHTTPClient(t), statelessRevision)
 
 	// A cursor from one replica continues on the next.
-	first := callHTTPTool(t, cs, &mcp.CallToolParams{Name: "search_items",
+	page := firstSearchPage(t, cs, &mcp.CallToolParams{Name: "search_items",
 		Arguments: map[string]any{"collections": []string{"joplin"}, "limit": 1, "max_items": 2}})
-	var page struct {
-		Items []struct {
-			ID string `json:"id"`
-		} `json:"items"`
-		Cursor string `json:"cursor"`
-	}
-	decodeStructured(t, first, &page)
-	if len(page.Items) != 2 || page.Cursor == "" {
-		t.Fatalf("first page: %d items, cursor %q", len(page.Items), page.Cursor)
-	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_items", Arguments: map[string]any{"cursor": page.Cursor, "max_items": 2}})
 	if err != nil || res.IsError {
 		t.Fatalf("the cursor did not continue on the next replica: %v %+v", err, res)
