@@ -141,10 +141,22 @@ func (l *Layer) leadOrWait(ctx context.Context, host, key string, gen readGen) (
 	release := func() {
 		_ = l.shared.do("lead", func(c context.Context) error { return l.shared.store.Unlead(c, claim, token) })
 	}
+	// fetchUnderClaim is taken when this replica holds the claim: the
+	// replica that held it before may have stored its answer between our
+	// cache miss and our claim (it stores, then releases), so the cache is
+	// read once more before asking the catalog.
+	fetchUnderClaim := func() (*snapshot, func()) {
+		now, snap, err := l.sharedLookup(host, key, true)
+		if err == nil && now.token == gen.token && snap != nil {
+			release()
+			return snap, noop
+		}
+		return nil, release
+	}
 	if ok, err := lead(); err != nil {
 		return nil, noop
 	} else if ok {
-		return nil, release
+		return fetchUnderClaim()
 	}
 	waitUntil := time.Now().Add(l.policy.AttemptTimeout)
 	if deadline, ok := ctx.Deadline(); ok && deadline.Add(-l.policy.AttemptTimeout).Before(waitUntil) {
@@ -172,7 +184,7 @@ func (l *Layer) leadOrWait(ctx context.Context, host, key string, gen readGen) (
 		if ok, err := lead(); err != nil {
 			return nil, noop
 		} else if ok {
-			return nil, release
+			return fetchUnderClaim()
 		}
 	}
 	return nil, noop

@@ -96,6 +96,8 @@ type replicaOptions struct {
 	policy reliability.Policy
 	now    func() time.Time
 	seed   uint64
+	// wrap, when set, puts a test's store in front of the Redis one.
+	wrap func(*sharedstate.Store) reliability.SharedStore
 }
 
 func newReplica(t *testing.T, redisURL string, up http.RoundTripper, o replicaOptions) *replica {
@@ -111,7 +113,11 @@ func newReplica(t *testing.T, redisURL string, up http.RoundTripper, o replicaOp
 	if p == (reliability.Policy{}) {
 		p = reliability.DefaultPolicy()
 	}
-	l := reliability.New(p, reliability.Options{Transport: up, Logger: &logger, Shared: store, Now: o.now,
+	var shared reliability.SharedStore = store
+	if o.wrap != nil {
+		shared = o.wrap(store)
+	}
+	l := reliability.New(p, reliability.Options{Transport: up, Logger: &logger, Shared: shared, Now: o.now,
 		Rand: rand.New(rand.NewPCG(o.seed, 7))})
 	return &replica{Layer: l, logs: logs}
 }
@@ -279,12 +285,12 @@ func TestConcurrentReadsAcrossReplicasAreCoalesced(t *testing.T) {
 					waitFor(t, func() bool { return up.count() == 1 }) // the first is at the catalog
 				}
 			}
-			// Release the catalog once the other two missed the cache and
-			// are waiting for the first one's answer.
+			// Release the catalog once the other two missed the cache: they
+			// wait for the first one's answer, or claim the read after it
+			// released it and find the answer then (see the next test).
 			waitFor(t, func() bool {
 				return metric(t, replicas[1].Registry(), "cache_misses_total") == 1 && metric(t, replicas[2].Registry(), "cache_misses_total") == 1
 			})
-			time.Sleep(50 * time.Millisecond)
 			close(release)
 			wg.Wait()
 			if up.count() != 1 {
@@ -296,6 +302,43 @@ func TestConcurrentReadsAcrossReplicasAreCoalesced(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// leadHook runs before, once, ahead of the store's first Lead.
+type leadHook struct {
+	*sharedstate.Store
+	once   sync.Once
+	before func()
+}
+
+func (h *leadHook) Lead(ctx context.Context, claim, token string, ttl time.Duration) (bool, error) {
+	h.once.Do(h.before)
+	return h.Store.Lead(ctx, claim, token, ttl)
+}
+
+// A replica that missed the shared cache just before another one stored
+// the answer and released its claim gets the claim, and must then find
+// the answer rather than ask the catalog again. Here A's whole read runs
+// between B's cache miss and B's claim.
+func TestReadClaimedAfterAnotherReplicaFinishedIsNotRepeated(t *testing.T) {
+	url := "redis://" + miniredis.RunT(t).Addr()
+	up := newCatalog(func(*http.Request) *http.Response { return answer(200, `{"id":"i"}`) })
+	a := newReplica(t, url, up, replicaOptions{})
+	b := newReplica(t, url, up, replicaOptions{wrap: func(s *sharedstate.Store) reliability.SharedStore {
+		return &leadHook{Store: s, before: func() {
+			if _, _, err := a.get("/collections/c/items/i"); err != nil {
+				t.Errorf("A's read: %v", err)
+			}
+		}}
+	}})
+	rc, body, err := b.get("/collections/c/items/i")
+	if err != nil || body != `{"id":"i"}` {
+		t.Fatalf("B's read: %q %v", body, err)
+	}
+	if up.count() != 1 || rc.UpstreamRequests != 0 || !rc.Coalesced {
+		t.Errorf("catalog reached %d times, B's upstream_requests %d, coalesced %v; want 1, 0, true (B finds A's answer under the claim)",
+			up.count(), rc.UpstreamRequests, rc.Coalesced)
 	}
 }
 
