@@ -140,3 +140,44 @@ func TestGetCollectionNotFound(t *testing.T) {
 		t.Errorf("blank id error %q does not name collection_id", msg)
 	}
 }
+
+// TestSearchCollectionsFreeTextMatchesWords: q "DEM" names the Copernicus
+// DEM, not the Astraea "Earth OnDemand" recordings nor anything "demo",
+// whether the catalog searches (the in-process stacserver) or this server
+// filters the list itself; both use package freetext.
+func TestSearchCollectionsFreeTextMatchesWords(t *testing.T) {
+	clientSide := demoServer(t, stacserver.Options{ConformsTo: conformanceWithout("collection-search")})
+	for _, c := range []struct {
+		name, url  string
+		clientSide bool
+	}{{"server-side", "", false}, {"client-side", clientSide, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			cs := newTestSession(t, testSessionOptions{CatalogURL: c.url})
+			out := structured[SearchCollectionsOut](t, callOK(t, cs, "search_collections", map[string]any{"q": "DEM", "limit": 20}))
+			if out.FilteredClientSide != c.clientSide {
+				t.Fatalf("filtered_client_side = %v, want %v", out.FilteredClientSide, c.clientSide)
+			}
+			var ids []string
+			for _, col := range out.Collections {
+				ids = append(ids, col.ID)
+			}
+			if !slices.Contains(ids, "cop-dem-glo-30") {
+				t.Errorf("q=DEM found %v, want cop-dem-glo-30", ids)
+			}
+			for _, substringOnly := range []string{"sentinel2_l1c", "sentinel2_l2a"} {
+				if slices.Contains(ids, substringOnly) {
+					t.Errorf("q=DEM matched %s (\"OnDemand\"): %v", substringOnly, ids)
+				}
+			}
+			excluded := structured[SearchCollectionsOut](t, callOK(t, cs, "search_collections", map[string]any{"q": "sentinel -l1c", "limit": 20}))
+			for _, col := range excluded.Collections {
+				if strings.Contains(col.ID, "l1c") {
+					t.Errorf("q=\"sentinel -l1c\" kept %s", col.ID)
+				}
+			}
+			if excluded.Returned == 0 {
+				t.Error("q=\"sentinel -l1c\" found nothing")
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/paulmach/orb"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/stacclient/freetext"
 )
 
 // SearchCollectionsIn narrows the catalog's collections.
@@ -118,7 +119,7 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 			out.Matched = &n
 		}
 		out.Notes = append(out.Notes, "the catalog does not declare collection search (or free text), so q, bbox and datetime were applied by this server over the catalog's collection list"+
-			"; q keeps collections matching any term, most terms first")
+			"; q matched whole words (quoted phrases, +required, -excluded), best matches first")
 		if !complete {
 			out.Notes = append(out.Notes, fmt.Sprintf("the catalog lists more than %d pages of collections; only those were searched", collectionScanPages))
 		}
@@ -257,7 +258,7 @@ func listServerSide(ctx context.Context, client *stacclient.Client, l collection
 // listClientSide reads the whole list (bounded) and filters it here;
 // refused says why a next link was not followed.
 func listClientSide(ctx context.Context, client *stacclient.Client, l collectionListing) (matches []stacclient.Collection, complete bool, refused string, err error) {
-	terms := freeTextTerms(l.Q)
+	q := freetext.Parse(l.Q)
 	window, err := datetimeWindow(l.Datetime)
 	if err != nil {
 		return nil, false, "", err
@@ -276,11 +277,8 @@ func listClientSide(ctx context.Context, client *stacclient.Client, l collection
 		pages++
 		refused = page.NextRefused
 		for _, col := range page.Collections {
-			score := 1
-			if len(terms) > 0 {
-				score = termScore(col, terms)
-			}
-			if score > 0 && extentIntersects(col.Extent, l.BBox) && extentOverlaps(col.Extent, window) {
+			score, ok := q.Match(append([]string{col.ID, col.Title, col.Description}, col.Keywords...)...)
+			if ok && extentIntersects(col.Extent, l.BBox) && extentOverlaps(col.Extent, window) {
 				kept = append(kept, scored{col, score})
 			}
 		}
@@ -295,23 +293,6 @@ func listClientSide(ctx context.Context, client *stacclient.Client, l collection
 		matches[i] = k.col
 	}
 	return matches, complete, refused, nil
-}
-
-// freeTextTerms splits q on spaces and commas, lower-cased.
-func freeTextTerms(q string) []string {
-	return strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
-}
-
-// termScore counts the terms found in a collection's id, title, description or keywords.
-func termScore(col stacclient.Collection, terms []string) int {
-	text := strings.ToLower(strings.Join(append([]string{col.ID, col.Title, col.Description}, col.Keywords...), " "))
-	n := 0
-	for _, t := range terms {
-		if strings.Contains(text, t) {
-			n++
-		}
-	}
-	return n
 }
 
 // bboxBounds turns a bbox into one or two bounds (two when it crosses the antimeridian).

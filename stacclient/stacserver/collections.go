@@ -2,8 +2,9 @@ package stacserver
 
 import (
 	"net/http"
-	"strings"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/stacclient/freetext"
 )
 
 // collectionLinkRels are replaced by the server's own absolute links; other
@@ -123,10 +124,9 @@ func keptLinks(v any, replaced []string) []any {
 	return out
 }
 
-// collectionFilter compiles the collection-search parameters q (free text:
-// any comma- or space-separated term found, case-insensitively, in the id,
-// title, description or keywords), bbox and datetime (against the first
-// extent entry).
+// collectionFilter compiles the collection-search parameters q (free text
+// over the id, title, description and keywords, by words: see package
+// freetext), bbox and datetime (against the first extent entry).
 func collectionFilter(values map[string][]string) (func(*storedCollection) bool, error) {
 	get := func(k string) string {
 		if v := values[k]; len(v) > 0 {
@@ -135,16 +135,10 @@ func collectionFilter(values map[string][]string) (func(*storedCollection) bool,
 		return ""
 	}
 	var conds []func(*storedCollection) bool
-	if q := get("q"); q != "" {
-		terms := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return r == ',' || r == ' ' })
+	if q := freetext.Parse(get("q")); !q.Empty() {
 		conds = append(conds, func(c *storedCollection) bool {
-			text := strings.ToLower(collectionText(c.doc))
-			for _, t := range terms {
-				if strings.Contains(text, t) {
-					return true
-				}
-			}
-			return false
+			_, ok := q.Match(collectionText(c.doc)...)
+			return ok
 		})
 	}
 	if b := get("bbox"); b != "" {
@@ -184,18 +178,20 @@ func collectionFilter(values map[string][]string) (func(*storedCollection) bool,
 	return allOf(conds), nil
 }
 
-func collectionText(doc map[string]any) string {
-	var b strings.Builder
+// collectionText is the fields free text searches: id, title, description
+// and each keyword.
+func collectionText(doc map[string]any) []string {
+	var fields []string
 	for _, k := range []string{"id", "title", "description"} {
 		s, _ := doc[k].(string)
-		b.WriteString(s + "\n")
+		fields = append(fields, s)
 	}
 	kw, _ := doc["keywords"].([]any)
 	for _, k := range kw {
 		s, _ := k.(string)
-		b.WriteString(s + "\n")
+		fields = append(fields, s)
 	}
-	return b.String()
+	return fields
 }
 
 // collectionBBox is extent.spatial.bbox[0], or nil.

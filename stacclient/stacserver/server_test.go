@@ -196,6 +196,14 @@ func TestCollectionSearch(t *testing.T) {
 		{"q=optical", []string{"sentinel"}},
 		{"q=ELEVATION,usgs", []string{"dem", "landsat"}},
 		{"q=antimeridian", []string{"landsat"}},
+		// q matches words, not substrings (package freetext): "lands" is
+		// in "landsat" and "sent" in "sentinel", but neither is a word.
+		{"q=lands", nil},
+		{"q=sent,elev", nil},
+		{"q=%22optical%20test%22", []string{"sentinel"}}, // a phrase
+		{"q=%22test%20optical%22", nil},                  // the phrase's words out of order
+		{"q=%2Busgs%20elevation", []string{"landsat"}},   // +required, optional only ranks
+		{"q=collection%20-esa", []string{"dem", "landsat"}},
 		{"bbox=175,-5,179,5", []string{"dem", "landsat"}}, // landsat's extent crosses the antimeridian
 		{"bbox=-5,39,0,42", []string{"dem", "sentinel"}},
 		{"datetime=2000-06-01T00:00:00Z", []string{"dem"}},
