@@ -7,9 +7,10 @@ import (
 	"strings"
 )
 
-const bboxAccepted = `4 numbers [west,south,east,north] or 6 [west,south,minz,east,north,maxz], as a list or "w,s,e,n"; longitudes -180..180, latitudes -90..90 with south <= north; west > east means the box crosses the antimeridian`
+const bboxAccepted = `4 numbers [west,south,east,north] or 6 [west,south,minz,east,north,maxz], as a list (numbers or numeric strings) or "w,s,e,n"; longitudes -180..180, latitudes -90..90 with south <= north; west > east means the box crosses the antimeridian`
 
-// ParseBBox accepts 4 or 6 numbers as a list, a JSON-encoded list or "w,s,e,n".
+// ParseBBox accepts 4 or 6 numbers as a list (of numbers, or of numeric
+// strings), a JSON-encoded list or "w,s,e,n".
 // West greater than east is allowed: the box crosses the antimeridian.
 func ParseBBox(v any) ([]float64, error) {
 	bad := paramErrorFor("bbox", v, bboxAccepted)
@@ -44,6 +45,11 @@ func ParseBBox(v any) ([]float64, error) {
 	case []any:
 		for i, e := range x {
 			f, ok := numberFromLoose(e)
+			if text, isText := e.(string); isText {
+				// ["-105.3", "39.9", ...]: numbers a client quoted.
+				parsed, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+				f, ok = parsed, err == nil && isFinite(parsed)
+			}
 			if !ok {
 				return nil, bad(fmt.Sprintf("entry %d is %s, not a finite number", i, describeReceived(e)))
 			}

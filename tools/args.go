@@ -47,6 +47,27 @@ type FieldsArg json.RawMessage
 // IntArg is a whole number, also accepted as a string of digits.
 type IntArg json.RawMessage
 
+// MaxItemsArg is max_items: an IntArg whose schema says its range, 1 to
+// the server's ceiling (set when the tool is registered; see define).
+type MaxItemsArg IntArg
+
+// PageSizeArg is the page size (limit) sent to the catalog: an IntArg from
+// 0 (the catalog's default) to stacclient.MaxPageLimit.
+type PageSizeArg IntArg
+
+// ListLimitArg is search_collections' limit: 1 to maxCollectionsLimit.
+type ListLimitArg IntArg
+
+// AreaArg is an area of interest in one argument: a bbox or a GeoJSON
+// geometry or Feature (stacclient.ParseArea).
+type AreaArg json.RawMessage
+
+// FilterLangArg is the filter language, one of the schema's enum.
+type FilterLangArg string
+
+// DetailArg is how much of each item search_items returns.
+type DetailArg string
+
 func init() {
 	anyOf := func(types []string, items *jsonschema.Schema, desc string) *jsonschema.Schema {
 		return &jsonschema.Schema{Types: types, Items: items, Description: desc}
@@ -54,20 +75,54 @@ func init() {
 	str := &jsonschema.Schema{Type: "string"}
 	argTypeSchemas[reflect.TypeFor[StringList]()] = anyOf([]string{"null", "array", "string"}, str,
 		`list of strings: ["a","b"], a JSON-encoded list "[\"a\",\"b\"]", or a comma-separated string "a,b"`)
-	argTypeSchemas[reflect.TypeFor[BBoxArg]()] = anyOf([]string{"null", "array", "string"}, &jsonschema.Schema{Type: "number"},
+	// Coordinates may come quoted (["-105.3", "39.9", ...]).
+	coordinate := &jsonschema.Schema{Types: []string{"number", "string"}}
+	argTypeSchemas[reflect.TypeFor[BBoxArg]()] = anyOf([]string{"null", "array", "string"}, coordinate,
 		`[west,south,east,north] in degrees (or 6 numbers with heights), as a list, a JSON-encoded list or "w,s,e,n"; west > east crosses the antimeridian`)
+	argTypeSchemas[reflect.TypeFor[AreaArg]()] = anyOf([]string{"null", "array", "string", "object"}, coordinate,
+		`a bbox [west,south,east,north] or a GeoJSON geometry or Feature`)
 	argTypeSchemas[reflect.TypeFor[GeoJSONArg]()] = anyOf([]string{"null", "object", "string"}, nil,
 		`GeoJSON geometry (Polygon, MultiPolygon, Point, ...) or Feature, as an object or a JSON-encoded string`)
 	argTypeSchemas[reflect.TypeFor[QueryArg]()] = anyOf([]string{"null", "object", "string", "array"}, str,
 		`STAC query extension: {"eo:cloud_cover":{"lt":10}}, its JSON string, or strings like "eo:cloud_cover<10"`)
 	argTypeSchemas[reflect.TypeFor[FilterArg]()] = anyOf([]string{"null", "object", "string"}, nil,
 		`CQL2 filter: a cql2-json object (or its JSON string), or cql2-text such as "eo:cloud_cover < 10"`)
-	argTypeSchemas[reflect.TypeFor[SortByArg]()] = anyOf([]string{"null", "array", "string"}, nil,
-		`"-properties.datetime,+id", a list of such strings, or [{"field":"properties.datetime","direction":"desc"}]`)
+	argTypeSchemas[reflect.TypeFor[SortByArg]()] = anyOf([]string{"null", "array", "string", "object"}, nil,
+		`"-properties.datetime,+id", a list of such strings, a {"field":"properties.datetime","direction":"desc"} object, or a list of them`)
 	argTypeSchemas[reflect.TypeFor[FieldsArg]()] = anyOf([]string{"null", "array", "string", "object"}, nil,
 		`"id,-geometry", a list of such strings, or {"include":[...],"exclude":[...]}`)
 	argTypeSchemas[reflect.TypeFor[IntArg]()] = anyOf([]string{"null", "integer", "string"}, nil,
 		`a whole number, or a string of digits`)
+	// minimum and maximum apply to numbers only: a string of digits is
+	// range-checked by the handler, with the same message.
+	bounded := func(min, max float64) *jsonschema.Schema {
+		s := anyOf([]string{"null", "integer", "string"}, nil, `a whole number, or a string of digits`)
+		s.Minimum = &min
+		if max > 0 {
+			s.Maximum = &max
+		}
+		return s
+	}
+	argTypeSchemas[reflect.TypeFor[MaxItemsArg]()] = bounded(1, 0) // maximum: the ceiling, at registration
+	argTypeSchemas[reflect.TypeFor[PageSizeArg]()] = bounded(0, stacclient.MaxPageLimit)
+	argTypeSchemas[reflect.TypeFor[ListLimitArg]()] = bounded(1, maxCollectionsLimit)
+	argTypeSchemas[reflect.TypeFor[FilterLangArg]()] = &jsonschema.Schema{Type: "string",
+		Enum: []any{stacclient.FilterLangCQL2Text, stacclient.FilterLangCQL2JSON}}
+	argTypeSchemas[reflect.TypeFor[DetailArg]()] = &jsonschema.Schema{Type: "string", Enum: []any{detailSummary, detailFull}}
+}
+
+// withItemCeiling returns schema with max_items' maximum set to the
+// configured ceiling: the schema then says what a call may ask for.
+func withItemCeiling(schema any, lim Limits) any {
+	s, ok := schema.(*jsonschema.Schema)
+	if !ok || s.Properties["max_items"] == nil {
+		return schema
+	}
+	_, ceiling := itemLimits(lim)
+	c := s.CloneSchemas()
+	maximum := float64(ceiling)
+	c.Properties["max_items"].Maximum = &maximum
+	return c
 }
 
 // keepRaw copies b, because the decoder may reuse its buffer.
@@ -81,22 +136,30 @@ func rawOrNull(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-func (a *StringList) UnmarshalJSON(b []byte) error { *a = keepRaw(b); return nil }
-func (a StringList) MarshalJSON() ([]byte, error)  { return rawOrNull(a) }
-func (a *BBoxArg) UnmarshalJSON(b []byte) error    { *a = keepRaw(b); return nil }
-func (a BBoxArg) MarshalJSON() ([]byte, error)     { return rawOrNull(a) }
-func (a *GeoJSONArg) UnmarshalJSON(b []byte) error { *a = keepRaw(b); return nil }
-func (a GeoJSONArg) MarshalJSON() ([]byte, error)  { return rawOrNull(a) }
-func (a *QueryArg) UnmarshalJSON(b []byte) error   { *a = keepRaw(b); return nil }
-func (a QueryArg) MarshalJSON() ([]byte, error)    { return rawOrNull(a) }
-func (a *FilterArg) UnmarshalJSON(b []byte) error  { *a = keepRaw(b); return nil }
-func (a FilterArg) MarshalJSON() ([]byte, error)   { return rawOrNull(a) }
-func (a *SortByArg) UnmarshalJSON(b []byte) error  { *a = keepRaw(b); return nil }
-func (a SortByArg) MarshalJSON() ([]byte, error)   { return rawOrNull(a) }
-func (a *FieldsArg) UnmarshalJSON(b []byte) error  { *a = keepRaw(b); return nil }
-func (a FieldsArg) MarshalJSON() ([]byte, error)   { return rawOrNull(a) }
-func (a *IntArg) UnmarshalJSON(b []byte) error     { *a = keepRaw(b); return nil }
-func (a IntArg) MarshalJSON() ([]byte, error)      { return rawOrNull(a) }
+func (a *StringList) UnmarshalJSON(b []byte) error   { *a = keepRaw(b); return nil }
+func (a StringList) MarshalJSON() ([]byte, error)    { return rawOrNull(a) }
+func (a *BBoxArg) UnmarshalJSON(b []byte) error      { *a = keepRaw(b); return nil }
+func (a BBoxArg) MarshalJSON() ([]byte, error)       { return rawOrNull(a) }
+func (a *GeoJSONArg) UnmarshalJSON(b []byte) error   { *a = keepRaw(b); return nil }
+func (a GeoJSONArg) MarshalJSON() ([]byte, error)    { return rawOrNull(a) }
+func (a *QueryArg) UnmarshalJSON(b []byte) error     { *a = keepRaw(b); return nil }
+func (a QueryArg) MarshalJSON() ([]byte, error)      { return rawOrNull(a) }
+func (a *FilterArg) UnmarshalJSON(b []byte) error    { *a = keepRaw(b); return nil }
+func (a FilterArg) MarshalJSON() ([]byte, error)     { return rawOrNull(a) }
+func (a *SortByArg) UnmarshalJSON(b []byte) error    { *a = keepRaw(b); return nil }
+func (a SortByArg) MarshalJSON() ([]byte, error)     { return rawOrNull(a) }
+func (a *FieldsArg) UnmarshalJSON(b []byte) error    { *a = keepRaw(b); return nil }
+func (a FieldsArg) MarshalJSON() ([]byte, error)     { return rawOrNull(a) }
+func (a *IntArg) UnmarshalJSON(b []byte) error       { *a = keepRaw(b); return nil }
+func (a IntArg) MarshalJSON() ([]byte, error)        { return rawOrNull(a) }
+func (a *MaxItemsArg) UnmarshalJSON(b []byte) error  { *a = keepRaw(b); return nil }
+func (a MaxItemsArg) MarshalJSON() ([]byte, error)   { return rawOrNull(a) }
+func (a *PageSizeArg) UnmarshalJSON(b []byte) error  { *a = keepRaw(b); return nil }
+func (a PageSizeArg) MarshalJSON() ([]byte, error)   { return rawOrNull(a) }
+func (a *ListLimitArg) UnmarshalJSON(b []byte) error { *a = keepRaw(b); return nil }
+func (a ListLimitArg) MarshalJSON() ([]byte, error)  { return rawOrNull(a) }
+func (a *AreaArg) UnmarshalJSON(b []byte) error      { *a = keepRaw(b); return nil }
+func (a AreaArg) MarshalJSON() ([]byte, error)       { return rawOrNull(a) }
 
 // decodeArg turns the raw JSON of a loose argument into the decoded value the
 // stacclient Parse* functions take (nil when absent or null).
@@ -158,20 +221,36 @@ func (a IntArg) Int(param string, def, min, max int, hint string) (int, error) {
 	return int(f), nil
 }
 
-// SearchArgs are the item-search parameters shared by search_items,
-// estimate_data_size and get_aggregations, named as in the Python stac-mcp.
+// The item-search arguments come in parts, so that each tool lists only
+// what it uses: SearchFilter (what matches) and AreaArgs (where) are shared
+// by every tool that searches; SearchArgs adds the order, the fields and the
+// page size for the tools that return items. Their formats are explained
+// once, in the server instructions (instructions.md), so the descriptions
+// here stay short.
+
+// SearchFilter is what items must match.
+type SearchFilter struct {
+	Collections StringList    `json:"collections,omitempty" jsonschema:"collection ids, e.g. [\"sentinel-2-l2a\"]"`
+	IDs         StringList    `json:"ids,omitempty" jsonschema:"item ids"`
+	Datetime    string        `json:"datetime,omitempty" jsonschema:"instant or interval, e.g. 2024-06 or 2024-06-01/2024-06-30"`
+	Query       QueryArg      `json:"query,omitempty" jsonschema:"e.g. {\"eo:cloud_cover\":{\"lt\":10}}"`
+	Filter      FilterArg     `json:"filter,omitempty" jsonschema:"CQL2, e.g. \"eo:cloud_cover < 10\""`
+	FilterLang  FilterLangArg `json:"filter_lang,omitempty" jsonschema:"default: inferred from filter"`
+}
+
+// AreaArgs is where items must be: a bbox or a geometry, not both.
+type AreaArgs struct {
+	BBox       BBoxArg    `json:"bbox,omitempty" jsonschema:"[west,south,east,north]"`
+	Intersects GeoJSONArg `json:"intersects,omitempty" jsonschema:"GeoJSON geometry"`
+}
+
+// SearchArgs are search_items' parameters, named as in the Python stac-mcp.
 type SearchArgs struct {
-	Collections StringList `json:"collections,omitempty" jsonschema:"collection ids to search, e.g. [\"sentinel-2-l2a\"] or \"sentinel-2-l2a,landsat-c2-l2\"; call search_collections to list ids"`
-	IDs         StringList `json:"ids,omitempty" jsonschema:"item ids to fetch, as a list or comma string"`
-	BBox        BBoxArg    `json:"bbox,omitempty" jsonschema:"bounding box [west,south,east,north] in degrees; cannot be combined with intersects"`
-	Intersects  GeoJSONArg `json:"intersects,omitempty" jsonschema:"GeoJSON geometry the items must intersect; cannot be combined with bbox"`
-	Datetime    string     `json:"datetime,omitempty" jsonschema:"RFC 3339 instant or interval: 2024-06-01, 2024-06, 2024-06-01/2024-06-30, 2024-01-01/.. (partial dates expand to their whole period; UTC)"`
-	Query       QueryArg   `json:"query,omitempty" jsonschema:"STAC query extension, e.g. {\"eo:cloud_cover\":{\"lt\":10}} or \"eo:cloud_cover<10\"; see get_queryables for property names"`
-	Filter      FilterArg  `json:"filter,omitempty" jsonschema:"CQL2 filter (filter extension): cql2-text \"eo:cloud_cover < 10\" or a cql2-json object"`
-	FilterLang  string     `json:"filter_lang,omitempty" jsonschema:"cql2-text or cql2-json; inferred from filter when absent"`
-	SortBy      SortByArg  `json:"sortby,omitempty" jsonschema:"sort order, e.g. \"-properties.datetime\" for newest first (sort extension)"`
-	Fields      FieldsArg  `json:"fields,omitempty" jsonschema:"fields extension include/exclude, e.g. \"id,properties.datetime,-geometry\""`
-	Limit       IntArg     `json:"limit,omitempty" jsonschema:"page size hint sent to the catalog (1..10000); the total returned is max_items (when max_items is absent, limit caps the total too, as in the Python stac-mcp)"`
+	SearchFilter
+	AreaArgs
+	SortBy SortByArg   `json:"sortby,omitempty" jsonschema:"e.g. \"-properties.datetime\" (newest first)"`
+	Fields FieldsArg   `json:"fields,omitempty" jsonschema:"e.g. \"id,-geometry\""`
+	Limit  PageSizeArg `json:"limit,omitempty" jsonschema:"page size sent to the catalog, not the total (max_items)"`
 }
 
 // useAOIGeoJSON makes aoi_geojson (the Python stac-mcp's name for an area
@@ -189,35 +268,64 @@ func (a *SearchArgs) useAOIGeoJSON(aoi GeoJSONArg) error {
 	return nil
 }
 
-// params validates the arguments through stacclient.ParseSearch.
-func (a SearchArgs) params() (stacclient.SearchParams, error) {
-	raw := stacclient.RawSearch{FilterLang: a.FilterLang}
-	fields := []struct {
-		param string
-		data  []byte
-		dst   *any
-	}{
-		{"collections", a.Collections, &raw.Collections},
-		{"ids", a.IDs, &raw.IDs},
-		{"bbox", a.BBox, &raw.BBox},
-		{"intersects", a.Intersects, &raw.Intersects},
-		{"query", a.Query, &raw.Query},
-		{"filter", a.Filter, &raw.Filter},
-		{"sortby", a.SortBy, &raw.SortBy},
-		{"fields", a.Fields, &raw.Fields},
-		{"limit", a.Limit, &raw.Limit},
-	}
-	for _, f := range fields {
+// rawSearchArg is one loose argument on its way into a RawSearch.
+type rawSearchArg struct {
+	param string
+	data  []byte
+	dst   *any
+}
+
+// parseSearch decodes loose arguments into raw and validates the whole
+// search through stacclient.ParseSearch.
+func parseSearch(raw stacclient.RawSearch, args func(*stacclient.RawSearch) []rawSearchArg) (stacclient.SearchParams, error) {
+	for _, f := range args(&raw) {
 		v, err := decodeArg(f.param, f.data, "valid JSON in one of the forms the parameter's description lists")
 		if err != nil {
 			return stacclient.SearchParams{}, err
 		}
 		*f.dst = v
 	}
-	if a.Datetime != "" {
-		raw.Datetime = a.Datetime
-	}
 	return stacclient.ParseSearch(raw)
+}
+
+// raw starts a RawSearch with the filter's plain fields.
+func (f SearchFilter) raw() stacclient.RawSearch {
+	raw := stacclient.RawSearch{FilterLang: string(f.FilterLang)}
+	if f.Datetime != "" {
+		raw.Datetime = f.Datetime
+	}
+	return raw
+}
+
+func (f SearchFilter) args(raw *stacclient.RawSearch) []rawSearchArg {
+	return []rawSearchArg{
+		{"collections", f.Collections, &raw.Collections},
+		{"ids", f.IDs, &raw.IDs},
+		{"query", f.Query, &raw.Query},
+		{"filter", f.Filter, &raw.Filter},
+	}
+}
+
+func (a AreaArgs) args(raw *stacclient.RawSearch) []rawSearchArg {
+	return []rawSearchArg{{"bbox", a.BBox, &raw.BBox}, {"intersects", a.Intersects, &raw.Intersects}}
+}
+
+// params validates the filter and area alone (tools that neither sort nor
+// page, such as get_aggregations).
+func (f SearchFilter) params(area AreaArgs) (stacclient.SearchParams, error) {
+	return parseSearch(f.raw(), func(raw *stacclient.RawSearch) []rawSearchArg {
+		return append(f.args(raw), area.args(raw)...)
+	})
+}
+
+// params validates every argument through stacclient.ParseSearch.
+func (a SearchArgs) params() (stacclient.SearchParams, error) {
+	return parseSearch(a.SearchFilter.raw(), func(raw *stacclient.RawSearch) []rawSearchArg {
+		return append(append(a.SearchFilter.args(raw), a.AreaArgs.args(raw)...),
+			rawSearchArg{"sortby", a.SortBy, &raw.SortBy},
+			rawSearchArg{"fields", a.Fields, &raw.Fields},
+			rawSearchArg{"limit", a.Limit, &raw.Limit})
+	})
 }
 
 // trimText cuts s to limit runes, saying how much was cut.

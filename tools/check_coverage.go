@@ -16,10 +16,10 @@ import (
 type CheckCoverageIn struct {
 	CatalogArg
 	SearchArgs
-	AOIGeoJSON    GeoJSONArg `json:"aoi_geojson,omitempty" jsonschema:"the area as GeoJSON (Polygon, MultiPolygon or a Feature): the Python stac-mcp's name for intersects; give one of aoi_geojson, intersects, bbox"`
-	MaxItems      IntArg     `json:"max_items,omitempty" jsonschema:"items to measure (default 100, up to the server's ceiling); coverage counts only these"`
-	WindowDays    IntArg     `json:"window_days,omitempty" jsonschema:"report coverage per window of this many days (UTC, from the earliest item's day); default 1: per day"`
-	TargetPercent IntArg     `json:"target_percent,omitempty" jsonschema:"share of the area the smallest-set selection aims for, 1..100 (default 95)"`
+	AOIGeoJSON    GeoJSONArg  `json:"aoi_geojson,omitempty" jsonschema:"the area as GeoJSON (Polygon, MultiPolygon or a Feature): the Python stac-mcp's name for intersects; give one of aoi_geojson, intersects, bbox"`
+	MaxItems      MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to measure (default 100, up to the server's ceiling); coverage counts only these"`
+	WindowDays    IntArg      `json:"window_days,omitempty" jsonschema:"report coverage per window of this many days (UTC, from the earliest item's day); default 1: per day"`
+	TargetPercent IntArg      `json:"target_percent,omitempty" jsonschema:"share of the area the smallest-set selection aims for, 1..100 (default 95)"`
 }
 
 // CheckCoverageOut is how much of the area the matching items cover.

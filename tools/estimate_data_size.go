@@ -13,14 +13,45 @@ import (
 	"github.com/stacmcp/stac-mcp/stacclient"
 )
 
-// EstimateDataSizeIn is a search plus how to size it.
+// EstimateDataSizeIn is a search plus how to size it. The area comes in one
+// argument, aoi; the names bbox, intersects and aoi_geojson (the Python
+// stac-mcp's) are still accepted for it, but not listed (Tool.Aliases).
 type EstimateDataSizeIn struct {
 	CatalogArg
-	SearchArgs
-	MaxItems          IntArg     `json:"max_items,omitempty" jsonschema:"items to size (default 10, up to the server's ceiling); the estimate covers only these, and says when more match"`
-	AssetKeys         StringList `json:"asset_keys,omitempty" jsonschema:"only size these asset keys, e.g. [\"red\",\"nir\"]; default all assets"`
-	AOIGeoJSON        GeoJSONArg `json:"aoi_geojson,omitempty" jsonschema:"the Python stac-mcp's name for intersects: a GeoJSON geometry or Feature (give one of aoi_geojson, intersects, bbox)"`
-	ForceMetadataOnly bool       `json:"force_metadata_only,omitempty" jsonschema:"true: size from metadata only (file:size, raster bands × shape), send no HEAD requests"`
+	SearchFilter
+	AOI               AreaArg     `json:"aoi,omitempty" jsonschema:"area: [west,south,east,north] or GeoJSON; raster sizes are clipped to it"`
+	SortBy            SortByArg   `json:"sortby,omitempty" jsonschema:"which items come first"`
+	Limit             PageSizeArg `json:"limit,omitempty" jsonschema:"page size sent to the catalog"`
+	MaxItems          MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to size (default 10)"`
+	AssetKeys         StringList  `json:"asset_keys,omitempty" jsonschema:"only these assets, e.g. [\"red\",\"nir\"]"`
+	ForceMetadataOnly bool        `json:"force_metadata_only,omitempty" jsonschema:"no HEAD requests: metadata only"`
+}
+
+// estimateAreaAliases are the older names of aoi.
+var estimateAreaAliases = map[string]string{"bbox": "aoi", "intersects": "aoi", "aoi_geojson": "aoi"}
+
+// params validates the search, with the area from aoi.
+func (in EstimateDataSizeIn) params() (stacclient.SearchParams, error) {
+	v, err := decodeArg("aoi", in.AOI, "a bbox or a GeoJSON geometry")
+	if err != nil {
+		return stacclient.SearchParams{}, err
+	}
+	bbox, intersects, err := stacclient.ParseArea("aoi", v)
+	if err != nil {
+		return stacclient.SearchParams{}, err
+	}
+	raw := in.SearchFilter.raw()
+	if bbox != nil {
+		raw.BBox = bbox
+	}
+	if intersects != nil {
+		raw.Intersects = intersects
+	}
+	return parseSearch(raw, func(raw *stacclient.RawSearch) []rawSearchArg {
+		return append(in.SearchFilter.args(raw),
+			rawSearchArg{"sortby", in.SortBy, &raw.SortBy},
+			rawSearchArg{"limit", in.Limit, &raw.Limit})
+	})
 }
 
 // SizedAsset is one asset's estimate.
@@ -104,7 +135,7 @@ func EstimateDataSize() Tool {
 			"(red and red-jp2) is counted once, and the sized items are extrapolated to every matched item. Same search parameters as search_items.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [11.0, 46.0, 11.5, 46.5], "datetime": "2024-07", "asset_keys": ["red", "nir"], "max_items": 5}`,
 		Annotations: readOnlyAnnotations("Estimate data size"),
-	}, true, estimateDataSize)
+	}, true, estimateDataSize).withAliases(estimateAreaAliases)
 }
 
 // assetJob is one asset on its way to a size.
@@ -128,9 +159,6 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	fail := failWith[EstimateDataSizeOut]()
 	keys, err := in.AssetKeys.Strings("asset_keys")
 	if err != nil {
-		return fail(err)
-	}
-	if err := in.useAOIGeoJSON(in.AOIGeoJSON); err != nil {
 		return fail(err)
 	}
 	params, err := in.params()

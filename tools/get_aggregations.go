@@ -12,9 +12,12 @@ import (
 
 // GetAggregationsIn lists the available aggregations and runs the named ones
 // over a search.
+// sortby, fields and limit are not among them: an aggregation neither
+// orders, shapes nor pages items.
 type GetAggregationsIn struct {
 	CatalogArg
-	SearchArgs
+	SearchFilter
+	AreaArgs
 	Aggregations StringList `json:"aggregations,omitempty" jsonschema:"aggregation names to compute over the search, e.g. [\"total_count\",\"datetime_frequency\"]; omit to only list what the catalog offers"`
 }
 
@@ -73,7 +76,7 @@ func getAggregations(ctx context.Context, c *Call, in GetAggregationsIn) (GetAgg
 	if err != nil {
 		return fail(err)
 	}
-	params, err := in.params()
+	params, err := in.SearchFilter.params(in.AreaArgs)
 	if err != nil {
 		return fail(err)
 	}

@@ -21,7 +21,7 @@ type GetQueryablesIn struct {
 // QueryableInfo is one property a filter or query can use.
 type QueryableInfo struct {
 	Name        string   `json:"name" jsonschema:"property name to use in filter/query, e.g. eo:cloud_cover"`
-	Type        string   `json:"type,omitempty" jsonschema:"JSON type(s), e.g. number, string, or a $ref when the schema only references one"`
+	Type        string   `json:"type,omitempty" jsonschema:"JSON type(s), e.g. number, string; local $refs are resolved, a remote one is given as \"$ref URL\""`
 	Format      string   `json:"format,omitempty" jsonschema:"format, e.g. date-time"`
 	Title       string   `json:"title,omitempty"`
 	Description string   `json:"description,omitempty"`
@@ -90,39 +90,131 @@ func getQueryables(ctx context.Context, c *Call, in GetQueryablesIn) (GetQueryab
 	return out, queryablesText(out), nil
 }
 
-// queryableList flattens the queryables schema, sorted by name.
+// queryableList flattens the queryables schema, sorted by name. A
+// property that only references a definition ("$ref": "#/$defs/cloud")
+// takes its type, format, enum and range from it; its own title and
+// description win.
 func queryableList(q *stacclient.Queryables) []QueryableInfo {
+	var doc any
+	if raw, err := json.Marshal(q); err == nil {
+		_ = json.Unmarshal(raw, &doc)
+	}
 	out := []QueryableInfo{}
 	for name, raw := range q.Properties {
-		var s struct {
-			Type        any      `json:"type"`
-			Ref         string   `json:"$ref"`
-			Format      string   `json:"format"`
-			Title       string   `json:"title"`
-			Description string   `json:"description"`
-			Enum        []any    `json:"enum"`
-			Minimum     *float64 `json:"minimum"`
-			Maximum     *float64 `json:"maximum"`
-			Items       *struct {
-				Type any `json:"type"`
-			} `json:"items"`
-		}
 		info := QueryableInfo{Name: name}
-		if err := json.Unmarshal(raw, &s); err == nil {
-			info.Type = schemaTypeName(s.Type)
-			if info.Type == "array" && s.Items != nil {
-				info.Type = "array of " + orDash(schemaTypeName(s.Items.Type))
-			}
-			if info.Type == "" && s.Ref != "" {
-				info.Type = "$ref " + s.Ref
-			}
-			info.Format, info.Title, info.Description = s.Format, s.Title, s.Description
-			info.Enum, info.Minimum, info.Maximum = s.Enum, s.Minimum, s.Maximum
+		var schema map[string]any
+		if err := json.Unmarshal(raw, &schema); err == nil {
+			fillQueryable(&info, resolveRefs(schema, doc))
 		}
 		out = append(out, info)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// maxRefDepth bounds a chain of local references (and a cycle).
+const maxRefDepth = 8
+
+// resolveRefs merges the local definitions schema points to ("#/..." JSON
+// pointers into doc) under its own members, following chains up to
+// maxRefDepth. A remote reference stays as it is (stac-mcp does not fetch
+// schemas), unless it names a well-known STAC field (wellKnownRefs).
+func resolveRefs(schema map[string]any, doc any) map[string]any {
+	merged := map[string]any{}
+	ref := ""
+	for depth := 0; depth < maxRefDepth; depth++ {
+		for k, v := range schema {
+			if _, set := merged[k]; !set && k != "$ref" {
+				merged[k] = v
+			}
+		}
+		ref, _ = schema["$ref"].(string)
+		if ref == "" {
+			return merged
+		}
+		target, ok := jsonPointer(doc, ref)
+		if !ok {
+			if known := wellKnownRef(ref); known != nil {
+				target, ok = known, true
+			}
+		}
+		if !ok {
+			if _, set := merged["$ref"]; !set {
+				merged["$ref"] = ref
+			}
+			return merged
+		}
+		schema = target
+	}
+	merged["$ref"] = ref // a chain too long (or a cycle): show where it stopped
+	return merged
+}
+
+// jsonPointer resolves a local reference "#/a/b" in doc.
+func jsonPointer(doc any, ref string) (map[string]any, bool) {
+	path, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil, false
+	}
+	node := doc
+	for _, part := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+		if part == "" {
+			continue
+		}
+		part = strings.NewReplacer("~1", "/", "~0", "~").Replace(part)
+		m, isObject := node.(map[string]any)
+		if !isObject {
+			return nil, false
+		}
+		if node, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	target, ok := node.(map[string]any)
+	return target, ok
+}
+
+// wellKnownRef gives the schema of the STAC fields catalogs most often
+// reference remotely (pgstac and stac-fastapi point id, datetime and
+// eo:cloud_cover at the STAC and eo schemas), so their type shows without
+// fetching anything.
+func wellKnownRef(ref string) map[string]any {
+	if !strings.HasPrefix(ref, "https://schemas.stacspec.org/") && !strings.HasPrefix(ref, "https://stac-extensions.github.io/") {
+		return nil
+	}
+	switch {
+	case strings.HasSuffix(ref, "eo:cloud_cover"):
+		return map[string]any{"type": "number", "minimum": 0.0, "maximum": 100.0}
+	case strings.HasSuffix(ref, "/properties/datetime"), strings.HasSuffix(ref, "/properties/start_datetime"),
+		strings.HasSuffix(ref, "/properties/end_datetime"):
+		return map[string]any{"type": "string", "format": "date-time"}
+	case strings.HasSuffix(ref, "/properties/id"), strings.HasSuffix(ref, "#/collection"):
+		return map[string]any{"type": "string"}
+	}
+	return nil
+}
+
+// fillQueryable copies what a model needs from a (resolved) property schema.
+func fillQueryable(info *QueryableInfo, s map[string]any) {
+	info.Type = schemaTypeName(s["type"])
+	if items, ok := s["items"].(map[string]any); ok && info.Type == "array" {
+		info.Type = "array of " + orDash(schemaTypeName(items["type"]))
+	}
+	if ref, _ := s["$ref"].(string); info.Type == "" && ref != "" {
+		info.Type = "$ref " + ref
+	}
+	info.Format, _ = s["format"].(string)
+	info.Title, _ = s["title"].(string)
+	info.Description, _ = s["description"].(string)
+	info.Enum, _ = s["enum"].([]any)
+	info.Minimum, info.Maximum = schemaNumber(s["minimum"]), schemaNumber(s["maximum"])
+}
+
+func schemaNumber(v any) *float64 {
+	if f, ok := toFloat(v); ok {
+		return &f
+	}
+	return nil
 }
 
 // schemaTypeName renders a JSON Schema "type" (a string or a list).

@@ -127,7 +127,17 @@ type Tool struct {
 	// for every Inventory tool, create/update/delete for WriteTools. A
 	// toolset filter can group the tools by it ("write" = not read).
 	SideEffect string
-	register   func(s *mcp.Server, d *Deps)
+	// Aliases are older argument names still accepted but not listed in
+	// the input schema, each mapped to the argument it stands for
+	// (argumentAliasMiddleware renames them before the SDK validates).
+	Aliases  map[string]string
+	register func(s *mcp.Server, d *Deps)
+}
+
+// withAliases returns t accepting the given older argument names.
+func (t Tool) withAliases(aliases map[string]string) Tool {
+	t.Aliases = aliases
+	return t
 }
 
 // Register adds the tool to s.
@@ -151,7 +161,9 @@ func define[In catalogInput, Out any](def *mcp.Tool, network bool, h Handler[In,
 	tool.InputSchema = mustInputSchema[In](def.Name)
 	tool.OutputSchema = mustOutputSchema[Out](def.Name)
 	return Tool{Def: &tool, Network: network, SideEffect: reliability.SideEffectRead, register: func(s *mcp.Server, d *Deps) {
-		mcp.AddTool(s, &tool, adapt(tool.Name, d, h))
+		registered := tool
+		registered.InputSchema = withItemCeiling(tool.InputSchema, d.Limits)
+		mcp.AddTool(s, &registered, adapt(tool.Name, d, h))
 	}}
 }
 

@@ -20,7 +20,7 @@ import (
 type MapItemsIn struct {
 	CatalogArg
 	SearchArgs
-	MaxItems IntArg `json:"max_items,omitempty" jsonschema:"footprints to draw (default 50, up to the server's ceiling)"`
+	MaxItems MaxItemsArg `json:"max_items,omitempty" jsonschema:"footprints to draw (default 50, up to the server's ceiling)"`
 	ColorBy  string `json:"color_by,omitempty" jsonschema:"cloud_cover (blue clear to grey cloudy; the default when items have eo:cloud_cover) or date (purple oldest to yellow newest)"`
 }
 

@@ -18,11 +18,11 @@ import (
 // SearchCollectionsIn narrows the catalog's collections.
 type SearchCollectionsIn struct {
 	CatalogArg
-	Q        string  `json:"q,omitempty" jsonschema:"free text matched against id, title, description and keywords, e.g. \"sentinel-2 reflectance\""`
-	BBox     BBoxArg `json:"bbox,omitempty" jsonschema:"keep collections whose spatial extent intersects [west,south,east,north]"`
-	Datetime string  `json:"datetime,omitempty" jsonschema:"keep collections whose temporal extent overlaps this instant or interval, e.g. 2024-01-01/2024-12-31"`
-	Limit    IntArg  `json:"limit,omitempty" jsonschema:"collections to return in this call (default 10, at most 100); continue with cursor"`
-	Cursor   string  `json:"cursor,omitempty" jsonschema:"cursor from a previous search_collections result, to get the next collections"`
+	Q        string       `json:"q,omitempty" jsonschema:"free text matched against id, title, description and keywords, e.g. \"sentinel-2 reflectance\""`
+	BBox     BBoxArg      `json:"bbox,omitempty" jsonschema:"keep collections whose spatial extent intersects [west,south,east,north]"`
+	Datetime string       `json:"datetime,omitempty" jsonschema:"keep collections whose temporal extent overlaps this instant or interval, e.g. 2024-01-01/2024-12-31"`
+	Limit    ListLimitArg `json:"limit,omitempty" jsonschema:"collections to return in this call (default 10, at most 100); continue with cursor"`
+	Cursor   string       `json:"cursor,omitempty" jsonschema:"cursor from a previous search_collections result, to get the next collections"`
 }
 
 // collectionListing is a validated listing; a collections cursor carries
@@ -211,7 +211,7 @@ func listingCursor(c *Call, l collectionListing, listed int, explicitLimit bool)
 func (in SearchCollectionsIn) listing() (collectionListing, error) {
 	l := collectionListing{Q: strings.TrimSpace(in.Q)}
 	var err error
-	if l.Limit, err = in.Limit.Int("limit", defaultCollectionsLimit, 1, maxCollectionsLimit, "; continue with cursor for more"); err != nil {
+	if l.Limit, err = IntArg(in.Limit).Int("limit", defaultCollectionsLimit, 1, maxCollectionsLimit, "; continue with cursor for more"); err != nil {
 		return l, err
 	}
 	v, err := decodeArg("bbox", in.BBox, "a bbox")

@@ -16,10 +16,10 @@ import (
 type SearchItemsIn struct {
 	CatalogArg
 	SearchArgs
-	MaxItems   IntArg `json:"max_items,omitempty" jsonschema:"total number of items to return in this call (default 10, up to the server's ceiling); continue with cursor for more"`
-	Cursor     string `json:"cursor,omitempty" jsonschema:"cursor from a previous search_items result: continues exactly where it stopped (send it alone, or with the same search parameters)"`
-	Detail     string `json:"detail,omitempty" jsonschema:"summary (default: id, collection, datetime, bbox, cloud cover, platform, gsd, main assets) or full (complete STAC Items)"`
-	SignAssets bool   `json:"sign_assets,omitempty" jsonschema:"Planetary Computer only: true appends a SAS token to asset hrefs so they can be downloaded (tokens expire in about an hour); refused for other catalogs"`
+	MaxItems   MaxItemsArg `json:"max_items,omitempty" jsonschema:"total number of items to return in this call (default 10, up to the server's ceiling); continue with cursor for more"`
+	Cursor     string      `json:"cursor,omitempty" jsonschema:"cursor from a previous search_items result: continues exactly where it stopped (send it alone, or with the same search parameters)"`
+	Detail     DetailArg   `json:"detail,omitempty" jsonschema:"summary (default: id, collection, datetime, bbox, cloud cover, platform, gsd, main assets) or full (complete STAC Items)"`
+	SignAssets bool        `json:"sign_assets,omitempty" jsonschema:"Planetary Computer only: true appends a SAS token to asset hrefs so they can be downloaded (tokens expire in about an hour); refused for other catalogs"`
 }
 
 // SearchItemsOut is one page of search results, shaped for a model.
@@ -65,14 +65,14 @@ const (
 	detailFull    = "full"
 )
 
-func parseDetail(s string) (string, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
+func parseDetail(s DetailArg) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(string(s))) {
 	case "", detailSummary:
 		return detailSummary, nil
 	case detailFull:
 		return detailFull, nil
 	}
-	return "", &stacclient.ParamError{Param: "detail", Got: s, Reason: "unknown detail level", Accepted: `"summary" (default) or "full"`}
+	return "", &stacclient.ParamError{Param: "detail", Got: string(s), Reason: "unknown detail level", Accepted: `"summary" (default) or "full"`}
 }
 
 // itemLimits are the configured default and ceiling of max_items.
@@ -91,7 +91,7 @@ func itemLimits(lim Limits) (def, ceiling int) {
 // When max_items is absent but limit is given, limit also caps the total, as
 // it did in the Python stac-mcp ("latest ⇒ limit=1" prompts keep working);
 // the note says so, because limit is otherwise only the page size.
-func maxItemsArg(a IntArg, pageLimit int, lim Limits) (int, string, error) {
+func maxItemsArg(a MaxItemsArg, pageLimit int, lim Limits) (int, string, error) {
 	def, ceiling := itemLimits(lim)
 	if !argGiven(a) && pageLimit > 0 {
 		n := min(pageLimit, ceiling)
@@ -101,7 +101,7 @@ func maxItemsArg(a IntArg, pageLimit int, lim Limits) (int, string, error) {
 		}
 		return n, note, nil
 	}
-	n, err := a.Int("max_items", def, 1, ceiling,
+	n, err := IntArg(a).Int("max_items", def, 1, ceiling,
 		fmt.Sprintf("; default %d, ceiling %d (STAC_MCP_MAX_ITEMS_CEILING): for more, call again with the returned cursor", def, ceiling))
 	return n, "", err
 }

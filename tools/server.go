@@ -47,7 +47,8 @@ func newServer(d *Deps, version string, tools []Tool) *mcp.Server {
 	})
 	// First listed is outermost: the receipt holder must wrap the others.
 	// panicMiddleware is the last resort, so it wraps everything.
-	s.AddReceivingMiddleware(panicMiddleware(d.Logger), callMetaMiddleware, callLogMiddleware(d.Logger), argumentErrorMiddleware(tools))
+	s.AddReceivingMiddleware(panicMiddleware(d.Logger), callMetaMiddleware, callLogMiddleware(d.Logger), argumentErrorMiddleware(tools),
+		argumentAliasMiddleware(tools))
 	for _, t := range tools {
 		t.Register(s, d)
 	}

@@ -334,7 +334,7 @@ func TestEstimateDataSizeWithIntersects(t *testing.T) {
 	}))
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
 	triangle := `{"type":"Polygon","coordinates":[[[0,0],[2,0],[0,2],[0,0]]]}`
-	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "intersects": triangle}))
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "aoi": triangle}))
 	if out.ClippedBytes != 500 || strings.Contains(strings.Join(out.Notes, " "), "upper bound") {
 		t.Errorf("triangle: clipped %d, notes %q; want exactly 500 with no upper-bound note", out.ClippedBytes, out.Notes)
 	}
@@ -343,11 +343,27 @@ func TestEstimateDataSizeWithIntersects(t *testing.T) {
 	if pyStyle.ClippedBytes != 500 {
 		t.Errorf("aoi_geojson Feature: clipped %d, want 500 as with intersects", pyStyle.ClippedBytes)
 	}
-	if msg := callErr(t, cs, "estimate_data_size", map[string]any{"aoi_geojson": triangle, "bbox": "0,0,1,1"}); !strings.Contains(msg, "aoi_geojson") {
-		t.Errorf("aoi_geojson with bbox: error %q does not name aoi_geojson", msg)
+	// intersects, bbox and aoi_geojson are older names of aoi: accepted,
+	// not listed; one area given twice is refused, naming both.
+	for name, area := range map[string]any{"intersects": triangle, "bbox": "0,0,1,1", "aoi": []any{"0", "0", "1", "1"}} {
+		got := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", name: area}))
+		if want := map[string]int64{"intersects": 500, "bbox": 250, "aoi": 250}[name]; got.ClippedBytes != want {
+			t.Errorf("area as %s: clipped %d, want %d", name, got.ClippedBytes, want)
+		}
+	}
+	for _, args := range []map[string]any{
+		{"aoi_geojson": triangle, "bbox": "0,0,1,1"},
+		{"aoi": triangle, "intersects": triangle},
+	} {
+		msg := callErr(t, cs, "estimate_data_size", args)
+		for name := range args {
+			if !strings.Contains(msg, name) || !strings.Contains(msg, "send it once, as aoi") {
+				t.Errorf("%v: error %q does not name %s and say to send aoi once", args, msg, name)
+			}
+		}
 	}
 	lShape := `{"type":"Polygon","coordinates":[[[0,0],[2,0],[2,1],[1,1],[1,2],[0,2],[0,0]]]}`
-	out = structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "intersects": lShape}))
+	out = structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "aoi": lShape}))
 	if out.ClippedBytes != 1000 || !strings.Contains(strings.Join(out.Notes, " "), "upper bound") {
 		t.Errorf("L shape: clipped %d, notes %q; want its bounding box (all 1000) and an upper-bound note", out.ClippedBytes, out.Notes)
 	}

@@ -113,7 +113,7 @@ type locatedItem struct {
 // preferred, within the configured ceiling). fields is ignored, with a note:
 // it could only remove the geometry, datetime and cloud cover these tools
 // need.
-func newFootprintSearch(c *Call, tool string, args SearchArgs, maxItems IntArg, preferred int) (*footprintSearch, error) {
+func newFootprintSearch(c *Call, tool string, args SearchArgs, maxItems MaxItemsArg, preferred int) (*footprintSearch, error) {
 	params, err := args.params()
 	if err != nil {
 		return nil, err
