@@ -529,58 +529,84 @@ func copyOfName(jobs []*assetJob, c UnsizedAsset) string {
 	return ""
 }
 
+// estimateText is the whole estimate: totals, extrapolation, subtotals,
+// coverage, every listed asset, every unsized one with its reason and every
+// copy left out.
 func estimateText(out EstimateDataSizeOut) string {
 	var b strings.Builder
 	switch {
 	case out.UnknownReason != "":
 		fmt.Fprintf(&b, "Size unknown over %d item(s)", out.ItemCount)
 	case out.NotSizedCount > 0:
-		fmt.Fprintf(&b, "At least %s over %d item(s)", out.TotalHuman, out.ItemCount)
+		fmt.Fprintf(&b, "At least %s (%d bytes) over %d item(s)", out.TotalHuman, out.TotalBytes, out.ItemCount)
 	default:
-		fmt.Fprintf(&b, "%s over %d item(s)", out.TotalHuman, out.ItemCount)
+		fmt.Fprintf(&b, "%s (%d bytes) over %d item(s)", out.TotalHuman, out.TotalBytes, out.ItemCount)
 	}
 	if out.Matched != nil {
 		fmt.Fprintf(&b, " (of %d matched)", *out.Matched)
 	}
 	if out.AreaApplied {
-		fmt.Fprintf(&b, "; %s within the requested area", out.ClippedHuman)
+		fmt.Fprintf(&b, "; %s (%d bytes) within the requested area", out.ClippedHuman, out.ClippedBytes)
 	}
 	if out.UnknownReason != "" {
 		fmt.Fprintf(&b, ": %s", out.UnknownReason)
 	}
 	b.WriteString(".\n")
 	if out.ExtrapolatedBytes != nil {
-		fmt.Fprintf(&b, "About %s for all %d matched items (%s).\n", out.ExtrapolatedHuman, *out.Matched, out.ExtrapolationBasis)
+		fmt.Fprintf(&b, "About %s (%d bytes) for all %d matched items (%s).\n",
+			out.ExtrapolatedHuman, *out.ExtrapolatedBytes, *out.Matched, out.ExtrapolationBasis)
 	}
-	for _, t := range out.ByCollection {
-		switch {
-		case t.Assets == 0:
-			fmt.Fprintf(&b, "- collection %s: %s (%d assets, none sized)\n", t.Name, t.Human, t.Unsized)
-		case t.Unsized > 0:
-			fmt.Fprintf(&b, "- collection %s: %s in %d assets (and %d not sized)\n", t.Name, t.Human, t.Assets, t.Unsized)
-		default:
-			fmt.Fprintf(&b, "- collection %s: %s in %d assets\n", t.Name, t.Human, t.Assets)
+	subtotals := func(label string, totals []SizeTotal) {
+		for _, t := range totals {
+			fmt.Fprintf(&b, "- %s %s: %s (%d bytes", label, t.Name, t.Human, t.Bytes)
+			if out.AreaApplied {
+				fmt.Fprintf(&b, ", %d in the area", t.ClippedBytes)
+			}
+			fmt.Fprintf(&b, ") in %d asset(s)", t.Assets)
+			if t.Unsized > 0 {
+				fmt.Fprintf(&b, ", %d not sized", t.Unsized)
+			}
+			b.WriteString("\n")
 		}
 	}
-	methods := make([]string, 0, len(out.ByMethod))
-	for _, t := range out.ByMethod {
-		n := t.Assets
-		if t.Name == methodUnknown {
-			n = t.Unsized
+	subtotals("collection", out.ByCollection)
+	subtotals("asset", out.ByAssetKey)
+	subtotals("method", out.ByMethod)
+	if len(out.Coverage) > 0 {
+		parts := make([]string, len(out.Coverage))
+		for i, c := range out.Coverage {
+			parts[i] = c.Item + " " + formatNumber(c.Fraction)
 		}
-		methods = append(methods, fmt.Sprintf("%s %d", t.Name, n))
+		fmt.Fprintf(&b, "Coverage (fraction of each item inside the area): %s\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(&b, "Methods: %s\n", strings.Join(methods, ", "))
-	top := out.ByAssetKey
-	if len(top) > 8 {
-		top = top[:8]
+	if len(out.Assets) > 0 {
+		b.WriteString("Sized assets (item: key bytes method [clipped bytes at coverage]):\n")
+		writeByItem(&b, len(out.Assets), func(i int) (string, string) {
+			a := out.Assets[i]
+			s := fmt.Sprintf("%s %d %s", a.Key, a.Bytes, a.Method)
+			if a.Coverage != nil {
+				s += fmt.Sprintf(" [%d at %s]", a.ClippedBytes, formatNumber(*a.Coverage))
+			}
+			return a.Item, s
+		})
+		if out.AssetsOmitted > 0 {
+			fmt.Fprintf(&b, "(%d more sized assets are counted in the totals but not listed)\n", out.AssetsOmitted)
+		}
 	}
-	for _, t := range top {
-		fmt.Fprintf(&b, "- asset %s: %s\n", t.Name, t.Human)
+	unsized := func(title string, list []UnsizedAsset, count int) {
+		if len(list) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "%s (%d):\n", title, count)
+		writeByItem(&b, len(list), func(i int) (string, string) {
+			return list[i].Item, list[i].Key + " (" + list[i].Reason + ")"
+		})
+		if n := count - len(list); n > 0 {
+			fmt.Fprintf(&b, "(%d more not listed)\n", n)
+		}
 	}
-	if len(out.ByAssetKey) > len(top) {
-		fmt.Fprintf(&b, "(%d more asset keys in by_asset_key)\n", len(out.ByAssetKey)-len(top))
-	}
+	unsized("Not sized", out.NotSized, out.NotSizedCount)
+	unsized("Copies left out of the totals", out.Copies, out.CopiesCount)
 	for _, w := range out.Warnings {
 		b.WriteString("Warning: " + w + "\n")
 	}
@@ -588,4 +614,21 @@ func estimateText(out EstimateDataSizeOut) string {
 		b.WriteString("Note: " + n + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// writeByItem writes n entries grouped by item, one line per item, in the
+// order the items first appear.
+func writeByItem(b *strings.Builder, n int, entry func(i int) (item, text string)) {
+	var order []string
+	byItem := map[string][]string{}
+	for i := range n {
+		item, text := entry(i)
+		if _, seen := byItem[item]; !seen {
+			order = append(order, item)
+		}
+		byItem[item] = append(byItem[item], text)
+	}
+	for _, item := range order {
+		fmt.Fprintf(b, "- %s: %s\n", item, strings.Join(byItem[item], "; "))
+	}
 }

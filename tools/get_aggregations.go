@@ -163,18 +163,34 @@ func availableNames(available []AggregationDef) string {
 
 func aggregationsText(out GetAggregationsOut) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Available aggregations (%d): %s\n", len(out.Available), availableNames(out.Available))
+	names := make([]string, len(out.Available))
+	for i, a := range out.Available {
+		names[i] = a.Name
+		if a.DataType != "" {
+			names[i] += " (" + a.DataType + ")"
+		}
+	}
+	fmt.Fprintf(&b, "Available aggregations (%d): %s\n", len(out.Available), strings.Join(names, ", "))
 	if out.Matched != nil {
 		fmt.Fprintf(&b, "%d items matched the search.\n", *out.Matched)
 	}
 	for _, r := range out.Results {
-		if r.Value != nil {
-			fmt.Fprintf(&b, "- %s: %v\n", r.Name, r.Value)
-			continue
+		fmt.Fprintf(&b, "- %s", r.Name)
+		if r.DataType != "" {
+			fmt.Fprintf(&b, " (%s)", r.DataType)
 		}
-		fmt.Fprintf(&b, "- %s:", r.Name)
+		b.WriteString(":")
+		if r.Value != nil {
+			b.WriteString(" " + valueText(r.Value))
+		}
 		for _, bk := range r.Buckets {
-			fmt.Fprintf(&b, " %v=%d", bk.Key, bk.Frequency)
+			fmt.Fprintf(&b, " %s=%d", valueText(bk.Key), bk.Frequency)
+			if bk.From != nil || bk.To != nil {
+				fmt.Fprintf(&b, " [%s..%s]", valueText(bk.From), valueText(bk.To))
+			}
+		}
+		if r.Overflow != nil {
+			fmt.Fprintf(&b, " (%d in no bucket)", *r.Overflow)
 		}
 		b.WriteString("\n")
 	}

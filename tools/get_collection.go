@@ -134,6 +134,9 @@ func extentInfo(e stacclient.Extent) ExtentInfo {
 	return out
 }
 
+// collectionText is the whole compact collection: description, extents,
+// providers, keywords, extensions, item assets, every summary with its
+// values, and the key links.
 func collectionText(out GetCollectionOut) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s)", out.ID, orDash(out.Title))
@@ -141,43 +144,61 @@ func collectionText(out GetCollectionOut) string {
 		fmt.Fprintf(&b, ", license %s", out.License)
 	}
 	b.WriteString("\n")
-	if d, cut := truncateDescription(out.Description, 400); d != "" {
-		b.WriteString(d)
-		if cut {
-			b.WriteString(" (description shortened here; complete in the structured output)")
+	if out.Description != "" {
+		b.WriteString(out.Description + "\n")
+	}
+	for i, box := range out.Extent.BBox {
+		fmt.Fprintf(&b, "Spatial extent%s: %s\n", extentLabel(i), bboxText(box))
+	}
+	for i, iv := range out.Extent.Intervals {
+		fmt.Fprintf(&b, "Temporal extent%s: %s\n", extentLabel(i), strings.Join(iv, " to "))
+	}
+	for _, p := range out.Providers {
+		fmt.Fprintf(&b, "Provider: %s", p.Name)
+		if len(p.Roles) > 0 {
+			fmt.Fprintf(&b, " (roles %s)", strings.Join(p.Roles, ", "))
+		}
+		if p.URL != "" {
+			fmt.Fprintf(&b, " %s", p.URL)
 		}
 		b.WriteString("\n")
-	}
-	if len(out.Extent.BBox) > 0 {
-		fmt.Fprintf(&b, "Spatial extent: %s\n", formatBBox(out.Extent.BBox[0]))
-	}
-	if len(out.Extent.Intervals) > 0 {
-		fmt.Fprintf(&b, "Temporal extent: %s\n", strings.Join(out.Extent.Intervals[0], " to "))
-	}
-	if len(out.Providers) > 0 {
-		names := make([]string, len(out.Providers))
-		for i, p := range out.Providers {
-			names[i] = p.Name
-		}
-		fmt.Fprintf(&b, "Providers: %s\n", strings.Join(names, ", "))
 	}
 	if len(out.Keywords) > 0 {
 		fmt.Fprintf(&b, "Keywords: %s\n", strings.Join(out.Keywords, ", "))
 	}
+	if len(out.StacExtensions) > 0 {
+		fmt.Fprintf(&b, "STAC extensions: %s\n", strings.Join(out.StacExtensions, ", "))
+	}
 	if len(out.ItemAssets) > 0 {
 		fmt.Fprintf(&b, "Item assets (%d):\n", len(out.ItemAssets))
 		for _, a := range out.ItemAssets {
-			fmt.Fprintf(&b, "- %s [%s] %s\n", a.Key, orDash(a.Type), strings.Join(a.Roles, ","))
+			fmt.Fprintf(&b, "- %s [%s] (roles %s)", a.Key, orDash(a.Type), strings.Join(a.Roles, ", "))
+			if a.Title != "" {
+				fmt.Fprintf(&b, " %q", a.Title)
+			}
+			b.WriteString("\n")
 		}
 	}
 	if len(out.Summaries) > 0 {
-		keys := make([]string, 0, len(out.Summaries))
-		for k := range out.Summaries {
-			keys = append(keys, k)
+		fmt.Fprintf(&b, "Summaries (%d):\n", len(out.Summaries))
+		for _, k := range sortedKeys(out.Summaries) {
+			fmt.Fprintf(&b, "- %s: %s\n", k, compactJSON(out.Summaries[k]))
 		}
-		sort.Strings(keys)
-		fmt.Fprintf(&b, "Summaries: %s\n", strings.Join(keys, ", "))
+	}
+	if len(out.KeyLinks) > 0 {
+		b.WriteString("Links:\n")
+		for _, l := range out.KeyLinks {
+			b.WriteString("- " + keyLinkText(l) + "\n")
+		}
 	}
 	b.WriteString("Next: get_queryables for filterable properties, then search_items.")
 	return b.String()
+}
+
+// extentLabel marks the first extent as the overall one.
+func extentLabel(i int) string {
+	if i == 0 {
+		return " (overall)"
+	}
+	return fmt.Sprintf(" %d", i+1)
 }

@@ -82,19 +82,19 @@ func getConformance(ctx context.Context, c *Call, in GetConformanceIn) (GetConfo
 		out.AllSatisfied = out.AllSatisfied && check.Satisfied
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d conformance classes.\n", out.Count)
-	if len(out.Checks) > 0 {
-		for _, ch := range out.Checks {
-			verdict := "not satisfied"
-			if ch.Satisfied {
-				verdict = "satisfied"
-			}
-			fmt.Fprintf(&b, "- %s: %s\n", ch.URI, verdict)
+	for _, ch := range out.Checks {
+		verdict := "not satisfied"
+		if ch.Satisfied {
+			verdict = "satisfied"
 		}
-	} else {
-		for _, uri := range out.ConformsTo {
-			fmt.Fprintf(&b, "- %s\n", uri)
+		if ch.Evidence != "" {
+			verdict += " (" + ch.Evidence + ")"
 		}
+		fmt.Fprintf(&b, "Check %s: %s\n", ch.URI, verdict)
+	}
+	fmt.Fprintf(&b, "%d conformance classes:\n", out.Count)
+	for _, uri := range out.ConformsTo {
+		fmt.Fprintf(&b, "- %s\n", uri)
 	}
 	return out, strings.TrimRight(b.String(), "\n"), nil
 }

@@ -65,7 +65,7 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 	if out.Notes == nil {
 		out.Notes = []string{}
 	}
-	text := itemText(item, out.Summary)
+	text := fullItemText(full, out.Summary)
 	for _, w := range out.Warnings {
 		text += "\nWarning: " + w
 	}
@@ -111,25 +111,4 @@ func notFoundItem(ctx context.Context, c *Call, tool, collectionID, itemID strin
 	}
 	return actionable(cause, "%s: item '%s' not found in collection '%s' — call search_items with collections [%q] "+
 		"(and a bbox or datetime) to find item ids.", tool, itemID, collectionID, collectionID)
-}
-
-// itemText is a readable item: headline, key properties and every asset.
-func itemText(item *stacclient.Item, s ItemSummary) string {
-	var b strings.Builder
-	b.WriteString(itemLine(s) + "\n")
-	if len(s.BBox) > 0 {
-		fmt.Fprintf(&b, "bbox %s\n", formatBBox(s.BBox))
-	}
-	for _, key := range []string{"proj:epsg", "proj:code", "constellation", "instruments", "sat:orbit_state", "view:sun_elevation", "s2:mgrs_tile", "grid:code", "landsat:wrs_path", "landsat:wrs_row"} {
-		if v, ok := item.Properties[key]; ok {
-			fmt.Fprintf(&b, "%s: %v\n", key, v)
-		}
-	}
-	fmt.Fprintf(&b, "Assets (%d):\n", len(item.Assets))
-	for _, key := range orderedAssetKeys(item.Assets) {
-		a := item.Assets[key]
-		fmt.Fprintf(&b, "- %s [%s] %s\n", key, orDash(a.Type), a.Href)
-	}
-	fmt.Fprintf(&b, "%d properties, %d links; the complete item is in the structured output.", len(item.Properties), len(item.Links))
-	return b.String()
 }

@@ -250,12 +250,17 @@ func queryablesText(out GetQueryablesOut) string {
 			}
 			b.WriteString(")")
 		}
-		if d := firstNonEmpty(q.Description, q.Title); d != "" {
-			d, _ = truncateDescription(d, 100)
-			fmt.Fprintf(&b, ": %s", d)
+		if q.Title != "" && q.Title != q.Description {
+			fmt.Fprintf(&b, " %q", q.Title)
+		}
+		if q.Description != "" {
+			fmt.Fprintf(&b, ": %s", q.Description)
+		}
+		if q.Minimum != nil || q.Maximum != nil {
+			fmt.Fprintf(&b, " range %s..%s", numberOrDots(q.Minimum), numberOrDots(q.Maximum))
 		}
 		if len(q.Enum) > 0 {
-			fmt.Fprintf(&b, " values %v", q.Enum)
+			fmt.Fprintf(&b, " values %s", compactJSON(q.Enum))
 		}
 		b.WriteString("\n")
 	}
@@ -266,11 +271,10 @@ func queryablesText(out GetQueryablesOut) string {
 	return b.String()
 }
 
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
+// numberOrDots writes an optional bound, ".." when open.
+func numberOrDots(f *float64) string {
+	if f == nil {
+		return ".."
 	}
-	return ""
+	return formatNumber(*f)
 }

@@ -65,14 +65,13 @@ func getRoot(ctx context.Context, c *Call, in GetRootIn) (GetRootOut, string, er
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (id %s, STAC %s) at %s\n", orDash(out.Title), out.ID, orDash(out.StacVersion), out.CatalogURL)
+	fmt.Fprintf(&b, "%s (%s %s, STAC %s) at %s\n", orDash(out.Title), out.Type, out.ID, orDash(out.StacVersion), out.CatalogURL)
 	if out.Description != "" {
-		d, _ := truncateDescription(out.Description, 300)
-		fmt.Fprintf(&b, "%s\n", d)
+		fmt.Fprintf(&b, "%s\n", out.Description)
 	}
 	fmt.Fprintf(&b, "%d conformance classes, %d links (%d child)\n", out.ConformanceCount, out.LinkCount, out.ChildCount)
 	for _, l := range out.KeyLinks {
-		fmt.Fprintf(&b, "- %s%s: %s\n", l.Rel, methodSuffix(l.Method), l.Href)
+		b.WriteString("- " + keyLinkText(l) + "\n")
 	}
 	for _, n := range out.Notes {
 		b.WriteString("Note: " + n + "\n")
@@ -99,9 +98,18 @@ func orDash(s string) string {
 	return s
 }
 
-func methodSuffix(m string) string {
-	if m == "" {
-		return ""
+// keyLinkText is one key link: rel (method): href [media type] "title".
+func keyLinkText(l KeyLink) string {
+	s := l.Rel
+	if l.Method != "" {
+		s += " (" + l.Method + ")"
 	}
-	return " (" + m + ")"
+	s += ": " + l.Href
+	if l.Type != "" {
+		s += " [" + l.Type + "]"
+	}
+	if l.Title != "" {
+		s += " \"" + l.Title + "\""
+	}
+	return s
 }

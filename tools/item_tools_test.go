@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -34,8 +35,23 @@ func TestGetItemReturnsTheCompleteItem(t *testing.T) {
 				t.Error("extension property grid:code was dropped from the complete item")
 			}
 			text := resultText(res)
-			if !strings.Contains(text, id) || !strings.Contains(text, "Assets (") {
-				t.Errorf("text is not a readable summary:\n%s", text)
+			// The text carries every property and every asset (key, type,
+			// roles, href): Claude Desktop's model sees nothing else.
+			if !strings.Contains(text, id) || !strings.Contains(text, fmt.Sprintf("properties (%d):", len(props))) ||
+				!strings.Contains(text, fmt.Sprintf("assets (%d):", len(assets))) {
+				t.Errorf("text lacks the headline, properties or assets:\n%s", text)
+			}
+			for key, v := range props {
+				if !strings.Contains(text, "- "+key+": ") {
+					t.Errorf("text lacks property %s = %v", key, v)
+				}
+			}
+			for key, v := range assets {
+				a := v.(map[string]any)
+				line := key + " [" + a["type"].(string) + "] (roles "
+				if !strings.Contains(text, line) || !strings.Contains(text, a["href"].(string)) {
+					t.Errorf("text lacks asset %s (%q and its href)", key, line)
+				}
 			}
 		})
 	}

@@ -28,6 +28,7 @@ type ItemSummary struct {
 	AssetCount     int            `json:"asset_count" jsonschema:"number of assets the item has"`
 	Assets         []AssetSummary `json:"assets" jsonschema:"the first assets (data assets first), each with key, media type and href"`
 	OtherAssetKeys []string       `json:"other_asset_keys" jsonschema:"keys of the assets not detailed in assets (get_item returns them all)"`
+	AOICoverage    *float64       `json:"aoi_coverage_pct,omitempty" jsonschema:"percent of the requested area (bbox or intersects) inside this item's footprint"`
 }
 
 // AssetSummary is one asset of an item summary. Roles are left out to keep

@@ -439,6 +439,18 @@ func collectionsText(out SearchCollectionsOut) string {
 		if len(col.Interval) == 2 {
 			fmt.Fprintf(&b, " [%s to %s]", col.Interval[0], col.Interval[1])
 		}
+		if len(col.BBox) > 0 {
+			fmt.Fprintf(&b, " bbox %s", bboxText(col.BBox))
+		}
+		if col.License != "" {
+			fmt.Fprintf(&b, " license %s", col.License)
+		}
+		if col.Description != "" {
+			b.WriteString("\n  " + col.Description)
+			if col.DescriptionTruncated {
+				b.WriteString(" (cut: get_collection has all of it)")
+			}
+		}
 		b.WriteString("\n")
 	}
 	if out.Cursor != "" {

@@ -175,6 +175,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	// enforces max_items), and a page is the unit progress is reported in.
 	prog := newProgress(c)
 	pages := 0
+	var heads []ItemSummary // the headlines of full items, for the text
 	for page, err := range search.Pages(ctx) {
 		if err != nil {
 			return fail(explainSearchRefusal(tool, err, params, out.Warnings))
@@ -197,6 +198,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 					return fail(fmt.Errorf("re-encoding item %q: %w", it.ID, err))
 				}
 				out.Features = append(out.Features, m)
+				heads = append(heads, summarizeItem(it))
 			} else {
 				s := summarizeItem(it)
 				out.Items = append(out.Items, s)
@@ -242,7 +244,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	if out.Returned == 0 {
 		out.Notes = append(out.Notes, emptySearchNotes(params, in.Cursor != "")...)
 	}
-	return out, searchItemsText(out), nil
+	return out, searchItemsText(out, heads), nil
 }
 
 // explainSearchRefusal adds the likely cause when a catalog refuses a
@@ -307,7 +309,11 @@ func emptySearchNotes(p stacclient.SearchParams, continued bool) []string {
 	return notes
 }
 
-func searchItemsText(out SearchItemsOut) string {
+// searchItemsText is the readable result: the count, each item (a
+// summary, or the complete item for detail=full), how to continue, the
+// search that was sent, warnings and notes. heads are the full items'
+// headlines.
+func searchItemsText(out SearchItemsOut, heads []ItemSummary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d item(s)", out.Returned)
 	if out.Matched != nil {
@@ -316,17 +322,27 @@ func searchItemsText(out SearchItemsOut) string {
 	if out.HasMore {
 		b.WriteString("; more available")
 	}
-	b.WriteString(".\n")
+	fmt.Fprintf(&b, " (detail %s).\n", out.Detail)
+	var types typeAbbreviations
 	for _, s := range out.Items {
-		b.WriteString("- " + itemLine(s) + "\n")
+		b.WriteString("- " + summaryText(s, &types) + "\n")
 	}
-	for _, f := range out.Features {
-		id, _ := f["id"].(string)
-		coll, _ := f["collection"].(string)
-		fmt.Fprintf(&b, "- %s | %s (full item in structured output)\n", id, coll)
+	for i, f := range out.Features {
+		fmt.Fprintf(&b, "Item %d of %d:\n%s\n", i+1, len(out.Features), fullItemText(f, heads[i]))
+	}
+	if legend := types.legend(); legend != "" {
+		b.WriteString(legend + "\n")
 	}
 	if out.Cursor != "" {
 		fmt.Fprintf(&b, "Next page: call search_items with cursor %q%s\n", out.Cursor, resendText(out.Resend))
+	}
+	if len(out.Search) > 0 {
+		fmt.Fprintf(&b, "Search sent (%s): %s\n", out.Method, compactJSON(out.Search))
+	} else if out.Method != "" {
+		fmt.Fprintf(&b, "Continued with %s.\n", out.Method)
+	}
+	if out.StopReason != "" {
+		fmt.Fprintf(&b, "Paging stopped: %s.\n", out.StopReason)
 	}
 	for _, w := range out.Warnings {
 		b.WriteString("Warning: " + w + "\n")

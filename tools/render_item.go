@@ -1,0 +1,249 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+)
+
+// The readable text of items. Hosts differ in what they forward to the
+// model (Claude Desktop the text content only, Claude Code the
+// structuredContent only), so a text block carries every datum its
+// structured output has, written compactly: a complete item as labelled
+// lines with JSON values, a summary as a headline, its bbox and its main
+// assets.
+
+// fullItemText renders a complete STAC Item (as toJSONObject decodes it):
+// the headline, bbox, geometry, every property, every asset (key, media
+// type, roles, href, then its other members as JSON), every link, and any
+// other member.
+func fullItemText(item map[string]any, s ItemSummary) string {
+	var b strings.Builder
+	b.WriteString(itemLine(s) + "\n")
+	if len(s.BBox) > 0 {
+		fmt.Fprintf(&b, "bbox %s\n", bboxText(s.BBox))
+	}
+	if g, ok := item["geometry"]; ok {
+		fmt.Fprintf(&b, "geometry %s\n", compactJSON(g))
+	}
+	props, _ := item["properties"].(map[string]any)
+	fmt.Fprintf(&b, "properties (%d):\n", len(props))
+	for _, k := range sortedKeys(props) {
+		fmt.Fprintf(&b, "- %s: %s\n", k, valueText(props[k]))
+	}
+	assets, _ := item["assets"].(map[string]any)
+	fmt.Fprintf(&b, "assets (%d):\n", len(assets))
+	for _, k := range orderedAssetKeysOf(assets) {
+		a, _ := assets[k].(map[string]any)
+		b.WriteString("- " + assetText(k, a) + "\n")
+	}
+	links, _ := item["links"].([]any)
+	fmt.Fprintf(&b, "links (%d; rel href):\n", len(links))
+	for _, l := range links {
+		m, _ := l.(map[string]any)
+		b.WriteString("- " + linkText(m) + "\n")
+	}
+	known := map[string]bool{"id": true, "collection": true, "bbox": true, "geometry": true, "properties": true,
+		"assets": true, "links": true, "type": true, "stac_version": true, "stac_extensions": true}
+	fmt.Fprintf(&b, "type %v, stac_version %v", valueText(item["type"]), valueText(item["stac_version"]))
+	if ext, _ := item["stac_extensions"].([]any); len(ext) > 0 {
+		fmt.Fprintf(&b, ", stac_extensions %s", compactJSON(ext))
+	}
+	if rest := without(item, known); len(rest) > 0 {
+		fmt.Fprintf(&b, "\nother members %s", compactJSON(rest))
+	}
+	return b.String()
+}
+
+// assetText is one asset: key [media type] (roles) href, and its other
+// members as JSON (title, file:size, raster:bands, ...).
+func assetText(key string, a map[string]any) string {
+	var b strings.Builder
+	b.WriteString(key)
+	if t, _ := a["type"].(string); t != "" {
+		b.WriteString(" [" + t + "]")
+	}
+	if roles, _ := a["roles"].([]any); len(roles) > 0 {
+		names := make([]string, len(roles))
+		for i, r := range roles {
+			names[i] = valueText(r)
+		}
+		b.WriteString(" (roles " + strings.Join(names, ", ") + ")")
+	}
+	href, _ := a["href"].(string)
+	b.WriteString(" " + href)
+	if rest := without(a, map[string]bool{"href": true, "type": true, "roles": true}); len(rest) > 0 {
+		b.WriteString(" " + compactJSON(rest))
+	}
+	return b.String()
+}
+
+// linkText is one link: rel href, then its other members as JSON.
+func linkText(l map[string]any) string {
+	rel, _ := l["rel"].(string)
+	href, _ := l["href"].(string)
+	s := rel + " " + href
+	if rest := without(l, map[string]bool{"rel": true, "href": true}); len(rest) > 0 {
+		s += " " + compactJSON(rest)
+	}
+	return s
+}
+
+// summaryText renders an item summary: the headline, the bbox, the
+// detailed assets one per line (media types shortened through types, whose
+// legend typeLegend writes once per result) and the keys of the others.
+func summaryText(s ItemSummary, types *typeAbbreviations) string {
+	var b strings.Builder
+	b.WriteString(summaryLine(s))
+	if len(s.BBox) > 0 {
+		fmt.Fprintf(&b, "\n  bbox %s", bboxText(s.BBox))
+	}
+	if s.AOICoverage != nil {
+		fmt.Fprintf(&b, "\n  covers %s%% of the requested area", formatNumber(*s.AOICoverage))
+	}
+	for _, a := range s.Assets {
+		fmt.Fprintf(&b, "\n  - %s", a.Key)
+		if a.Type != "" {
+			fmt.Fprintf(&b, " [%s]", types.short(a.Type))
+		}
+		b.WriteString(" " + a.Href)
+	}
+	if n := len(s.OtherAssetKeys); n > 0 {
+		fmt.Fprintf(&b, "\n  + %d more asset(s) (get_item has them): %s", n, strings.Join(s.OtherAssetKeys, ", "))
+	}
+	return b.String()
+}
+
+// summaryLine is a summary's headline: id, collection, datetime, cloud
+// cover, platform, gsd and the number of assets.
+func summaryLine(s ItemSummary) string {
+	parts := []string{s.ID}
+	if s.Collection != "" {
+		parts = append(parts, s.Collection)
+	}
+	if s.Datetime != "" {
+		parts = append(parts, s.Datetime)
+	}
+	if s.CloudCover != nil {
+		parts = append(parts, "cloud "+formatNumber(*s.CloudCover)+"%")
+	}
+	if s.Platform != "" {
+		parts = append(parts, s.Platform)
+	}
+	if s.GSD != nil {
+		parts = append(parts, "gsd "+formatNumber(*s.GSD)+" m")
+	}
+	parts = append(parts, fmt.Sprintf("%d assets", s.AssetCount))
+	return strings.Join(parts, " | ")
+}
+
+// typeAbbreviations shortens the long media types of summaries (a COG's
+// is 56 bytes, repeated on every asset line) and remembers which it used,
+// so the text can spell them out once.
+type typeAbbreviations struct{ used map[string]string }
+
+var mediaTypeShort = map[string]string{
+	"image/tiff; application=geotiff; profile=cloud-optimized": "COG",
+	"image/tiff; application=geotiff":                          "GeoTIFF",
+}
+
+func (t *typeAbbreviations) short(mediaType string) string {
+	short, ok := mediaTypeShort[mediaType]
+	if !ok {
+		return mediaType
+	}
+	if t.used == nil {
+		t.used = map[string]string{}
+	}
+	t.used[short] = mediaType
+	return short
+}
+
+// legend spells out the abbreviations used ("" when none was).
+func (t *typeAbbreviations) legend() string {
+	if len(t.used) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(t.used))
+	for _, short := range sortedKeys(t.used) {
+		parts = append(parts, short+" = "+t.used[short])
+	}
+	return "Media types: " + strings.Join(parts, "; ")
+}
+
+// orderedAssetKeysOf orders the assets of a decoded item as
+// orderedAssetKeys does (data first, HTTP-fetchable first).
+func orderedAssetKeysOf(assets map[string]any) []string {
+	typed := make(map[string]stacclient.Asset, len(assets))
+	for k, v := range assets {
+		m, _ := v.(map[string]any)
+		a := stacclient.Asset{}
+		a.Href, _ = m["href"].(string)
+		if roles, ok := m["roles"].([]any); ok {
+			for _, r := range roles {
+				if s, ok := r.(string); ok {
+					a.Roles = append(a.Roles, s)
+				}
+			}
+		}
+		typed[k] = a
+	}
+	return orderedAssetKeys(typed)
+}
+
+// valueText writes a JSON value for a text line: a string as it is,
+// anything else as compact JSON.
+func valueText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return compactJSON(v)
+}
+
+// compactJSON is v as compact JSON, without HTML escaping (hrefs keep
+// their & and <>).
+func compactJSON(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// bboxText writes a bbox exactly, as the catalog gave it.
+func bboxText(b []float64) string {
+	parts := make([]string, len(b))
+	for i, f := range b {
+		parts[i] = formatNumber(f)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// without is m minus the given keys (nil when nothing is left).
+func without(m map[string]any, keys map[string]bool) map[string]any {
+	var rest map[string]any
+	for k, v := range m {
+		if !keys[k] {
+			if rest == nil {
+				rest = map[string]any{}
+			}
+			rest[k] = v
+		}
+	}
+	return rest
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

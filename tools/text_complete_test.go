@@ -1,0 +1,167 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Hosts differ in what they give the model: Claude Desktop forwards the
+// text content only, Claude Code the structuredContent only. So the text
+// block must carry every datum the structured output has. missingFromText
+// walks a result's structuredContent and lists the values its text lacks:
+// every string and number (numbers as formatNumber writes them), and every
+// key of a data map (a key that is not a property name of the tool's
+// output schema, such as an item property or an asset key). Booleans are
+// left out (the text states flags in words), and so is exempt (paths like
+// "features.*.links" that a test has reasons to skip).
+func missingFromText(t *testing.T, tool *mcp.Tool, res *mcp.CallToolResult, exempt ...string) []string {
+	t.Helper()
+	text := resultText(res)
+	schemaNames := map[string]bool{}
+	collectPropertyNames(schemaMap(t, tool.OutputSchema), schemaNames)
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		for _, e := range exempt {
+			if pathMatches(e, path) {
+				return
+			}
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if !schemaNames[k] && !strings.Contains(text, k) {
+					missing = append(missing, fmt.Sprintf("key %s.%s", path, k))
+				}
+				walk(path+"."+k, x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(path+".*", e)
+			}
+		case string:
+			if x != "" && !strings.Contains(text, x) {
+				missing = append(missing, fmt.Sprintf("%s = %q", path, trimText(x, 80)))
+			}
+		case float64:
+			if s := formatNumber(x); !strings.Contains(text, s) {
+				missing = append(missing, fmt.Sprintf("%s = %s", path, s))
+			}
+		}
+	}
+	walk("", v)
+	return missing
+}
+
+// pathMatches compares a dotted path with a pattern whose "*" matches one
+// segment; the pattern matches the path and everything under it.
+func pathMatches(pattern, path string) bool {
+	p, q := strings.Split(strings.TrimPrefix(pattern, "."), "."), strings.Split(strings.TrimPrefix(path, "."), ".")
+	if len(q) < len(p) {
+		return false
+	}
+	for i := range p {
+		if p[i] != "*" && p[i] != q[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func collectPropertyNames(s map[string]any, names map[string]bool) {
+	if props, ok := s["properties"].(map[string]any); ok {
+		for name, sub := range props {
+			names[name] = true
+			if m, ok := sub.(map[string]any); ok {
+				collectPropertyNames(m, names)
+			}
+		}
+	}
+	for _, key := range []string{"items", "additionalProperties"} {
+		if m, ok := s[key].(map[string]any); ok {
+			collectPropertyNames(m, names)
+		}
+	}
+	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
+		if list, ok := s[key].([]any); ok {
+			for _, sub := range list {
+				if m, ok := sub.(map[string]any); ok {
+					collectPropertyNames(m, names)
+				}
+			}
+		}
+	}
+}
+
+// TestTextCarriesTheStructuredData checks, for a typical call of every
+// tool, that the text block holds all of structuredContent's data, and that
+// no text points to "the structured output" a Claude Desktop model never
+// sees.
+func TestTextCarriesTheStructuredData(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	defs := map[string]*mcp.Tool{}
+	for _, tool := range listTools(t, cs) {
+		defs[tool.Name] = tool
+	}
+	calls := []struct {
+		tool   string
+		args   map[string]any
+		exempt []string
+	}{
+		{"list_catalogs", map[string]any{}, nil},
+		{"get_root", map[string]any{}, nil},
+		{"get_conformance", map[string]any{"check": "sort,transaction"}, nil},
+		{"get_capabilities", map[string]any{}, nil},
+		{"search_collections", map[string]any{"q": "sentinel", "limit": 3}, nil},
+		{"get_collection", map[string]any{"collection_id": "sentinel-2-l2a"}, nil},
+		{"get_queryables", map[string]any{"collection_id": "sentinel-2-l2a"}, nil},
+		{"search_items", map[string]any{"collections": "sentinel-2-l2a", "bbox": []float64{-40, -6, -38, -4}, "max_items": 2}, nil},
+		{"search_items", map[string]any{"collections": "sentinel-2-l2a", "max_items": 2, "detail": "full"}, nil},
+		{"get_item", map[string]any{"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}, nil},
+		{"get_aggregations", map[string]any{"collections": "sentinel-2-l2a", "aggregations": "total_count,datetime_frequency"}, nil},
+		{"estimate_data_size", map[string]any{"collections": "sentinel-2-l2a", "max_items": 2, "force_metadata_only": true, "aoi": []float64{-40, -6, -38, -4}}, nil},
+		{"get_service_health", map[string]any{}, nil},
+	}
+	covered := map[string]bool{}
+	for _, c := range calls {
+		covered[c.tool] = true
+		t.Run(c.tool, func(t *testing.T) {
+			res := callOK(t, cs, c.tool, c.args)
+			text := resultText(res)
+			if strings.Contains(strings.ToLower(text), "structured output") || strings.Contains(strings.ToLower(text), "structuredcontent") {
+				t.Errorf("text refers to the structured output:\n%s", text)
+			}
+			if missing := missingFromText(t, defs[c.tool], res, c.exempt...); len(missing) > 0 {
+				t.Errorf("%d value(s) of structuredContent are not in the text, e.g.:\n%s\ntext:\n%s",
+					len(missing), strings.Join(missing[:min(len(missing), 15)], "\n"), trimText(text, 3000))
+			}
+		})
+	}
+	for name := range defs {
+		if !covered[name] && !slices.Contains(textExemptTools, name) {
+			t.Errorf("no call of %s checks its text", name)
+		}
+	}
+}
+
+// textExemptTools are tools whose text is checked elsewhere.
+var textExemptTools = []string{}
