@@ -163,7 +163,7 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 		out.Notes = append(out.Notes, note+"; coverage is a lower bound")
 	}
 	if len(fs.items) == 0 {
-		out.Notes = append(out.Notes, emptySearchNotes(fs.params, false)...)
+		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, fs.params, false)...)
 	}
 	return out, coverageText(out), nil
 }

@@ -214,7 +214,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	pages := 0
 	for page, err := range search.Pages(ctx) {
 		if err != nil {
-			return fail(explainSearchRefusal(tool, err, params, out.Warnings))
+			return fail(explainSearchRefusal(ctx, c, tool, err, params, out.Warnings))
 		}
 		pages++
 		for i := range page.Items {
@@ -233,7 +233,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		}
 	}
 	if out.ItemCount == 0 {
-		out.Notes = append(out.Notes, emptySearchNotes(params, false)...)
+		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, params, false)...)
 	}
 
 	probeJobs(ctx, client, jobs, &out)

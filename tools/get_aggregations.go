@@ -124,6 +124,9 @@ func getAggregations(ctx context.Context, c *Call, in GetAggregationsIn) (GetAgg
 		return fail(err)
 	}
 	out.Matched = res.NumberMatched
+	if out.Matched != nil && *out.Matched == 0 {
+		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, params, false)...)
+	}
 	for _, a := range res.Aggregations {
 		v := AggregationValue{Name: a.Name, DataType: a.DataType, Value: rawToAny(a.Value), Buckets: []BucketInfo{}, Overflow: a.Overflow}
 		for _, b := range a.Buckets {

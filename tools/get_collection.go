@@ -76,7 +76,7 @@ func getCollection(ctx context.Context, c *Call, in GetCollectionIn) (GetCollect
 	}
 	col, err := c.Catalog.Client.Collection(ctx, id)
 	if isKind(err, stacclient.KindNotFound) {
-		return GetCollectionOut{}, "", actionable(err, "get_collection: collection '%s' not found in catalog %s — call search_collections to list collection ids.", id, c.Catalog.Shown())
+		return GetCollectionOut{}, "", collectionNotFound(ctx, c, tool, id, err)
 	}
 	if err != nil {
 		return fail(err)

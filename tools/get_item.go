@@ -106,8 +106,7 @@ func (r itemRef) fetch(ctx context.Context, c *Call, tool string) (*stacclient.I
 // next step differs.
 func notFoundItem(ctx context.Context, c *Call, tool, collectionID, itemID string, cause error) error {
 	if _, err := c.Catalog.Client.Collection(ctx, collectionID); isKind(err, stacclient.KindNotFound) {
-		return actionable(cause, "%s: collection '%s' not found in catalog %s — call search_collections to list collection ids.",
-			tool, collectionID, c.Catalog.Shown())
+		return collectionNotFound(ctx, c, tool, collectionID, cause)
 	}
 	return actionable(cause, "%s: item '%s' not found in collection '%s' — call search_items with collections [%q] "+
 		"(and a bbox or datetime) to find item ids.", tool, itemID, collectionID, collectionID)

@@ -69,7 +69,7 @@ func getQueryables(ctx context.Context, c *Call, in GetQueryablesIn) (GetQueryab
 	switch {
 	case isKind(err, stacclient.KindNotFound) && id != "":
 		if _, cerr := c.Catalog.Client.Collection(ctx, id); isKind(cerr, stacclient.KindNotFound) {
-			return GetQueryablesOut{}, "", actionable(err, "get_queryables: collection '%s' not found in catalog %s — call search_collections to list collection ids.", id, c.Catalog.Shown())
+			return GetQueryablesOut{}, "", collectionNotFound(ctx, c, tool, id, err)
 		}
 		return GetQueryablesOut{}, "", actionable(err, "get_queryables: the catalog has no queryables for collection '%s' — call get_queryables without collection_id for the catalog-wide ones, or get_collection for its summaries.", id)
 	case isKind(err, stacclient.KindNotFound), isKind(err, stacclient.KindUnsupported):

@@ -110,7 +110,7 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	}
 	if len(items) == 0 && !fs.hasArea {
 		return fail(actionable(nil, "%s: nothing to draw: %s", tool, joinNonEmpty("; ",
-			strings.Join(emptySearchNotes(fs.params, false), " "), skippedSummary(out.Skipped))))
+			strings.Join(emptySearchNotes(ctx, c, fs.params, false), " "), skippedSummary(out.Skipped))))
 	}
 
 	// Colour: by cloud cover when asked, or by default when any item has it.
@@ -206,7 +206,7 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 		out.Notes = append(out.Notes, note)
 	}
 	if len(fs.items) == 0 {
-		out.Notes = append(out.Notes, emptySearchNotes(fs.params, false)...)
+		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, fs.params, false)...)
 	}
 	return out, mapItemsText(out), nil
 }

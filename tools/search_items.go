@@ -178,7 +178,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	var heads []ItemSummary // the headlines of full items, for the text
 	for page, err := range search.Pages(ctx) {
 		if err != nil {
-			return fail(explainSearchRefusal(tool, err, params, out.Warnings))
+			return fail(explainSearchRefusal(ctx, c, tool, err, params, out.Warnings))
 		}
 		pages++
 		if position.first == nil {
@@ -242,7 +242,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	}
 	out.Notes = append(out.Notes, stopNotes(search.StopReason())...)
 	if out.Returned == 0 {
-		out.Notes = append(out.Notes, emptySearchNotes(params, in.Cursor != "")...)
+		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, params, in.Cursor != "")...)
 	}
 	return out, searchItemsText(out, heads), nil
 }
@@ -250,15 +250,17 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 // explainSearchRefusal adds the likely cause when a catalog refuses a
 // search with a 4xx: a parameter we warned it may not support, or a search
 // without collections on catalogs that require them (Planetary Computer,
-// CDSE answer "collection is required").
-func explainSearchRefusal(tool string, err error, p stacclient.SearchParams, warnings []string) error {
-	if !isKind(err, stacclient.KindBadRequest) {
+// CDSE answer "collection is required"), or a collection that does not
+// exist (with the closest ids; some catalogs answer 404 for it).
+func explainSearchRefusal(ctx context.Context, c *Call, tool string, err error, p stacclient.SearchParams, warnings []string) error {
+	if !isKind(err, stacclient.KindBadRequest) && !isKind(err, stacclient.KindNotFound) {
 		return err
 	}
 	var causes []string
 	if len(p.Collections) == 0 && strings.Contains(strings.ToLower(err.Error()), "collection") {
 		causes = append(causes, "this catalog wants collections in every search: pass collections (search_collections lists the ids).")
 	}
+	causes = append(causes, missingCollections(ctx, c, p.Collections)...)
 	causes = append(causes, warnings...)
 	if len(causes) == 0 {
 		return err
@@ -277,36 +279,6 @@ func stopNotes(reason stacclient.StopReason) []string {
 		return []string{"the catalog's next page held only items already returned, so paging stopped: results may be incomplete"}
 	}
 	return nil
-}
-
-// emptySearchNotes says which filter to relax when nothing matched.
-func emptySearchNotes(p stacclient.SearchParams, continued bool) []string {
-	if continued {
-		return []string{"no items after this cursor: the search is exhausted"}
-	}
-	notes := []string{"no items matched."}
-	if len(p.Collections) > 0 {
-		notes = append(notes, fmt.Sprintf("check the collection ids %v with search_collections (ids are exact and case-sensitive)", p.Collections))
-	}
-	if len(p.IDs) > 0 {
-		notes = append(notes, "check the item ids: ids must match exactly; drop ids to search by area and time instead")
-	}
-	if p.BBox != nil {
-		notes = append(notes, "check the bbox order is [west,south,east,north] in degrees (longitude first), or widen it")
-	}
-	if p.Intersects != nil {
-		notes = append(notes, "check the intersects geometry uses [longitude, latitude] order, or widen it")
-	}
-	if p.Datetime != "" {
-		notes = append(notes, fmt.Sprintf("widen datetime %s (the collection's temporal extent is in get_collection)", p.Datetime))
-	}
-	if p.Query != nil || p.Filter != nil {
-		notes = append(notes, "relax query/filter (e.g. a higher eo:cloud_cover threshold); get_queryables lists property names")
-	}
-	if len(notes) == 1 {
-		notes = append(notes, "the catalog returned no items at all: check collections with search_collections")
-	}
-	return notes
 }
 
 // searchItemsText is the readable result: the count, each item (a

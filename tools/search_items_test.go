@@ -1,6 +1,9 @@
 package tools
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
@@ -260,8 +263,110 @@ func TestSearchItemsEmptyResultSaysWhatToRelax(t *testing.T) {
 	if out.Returned != 0 || out.HasMore {
 		t.Fatalf("returned %d, has_more %v; want an empty result", out.Returned, out.HasMore)
 	}
-	if !strings.Contains(strings.Join(out.Notes, " "), "widen datetime") {
-		t.Errorf("notes %q do not suggest widening datetime", out.Notes)
+	// The collection exists; its temporal extent (February 2000) says
+	// which constraint emptied the search.
+	if notes := strings.Join(out.Notes, " "); !strings.Contains(notes, "joplin': its temporal extent 2000-02-01T00:00:00Z to 2000-02-12T00:00:00Z does not overlap datetime 1990") {
+		t.Errorf("notes %q do not name the datetime against joplin's extent", out.Notes)
+	}
+	// Nothing can be told from the extents (a cloud-cover filter emptied
+	// it): the generic advice stays.
+	out = structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "query": map[string]any{"eo:cloud_cover": map[string]any{"lt": -1}}}))
+	if out.Returned != 0 || !strings.Contains(strings.Join(out.Notes, " "), "relax query/filter") {
+		t.Errorf("returned %d, notes %q; want the advice to relax the query", out.Returned, out.Notes)
+	}
+}
+
+// TestEmptySearchSaysWhichConstraintEmptiedIt: a bbox or an intersects
+// geometry outside the collection's spatial extent, and an unknown
+// collection id (with the closest real ones), are named; the same notes
+// reach get_aggregations and estimate_data_size.
+func TestEmptySearchSaysWhichConstraintEmptiedIt(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	notes := func(tool string, args map[string]any) string {
+		t.Helper()
+		raw := structured[struct {
+			Notes []string `json:"notes"`
+		}](t, callOK(t, cs, tool, args))
+		return strings.Join(raw.Notes, " ")
+	}
+	paris := []float64{2.2, 48.8, 2.4, 48.9}
+	if n := notes("search_items", map[string]any{"collections": "naip", "bbox": paris}); !strings.Contains(n, "naip': its spatial extent [-160, 17, -67, 50] does not meet the bbox [2.2, 48.8, 2.4, 48.9]") {
+		t.Errorf("bbox outside naip: notes %q", n)
+	}
+	square := map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{2, 48}, {3, 48}, {3, 49}, {2, 49}, {2, 48}}}}
+	if n := notes("search_items", map[string]any{"collections": "naip", "intersects": square}); !strings.Contains(n, "does not meet the intersects geometry (bounds [2, 48, 3, 49])") {
+		t.Errorf("intersects outside naip: notes %q", n)
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"search_items", map[string]any{"collections": "Sentinel-2-L2A"}},
+		{"get_aggregations", map[string]any{"collections": "Sentinel-2-L2A", "aggregations": "total_count"}},
+		{"estimate_data_size", map[string]any{"collections": "Sentinel-2-L2A"}},
+	} {
+		if n := notes(c.tool, c.args); !strings.Contains(n, "collection 'Sentinel-2-L2A' does not exist in this catalog: did you mean sentinel-2-l2a?") {
+			t.Errorf("%s with a miscased collection: notes %q", c.tool, n)
+		}
+	}
+}
+
+// TestUnknownCollectionIDsGetSuggestions: every tool that takes one
+// collection id answers a near miss with the closest real ids.
+func TestUnknownCollectionIDsGetSuggestions(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"get_collection", map[string]any{"collection_id": "Sentinel-2-L2A"}, "did you mean sentinel-2-l2a?"},
+		{"get_collection", map[string]any{"collection_id": "sentinel-2-l2"}, "did you mean sentinel-2-l2a or sentinel-2-l1c?"},
+		{"get_queryables", map[string]any{"collection_id": "landsat"}, "did you mean landsat-8-l1 or landsat-c2-l2?"},
+		{"get_item", map[string]any{"collection_id": "cop-dem-glo30", "item_id": "x"}, "did you mean cop-dem-glo-30?"},
+	} {
+		if msg := callErr(t, cs, c.tool, c.args); !strings.Contains(msg, c.want) || !strings.Contains(msg, "search_collections") {
+			t.Errorf("%s %v: error %q, want %q and search_collections", c.tool, c.args, msg, c.want)
+		}
+	}
+	if msg := callErr(t, cs, "get_collection", map[string]any{"collection_id": "zzzz"}); strings.Contains(msg, "did you mean") {
+		t.Errorf("a far miss got suggestions: %q", msg)
+	}
+}
+
+// TestSearchRefusedForAnUnknownCollection: a catalog that answers 404 to a
+// search naming an unknown collection (as some do) gets the same
+// suggestion in the error.
+func TestSearchRefusedForAnUnknownCollection(t *testing.T) {
+	upstream := demoServer(t, stacserver.Options{})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/search" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"code":"NotFoundError","description":"collection not found"}`))
+			return
+		}
+		proxy, err := http.NewRequest(r.Method, upstream+r.URL.RequestURI(), r.Body)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		proxy.Host = r.Host // the catalog's links then point here
+		res, err := http.DefaultClient.Do(proxy)
+		if err != nil {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		w.Header().Set("Content-Type", res.Header.Get("Content-Type"))
+		w.WriteHeader(res.StatusCode)
+		_, _ = io.Copy(w, res.Body)
+	}))
+	t.Cleanup(front.Close)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: front.URL})
+	msg := callErr(t, cs, "search_items", map[string]any{"collections": "sentinel2-l2a"})
+	if !strings.Contains(msg, "collection 'sentinel2-l2a' does not exist in this catalog: did you mean sentinel-2-l2a or sentinel2_l2a?") {
+		t.Errorf("error %q does not name the unknown collection with suggestions", msg)
 	}
 }
 

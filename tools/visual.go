@@ -66,7 +66,7 @@ func runBoundedSearch(ctx context.Context, c *Call, tool string, params stacclie
 	pages := 0
 	for page, err := range search.Pages(ctx) {
 		if err != nil {
-			return nil, explainSearchRefusal(tool, err, params, warnings)
+			return nil, explainSearchRefusal(ctx, c, tool, err, params, warnings)
 		}
 		pages++
 		out.items = append(out.items, page.Items...)
