@@ -9,17 +9,37 @@ import (
 )
 
 // readmeToolsTable renders a README tools table from tools: the name,
-// the title and the first sentence of each description, so the README
-// cannot list a tool that does not exist or miss one that does.
+// the toolset, the title and the first sentence of each description, so
+// the README cannot list a tool that does not exist or miss one that does.
 func readmeToolsTable(tools []Tool) string {
 	var b strings.Builder
-	b.WriteString("| Tool | Title | What it does | Upstream requests |\n|---|---|---|---|\n")
+	b.WriteString("| Tool | Toolset | Title | What it does | Upstream requests |\n|---|---|---|---|---|\n")
 	for _, t := range tools {
 		upstream := "no"
 		if t.Network {
 			upstream = "yes"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", t.Def.Name, t.Def.Title, firstSentence(t.Def.Description), upstream)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", t.Def.Name, t.Toolset, t.Def.Title, firstSentence(t.Def.Description), upstream)
+	}
+	return b.String()
+}
+
+// readmeToolsetsTable renders the README's toolsets table: each toolset,
+// what it is for, and its tools.
+func readmeToolsetsTable(tools []Tool) string {
+	var b strings.Builder
+	b.WriteString("| Toolset | For | Tools |\n|---|---|---|\n")
+	for _, ts := range Toolsets() {
+		var names []string
+		for _, t := range tools {
+			if t.Toolset == ts.Name {
+				names = append(names, "`"+t.Def.Name+"`")
+			}
+		}
+		if len(names) == 0 {
+			names = []string{"(none in this build)"}
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", ts.Name, ts.Description, strings.Join(names, ", "))
 	}
 	return b.String()
 }
@@ -34,41 +54,42 @@ func firstSentence(s string) string {
 	return strings.ReplaceAll(strings.TrimSpace(s), "|", `\|`)
 }
 
-// TestReadmeToolsTableMatchesInventory fails when a generated table
-// between the README's markers drifts from Inventory() (the read tools)
-// or WriteTools() (in "Writing to catalogs"); run
+// TestReadmeToolsTableMatchesInventoryDocs fails when a generated table
+// between the README's markers drifts from the inventory (the read tools,
+// the write tools in "Writing to catalogs", the toolsets); run
 // UPDATE_README=true go test ./tools/ -run Docs to regenerate them.
 func TestReadmeToolsTableMatchesInventoryDocs(t *testing.T) {
-	checkReadmeTable(t, "tools", Inventory())
-	checkReadmeTable(t, "write-tools", WriteTools())
+	checkReadmeBlock(t, "tools", readmeToolsTable(Inventory()))
+	checkReadmeBlock(t, "write-tools", readmeToolsTable(WriteTools()))
+	checkReadmeBlock(t, "toolsets", readmeToolsetsTable(Candidates(true)))
 }
 
-func checkReadmeTable(t *testing.T, marker string, tools []Tool) {
+func checkReadmeBlock(t *testing.T, marker, content string) {
 	t.Helper()
-	readmeToolsStart, readmeToolsEnd := "<!-- "+marker+":start -->", "<!-- "+marker+":end -->"
+	startMarker, endMarker := "<!-- "+marker+":start -->", "<!-- "+marker+":end -->"
 	path := filepath.Join("..", "README.md")
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme := string(raw)
-	start := strings.Index(readme, readmeToolsStart)
-	end := strings.Index(readme, readmeToolsEnd)
+	start := strings.Index(readme, startMarker)
+	end := strings.Index(readme, endMarker)
 	if start < 0 || end < start {
-		t.Fatalf("README.md lacks the %s … %s markers around the tools table", readmeToolsStart, readmeToolsEnd)
+		t.Fatalf("README.md lacks the %s … %s markers", startMarker, endMarker)
 	}
-	current := readme[start+len(readmeToolsStart) : end]
-	want := "\n" + readmeToolsTable(tools)
+	current := readme[start+len(startMarker) : end]
+	want := "\n" + content
 	if current == want {
 		return
 	}
 	if os.Getenv("UPDATE_README") == "true" {
-		updated := readme[:start+len(readmeToolsStart)] + want + readme[end:]
+		updated := readme[:start+len(startMarker)] + want + readme[end:]
 		if err := os.WriteFile(path, []byte(updated), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("README.md %s table regenerated", marker)
 		return
 	}
-	t.Errorf("README.md's %s table is out of date; run UPDATE_README=true go test ./tools/ -run Docs and review the diff.\nwant:\n%s\ngot:\n%s", marker, want, current)
+	t.Errorf("README.md's %s table is out of date with the inventory; run UPDATE_README=true go test ./tools/ -run Docs and review the diff.\nwant:\n%s\ngot:\n%s", marker, want, current)
 }

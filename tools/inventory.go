@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,34 +20,33 @@ import (
 	"github.com/stacmcp/stac-mcp/reliability"
 )
 
-// Tools are the tools a server with d registers: Inventory, then
-// WriteTools when writes are allowed (Deps.Writes). Without it the write
-// tools are not listed at all and the server is read-only.
+// Tools are the tools a server with d lists: the inventory, and the
+// write tools when writes are allowed (Deps.Writes; without it they are
+// not listed at all and the server is read-only), narrowed by d.Surface.
 func Tools(d *Deps) []Tool {
-	if d.Writes == nil {
+	return d.Surface.Select(Candidates(d.Writes != nil))
+}
+
+// Candidates are the tools a server may list: the inventory, and the
+// write tools when writes are allowed. Surfaces choose among them.
+func Candidates(writes bool) []Tool {
+	if !writes {
 		return Inventory()
 	}
 	return append(Inventory(), WriteTools()...)
 }
 
 // Inventory lists every read-only tool, in the order a model should meet
-// them; WriteTools lists the others.
+// them, each in its toolset (toolsets.go); WriteTools lists the others.
 func Inventory() []Tool {
-	tools := []Tool{
-		ListCatalogs(),
-		GetRoot(),
-		GetConformance(),
-		GetCapabilities(),
-		SearchCollections(),
-		GetCollection(),
-		GetQueryables(),
-		SearchItems(),
-		GetItem(),
-		GetAggregations(),
-		EstimateDataSize(),
-	}
-	tools = append(tools, VisualTools()...)
-	return append(tools, GetServiceHealth())
+	return slices.Concat(
+		inToolset(ToolsetDiscover, ListCatalogs(), GetRoot(), GetConformance(), GetCapabilities(),
+			SearchCollections(), GetCollection(), GetQueryables()),
+		inToolset(ToolsetSearch, SearchItems(), GetItem(), GetAggregations()),
+		inToolset(ToolsetSize, EstimateDataSize()),
+		inToolset(ToolsetVisual, VisualTools()...),
+		inToolset(ToolsetOps, GetServiceHealth()),
+	)
 }
 
 // VisualTools are the tools that answer with pictures and areas (the
@@ -66,6 +66,9 @@ type Deps struct {
 	// hosts and the host of the catalog_url it names (adr/0015). Nothing
 	// is remembered per client, so every replica gives the same answer.
 	Shared bool
+	// Surface chooses the tools the server lists (--toolsets, --tools,
+	// --read-only); the zero value lists them all.
+	Surface Surface
 	// CursorKey signs cursors (HMAC-SHA256, adr/0009). Replicas that share
 	// it continue each other's cursors; empty means a random key for this
 	// process.
@@ -122,10 +125,10 @@ type contentAttacher interface {
 // Tool is one inventory entry.
 type Tool struct {
 	Def     *mcp.Tool
-	Network bool // true when the tool makes upstream requests
+	Network bool   // true when the tool makes upstream requests
+	Toolset string // the toolset it belongs to (toolsets.go)
 	// SideEffect is what the tool may change: reliability.SideEffectRead
-	// for every Inventory tool, create/update/delete for WriteTools. A
-	// toolset filter can group the tools by it ("write" = not read).
+	// for every Inventory tool, create/update/delete for WriteTools.
 	SideEffect string
 	// Aliases are older argument names still accepted but not listed in
 	// the input schema, each mapped to the argument it stands for

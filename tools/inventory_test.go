@@ -118,7 +118,7 @@ func TestToolMetadataGuard(t *testing.T) {
 }
 
 func TestServerAnnouncesInstructionsAndStaticToolCapability(t *testing.T) {
-	cs := newTestSession(t, testSessionOptions{Tools: []Tool{}})
+	cs := newTestSession(t, testSessionOptions{})
 	init := cs.InitializeResult()
 	if init.ServerInfo.Name != ServerName || init.ServerInfo.Version != "test" {
 		t.Errorf("serverInfo = %+v", init.ServerInfo)

@@ -3,6 +3,10 @@ package tools
 import (
 	"context"
 	_ "embed"
+	"fmt"
+	"slices"
+	"strings"
+	"text/template"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -11,20 +15,50 @@ import (
 	"github.com/stacmcp/stac-mcp/reliability"
 )
 
-// instructions tell the model the recommended order of the tools; they are
-// prose, so they live in Markdown rather than in a Go string.
+// instructionsTemplate tells the model the recommended order of the tools
+// and explains the arguments they share, once; it is prose, so it lives in
+// Markdown rather than in a Go string, as a template that mentions only
+// the tools a server lists.
 //
 //go:embed instructions.md
-var instructions string
+var instructionsTemplate string
 
-// Instructions returns the server instructions sent at initialize.
-func Instructions() string { return instructions }
+var instructionsTmpl = template.Must(template.New("instructions").Funcs(template.FuncMap{
+	"has":        func(string) bool { return false },
+	"any":        func(...string) bool { return false },
+	"writeTools": func() []string { return nil },
+}).Parse(instructionsTemplate))
+
+// Instructions returns the server instructions sent at initialize for a
+// server listing tools: only those tools are mentioned.
+func Instructions(tools []Tool) string {
+	enabled := map[string]bool{}
+	var writes []string
+	for _, t := range tools {
+		enabled[t.Def.Name] = true
+		if t.Toolset == ToolsetWrite {
+			writes = append(writes, t.Def.Name)
+		}
+	}
+	tmpl := template.Must(instructionsTmpl.Clone()).Funcs(template.FuncMap{
+		"has": func(name string) bool { return enabled[name] },
+		"any": func(names ...string) bool {
+			return slices.ContainsFunc(names, func(n string) bool { return enabled[n] })
+		},
+		"writeTools": func() []string { return writes },
+	})
+	var b strings.Builder
+	if err := tmpl.Execute(&b, nil); err != nil {
+		panic(fmt.Sprintf("instructions.md: %v", err)) // a template bug, caught by the tests
+	}
+	return strings.TrimSpace(b.String())
+}
 
 // ServerName is the MCP implementation name.
 const ServerName = "stac-mcp"
 
-// NewServer builds the MCP server with Tools(d) registered: every
-// Inventory tool, and the write tools when d.Writes is set.
+// NewServer builds the MCP server with Tools(d) registered: the inventory
+// (and the write tools when d.Writes is set), narrowed by d.Surface.
 func NewServer(d *Deps, version string) *mcp.Server {
 	return newServer(d, version, Tools(d))
 }
@@ -36,7 +70,7 @@ func newServer(d *Deps, version string, tools []Tool) *mcp.Server {
 		Title:   "STAC catalog explorer",
 		Version: version,
 	}, &mcp.ServerOptions{
-		Instructions: instructions,
+		Instructions: Instructions(tools),
 		Logger:       reliability.NewSlogLogger(d.Logger.With().Str("component", "mcp").Logger()),
 		// Declared explicitly: the tool set is fixed at start-up, so there
 		// is no listChanged, and no logging capability because stderr is

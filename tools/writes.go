@@ -54,7 +54,7 @@ type Writes struct {
 // should meet them. They are registered only when Deps.Writes is set, and
 // form the "write" toolset (Tool.SideEffect says which each one is).
 func WriteTools() []Tool {
-	return []Tool{CreateItem(), UpdateItem(), DeleteItem(), CreateCollection(), UpdateCollection()}
+	return inToolset(ToolsetWrite, CreateItem(), UpdateItem(), DeleteItem(), CreateCollection(), UpdateCollection())
 }
 
 // IdempotencyKeyArg is the key every write tool requires.

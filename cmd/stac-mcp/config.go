@@ -27,7 +27,7 @@ type setting struct {
 
 // booleanSettings are flags without a value (--allow-writes; also
 // --allow-writes=false); their variables take true or false.
-var booleanSettings = map[string]bool{setAllowWrites.env: true}
+var booleanSettings = map[string]bool{setAllowWrites.env: true, setReadOnly.env: true}
 
 // Settings of the server itself.
 var (
@@ -42,6 +42,9 @@ var (
 	setLogFmt     = setting{"log-format", "STAC_MCP_LOG_FORMAT", "FORMAT", "json (default) or console"}
 	setDemoFaults = setting{"demo-fault-rate", "STAC_MCP_DEMO_FAULT_RATE", "RATE", "demo catalog only: inject transient faults (5xx, resets, 429) into this fraction of upstream attempts, to watch retries happen (0 to 0.9; default off)"}
 	setDemoSeed   = setting{"demo-fault-seed", "STAC_MCP_DEMO_FAULT_SEED", "N", "seed of the demo fault schedule, to replay a run (default: from the clock, logged at startup)"}
+	setToolsets   = setting{"toolsets", "STAC_MCP_TOOLSETS", "LIST", "toolsets to list, separated by ',': all (default), discover, search, size, visual, ops, write (write needs --allow-writes); each listed tool costs the model context"}
+	setTools      = setting{"tools", "STAC_MCP_TOOLS", "LIST", "single tools to list besides --toolsets, separated by ',', e.g. search_items,get_item; alone, only these are listed"}
+	setReadOnly   = setting{"read-only", "STAC_MCP_READ_ONLY", "", "list no tool that changes a catalog, even with --allow-writes (default false)"}
 	setMetrics    = setting{"metrics-addr", "STAC_MCP_METRICS_ADDR", "ADDR", "serve Prometheus /metrics on this address, e.g. 127.0.0.1:9464 (stdio mode; default off); like --addr, a non-loopback address needs STAC_MCP_HTTP_TOKEN"}
 
 	// Writes (adr/0014-idempotent-writes.md).
@@ -67,8 +70,8 @@ var reliabilitySettings = []setting{
 	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: off (default), on (after the host's p95 latency), or a delay in seconds"},
 }
 
-var serverSettings = []setting{setCatalog, setCatalogs, setCeiling, setHeaders, setLogLevel, setLogFmt, setMetrics, setHTTPAddr, setAllowPriv, setAllowHosts, setDemoFaults, setDemoSeed,
-	setAllowWrites, setStateDir, setIdemTTL, setRedisURL}
+var serverSettings = []setting{setCatalog, setCatalogs, setCeiling, setHeaders, setToolsets, setTools, setReadOnly, setLogLevel, setLogFmt, setMetrics,
+	setHTTPAddr, setAllowPriv, setAllowHosts, setDemoFaults, setDemoSeed, setAllowWrites, setStateDir, setIdemTTL, setRedisURL}
 
 // flagSettings are every setting that has a flag and a variable: the flags
 // loadConfig registers and, with secretSettings, the variables the unknown
@@ -126,6 +129,7 @@ type config struct {
 	NamedCatalogs   []tools.Preset
 	AllowPrivate    bool     // http: private addresses reachable (STAC_MCP_ALLOW_PRIVATE_NETWORKS)
 	AllowedHosts    []string // http: hosts reachable even when private
+	Surface         tools.SurfaceOptions
 	HTTPAddr        string
 	HTTPToken       string
 	CursorKey       string // STAC_MCP_CURSOR_KEY; empty: see cursorKeyFor
@@ -239,6 +243,9 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 			return nil, usageError("%s=%q: want true or false", name, v)
 		}
 		cfg.AllowPrivate = allow
+	}
+	if err := loadSurfaceSettings(cfg, lookup); err != nil {
+		return nil, err
 	}
 	if v, name, ok := lookup(setAllowHosts); ok {
 		hosts, err := reliability.ParseAllowedHosts(name, v)
@@ -436,4 +443,27 @@ func parseBool(v string) (bool, error) {
 		return false, nil
 	}
 	return false, errors.New("not a boolean")
+}
+
+// loadSurfaceSettings reads --toolsets, --tools and --read-only; the names
+// are checked against the inventory when the server is built (newApp), so
+// an unknown one refuses to start with the list of valid ones.
+func loadSurfaceSettings(cfg *config, lookup func(setting) (string, string, bool)) error {
+	split := func(v string) []string {
+		return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == ';' || r == '\n' })
+	}
+	if v, _, ok := lookup(setToolsets); ok {
+		cfg.Surface.Toolsets = split(v)
+	}
+	if v, _, ok := lookup(setTools); ok {
+		cfg.Surface.Tools = split(v)
+	}
+	if v, name, ok := lookup(setReadOnly); ok {
+		readOnly, err := parseBool(v)
+		if err != nil {
+			return usageError("%s=%q: want true or false", name, v)
+		}
+		cfg.Surface.ReadOnly = readOnly
+	}
+	return nil
 }

@@ -56,6 +56,14 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	for _, w := range cfg.Retired {
 		warn.Warn().Str("event", "retired_setting").Msg(w)
 	}
+	// --read-only wins over --allow-writes: no write tool, no idempotency
+	// store, no writable local catalog.
+	selection := cfg.Surface
+	selection.WritesAllowed = cfg.AllowWrites
+	surface, err := tools.NewSurface(tools.Candidates(cfg.writes()), selection)
+	if err != nil {
+		return nil, usageError("--toolsets / --tools: %v", err)
+	}
 	shared, err := openShared(cfg, logger)
 	if err != nil {
 		return nil, err
@@ -78,7 +86,7 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 		UntrustedCallers: cfg.Command == "http",
 		TrustAddress:     layer.TrustAddress,
 		WrapDemo:         demoFaults(cfg.DemoFaultRate, cfg.DemoFaultSeed, &logger),
-		WritableLocal:    cfg.AllowWrites,
+		WritableLocal:    cfg.writes(),
 	})
 	closeShared := func() {
 		if shared != nil {
@@ -120,6 +128,7 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 		cursorKey, a.keepCursorKey = sharedCursorKey(shared, logger)
 	}
 	a.deps = &tools.Deps{
+		Surface:   surface,
 		Layer:     layer,
 		Catalogs:  catalogs,
 		Limits:    tools.Limits{MaxItemsDefault: min(defaultMaxItems, cfg.MaxItemsCeiling), MaxItemsCeiling: cfg.MaxItemsCeiling},
@@ -225,7 +234,7 @@ func loadConfiguredCatalogs(catalogs *tools.Catalogs, timeout time.Duration, log
 // when STAC_MCP_REDIS_URL is set (replicas share it), else SQLite in the
 // state directory. nil without --allow-writes: no write tool is listed.
 func openWrites(cfg *config, logger zerolog.Logger) (*tools.Writes, error) {
-	if !cfg.AllowWrites {
+	if !cfg.writes() {
 		return nil, nil
 	}
 	opts := idempotency.Options{TTL: cfg.IdempotencyTTL}
@@ -308,3 +317,7 @@ func (a *app) connectInProcess(ctx context.Context) (*mcp.ClientSession, func(),
 		_ = ss.Wait()
 	}, nil
 }
+
+// writes reports whether the write tools are on: --allow-writes without
+// --read-only.
+func (cfg *config) writes() bool { return cfg.AllowWrites && !cfg.Surface.ReadOnly }

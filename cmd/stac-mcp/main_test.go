@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,6 +132,10 @@ func TestUsageErrorsExit2WithActionableMessages(t *testing.T) {
 		{"bad headers", map[string]string{"STAC_MCP_HEADERS": "Authorization: x"}, []string{"tools"}, []string{"STAC_MCP_HEADERS", "JSON object"}},
 		{"bad log level", map[string]string{"STAC_MCP_LOG_LEVEL": "loud"}, []string{"tools"}, []string{"STAC_MCP_LOG_LEVEL", "loud"}},
 		{"unknown flag", nil, []string{"--catalgo", "demo"}, []string{"catalgo"}},
+		{"unknown toolset", nil, []string{"--catalog", "demo", "--toolsets", "search,discovery", "tools"}, []string{`unknown toolset "discovery"`, "discover, search, size"}},
+		{"unknown tool env", map[string]string{"STAC_MCP_TOOLS": "get_itme"}, []string{"--catalog", "demo", "tools"}, []string{`unknown tool "get_itme"`, "get_item"}},
+		{"write toolset without writes", nil, []string{"--catalog", "demo", "--toolsets", "write", "tools"}, []string{"write toolset", "--allow-writes"}},
+		{"bad read-only", map[string]string{"STAC_MCP_READ_ONLY": "maybe"}, []string{"tools"}, []string{"STAC_MCP_READ_ONLY", "true or false"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -213,6 +218,42 @@ func TestToolsListsEveryToolAndJSONHasSchemas(t *testing.T) {
 		if len(d.InputSchema) == 0 || len(d.OutputSchema) == 0 {
 			t.Errorf("%s lacks a schema in tools --json", d.Name)
 		}
+	}
+}
+
+// TestToolsetsNarrowWhatIsListed: --toolsets and --tools (or their
+// variables) choose the tools a client lists.
+func TestToolsetsNarrowWhatIsListed(t *testing.T) {
+	listed := func(env map[string]string, args ...string) []string {
+		t.Helper()
+		code, stdout, stderr := runForTest(t, env, append([]string{"--catalog", "demo", "tools"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var names []string
+		for line := range strings.Lines(stdout) {
+			if f := strings.Fields(line); len(f) > 0 {
+				names = append(names, f[0])
+			}
+		}
+		return names
+	}
+	if got := listed(nil, "--toolsets", "search,size"); !slices.Equal(got, []string{"search_items", "get_item", "get_aggregations", "estimate_data_size"}) {
+		t.Errorf("--toolsets search,size listed %v", got)
+	}
+	if got := listed(map[string]string{"STAC_MCP_TOOLS": "get_item"}, "--read-only"); !slices.Equal(got, []string{"get_item"}) {
+		t.Errorf("STAC_MCP_TOOLS=get_item --read-only listed %v", got)
+	}
+	if got := listed(map[string]string{"STAC_MCP_TOOLSETS": "ops"}, "--tools", "get_root"); !slices.Equal(got, []string{"get_root", "get_service_health"}) {
+		t.Errorf("STAC_MCP_TOOLSETS=ops --tools get_root listed %v", got)
+	}
+	withWrites := listed(map[string]string{"STAC_MCP_STATE_DIR": t.TempDir()}, "--allow-writes")
+	readOnly := listed(map[string]string{"STAC_MCP_STATE_DIR": t.TempDir()}, "--allow-writes", "--read-only")
+	if !slices.Contains(withWrites, "create_item") || slices.Contains(readOnly, "create_item") || len(readOnly) != len(listed(nil)) {
+		t.Errorf("--allow-writes listed %v; with --read-only %v: want the write tools only without --read-only", withWrites, readOnly)
+	}
+	if got := listed(nil); len(got) < 12 {
+		t.Errorf("the default lists %v, want every tool", got)
 	}
 }
 
