@@ -24,7 +24,8 @@ import (
 // StringList is a list of strings: ["a","b"], "[\"a\",\"b\"]" or "a,b".
 type StringList json.RawMessage
 
-// BBoxArg is a bounding box: [w,s,e,n], "[w,s,e,n]" or "w,s,e,n" (or 6 numbers).
+// BBoxArg is a bounding box: [w,s,e,n] (numbers or numeric strings),
+// "[w,s,e,n]" or "w,s,e,n" (or 6 numbers).
 type BBoxArg json.RawMessage
 
 // GeoJSONArg is a GeoJSON geometry (or Feature), as an object or a JSON string.
@@ -37,8 +38,8 @@ type QueryArg json.RawMessage
 // FilterArg is a CQL2 filter: a cql2-json object (or its JSON string) or cql2-text.
 type FilterArg json.RawMessage
 
-// SortByArg is "-properties.datetime,+id", a list of such strings, or a list
-// of {field, direction} objects.
+// SortByArg is "-properties.datetime,+id", a list of such strings, a
+// {field, direction} object, or a list of them.
 type SortByArg json.RawMessage
 
 // FieldsArg is "a,-b", a list of such strings, or {include, exclude}.
@@ -69,34 +70,30 @@ type FilterLangArg string
 type DetailArg string
 
 func init() {
-	anyOf := func(types []string, items *jsonschema.Schema, desc string) *jsonschema.Schema {
-		return &jsonschema.Schema{Types: types, Items: items, Description: desc}
+	// The schemas say which JSON types each argument takes, without a
+	// description: the accepted forms are documented on the types above
+	// and, for the model, once in the server instructions ("Lists and
+	// objects may also be sent as JSON strings"); a field's own short
+	// description is what tools/list shows.
+	loose := func(types []string, items *jsonschema.Schema) *jsonschema.Schema {
+		return &jsonschema.Schema{Types: types, Items: items}
 	}
 	str := &jsonschema.Schema{Type: "string"}
-	argTypeSchemas[reflect.TypeFor[StringList]()] = anyOf([]string{"null", "array", "string"}, str,
-		`list of strings: ["a","b"], a JSON-encoded list "[\"a\",\"b\"]", or a comma-separated string "a,b"`)
+	argTypeSchemas[reflect.TypeFor[StringList]()] = loose([]string{"null", "array", "string"}, str)
 	// Coordinates may come quoted (["-105.3", "39.9", ...]).
 	coordinate := &jsonschema.Schema{Types: []string{"number", "string"}}
-	argTypeSchemas[reflect.TypeFor[BBoxArg]()] = anyOf([]string{"null", "array", "string"}, coordinate,
-		`[west,south,east,north] in degrees (or 6 numbers with heights), as a list, a JSON-encoded list or "w,s,e,n"; west > east crosses the antimeridian`)
-	argTypeSchemas[reflect.TypeFor[AreaArg]()] = anyOf([]string{"null", "array", "string", "object"}, coordinate,
-		`a bbox [west,south,east,north] or a GeoJSON geometry or Feature`)
-	argTypeSchemas[reflect.TypeFor[GeoJSONArg]()] = anyOf([]string{"null", "object", "string"}, nil,
-		`GeoJSON geometry (Polygon, MultiPolygon, Point, ...) or Feature, as an object or a JSON-encoded string`)
-	argTypeSchemas[reflect.TypeFor[QueryArg]()] = anyOf([]string{"null", "object", "string", "array"}, str,
-		`STAC query extension: {"eo:cloud_cover":{"lt":10}}, its JSON string, or strings like "eo:cloud_cover<10"`)
-	argTypeSchemas[reflect.TypeFor[FilterArg]()] = anyOf([]string{"null", "object", "string"}, nil,
-		`CQL2 filter: a cql2-json object (or its JSON string), or cql2-text such as "eo:cloud_cover < 10"`)
-	argTypeSchemas[reflect.TypeFor[SortByArg]()] = anyOf([]string{"null", "array", "string", "object"}, nil,
-		`"-properties.datetime,+id", a list of such strings, a {"field":"properties.datetime","direction":"desc"} object, or a list of them`)
-	argTypeSchemas[reflect.TypeFor[FieldsArg]()] = anyOf([]string{"null", "array", "string", "object"}, nil,
-		`"id,-geometry", a list of such strings, or {"include":[...],"exclude":[...]}`)
-	argTypeSchemas[reflect.TypeFor[IntArg]()] = anyOf([]string{"null", "integer", "string"}, nil,
-		`a whole number, or a string of digits`)
+	argTypeSchemas[reflect.TypeFor[BBoxArg]()] = loose([]string{"null", "array", "string"}, coordinate)
+	argTypeSchemas[reflect.TypeFor[AreaArg]()] = loose([]string{"null", "array", "string", "object"}, coordinate)
+	argTypeSchemas[reflect.TypeFor[GeoJSONArg]()] = loose([]string{"null", "object", "string"}, nil)
+	argTypeSchemas[reflect.TypeFor[QueryArg]()] = loose([]string{"null", "object", "string", "array"}, str)
+	argTypeSchemas[reflect.TypeFor[FilterArg]()] = loose([]string{"null", "object", "string"}, nil)
+	argTypeSchemas[reflect.TypeFor[SortByArg]()] = loose([]string{"null", "array", "string", "object"}, nil)
+	argTypeSchemas[reflect.TypeFor[FieldsArg]()] = loose([]string{"null", "array", "string", "object"}, nil)
+	argTypeSchemas[reflect.TypeFor[IntArg]()] = loose([]string{"null", "integer", "string"}, nil)
 	// minimum and maximum apply to numbers only: a string of digits is
 	// range-checked by the handler, with the same message.
 	bounded := func(min, max float64) *jsonschema.Schema {
-		s := anyOf([]string{"null", "integer", "string"}, nil, `a whole number, or a string of digits`)
+		s := loose([]string{"null", "integer", "string"}, nil)
 		s.Minimum = &min
 		if max > 0 {
 			s.Maximum = &max
@@ -230,27 +227,27 @@ func (a IntArg) Int(param string, def, min, max int, hint string) (int, error) {
 
 // SearchFilter is what items must match.
 type SearchFilter struct {
-	Collections StringList    `json:"collections,omitempty" jsonschema:"collection ids, e.g. [\"sentinel-2-l2a\"]"`
-	IDs         StringList    `json:"ids,omitempty" jsonschema:"item ids"`
-	Datetime    string        `json:"datetime,omitempty" jsonschema:"instant or interval, e.g. 2024-06 or 2024-06-01/2024-06-30"`
-	Query       QueryArg      `json:"query,omitempty" jsonschema:"e.g. {\"eo:cloud_cover\":{\"lt\":10}}"`
-	Filter      FilterArg     `json:"filter,omitempty" jsonschema:"CQL2, e.g. \"eo:cloud_cover < 10\""`
-	FilterLang  FilterLangArg `json:"filter_lang,omitempty" jsonschema:"default: inferred from filter"`
+	Collections StringList    `json:"collections,omitempty"`
+	IDs         StringList    `json:"ids,omitempty"`
+	Datetime    string        `json:"datetime,omitempty" jsonschema:"e.g. 2024-06 or 2024-06-01/2024-06-30"`
+	Query       QueryArg      `json:"query,omitempty"`
+	Filter      FilterArg     `json:"filter,omitempty" jsonschema:"CQL2"`
+	FilterLang  FilterLangArg `json:"filter_lang,omitempty"`
 }
 
 // AreaArgs is where items must be: a bbox or a geometry, not both.
 type AreaArgs struct {
 	BBox       BBoxArg    `json:"bbox,omitempty" jsonschema:"[west,south,east,north]"`
-	Intersects GeoJSONArg `json:"intersects,omitempty" jsonschema:"GeoJSON geometry"`
+	Intersects GeoJSONArg `json:"intersects,omitempty" jsonschema:"GeoJSON"`
 }
 
 // SearchArgs are search_items' parameters, named as in the Python stac-mcp.
 type SearchArgs struct {
 	SearchFilter
 	AreaArgs
-	SortBy SortByArg   `json:"sortby,omitempty" jsonschema:"e.g. \"-properties.datetime\" (newest first)"`
-	Fields FieldsArg   `json:"fields,omitempty" jsonschema:"e.g. \"id,-geometry\""`
-	Limit  PageSizeArg `json:"limit,omitempty" jsonschema:"page size sent to the catalog, not the total (max_items)"`
+	SortBy SortByArg   `json:"sortby,omitempty" jsonschema:"e.g. -properties.datetime"`
+	Fields FieldsArg   `json:"fields,omitempty"`
+	Limit  PageSizeArg `json:"limit,omitempty" jsonschema:"page size, not the total"`
 }
 
 // useAOIGeoJSON makes aoi_geojson (the Python stac-mcp's name for an area

@@ -72,8 +72,13 @@ func TestArgTypeSchemasAdmitStrings(t *testing.T) {
 		if p == nil || !slices.Contains(p.Types, "string") {
 			t.Errorf("%s schema %+v does not admit a string", name, p)
 		}
-		if p != nil && p.Description == "" {
-			t.Errorf("%s has no description", name)
+	}
+	// Their forms are explained once, in the server instructions, not in
+	// each tool's schema (tools/list is context spent before any work).
+	instructions := Instructions(Inventory())
+	for _, name := range []string{"collections", "ids", "bbox", "intersects", "datetime", "query", "filter", "filter_lang", "sortby", "fields", "limit", "max_items", "cursor", "catalog_url"} {
+		if !strings.Contains(instructions, "`"+name+"`") {
+			t.Errorf("the instructions do not explain %s", name)
 		}
 	}
 }

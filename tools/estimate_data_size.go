@@ -19,12 +19,12 @@ import (
 type EstimateDataSizeIn struct {
 	CatalogArg
 	SearchFilter
-	AOI               AreaArg     `json:"aoi,omitempty" jsonschema:"area: [west,south,east,north] or GeoJSON; raster sizes are clipped to it"`
-	SortBy            SortByArg   `json:"sortby,omitempty" jsonschema:"which items come first"`
-	Limit             PageSizeArg `json:"limit,omitempty" jsonschema:"page size sent to the catalog"`
+	AOI               AreaArg     `json:"aoi,omitempty" jsonschema:"[west,south,east,north] or GeoJSON; clips raster sizes"`
+	SortBy            SortByArg   `json:"sortby,omitempty"`
+	Limit             PageSizeArg `json:"limit,omitempty" jsonschema:"page size"`
 	MaxItems          MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to size (default 10)"`
-	AssetKeys         StringList  `json:"asset_keys,omitempty" jsonschema:"only these assets, e.g. [\"red\",\"nir\"]"`
-	ForceMetadataOnly bool        `json:"force_metadata_only,omitempty" jsonschema:"no HEAD requests: metadata only"`
+	AssetKeys         StringList  `json:"asset_keys,omitempty" jsonschema:"default: all"`
+	ForceMetadataOnly bool        `json:"force_metadata_only,omitempty" jsonschema:"no HEAD requests"`
 }
 
 // estimateAreaAliases are the older names of aoi.
@@ -128,12 +128,10 @@ func EstimateDataSize() Tool {
 	return define(&mcp.Tool{
 		Name:  "estimate_data_size",
 		Title: "Estimate data size",
-		Description: "Estimate how many bytes a search's assets hold, before downloading: per asset from file:size, else raster " +
-			"band data types × proj:shape, else a HEAD request's Content-Length (status-checked, 4 at a time, inside the deadline). " +
-			"With bbox or intersects, raster assets are scaled by the fraction of each item inside the area. Totals per collection, " +
-			"asset key and method; what could not be sized is listed with the reason (\"unknown\" when nothing could be). A band held in two formats " +
-			"(red and red-jp2) is counted once, and the sized items are extrapolated to every matched item. Same search parameters as search_items.\n" +
-			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [11.0, 46.0, 11.5, 46.5], "datetime": "2024-07", "asset_keys": ["red", "nir"], "max_items": 5}`,
+		Description: "Bytes a search's assets hold, before downloading: file:size, else raster data type × shape, else a HEAD request. " +
+			"aoi clips raster sizes to the area. Totals per collection, asset key and method; unsized assets with the reason " +
+			"(\"unknown\" if none could be); a band in two formats (red, red-jp2) counted once; extrapolated to every matched item.\n" +
+			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [11.0, 46.0, 11.5, 46.5], "datetime": "2024-07", "asset_keys": ["red", "nir"], "max_items": 5}`,
 		Annotations: readOnlyAnnotations("Estimate data size"),
 	}, true, estimateDataSize).withAliases(estimateAreaAliases)
 }

@@ -18,7 +18,7 @@ type GetAggregationsIn struct {
 	CatalogArg
 	SearchFilter
 	AreaArgs
-	Aggregations StringList `json:"aggregations,omitempty" jsonschema:"aggregation names to compute over the search, e.g. [\"total_count\",\"datetime_frequency\"]; omit to only list what the catalog offers"`
+	Aggregations StringList `json:"aggregations,omitempty" jsonschema:"names to compute; omit to list them"`
 }
 
 // AggregationDef is one aggregation the catalog offers.
@@ -60,10 +60,8 @@ func GetAggregations() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_aggregations",
 		Title: "Aggregations",
-		Description: "Summarise a search without listing items, through the STAC aggregation extension (/aggregate): counts, " +
-			"frequency by month, by cloud cover, by collection... Lists the aggregations the catalog offers and computes the ones " +
-			"named in aggregations over the search parameters (same as search_items). A catalog without the extension gets " +
-			"supported:false with the reason, not an error.\n" +
+		Description: "Count or bucket a search's matches without listing them (aggregation extension): totals, by month, by cloud " +
+			"cover... Without aggregations, lists what the catalog offers; a catalog without the extension answers supported false.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "datetime": "2024", "aggregations": ["total_count", "datetime_frequency"]}`,
 		Annotations: readOnlyAnnotations("Aggregations"),
 	}, true, getAggregations)

@@ -61,10 +61,9 @@ func GetCapabilities() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_capabilities",
 		Title: "Catalog capabilities",
-		Description: "What the catalog supports (item search, filter/CQL2, query, sort, fields, free text, collection search, " +
-			"aggregation, ...), each with the evidence (conformance URI or link) and what it means for the parameters of " +
-			"search_items, search_collections, get_item and get_aggregations. Call before searching.\n" +
-			`Example: {"catalog_url": "planetary-computer"}`,
+		Description: "What the catalog supports (item search, filter, query, sort, fields, free text, collection search, aggregation), " +
+			"with the evidence and what it means for each tool's arguments.\n" +
+			`Example: {}`,
 		Annotations: readOnlyAnnotations("Catalog capabilities"),
 	}, true, getCapabilities)
 }

@@ -14,7 +14,7 @@ import (
 // GetCollectionIn names one collection.
 type GetCollectionIn struct {
 	CatalogArg
-	CollectionID string `json:"collection_id" jsonschema:"collection id, e.g. sentinel-2-l2a (search_collections lists them)"`
+	CollectionID string `json:"collection_id" jsonschema:"e.g. sentinel-2-l2a"`
 }
 
 // ProviderInfo is a collection provider.
@@ -58,9 +58,7 @@ func GetCollection() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_collection",
 		Title: "Get one collection",
-		Description: "Describe one collection: title, description, license, spatial and temporal extent, providers, keywords, " +
-			"summaries, the assets its items carry (item_assets: key, type, roles) and key links. Use it to learn the extent " +
-			"before searching and the asset keys before estimating sizes.\n" +
+		Description: "One collection: description, license, extent, providers, keywords, summaries, item_assets and key links.\n" +
 			`Example: {"collection_id": "sentinel-2-l2a"}`,
 		Annotations: readOnlyAnnotations("Get one collection"),
 	}, true, getCollection)

@@ -14,7 +14,7 @@ import (
 // GetConformanceIn optionally asks about specific conformance classes.
 type GetConformanceIn struct {
 	CatalogArg
-	Check StringList `json:"check,omitempty" jsonschema:"conformance class URIs to check, e.g. [\"https://api.stacspec.org/v1.0.0/item-search\"] (version-tolerant: v1.0.0 also matches v1.1.0 and rc/beta spellings), or capability names such as filter, sort, aggregation"`
+	Check StringList `json:"check,omitempty" jsonschema:"class URIs or capability names (filter, sort, ...)"`
 }
 
 // ConformanceCheck answers one checked URI or capability name.
@@ -37,10 +37,8 @@ func GetConformance() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_conformance",
 		Title: "Conformance classes",
-		Description: "List the conformance classes the catalog declares (from /conformance, else the landing page), " +
-			"and optionally answer whether given classes are satisfied, with version-tolerant matching. " +
-			"get_capabilities explains what they mean for the other tools.\n" +
-			`Example: {"check": ["https://api.stacspec.org/v1.0.0/item-search", "https://api.stacspec.org/v1.0.0/item-search#filter"]}`,
+		Description: "The conformance classes the catalog declares; check answers for given class URIs (version-tolerant) or capability names.\n" +
+			`Example: {"check": ["https://api.stacspec.org/v1.0.0/item-search#filter", "sort"]}`,
 		Annotations: readOnlyAnnotations("Conformance classes"),
 	}, true, getConformance)
 }

@@ -13,9 +13,9 @@ import (
 // GetItemIn names one item.
 type GetItemIn struct {
 	CatalogArg
-	CollectionID string `json:"collection_id" jsonschema:"id of the collection holding the item, e.g. sentinel-2-l2a"`
-	ItemID       string `json:"item_id" jsonschema:"id of the item, as returned by search_items"`
-	SignAssets   bool   `json:"sign_assets,omitempty" jsonschema:"Planetary Computer only: true appends a SAS token to asset hrefs so they can be downloaded (tokens expire in about an hour); refused for other catalogs"`
+	CollectionID string `json:"collection_id" jsonschema:"e.g. sentinel-2-l2a"`
+	ItemID       string `json:"item_id" jsonschema:"from search_items"`
+	SignAssets   bool   `json:"sign_assets,omitempty" jsonschema:"Planetary Computer: sign asset hrefs (valid ~1 h)"`
 }
 
 // GetItemOut is the complete item plus its summary.
@@ -31,8 +31,7 @@ func GetItem() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_item",
 		Title: "Get one item",
-		Description: "Fetch one STAC Item complete (type, stac_version, geometry, properties, links and every asset with its href), " +
-			"plus a readable summary. Use after search_items to inspect an item's assets.\n" +
+		Description: "One complete STAC Item: every property, asset (href, type, roles) and link.\n" +
 			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}`,
 		Annotations: readOnlyAnnotations("Get one item"),
 	}, true, getItem)

@@ -15,7 +15,7 @@ import (
 // GetQueryablesIn optionally names one collection.
 type GetQueryablesIn struct {
 	CatalogArg
-	CollectionID StringList `json:"collection_id,omitempty" jsonschema:"one collection id for its queryables, e.g. \"sentinel-2-l2a\" (a one-element list is accepted too); omit for the catalog-wide queryables"`
+	CollectionID StringList `json:"collection_id,omitempty" jsonschema:"one collection id; omit for catalog-wide"`
 }
 
 // QueryableInfo is one property a filter or query can use.
@@ -43,8 +43,7 @@ func GetQueryables() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_queryables",
 		Title: "Queryable properties",
-		Description: "List the properties a search can filter on (filter/CQL2 and query), with type, format, description and " +
-			"allowed values: for the whole catalog, or for one collection.\n" +
+		Description: "The properties filter and query can use, with type, range and allowed values: catalog-wide or for one collection.\n" +
 			`Example: {"collection_id": "sentinel-2-l2a"}`,
 		Annotations: readOnlyAnnotations("Queryable properties"),
 	}, true, getQueryables)

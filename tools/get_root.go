@@ -34,10 +34,8 @@ func GetRoot() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_root",
 		Title: "Catalog landing page",
-		Description: "Describe the STAC catalog: id, title, description, STAC version, how many conformance classes " +
-			"and links it has, and its key links (search, collections, queryables...). Call this first to check " +
-			"that the catalog answers; an unreachable catalog is an error, never an empty result.\n" +
-			`Example: {} or {"catalog_url": "earth-search"}`,
+		Description: "The catalog's landing page: id, title, description, STAC version and key links. Call it first on an unknown catalog.\n" +
+			`Example: {"catalog_url": "earth-search"}`,
 		Annotations: readOnlyAnnotations("Catalog landing page"),
 	}, true, getRoot)
 }

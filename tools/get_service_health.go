@@ -50,10 +50,9 @@ func GetServiceHealth() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_service_health",
 		Title: "Catalog service health",
-		Description: "Report, per catalog host this server has talked to, the circuit breaker state, retry budget left, and the retries, " +
-			"give-ups, timeouts and cache hit rate of the last 5 minutes. Makes no upstream request. Use it when calls fail or are slow, " +
-			"to tell a struggling catalog from a bad request. With catalog_url, only that catalog's host is shown. Lists at most 50 hosts, " +
-			"least healthy first; on a shared (http) server, only the configured catalogs, or the catalog named in catalog_url.\n" +
+		Description: "Per catalog host (least healthy first, at most 50): circuit breaker, retry budget, and the retries, give-ups, " +
+			"timeouts and cache hits of the last 5 minutes. No upstream request. Use it when calls fail or are slow. With catalog_url, " +
+			"that catalog only; on a shared (http) server, only the configured catalogs or the one named.\n" +
 			`Example: {} or {"catalog_url": "earth-search"}`,
 		Annotations: &mcp.ToolAnnotations{Title: "Catalog service health", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}, false, getServiceHealth)

@@ -103,7 +103,8 @@ type Call struct {
 // CatalogArg is embedded in every tool input: every tool accepts the same
 // catalog forms as --catalog (URL, preset name, "demo", path to catalog.json).
 type CatalogArg struct {
-	CatalogURL string `json:"catalog_url,omitempty" jsonschema:"STAC API URL, preset or configured name (earth-search, planetary-computer, usgs-landsat, demo, ...; list_catalogs lists them) or path to a local catalog.json (not accepted when the server is shared over http); default: the server's configured catalog"`
+	// Its forms are explained once, in the server instructions.
+	CatalogURL string `json:"catalog_url,omitempty"`
 }
 
 func (c CatalogArg) catalogRef() string { return c.CatalogURL }

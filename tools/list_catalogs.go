@@ -38,10 +38,9 @@ func ListCatalogs() Tool {
 	return define(&mcp.Tool{
 		Name:  "list_catalogs",
 		Title: "List known catalogs",
-		Description: "List the catalogs that catalog_url accepts by name: the built-in presets (Earth Search, Planetary Computer, " +
-			"USGS Landsat, ...), catalogs configured with STAC_MCP_CATALOGS, and the offline demo catalog; marks the default. " +
-			"Makes no upstream request. Any other STAC API URL works as catalog_url too.\n" +
-			`Example: {} then search_items with {"catalog_url": "planetary-computer", ...}`,
+		Description: "Catalogs that catalog_url accepts by name: presets, configured catalogs and the offline demo; the default is marked. " +
+			"No upstream request.\n" +
+			`Example: {}`,
 		Annotations: &mcp.ToolAnnotations{Title: "List known catalogs", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}, false, listCatalogs)
 }

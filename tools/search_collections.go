@@ -18,11 +18,11 @@ import (
 // SearchCollectionsIn narrows the catalog's collections.
 type SearchCollectionsIn struct {
 	CatalogArg
-	Q        string       `json:"q,omitempty" jsonschema:"free text matched against id, title, description and keywords, e.g. \"sentinel-2 reflectance\""`
-	BBox     BBoxArg      `json:"bbox,omitempty" jsonschema:"keep collections whose spatial extent intersects [west,south,east,north]"`
-	Datetime string       `json:"datetime,omitempty" jsonschema:"keep collections whose temporal extent overlaps this instant or interval, e.g. 2024-01-01/2024-12-31"`
-	Limit    ListLimitArg `json:"limit,omitempty" jsonschema:"collections to return in this call (default 10, at most 100); continue with cursor"`
-	Cursor   string       `json:"cursor,omitempty" jsonschema:"cursor from a previous search_collections result, to get the next collections"`
+	Q        string       `json:"q,omitempty" jsonschema:"words, \"phrases\", +required, -excluded"`
+	BBox     BBoxArg      `json:"bbox,omitempty" jsonschema:"[west,south,east,north]"`
+	Datetime string       `json:"datetime,omitempty" jsonschema:"instant or interval"`
+	Limit    ListLimitArg `json:"limit,omitempty" jsonschema:"collections per call (default 10)"`
+	Cursor   string       `json:"cursor,omitempty" jsonschema:"from the previous result"`
 }
 
 // collectionListing is a validated listing; a collections cursor carries
@@ -69,10 +69,8 @@ func SearchCollections() Tool {
 	return define(&mcp.Tool{
 		Name:  "search_collections",
 		Title: "Search collections",
-		Description: "List the catalog's collections, optionally narrowed by free text q, a bbox and a datetime. " +
-			"When the catalog has no collection search, the filters are applied here over the whole list and the output says so. " +
-			"Returns id, title, short description, license and extent; has_more and cursor page through the rest.\n" +
-			`Example: {"q": "sentinel-2", "bbox": [5.9, 45.8, 10.5, 47.8], "datetime": "2024", "limit": 5}`,
+		Description: "List collections, narrowed by free text q, bbox and datetime (applied here when the catalog cannot); cursor pages on.\n" +
+			`Example: {"q": "sentinel-2", "bbox": [5.9, 45.8, 10.5, 47.8], "limit": 5}`,
 		Annotations: readOnlyAnnotations("Search collections"),
 	}, true, searchCollections)
 }

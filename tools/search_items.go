@@ -16,10 +16,10 @@ import (
 type SearchItemsIn struct {
 	CatalogArg
 	SearchArgs
-	MaxItems   MaxItemsArg `json:"max_items,omitempty" jsonschema:"total number of items to return in this call (default 10, up to the server's ceiling); continue with cursor for more"`
-	Cursor     string      `json:"cursor,omitempty" jsonschema:"cursor from a previous search_items result: continues exactly where it stopped (send it alone, or with the same search parameters)"`
-	Detail     DetailArg   `json:"detail,omitempty" jsonschema:"summary (default: id, collection, datetime, bbox, cloud cover, platform, gsd, main assets) or full (complete STAC Items)"`
-	SignAssets bool        `json:"sign_assets,omitempty" jsonschema:"Planetary Computer only: true appends a SAS token to asset hrefs so they can be downloaded (tokens expire in about an hour); refused for other catalogs"`
+	MaxItems   MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to return (default 10)"`
+	Cursor     string      `json:"cursor,omitempty" jsonschema:"from the previous result"`
+	Detail     DetailArg   `json:"detail,omitempty" jsonschema:"default summary"`
+	SignAssets bool        `json:"sign_assets,omitempty" jsonschema:"Planetary Computer: sign asset hrefs (valid ~1 h)"`
 }
 
 // SearchItemsOut is one page of search results, shaped for a model.
@@ -46,10 +46,8 @@ func SearchItems() Tool {
 	return define(&mcp.Tool{
 		Name:  "search_items",
 		Title: "Search items",
-		Description: "Search the catalog's items (STAC /search) by collections, ids, bbox or intersects, datetime, query, CQL2 filter, " +
-			"sortby and fields. Returns at most max_items (default 10) compact summaries, or complete items with detail=full; " +
-			"has_more and cursor continue exactly where this page stopped. limit is only the page size sent to the catalog. " +
-			"Parameters the catalog does not declare are still sent, with a warning.\n" +
+		Description: "Search items (STAC /search): at most max_items summaries, or complete items with detail full; cursor continues " +
+			"exactly where this page stopped. Parameters the catalog does not declare are sent, with a warning.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [-105.3, 39.9, -105.1, 40.1], "datetime": "2024-06", ` +
 			`"query": {"eo:cloud_cover": {"lt": 20}}, "sortby": "-properties.datetime", "max_items": 5}`,
 		Annotations: readOnlyAnnotations("Search items"),
