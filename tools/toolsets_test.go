@@ -75,10 +75,18 @@ func TestSurfaceWithWrites(t *testing.T) {
 			}
 		})
 	}
+	withWrites, readOnly := Instructions(candidates), Instructions(Inventory())
 	for _, tool := range WriteTools() {
+		if !strings.Contains(withWrites, "`"+tool.Def.Name+"`") || strings.Contains(readOnly, tool.Def.Name) {
+			t.Errorf("instructions mention %s with writes: %v, without: %v; want only with", tool.Def.Name,
+				strings.Contains(withWrites, tool.Def.Name), strings.Contains(readOnly, tool.Def.Name))
+		}
 		if tool.Toolset != ToolsetWrite {
 			t.Errorf("%s is in toolset %q, want write", tool.Def.Name, tool.Toolset)
 		}
+	}
+	if !strings.Contains(withWrites, "SAME key") || strings.Contains(readOnly, "idempotency_key") {
+		t.Error("the idempotency key is explained only when write tools are listed")
 	}
 	if _, err := NewSurface(candidates, SurfaceOptions{Tools: []string{"delete_item"}, WritesAllowed: true, ReadOnly: true}); err == nil ||
 		!strings.Contains(err.Error(), "read-only") {

@@ -59,7 +59,7 @@ func WriteTools() []Tool {
 
 // IdempotencyKeyArg is the key every write tool requires.
 type IdempotencyKeyArg struct {
-	IdempotencyKey string `json:"idempotency_key" jsonschema:"a key for this one logical write, e.g. a new UUID, at most 255 characters. If the call fails, times out or you are not sure it took effect, call again with the SAME key and the same arguments: you get the first call's outcome (duplicate: true) and the write is never applied twice. Use a new key only for a different write."`
+	IdempotencyKey string `json:"idempotency_key" jsonschema:"a new key (e.g. a UUID, at most 255 characters) per logical write; the SAME key on every retry of it"`
 }
 
 // DocumentArg is a JSON object (a STAC Item or Collection, or a merge
