@@ -9,6 +9,7 @@ import (
 	"github.com/paulmach/orb/geojson"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/stacclient/freetext"
 )
 
 // Helpful misses: when a collection id is unknown or a search finds
@@ -77,7 +78,7 @@ func closestIDs(id string, candidates []string) []string {
 			continue
 		}
 		lc := strings.ToLower(cand)
-		switch d := editDistance(want, lc); {
+		switch d := freetext.EditDistance(want, lc); {
 		case d == 0:
 			found = append(found, scored{cand, 0, 0})
 		case d <= limit:
@@ -103,28 +104,6 @@ func closestIDs(id string, candidates []string) []string {
 		out = append(out, f.id)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // emptySearchNotes says why a search found nothing: for each collection

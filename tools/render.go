@@ -233,40 +233,6 @@ func rawToAny(raw json.RawMessage) any {
 	return v
 }
 
-// itemLine is one readable line of an item summary.
-func itemLine(s ItemSummary) string {
-	parts := []string{s.ID}
-	if s.Collection != "" {
-		parts = append(parts, s.Collection)
-	}
-	if s.Datetime != "" {
-		parts = append(parts, s.Datetime)
-	}
-	if s.CloudCover != nil {
-		parts = append(parts, "cloud "+formatNumber(*s.CloudCover)+"%")
-	}
-	if s.Platform != "" {
-		parts = append(parts, s.Platform)
-	}
-	if s.GSD != nil {
-		parts = append(parts, "gsd "+formatNumber(*s.GSD)+" m")
-	}
-	keys := make([]string, 0, len(s.Assets))
-	for _, a := range s.Assets {
-		keys = append(keys, a.Key)
-	}
-	assets := fmt.Sprintf("%d assets", s.AssetCount)
-	if len(keys) > 0 {
-		assets += " (" + strings.Join(keys, ", ")
-		if n := len(s.OtherAssetKeys); n > 0 {
-			assets += fmt.Sprintf(", +%d more", n)
-		}
-		assets += ")"
-	}
-	parts = append(parts, assets)
-	return strings.Join(parts, " | ")
-}
-
 func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // formatBBox writes a bbox compactly.

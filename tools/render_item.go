@@ -23,7 +23,7 @@ import (
 // other member.
 func fullItemText(item map[string]any, s ItemSummary) string {
 	var b strings.Builder
-	b.WriteString(itemLine(s) + "\n")
+	b.WriteString(summaryLine(s) + "\n")
 	if len(s.BBox) > 0 {
 		fmt.Fprintf(&b, "bbox %s\n", bboxText(s.BBox))
 	}

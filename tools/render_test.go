@@ -37,8 +37,9 @@ func TestSummarizeItem(t *testing.T) {
 	if want := []string{"thumbnail", "metadata", "red-jp2"}; !slices.Equal(s.OtherAssetKeys, want) || s.AssetCount != 11 {
 		t.Errorf("other asset keys %v (count %d), want %v of 11", s.OtherAssetKeys, s.AssetCount, want)
 	}
-	line := itemLine(s)
-	for _, want := range []string{"i1", "c1", "cloud 12.5%", "landsat-9", "gsd 30 m", "11 assets", "+3 more"} {
+	var types typeAbbreviations
+	line := summaryText(s, &types)
+	for _, want := range []string{"i1", "c1", "cloud 12.5%", "landsat-9", "gsd 30 m", "11 assets", "+ 3 more asset(s)"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("item line %q lacks %q", line, want)
 		}

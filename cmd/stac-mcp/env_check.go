@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stacmcp/stac-mcp/stacclient/freetext"
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
@@ -76,31 +77,9 @@ func unknownCatalogHeaderWarnings(environ []string, named []tools.Preset) []stri
 func closestName(name string, candidates []string) (string, int) {
 	best, bestD := "", -1
 	for _, c := range candidates {
-		if d := editDistance(name, c); bestD < 0 || d < bestD {
+		if d := freetext.EditDistance(name, c); bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}
 	}
 	return best, bestD
-}
-
-// editDistance is the Levenshtein distance between a and b (bytes: the
-// names are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

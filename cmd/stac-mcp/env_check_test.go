@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/stacclient/freetext"
 )
 
 // TestUnknownSettingsAreReported (issue 10): a mistyped STAC_MCP_* name was
@@ -53,7 +55,7 @@ func TestEverySettingIsAKnownVariable(t *testing.T) {
 	if w := unknownEnvWarnings(environ); len(w) != 0 {
 		t.Errorf("documented variables reported as unknown: %v", w)
 	}
-	if d := editDistance("STAC_MCP_HEDG", "STAC_MCP_HEDGE"); d != 1 {
+	if d := freetext.EditDistance("STAC_MCP_HEDG", "STAC_MCP_HEDGE"); d != 1 {
 		t.Errorf("edit distance %d, want 1", d)
 	}
 }

@@ -25,6 +25,9 @@
 // every character that is not a letter or a digit, and a term matches when
 // its words appear consecutively in one field: "sentinel-2" matches
 // "Sentinel 2 L2A" and "sentinel-2-l2a", not "sentinel-20".
+//
+// EditDistance, for "did you mean …?" answers (collection ids, setting
+// names), lives here too: it is the other way stac-mcp compares names.
 package freetext
 
 import (
@@ -264,4 +267,27 @@ func splitUnquoted(s string, sep rune) []string {
 		}
 	}
 	return append(parts, s[start:])
+}
+
+// EditDistance is the Levenshtein distance between a and b, in runes: how
+// far a mistyped name is from a real one ("did you mean …?").
+func EditDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }

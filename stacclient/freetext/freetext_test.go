@@ -156,3 +156,14 @@ func FuzzParseMatch(f *testing.F) {
 		parsed.Match(text, q)
 	})
 }
+
+func TestEditDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"sentinel2-l2a", "sentinel-2-l2a", 1}, {"é", "e", 1}, {"STAC_MCP_HEDG", "STAC_MCP_HEDGE", 1}} {
+		if got := EditDistance(c.a, c.b); got != c.want {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
