@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
@@ -87,13 +88,17 @@ func readResource(d *Deps, name string, fetch func(ctx context.Context, cat *Cat
 			return nil, renderError(name, err)
 		}
 		var doc any
+		var suggestions []string // closest collection ids, when a collection was not found
 		_, err := d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) (ferr error) {
 			defer recoverAs(d.Logger, name, &ferr)
 			doc, ferr = fetch(ctx, cat, uri)
+			if id, ok := resourceCollectionID(uri); ok && isKind(ferr, stacclient.KindNotFound) {
+				suggestions = suggestCollectionIDs(ctx, cat.Client, id)
+			}
 			return ferr
 		})
 		if isKind(err, stacclient.KindNotFound) {
-			return nil, mcp.ResourceNotFoundError(uri)
+			return nil, resourceNotFound(uri, suggestions)
 		}
 		if err != nil {
 			return nil, renderError(name, err)
@@ -104,6 +109,36 @@ func readResource(d *Deps, name string, fetch func(ctx context.Context, cat *Cat
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeTypeOf(uri), Text: string(text)}}}, nil
 	}
+}
+
+// resourceNotFound is the protocol's "resource not found" error, with the
+// URIs of the closest collections when there are some.
+func resourceNotFound(uri string, suggestions []string) error {
+	if len(suggestions) == 0 {
+		return mcp.ResourceNotFoundError(uri)
+	}
+	suffix := ""
+	if strings.HasSuffix(uri, queryablesURISuffix) {
+		suffix = queryablesURISuffix
+	}
+	uris := make([]string, len(suggestions))
+	for i, id := range suggestions {
+		uris[i] = collectionURIPrefix + id + suffix
+	}
+	data, _ := json.Marshal(map[string]any{"uri": uri, "did_you_mean": uris})
+	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Data: data,
+		Message: "Resource not found: did you mean " + strings.Join(uris, " or ") + "?"}
+}
+
+// resourceCollectionID is the collection id of a collection or queryables
+// resource URI.
+func resourceCollectionID(uri string) (string, bool) {
+	for _, suffix := range []string{queryablesURISuffix, ""} {
+		if id, err := collectionIDFromURI(uri, suffix); err == nil {
+			return id, true
+		}
+	}
+	return "", false
 }
 
 func mimeTypeOf(uri string) string {

@@ -98,6 +98,23 @@ func TestMissingCollectionResourceIsNotFound(t *testing.T) {
 	}
 }
 
+// TestMissingCollectionResourceSuggestsTheClosest: a near miss names the
+// resources of the closest collections.
+func TestMissingCollectionResourceSuggestsTheClosest(t *testing.T) {
+	cs := newTestSession(t, testSessionOptions{})
+	for uri, want := range map[string]string{
+		"stac://collections/Joplin":                   "did you mean stac://collections/joplin?",
+		"stac://collections/sentinel-2-l2/queryables": "did you mean stac://collections/sentinel-2-l2a/queryables or stac://collections/sentinel-2-l1c/queryables?",
+	} {
+		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeResourceNotFound || !strings.Contains(rpcErr.Message, want) ||
+			!strings.Contains(string(rpcErr.Data), uri) {
+			t.Errorf("read %s: err %#v, want not found with %q", uri, err, want)
+		}
+	}
+}
+
 func TestResourceReadsGoThroughTheReliabilityLayer(t *testing.T) {
 	rec := &callRecorder{}
 	cs := newTestSession(t, testSessionOptions{Transport: rec})
