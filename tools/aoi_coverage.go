@@ -1,73 +1,62 @@
 package tools
 
 import (
-	"math"
-
-	"github.com/paulmach/orb/planar"
+	"fmt"
+	"strings"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/footprint"
 )
 
-// How much of the requested area each summarised item covers: the share of
-// the search's bbox or intersects inside the item's footprint, in percent,
-// so a model can tell a scene that fills the area from one that grazes it.
-//
-// It reuses estimate_data_size's clipping (sizing_coverage.go): planar in
-// longitude/latitude, exact for a bbox (split at the antimeridian) and for
-// convex polygons; a concave or holed intersects is measured against its
-// bounding rectangle, and the search says so. The footprint package of the
-// visual tools (equal-area, any polygon) answers the same question on the
-// ellipsoid; when it is on main, percentCovered is the one function to
-// switch to it.
+// How an item meets the requested area, measured once for every tool that
+// asks: search_items says, per summary, how much of the search's bbox or
+// intersects the item covers (aoi_coverage_pct); estimate_data_size scales a
+// raster asset by the share of its item inside the area; check_coverage
+// reports the union (footprint.Measure). All three go through
+// footprint.Area: footprints and area in one longitude frame (antimeridian
+// handled), concave areas as drawn, on an equal-area projection of the
+// ellipsoid.
 
-// requestedArea is the area a search asked for, ready to measure items
-// against; nil when the search has none.
-type requestedArea struct {
-	shape aoi
-	size  float64 // planar area, square degrees
+// requestedArea is the search's bbox or intersects, ready to measure
+// footprints against; nil when the search has none, or one that has no
+// area to measure (a point, a line, a ring that is not a polygon: why says
+// so, for a note).
+func requestedArea(p stacclient.SearchParams) (area *footprint.Area, why string) {
+	shape, ok, err := searchArea(p)
+	if err == nil && ok {
+		area, err = footprint.NewArea(shape)
+	}
+	if err != nil {
+		return nil, "intersects has no area to measure against (" + paramReason(err) + ")"
+	}
+	return area, ""
 }
 
-// newRequestedArea reads the search's bbox or intersects (nil without one,
-// or for a geometry without area, such as a point).
-func newRequestedArea(p stacclient.SearchParams) *requestedArea {
-	var shape aoi
-	switch {
-	case p.BBox != nil:
-		shape = aoiFromBBox(p.BBox)
-	case p.Intersects != nil:
-		a, ok := aoiFromGeometry(p.Intersects)
-		if !ok {
-			return nil
-		}
-		shape = a
-	default:
-		return nil
+// paramReason is the reason of a ParamError, else the error's text.
+func paramReason(err error) string {
+	if pe, ok := err.(*stacclient.ParamError); ok && pe.Reason != "" {
+		return pe.Reason
 	}
-	size := 0.0
-	for _, b := range shape.bounds {
-		size += planar.Area(b.ToPolygon())
-	}
-	for _, r := range shape.convex {
-		size += math.Abs(planar.Area(r))
-	}
-	if size <= 0 {
-		return nil
-	}
-	return &requestedArea{shape: shape, size: size}
+	return err.Error()
 }
 
-// percentCovered is the share of the area inside the item's footprint
-// (its geometry, else its bbox), in percent to one decimal; false when the
-// item has no footprint to measure.
-func (r *requestedArea) percentCovered(it *stacclient.Item) (float64, bool) {
-	fp := footprint(it.Geometry, it.BBox)
-	if r == nil || fp == nil {
-		return 0, false
+// itemOverlap measures an item's footprint (its geometry, else its bbox)
+// against the area; false when the item has neither.
+func itemOverlap(area *footprint.Area, it *stacclient.Item) (footprint.Overlap, bool) {
+	shape, err := footprint.Parse(it.Geometry, it.BBox)
+	if err != nil {
+		return footprint.Overlap{}, false
 	}
-	pct := 100 * insideArea(fp, r.shape) / r.size
-	return math.Round(min(max(pct, 0), 100)*10) / 10, true
+	o, err := area.Overlap(shape)
+	return o, err == nil
 }
 
-// exact reports whether percentCovered measures the requested shape itself
-// (false: its bounding rectangle).
-func (r *requestedArea) exact() bool { return r != nil && r.shape.exact }
+// bboxFallbackNote names the footprints measured by their bounding box
+// because their geometry is not a valid polygon ("" for none).
+func bboxFallbackNote(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d footprint(s) are not valid polygons and were measured by their bounding box: %s",
+		len(ids), strings.Join(ids, ", "))
+}

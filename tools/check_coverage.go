@@ -152,9 +152,8 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 	}
 	out.CloudItems = r.CloudItems
 	out.Outside = append(out.Outside, r.Outside...)
-	if len(r.BBoxFallback) > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d footprint(s) are not valid polygons and were measured by their bounding box: %s",
-			len(r.BBoxFallback), strings.Join(r.BBoxFallback, ", ")))
+	if note := bboxFallbackNote(r.BBoxFallback); note != "" {
+		out.Notes = append(out.Notes, note)
 	}
 	if without := r.Touching - r.CloudItems; r.CloudItems > 0 && without > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) without eo:cloud_cover are left out of the cloud-weighted share", without))

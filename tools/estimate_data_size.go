@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/footprint"
 )
 
 // EstimateDataSizeIn is a search plus how to size it. The area comes in one
@@ -180,18 +181,9 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	}
 	out.Warnings = append(out.Warnings, warnings...)
 
-	var area *aoi
-	switch {
-	case params.BBox != nil:
-		a := aoiFromBBox(params.BBox)
-		area = &a
-	case params.Intersects != nil:
-		if a, ok := aoiFromGeometry(params.Intersects); ok {
-			area = &a
-			if !a.exact {
-				out.Notes = append(out.Notes, "intersects is not made of convex polygons, so coverage uses its bounding rectangle: clipped sizes are an upper bound")
-			}
-		}
+	area, noArea := requestedArea(params)
+	if noArea != "" {
+		out.Notes = append(out.Notes, noArea+": sizes are not clipped")
 	}
 
 	sent := params
@@ -234,6 +226,9 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, params, false)...)
 	}
 
+	if note := bboxFallbackNote(sz.bboxMeasured); note != "" {
+		out.Notes = append(out.Notes, note)
+	}
 	probeJobs(ctx, client, jobs, &out)
 	tally(jobs, area != nil, &out)
 	extrapolate(&out)
@@ -242,7 +237,8 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 
 // sizer turns items into sizing jobs.
 type sizer struct {
-	area         *aoi
+	area         *footprint.Area
+	bboxMeasured []string // footprints measured by their bbox
 	wanted       map[string]bool // asset_keys; empty means every asset
 	seenKeys     map[string]bool // every key seen on any item, for the unknown-key warning
 	metadataOnly bool
@@ -268,8 +264,12 @@ func (s *sizer) item(out *EstimateDataSizeOut, it *stacclient.Item) []*assetJob 
 	out.ItemCount++
 	var cov *float64
 	if s.area != nil {
-		if f, ok := coverageFraction(footprintGeometry(it.Geometry, it.BBox), *s.area); ok {
+		if o, ok := itemOverlap(s.area, it); ok {
+			f := o.FootprintFraction
 			cov = &f
+			if o.BBoxFallback {
+				s.bboxMeasured = append(s.bboxMeasured, it.ID)
+			}
 			out.Coverage = append(out.Coverage, ItemCoverage{Item: it.ID, Fraction: f})
 		} else {
 			out.Notes = append(out.Notes, fmt.Sprintf("item %s has no polygon footprint or bbox: its assets are counted whole", it.ID))

@@ -174,7 +174,8 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	prog := newProgress(c)
 	pages := 0
 	var heads []ItemSummary // the headlines of full items, for the text
-	area := newRequestedArea(position.search)
+	area, noArea := requestedArea(position.search)
+	var bboxMeasured []string // footprints measured by their bbox
 	for page, err := range search.Pages(ctx) {
 		if err != nil {
 			return fail(explainSearchRefusal(ctx, c, tool, err, params, out.Warnings))
@@ -200,8 +201,14 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 				heads = append(heads, summarizeItem(it))
 			} else {
 				s := summarizeItem(it)
-				if pct, ok := area.percentCovered(it); ok {
-					s.AOICoverage = &pct
+				if area != nil {
+					if o, ok := itemOverlap(area, it); ok {
+						pct := round(o.AreaPercent, 1)
+						s.AOICoverage = &pct
+						if o.BBoxFallback {
+							bboxMeasured = append(bboxMeasured, it.ID)
+						}
+					}
 				}
 				out.Items = append(out.Items, s)
 				out.Truncated = out.Truncated || len(s.OtherAssetKeys) > 0
@@ -243,12 +250,17 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 			"; more items match, but stac-mcp follows next links only with GET or POST, on the catalog's own origin and under its root URL")
 	}
 	out.Notes = append(out.Notes, stopNotes(search.StopReason())...)
-	if area != nil && detail == detailSummary && out.Returned > 0 {
-		note := "aoi_coverage_pct is the share of the requested area inside each item's footprint (planar in lon/lat)"
-		if !area.exact() {
-			note += "; intersects is not made of convex polygons, so its bounding rectangle was measured: the shares are approximate"
+	if detail == detailSummary && out.Returned > 0 {
+		switch {
+		case area != nil:
+			out.Notes = append(out.Notes, "aoi_coverage_pct is the share of the requested area inside each item's footprint "+
+				"(equal-area, as check_coverage measures)")
+			if note := bboxFallbackNote(bboxMeasured); note != "" {
+				out.Notes = append(out.Notes, note)
+			}
+		case noArea != "":
+			out.Notes = append(out.Notes, "no aoi_coverage_pct: "+noArea)
 		}
-		out.Notes = append(out.Notes, note)
 	}
 	if out.Returned == 0 {
 		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, params, in.Cursor != "")...)

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paulmach/orb"
-
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
@@ -61,6 +59,22 @@ func polygonJSON(points ...[2]float64) json.RawMessage {
 	return b
 }
 
+// footprintFraction is the share of a footprint inside a search's area,
+// as estimate_data_size scales raster assets by it.
+func footprintFraction(t *testing.T, p stacclient.SearchParams, geometry json.RawMessage, bbox []float64) (float64, bool) {
+	t.Helper()
+	area, why := requestedArea(p)
+	if area == nil {
+		t.Fatalf("no area for %+v: %s", p, why)
+	}
+	o, ok := itemOverlap(area, &stacclient.Item{Geometry: geometry, BBox: bbox})
+	return o.FootprintFraction, ok
+}
+
+// Near the equator the equal-area measure is within a few parts in ten
+// thousand of the planar one; these cases are about the clipping.
+const nearEquator = 2e-3
+
 func TestCoverageFractionOnSimpleGeometries(t *testing.T) {
 	square := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 2}, [2]float64{0, 2})
 	triangle := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{0, 2})
@@ -79,8 +93,8 @@ func TestCoverageFractionOnSimpleGeometries(t *testing.T) {
 		{"triangle, left half", triangle, []float64{-1, -1, 1, 3}, 0.75},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, ok := coverageFraction(footprintGeometry(c.geom, nil), aoiFromBBox(c.bbox))
-			if !ok || math.Abs(got-c.want) > 1e-12 {
+			got, ok := footprintFraction(t, stacclient.SearchParams{BBox: c.bbox}, c.geom, nil)
+			if !ok || math.Abs(got-c.want) > nearEquator {
 				t.Errorf("coverage = %v (ok %v), want %v", got, ok, c.want)
 			}
 		})
@@ -88,30 +102,34 @@ func TestCoverageFractionOnSimpleGeometries(t *testing.T) {
 }
 
 func TestCoverageAcrossTheAntimeridianAndFromBBox(t *testing.T) {
-	// Footprint from the item bbox only: [170, 0, 180, 10], area 100.
-	fp := footprintGeometry(nil, []float64{170, 0, 180, 10})
-	// A box crossing the antimeridian, 175°E to 170°W: half of the footprint.
-	got, ok := coverageFraction(fp, aoiFromBBox([]float64{175, -5, -170, 20}))
-	if !ok || math.Abs(got-0.5) > 1e-12 {
+	// Footprint from the item bbox only: [170, 0, 180, 10]; a box crossing
+	// the antimeridian, 175°E to 170°W, holds half of it.
+	across := stacclient.SearchParams{BBox: []float64{175, -5, -170, 20}}
+	if got, ok := footprintFraction(t, across, nil, []float64{170, 0, 180, 10}); !ok || math.Abs(got-0.5) > 1e-9 {
 		t.Errorf("coverage = %v (ok %v), want 0.5", got, ok)
 	}
-	if _, ok := coverageFraction(footprintGeometry(nil, nil), aoiFromBBox([]float64{0, 0, 1, 1})); ok {
+	// A footprint written across the antimeridian with a jump from 178 to
+	// -178 is the 4° strip between them, half inside [175, 180].
+	jumping := json.RawMessage(`{"type":"Polygon","coordinates":[[[178,0],[-178,0],[-178,1],[178,1],[178,0]]]}`)
+	if got, ok := footprintFraction(t, stacclient.SearchParams{BBox: []float64{175, -5, 180, 20}}, jumping, nil); !ok || math.Abs(got-0.5) > 1e-9 {
+		t.Errorf("jumping footprint: coverage = %v (ok %v), want 0.5", got, ok)
+	}
+	if _, ok := footprintFraction(t, stacclient.SearchParams{BBox: []float64{0, 0, 1, 1}}, nil, nil); ok {
 		t.Error("an item without geometry or bbox must report no coverage, not 0")
 	}
 }
 
-func TestAOIFromGeometryIsExactForConvexPolygons(t *testing.T) {
-	tri, ok := aoiFromGeometry(polygonJSON([2]float64{0, 0}, [2]float64{0, 1}, [2]float64{1, 0})) // clockwise
-	if !ok || !tri.exact || len(tri.convex) != 1 || tri.convex[0].Orientation() != orb.CCW {
-		t.Errorf("triangle: %+v ok %v, want one counter-clockwise convex ring", tri, ok)
+func TestRequestedAreaIsTheSearchArea(t *testing.T) {
+	if area, why := requestedArea(stacclient.SearchParams{}); area != nil || why != "" {
+		t.Errorf("no area: %v %q, want none and no reason", area, why)
+	}
+	point := json.RawMessage(`{"type":"Point","coordinates":[1,2]}`)
+	if area, why := requestedArea(stacclient.SearchParams{Intersects: point}); area != nil || !strings.Contains(why, "intersects has no area") {
+		t.Errorf("point: %v %q, want no area and the reason", area, why)
 	}
 	lShape := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 1}, [2]float64{1, 1}, [2]float64{1, 2}, [2]float64{0, 2})
-	concave, ok := aoiFromGeometry(lShape)
-	if !ok || concave.exact || len(concave.convex) != 0 || concave.bounds[0] != (orb.Bound{Min: orb.Point{0, 0}, Max: orb.Point{2, 2}}) {
-		t.Errorf("L shape: %+v ok %v, want its bounding rectangle marked inexact", concave, ok)
-	}
-	if _, ok := aoiFromGeometry(json.RawMessage(`{"type":"Nope"}`)); ok {
-		t.Error("an unreadable geometry gave an area")
+	if area, why := requestedArea(stacclient.SearchParams{Intersects: lShape}); area == nil || why != "" {
+		t.Errorf("L shape: %v %q, want an area", area, why)
 	}
 }
 
@@ -130,15 +148,13 @@ func TestCoverageAgainstIntersectsPolygons(t *testing.T) {
 		{"square by diamond", square, polygonJSON([2]float64{1, 0}, [2]float64{2, 1}, [2]float64{1, 2}, [2]float64{0, 1}), 0.5},
 		// A concave footprint (area 3) by a unit square centred on its notch: 0.75 of 3.
 		{"L by square", lShape, polygonJSON([2]float64{0.5, 0.5}, [2]float64{1.5, 0.5}, [2]float64{1.5, 1.5}, [2]float64{0.5, 1.5}), 0.25},
+		// A concave area is measured as drawn: the square holds 3 of its 4.
+		{"square by L", square, lShape, 0.75},
 		{"square by far triangle", square, polygonJSON([2]float64{5, 5}, [2]float64{6, 5}, [2]float64{5, 6}), 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			area, ok := aoiFromGeometry(c.area)
-			if !ok || !area.exact {
-				t.Fatalf("area %s not read as exact: %+v", c.area, area)
-			}
-			got, ok := coverageFraction(footprintGeometry(c.footprint, nil), area)
-			if !ok || math.Abs(got-c.want) > 1e-12 {
+			got, ok := footprintFraction(t, stacclient.SearchParams{Intersects: c.area}, c.footprint, nil)
+			if !ok || math.Abs(got-c.want) > nearEquator {
 				t.Errorf("coverage = %v (ok %v), want %v", got, ok, c.want)
 			}
 		})
@@ -364,8 +380,10 @@ func TestEstimateDataSizeWithIntersects(t *testing.T) {
 	}
 	lShape := `{"type":"Polygon","coordinates":[[[0,0],[2,0],[2,1],[1,1],[1,2],[0,2],[0,0]]]}`
 	out = structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "aoi": lShape}))
-	if out.ClippedBytes != 1000 || !strings.Contains(strings.Join(out.Notes, " "), "upper bound") {
-		t.Errorf("L shape: clipped %d, notes %q; want its bounding box (all 1000) and an upper-bound note", out.ClippedBytes, out.Notes)
+	// A concave area is measured as drawn (the square holds 3/4 of the L),
+	// not by its bounding box.
+	if out.ClippedBytes < 749 || out.ClippedBytes > 751 || strings.Contains(strings.Join(out.Notes, " "), "upper bound") {
+		t.Errorf("L shape: clipped %d, notes %q; want 750 and no upper-bound note", out.ClippedBytes, out.Notes)
 	}
 }
 

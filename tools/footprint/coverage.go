@@ -98,18 +98,12 @@ func Measure(ctx context.Context, area Shape, items []Item, opts Options) (*Repo
 	if opts.TargetPercent <= 0 || opts.TargetPercent > 100 {
 		opts.TargetPercent = 95
 	}
-	if err := area.Valid(); err != nil {
-		return nil, fmt.Errorf("the area of interest: %w", err)
-	}
-	aoi, _, err := toGeom(area.Polygons)
+	prepared, err := NewArea(area)
 	if err != nil {
 		return nil, fmt.Errorf("the area of interest: %w", err)
 	}
-	aoiBound := area.Bound()
-	r := &Report{AreaKm2: AreaKm2(aoi), Windows: []Window{}, Greedy: []Pick{}, Outside: []string{}, BBoxFallback: []string{}}
-	if r.AreaKm2 <= 0 {
-		return nil, fmt.Errorf("the area of interest has no area")
-	}
+	aoi := prepared.geom
+	r := &Report{AreaKm2: prepared.km2, Windows: []Window{}, Greedy: []Pick{}, Outside: []string{}, BBoxFallback: []string{}}
 	percent := func(km2 float64) float64 { return min(100, 100*km2/r.AreaKm2) }
 
 	var clips []clipped
@@ -118,7 +112,7 @@ func Measure(ctx context.Context, area Shape, items []Item, opts Options) (*Repo
 			return nil, err
 		}
 		it := &items[i]
-		g, fallback, err := clipTo(it.Shape, aoi, aoiBound)
+		g, fallback, err := prepared.clip(it.Shape)
 		if err != nil {
 			return nil, fmt.Errorf("item %s: %w", it.ID, err)
 		}
@@ -180,45 +174,6 @@ func uncoveredBBox(left geom.Geometry, areaKm2 float64) []float64 {
 		return nil
 	}
 	return BBox(orb.Bound{Min: orb.Point{lo.X, lo.Y}, Max: orb.Point{hi.X, hi.Y}})
-}
-
-// clipTo is the part of shape inside aoi. The shape is tried at its own
-// longitudes and one turn either way, so a footprint written on the other
-// side of the antimeridian still meets an area that reaches across it.
-func clipTo(s Shape, aoi geom.Geometry, aoiBound orb.Bound) (geom.Geometry, bool, error) {
-	var parts []geom.Geometry
-	fallback := false
-	for _, p := range s.Polygons {
-		for _, dx := range []float64{-360, 0, 360} {
-			q := shiftPolygon(p, dx)
-			if !q.Bound().Intersects(aoiBound) {
-				continue
-			}
-			g, fb, err := toGeom(orb.MultiPolygon{q})
-			if err != nil {
-				return geom.Geometry{}, false, err
-			}
-			fallback = fallback || fb
-			in, err := geom.Intersection(g, aoi)
-			if err != nil {
-				return geom.Geometry{}, false, fmt.Errorf("intersecting with the area: %w", err)
-			}
-			if !in.IsEmpty() {
-				parts = append(parts, in)
-			}
-		}
-	}
-	switch len(parts) {
-	case 0:
-		return geom.Geometry{}, fallback, nil
-	case 1:
-		return parts[0], fallback, nil
-	}
-	u, err := geom.UnionMany(parts)
-	if err != nil {
-		return geom.Geometry{}, false, fmt.Errorf("joining the footprint's parts: %w", err)
-	}
-	return u, fallback, nil
 }
 
 func shiftPolygon(p orb.Polygon, dx float64) orb.Polygon {
