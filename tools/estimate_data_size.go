@@ -238,7 +238,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 // sizer turns items into sizing jobs.
 type sizer struct {
 	area         *footprint.Area
-	bboxMeasured []string // footprints measured by their bbox
+	bboxMeasured []string        // footprints measured by their bbox
 	wanted       map[string]bool // asset_keys; empty means every asset
 	seenKeys     map[string]bool // every key seen on any item, for the unknown-key warning
 	metadataOnly bool
