@@ -21,7 +21,7 @@ type MapItemsIn struct {
 	CatalogArg
 	SearchArgs
 	MaxItems MaxItemsArg `json:"max_items,omitempty" jsonschema:"footprints to draw (default 50, up to the server's ceiling)"`
-	ColorBy  string `json:"color_by,omitempty" jsonschema:"cloud_cover (blue clear to grey cloudy; the default when items have eo:cloud_cover) or date (purple oldest to yellow newest)"`
+	ColorBy  string      `json:"color_by,omitempty" jsonschema:"cloud_cover (blue clear to grey cloudy; the default when items have eo:cloud_cover) or date (purple oldest to yellow newest)"`
 }
 
 // MapItemsOut describes the map sent as image content, and its legend.
