@@ -127,12 +127,12 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 	if err != nil {
 		return fail(fmt.Errorf("measuring coverage: %w", err))
 	}
-	out.AOIBBox = footprint.BBox(fs.area.Bound())
+	out.AOIBBox = roundBBox(footprint.BBox(fs.area.Bound()))
 	out.AOIAreaKm2 = round(r.AreaKm2, 3)
 	out.CoveredPercent, out.CoveredKm2 = round(r.CoveredPercent, 3), round(r.CoveredKm2, 3)
 	out.UncoveredPercent = round(100-r.CoveredPercent, 3)
 	if r.UncoveredBBox != nil {
-		out.UncoveredBBox = r.UncoveredBBox
+		out.UncoveredBBox = roundBBox(r.UncoveredBBox)
 	}
 	for _, w := range r.Windows {
 		out.ByWindow = append(out.ByWindow, CoverageWindow{Start: day(w.Start), End: day(w.End), Items: w.Items, CoveredPercent: round(w.CoveredPercent, 3)})
@@ -175,15 +175,16 @@ func round(v float64, d int) float64 {
 }
 
 func coverageText(out CheckCoverageOut) string {
+	pct := func(f float64) string { return formatNumber(f) + "%" }
 	var b strings.Builder
-	fmt.Fprintf(&b, "Area %s (%s km²): %s%% covered by %d item(s)", formatBBox(out.AOIBBox), formatNumber(round(out.AOIAreaKm2, 1)),
-		formatNumber(round(out.CoveredPercent, 2)), out.Items)
+	fmt.Fprintf(&b, "Area %s (%s km²): %s covered by %d item(s)", formatBBox(out.AOIBBox), formatNumber(out.AOIAreaKm2),
+		pct(out.CoveredPercent), out.Items)
 	if out.Matched != nil {
 		fmt.Fprintf(&b, " of %d matched", *out.Matched)
 	}
-	b.WriteString(".\n")
+	fmt.Fprintf(&b, " (%s km²).\n", formatNumber(out.CoveredKm2))
 	if len(out.UncoveredBBox) == 4 {
-		fmt.Fprintf(&b, "Uncovered: %s%%, within bbox %s.\n", formatNumber(round(out.UncoveredPercent, 2)), formatBBox(out.UncoveredBBox))
+		fmt.Fprintf(&b, "Uncovered: %s, within bbox %s.\n", pct(out.UncoveredPercent), formatBBox(out.UncoveredBBox))
 	}
 	if len(out.ByWindow) > 0 {
 		unit := "day"
@@ -191,32 +192,26 @@ func coverageText(out CheckCoverageOut) string {
 			unit = fmt.Sprintf("%d-day window", out.WindowDays)
 		}
 		fmt.Fprintf(&b, "By %s:\n", unit)
-		for i, w := range out.ByWindow {
-			if i == 12 {
-				fmt.Fprintf(&b, "- (%d more in by_window)\n", len(out.ByWindow)-i)
-				break
-			}
+		for _, w := range out.ByWindow {
 			span := w.Start
 			if w.End != w.Start {
 				span += " … " + w.End
 			}
-			fmt.Fprintf(&b, "- %s: %s%% (%d item(s))\n", span, formatNumber(round(w.CoveredPercent, 2)), w.Items)
+			fmt.Fprintf(&b, "- %s: %s (%d item(s))\n", span, pct(w.CoveredPercent), w.Items)
 		}
 	}
 	if set := out.SmallestSet; len(set.Items) > 0 {
-		fmt.Fprintf(&b, "Smallest set (greedy) for %s%%: %d item(s) reaching %s%%:", formatNumber(round(set.TargetPercent, 2)), len(set.Items), formatNumber(round(set.ReachedPercent, 2)))
+		fmt.Fprintf(&b, "Smallest set (greedy) for %s: %d item(s) reaching %s (item +added → cumulative):",
+			pct(set.TargetPercent), len(set.Items), pct(set.ReachedPercent))
+		picks := make([]string, len(set.Items))
 		for i, p := range set.Items {
-			if i == 10 {
-				fmt.Fprintf(&b, " … (%d more in smallest_set)", len(set.Items)-i)
-				break
-			}
-			fmt.Fprintf(&b, " %s (+%s%%)", p.ID, formatNumber(round(p.AddedPercent, 2)))
+			picks[i] = fmt.Sprintf("%s +%s → %s", p.ID, pct(p.AddedPercent), pct(p.CumulativePercent))
 		}
-		b.WriteString("\n")
+		b.WriteString(" " + strings.Join(picks, "; ") + "\n")
 	}
 	if out.CloudWeightedPercent != nil {
 		fmt.Fprintf(&b, "Cloud-weighted: %s%% expected clear (least cloudy item per point, %d item(s) with eo:cloud_cover).\n",
-			formatNumber(round(*out.CloudWeightedPercent, 2)), out.CloudItems)
+			formatNumber(*out.CloudWeightedPercent), out.CloudItems)
 	}
 	if len(out.Outside) > 0 {
 		fmt.Fprintf(&b, "Outside the area: %s\n", strings.Join(out.Outside, ", "))
@@ -224,6 +219,7 @@ func coverageText(out CheckCoverageOut) string {
 	for _, s := range out.Skipped {
 		fmt.Fprintf(&b, "Not measured: %s: %s\n", s.ID, s.Reason)
 	}
+	fmt.Fprintf(&b, "Method: %s.\n", out.Method)
 	for _, w := range out.Warnings {
 		b.WriteString("Warning: " + w + "\n")
 	}

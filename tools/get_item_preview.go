@@ -312,12 +312,17 @@ func attemptsSummary(tried []PreviewAttempt) string {
 func previewText(out GetItemPreviewOut, item *stacclient.Item) string {
 	var b strings.Builder
 	if out.Available {
-		fmt.Fprintf(&b, "Preview of %s (%s) from asset %q: %d×%d %s, %s (source %s %d×%d, %s).",
-			out.ItemID, out.Collection, out.AssetKey, out.Image.Width, out.Image.Height, strings.TrimPrefix(out.Image.MIMEType, "image/"),
-			humanBytes(int64(out.Image.Bytes)), out.SourceFormat, out.SourceWidth, out.SourceHeight, humanBytes(int64(out.SourceBytes)))
+		fmt.Fprintf(&b, "Preview of %s (%s) from asset %q (%s): %s (source %s %d×%d, %d bytes).",
+			out.ItemID, out.Collection, out.AssetKey, out.Href, out.Image, out.SourceFormat, out.SourceWidth, out.SourceHeight, out.SourceBytes)
 	} else {
-		fmt.Fprintf(&b, "No preview image for %s: %s. To see where the item lies, call map_items with %s.",
-			out.ItemID, out.Reason, mapItemsArgsFor(item))
+		fmt.Fprintf(&b, "No preview image for %s (%s): %s. To see where the item lies, call map_items with %s.",
+			out.ItemID, out.Collection, out.Reason, mapItemsArgsFor(item))
+	}
+	if len(out.Tried) > 0 {
+		b.WriteString("\nTried:")
+		for _, a := range out.Tried {
+			fmt.Fprintf(&b, "\n- %s (%s): %s", a.AssetKey, a.Href, a.Outcome)
+		}
 	}
 	for _, n := range out.Notes {
 		b.WriteString("\nNote: " + n)

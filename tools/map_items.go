@@ -172,7 +172,7 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	if fs.hasArea {
 		frame = footprint.FrameAround(fs.area)
 		spec.AOI = frame.Place(fs.area).Polygons
-		out.AOI = footprint.BBox(fs.area.Bound())
+		out.AOI = roundBBox(footprint.BBox(fs.area.Bound()))
 	}
 	order := make([]int, len(items))
 	for i := range order {
@@ -198,7 +198,7 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 		return fail(err)
 	}
 	out.Drawn = len(spec.Footprints)
-	out.Extent = footprint.BBox(m.extent)
+	out.Extent = roundBBox(footprint.BBox(m.extent)) // as the text writes it
 	out.ScaleBar = m.scaleBar
 	out.Image = ImageInfo{MIMEType: picture.MIMEPNG, Width: m.width, Height: m.height, Bytes: len(m.png)}
 	out.content = &mcp.ImageContent{Data: m.png, MIMEType: picture.MIMEPNG}
@@ -264,15 +264,15 @@ func skippedSummary(skipped []SkippedItem) string {
 // mapItemsText is the legend as text: what the map shows and each item.
 func mapItemsText(out MapItemsOut) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Map (%d×%d PNG, %s) of %d footprint(s)", out.Image.Width, out.Image.Height, humanBytes(int64(out.Image.Bytes)), out.Drawn)
+	fmt.Fprintf(&b, "Map (%s) of %d footprint(s)", out.Image, out.Drawn)
 	if out.Matched != nil {
 		fmt.Fprintf(&b, " of %d matched", *out.Matched)
 	}
 	switch out.ColorBy {
 	case colorByCloud:
-		b.WriteString(", shaded by cloud cover (deep blue clear → grey cloudy)")
+		b.WriteString(", shaded by cloud cover (color_by cloud_cover: deep blue clear → grey cloudy)")
 	case colorByDate:
-		b.WriteString(", shaded by date (purple oldest → yellow newest)")
+		b.WriteString(", shaded by date (color_by date: purple oldest → yellow newest)")
 	}
 	if len(out.AOI) == 4 {
 		fmt.Fprintf(&b, "; area of interest %s outlined in red", formatBBox(out.AOI))

@@ -235,11 +235,25 @@ func rawToAny(raw json.RawMessage) any {
 
 func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// formatBBox writes a bbox compactly.
+// bboxDecimals is how many decimals of a degree formatBBox writes (about
+// 10 m): a bbox a tool computes is rounded to it, so the text and the
+// structured output say the same.
+const bboxDecimals = 4
+
+// roundBBox rounds a computed bbox to bboxDecimals.
+func roundBBox(b []float64) []float64 {
+	out := make([]float64, len(b))
+	for i, f := range b {
+		out[i] = round(f, bboxDecimals)
+	}
+	return out
+}
+
+// formatBBox writes a bbox compactly, to bboxDecimals.
 func formatBBox(b []float64) string {
 	parts := make([]string, len(b))
 	for i, f := range b {
-		parts[i] = strconv.FormatFloat(f, 'f', 4, 64)
+		parts[i] = formatNumber(round(f, bboxDecimals))
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }

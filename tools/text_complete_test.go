@@ -118,34 +118,46 @@ func collectPropertyNames(s map[string]any, names map[string]bool) {
 // sees.
 func TestTextCarriesTheStructuredData(t *testing.T) {
 	cs := newTestSession(t, testSessionOptions{})
+	previews, _, _ := newPreviewCatalog(t)
+	previewSession := newTestSession(t, testSessionOptions{CatalogURL: previews})
 	defs := map[string]*mcp.Tool{}
 	for _, tool := range listTools(t, cs) {
 		defs[tool.Name] = tool
 	}
 	calls := []struct {
-		tool   string
-		args   map[string]any
-		exempt []string
+		tool    string
+		args    map[string]any
+		exempt  []string
+		session *mcp.ClientSession // default cs
 	}{
-		{"list_catalogs", map[string]any{}, nil},
-		{"get_root", map[string]any{}, nil},
-		{"get_conformance", map[string]any{"check": "sort,transaction"}, nil},
-		{"get_capabilities", map[string]any{}, nil},
-		{"search_collections", map[string]any{"q": "sentinel", "limit": 3}, nil},
-		{"get_collection", map[string]any{"collection_id": "sentinel-2-l2a"}, nil},
-		{"get_queryables", map[string]any{"collection_id": "sentinel-2-l2a"}, nil},
-		{"search_items", map[string]any{"collections": "sentinel-2-l2a", "bbox": []float64{-40, -6, -38, -4}, "max_items": 2}, nil},
-		{"search_items", map[string]any{"collections": "sentinel-2-l2a", "max_items": 2, "detail": "full"}, nil},
-		{"get_item", map[string]any{"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}, nil},
-		{"get_aggregations", map[string]any{"collections": "sentinel-2-l2a", "aggregations": "total_count,datetime_frequency"}, nil},
-		{"estimate_data_size", map[string]any{"collections": "sentinel-2-l2a", "max_items": 2, "force_metadata_only": true, "aoi": []float64{-40, -6, -38, -4}}, nil},
-		{"get_service_health", map[string]any{}, nil},
+		{"list_catalogs", map[string]any{}, nil, nil},
+		{"get_root", map[string]any{}, nil, nil},
+		{"get_conformance", map[string]any{"check": "sort,transaction"}, nil, nil},
+		{"get_capabilities", map[string]any{}, nil, nil},
+		{"search_collections", map[string]any{"q": "sentinel", "limit": 3}, nil, nil},
+		{"get_collection", map[string]any{"collection_id": "sentinel-2-l2a"}, nil, nil},
+		{"get_queryables", map[string]any{"collection_id": "sentinel-2-l2a"}, nil, nil},
+		{"search_items", map[string]any{"collections": "sentinel-2-l2a", "bbox": []float64{-40, -6, -38, -4}, "max_items": 2}, nil, nil},
+		{"search_items", map[string]any{"collections": "sentinel-2-l2a", "max_items": 2, "detail": "full"}, nil, nil},
+		{"get_item", map[string]any{"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}, nil, nil},
+		{"get_aggregations", map[string]any{"collections": "sentinel-2-l2a", "aggregations": "total_count,datetime_frequency"}, nil, nil},
+		{"estimate_data_size", map[string]any{"collections": "sentinel-2-l2a", "max_items": 2, "force_metadata_only": true, "aoi": []float64{-40, -6, -38, -4}}, nil, nil},
+		{"get_item_preview", map[string]any{"collection_id": "previews", "item_id": "thumb-jpeg"}, nil, previewSession},
+		// On the offline demo: no preview, and the text says why.
+		{"get_item_preview", map[string]any{"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}, nil, nil},
+		{"map_items", map[string]any{"collections": "sentinel-2-l2a", "bbox": []float64{-40.5, -5.3, -37.5, -3.5}, "max_items": 5}, nil, nil},
+		{"check_coverage", map[string]any{"collections": "sentinel-2-l2a", "bbox": []float64{-40.5, -5.3, -37.5, -3.5}, "max_items": 8}, nil, nil},
+		{"get_service_health", map[string]any{}, nil, nil},
 	}
 	covered := map[string]bool{}
 	for _, c := range calls {
 		covered[c.tool] = true
 		t.Run(c.tool, func(t *testing.T) {
-			res := callOK(t, cs, c.tool, c.args)
+			session := cs
+			if c.session != nil {
+				session = c.session
+			}
+			res := callOK(t, session, c.tool, c.args)
 			text := resultText(res)
 			if strings.Contains(strings.ToLower(text), "structured output") || strings.Contains(strings.ToLower(text), "structuredcontent") {
 				t.Errorf("text refers to the structured output:\n%s", text)

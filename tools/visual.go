@@ -39,6 +39,12 @@ type ImageInfo struct {
 	Bytes    int    `json:"bytes" jsonschema:"size of the image before base64"`
 }
 
+// String is the image in the words of a text block: "800×555 image/png,
+// 45661 bytes (44.59 KiB)".
+func (i ImageInfo) String() string {
+	return fmt.Sprintf("%d×%d %s, %d bytes (%s)", i.Width, i.Height, i.MIMEType, i.Bytes, humanBytes(int64(i.Bytes)))
+}
+
 // boundedSearch is a search run to at most maxItems items, for tools that
 // need the items together rather than page by page.
 type boundedSearch struct {
