@@ -27,7 +27,7 @@ func requestedArea(p stacclient.SearchParams) (area *footprint.Area, why string)
 		area, err = footprint.NewArea(shape)
 	}
 	if err != nil {
-		return nil, "intersects has no area to measure against (" + paramReason(err) + ")"
+		return nil, "the requested area cannot be measured (" + paramReason(err) + ")"
 	}
 	return area, ""
 }

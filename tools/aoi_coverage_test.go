@@ -73,7 +73,7 @@ func TestSummariesSayHowMuchOfTheAreaEachItemCovers(t *testing.T) {
 
 	// A point has no area: no share, and a note says why.
 	got, out, _ = coverage(map[string]any{"collections": "sizing", "intersects": `{"type":"Point","coordinates":[1,1]}`})
-	if len(got) != 0 || !strings.Contains(strings.Join(out.Notes, " "), "no aoi_coverage_pct: intersects has no area") {
+	if len(got) != 0 || !strings.Contains(strings.Join(out.Notes, " "), "no aoi_coverage_pct: the requested area cannot be measured") {
 		t.Errorf("point: coverage %v notes %q, want none and the reason", got, out.Notes)
 	}
 

@@ -69,6 +69,9 @@ type FilterLangArg string
 // DetailArg is how much of each item search_items returns.
 type DetailArg string
 
+// ColorByArg is what map_items shades footprints by.
+type ColorByArg string
+
 func init() {
 	// The schemas say which JSON types each argument takes, without a
 	// description: the accepted forms are documented on the types above
@@ -106,6 +109,7 @@ func init() {
 	argTypeSchemas[reflect.TypeFor[FilterLangArg]()] = &jsonschema.Schema{Type: "string",
 		Enum: []any{stacclient.FilterLangCQL2Text, stacclient.FilterLangCQL2JSON}}
 	argTypeSchemas[reflect.TypeFor[DetailArg]()] = &jsonschema.Schema{Type: "string", Enum: []any{detailSummary, detailFull}}
+	argTypeSchemas[reflect.TypeFor[ColorByArg]()] = &jsonschema.Schema{Type: "string", Enum: []any{colorByCloud, colorByDate}}
 }
 
 // withItemCeiling returns schema with max_items' maximum set to the
@@ -250,19 +254,43 @@ type SearchArgs struct {
 	Limit  PageSizeArg `json:"limit,omitempty" jsonschema:"page size, not the total"`
 }
 
-// useAOIGeoJSON makes aoi_geojson (the Python stac-mcp's name for an area
-// given as GeoJSON) the search's intersects; it is refused together with
-// intersects or bbox, which name an area too.
-func (a *SearchArgs) useAOIGeoJSON(aoi GeoJSONArg) error {
-	if !argGiven(aoi) {
-		return nil
+// AreaSearch are the search arguments of the tools that size, draw or
+// measure an area (estimate_data_size, map_items, check_coverage): the
+// filter, the area in one argument, aoi, and the order. The names bbox,
+// intersects and aoi_geojson (the Python stac-mcp's) are still accepted
+// for aoi, but not listed (areaAliases).
+type AreaSearch struct {
+	SearchFilter
+	AOI    AreaArg   `json:"aoi,omitempty" jsonschema:"[west,south,east,north] or GeoJSON"`
+	SortBy SortByArg `json:"sortby,omitempty"`
+}
+
+// areaAliases are the older names of aoi.
+var areaAliases = map[string]string{"bbox": "aoi", "intersects": "aoi", "aoi_geojson": "aoi"}
+
+// params validates the search, with the area from aoi and the given page
+// size (nil: the catalog's default).
+func (a AreaSearch) params(limit PageSizeArg) (stacclient.SearchParams, error) {
+	v, err := decodeArg("aoi", a.AOI, "a bbox or a GeoJSON geometry")
+	if err != nil {
+		return stacclient.SearchParams{}, err
 	}
-	if argGiven(a.Intersects) || argGiven(a.BBox) {
-		return &stacclient.ParamError{Param: "aoi_geojson", Got: trimText(string(aoi), 80),
-			Reason: "given together with intersects or bbox", Accepted: "one area: aoi_geojson (the Python stac-mcp name), intersects, or bbox"}
+	bbox, intersects, err := stacclient.ParseArea("aoi", v)
+	if err != nil {
+		return stacclient.SearchParams{}, err
 	}
-	a.Intersects = aoi
-	return nil
+	raw := a.SearchFilter.raw()
+	if bbox != nil {
+		raw.BBox = bbox
+	}
+	if intersects != nil {
+		raw.Intersects = intersects
+	}
+	return parseSearch(raw, func(raw *stacclient.RawSearch) []rawSearchArg {
+		return append(a.SearchFilter.args(raw),
+			rawSearchArg{"sortby", a.SortBy, &raw.SortBy},
+			rawSearchArg{"limit", limit, &raw.Limit})
+	})
 }
 
 // rawSearchArg is one loose argument on its way into a RawSearch.

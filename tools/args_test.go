@@ -76,9 +76,13 @@ func TestArgTypeSchemasAdmitStrings(t *testing.T) {
 	// Their forms are explained once, in the server instructions, not in
 	// each tool's schema (tools/list is context spent before any work).
 	instructions := Instructions(Inventory())
-	for _, name := range []string{"collections", "ids", "bbox", "intersects", "datetime", "query", "filter", "filter_lang", "sortby", "fields", "limit", "max_items", "cursor", "catalog_url"} {
+	for _, name := range []string{"collections", "ids", "bbox", "intersects", "aoi", "datetime", "query", "filter", "filter_lang", "sortby", "fields", "limit", "max_items", "cursor", "catalog_url"} {
 		if !strings.Contains(instructions, "`"+name+"`") {
 			t.Errorf("the instructions do not explain %s", name)
 		}
+	}
+	// aoi is explained with the tools that take it, found by their aliases.
+	if want := "- `aoi` (`estimate_data_size`, `map_items`, `check_coverage`)"; !strings.Contains(instructions, want) {
+		t.Errorf("the instructions do not name the tools that take aoi (%q):\n%s", want, instructions)
 	}
 }

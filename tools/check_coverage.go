@@ -15,11 +15,10 @@ import (
 // CheckCoverageIn is an area of interest and a search to measure over it.
 type CheckCoverageIn struct {
 	CatalogArg
-	SearchArgs
-	AOIGeoJSON    GeoJSONArg  `json:"aoi_geojson,omitempty" jsonschema:"the area as GeoJSON (Polygon, MultiPolygon or a Feature): the Python stac-mcp's name for intersects; give one of aoi_geojson, intersects, bbox"`
-	MaxItems      MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to measure (default 100, up to the server's ceiling); coverage counts only these"`
-	WindowDays    IntArg      `json:"window_days,omitempty" jsonschema:"report coverage per window of this many days (UTC, from the earliest item's day); default 1: per day"`
-	TargetPercent IntArg      `json:"target_percent,omitempty" jsonschema:"share of the area the smallest-set selection aims for, 1..100 (default 95)"`
+	AreaSearch
+	MaxItems      MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to measure (default 100)"`
+	WindowDays    IntArg      `json:"window_days,omitempty" jsonschema:"days per window (default 1)"`
+	TargetPercent IntArg      `json:"target_percent,omitempty" jsonschema:"1..100, default 95: the smallest set's aim"`
 }
 
 // CheckCoverageOut is how much of the area the matching items cover.
@@ -76,29 +75,27 @@ func CheckCoverage() Tool {
 	return define(&mcp.Tool{
 		Name:  "check_coverage",
 		Title: "Area coverage",
-		Description: "Measure how much of an area of interest (bbox, intersects or aoi_geojson) a search's items cover: the share " +
-			"inside the union of their footprints, overall and per day (or per window_days), the bbox of what is left uncovered, " +
-			"a small set of items that covers most of it (greedy, up to target_percent), and the cloud-weighted share when items " +
-			"have eo:cloud_cover. Areas are measured on the ellipsoid; footprints across the antimeridian are joined. Same search " +
-			"parameters as search_items.\n" +
-			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "window_days": 5}`,
+		Description: "How much of aoi a search's footprints cover (equal-area, antimeridian joined): overall, per day or " +
+			"window_days, the uncovered bbox, a greedy smallest set reaching target_percent, and the cloud-weighted share.\n" +
+			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "window_days": 5}`,
 		Annotations: readOnlyAnnotations("Area coverage"),
-	}, true, checkCoverage)
+	}, true, checkCoverage).withAliases(areaAliases)
 }
 
 func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCoverageOut, string, error) {
 	const tool = "check_coverage"
 	fail := failWith[CheckCoverageOut]()
-	if err := in.useAOIGeoJSON(in.AOIGeoJSON); err != nil {
+	params, err := in.AreaSearch.params(nil)
+	if err != nil {
 		return fail(err)
 	}
-	fs, err := newFootprintSearch(c, tool, in.SearchArgs, in.MaxItems, 100)
+	fs, err := newFootprintSearch(c, tool, params, in.MaxItems, 100)
 	if err != nil {
 		return fail(err)
 	}
 	if !fs.hasArea {
-		return fail(&stacclient.ParamError{Param: "bbox", Got: "(no area given)", Reason: "check_coverage measures an area of interest",
-			Accepted: `bbox [west, south, east, north], or intersects / aoi_geojson as a GeoJSON Polygon or MultiPolygon`})
+		return fail(&stacclient.ParamError{Param: "aoi", Got: "(no area given)", Reason: "check_coverage measures an area of interest",
+			Accepted: `aoi: [west, south, east, north], or a GeoJSON Polygon or MultiPolygon (bbox, intersects and aoi_geojson are accepted for it too)`})
 	}
 	windowDays, err := in.WindowDays.Int("window_days", 1, 1, 3660, "")
 	if err != nil {

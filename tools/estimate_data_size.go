@@ -14,45 +14,14 @@ import (
 	"github.com/stacmcp/stac-mcp/tools/footprint"
 )
 
-// EstimateDataSizeIn is a search plus how to size it. The area comes in one
-// argument, aoi; the names bbox, intersects and aoi_geojson (the Python
-// stac-mcp's) are still accepted for it, but not listed (Tool.Aliases).
+// EstimateDataSizeIn is a search plus how to size it.
 type EstimateDataSizeIn struct {
 	CatalogArg
-	SearchFilter
-	AOI               AreaArg     `json:"aoi,omitempty" jsonschema:"[west,south,east,north] or GeoJSON; clips raster sizes"`
-	SortBy            SortByArg   `json:"sortby,omitempty"`
+	AreaSearch
 	Limit             PageSizeArg `json:"limit,omitempty" jsonschema:"page size"`
 	MaxItems          MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to size (default 10)"`
 	AssetKeys         StringList  `json:"asset_keys,omitempty" jsonschema:"default: all"`
 	ForceMetadataOnly bool        `json:"force_metadata_only,omitempty" jsonschema:"no HEAD requests"`
-}
-
-// estimateAreaAliases are the older names of aoi.
-var estimateAreaAliases = map[string]string{"bbox": "aoi", "intersects": "aoi", "aoi_geojson": "aoi"}
-
-// params validates the search, with the area from aoi.
-func (in EstimateDataSizeIn) params() (stacclient.SearchParams, error) {
-	v, err := decodeArg("aoi", in.AOI, "a bbox or a GeoJSON geometry")
-	if err != nil {
-		return stacclient.SearchParams{}, err
-	}
-	bbox, intersects, err := stacclient.ParseArea("aoi", v)
-	if err != nil {
-		return stacclient.SearchParams{}, err
-	}
-	raw := in.SearchFilter.raw()
-	if bbox != nil {
-		raw.BBox = bbox
-	}
-	if intersects != nil {
-		raw.Intersects = intersects
-	}
-	return parseSearch(raw, func(raw *stacclient.RawSearch) []rawSearchArg {
-		return append(in.SearchFilter.args(raw),
-			rawSearchArg{"sortby", in.SortBy, &raw.SortBy},
-			rawSearchArg{"limit", in.Limit, &raw.Limit})
-	})
 }
 
 // SizedAsset is one asset's estimate.
@@ -129,12 +98,12 @@ func EstimateDataSize() Tool {
 	return define(&mcp.Tool{
 		Name:  "estimate_data_size",
 		Title: "Estimate data size",
-		Description: "Bytes a search's assets hold, before downloading: file:size, else raster data type × shape, else a HEAD request. " +
-			"aoi clips raster sizes to the area. Totals per collection, asset key and method; unsized assets with the reason " +
-			"(\"unknown\" if none could be); a band in two formats (red, red-jp2) counted once; extrapolated to every matched item.\n" +
+		Description: "Bytes a search's assets hold, before downloading: file:size, else raster data type × shape, else HEAD. " +
+			"aoi clips raster sizes. Totals per collection, asset key and method; unsized assets with the reason; a band in two " +
+			"formats (red, red-jp2) counted once; extrapolated to all matches.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [11.0, 46.0, 11.5, 46.5], "datetime": "2024-07", "asset_keys": ["red", "nir"], "max_items": 5}`,
 		Annotations: readOnlyAnnotations("Estimate data size"),
-	}, true, estimateDataSize).withAliases(estimateAreaAliases)
+	}, true, estimateDataSize).withAliases(areaAliases)
 }
 
 // assetJob is one asset on its way to a size.
@@ -160,7 +129,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	if err != nil {
 		return fail(err)
 	}
-	params, err := in.params()
+	params, err := in.AreaSearch.params(in.Limit)
 	if err != nil {
 		return fail(err)
 	}

@@ -61,7 +61,7 @@ func GetAggregations() Tool {
 		Name:  "get_aggregations",
 		Title: "Aggregations",
 		Description: "Count or bucket a search's matches without listing them (aggregation extension): totals, by month, by cloud " +
-			"cover... Without aggregations, lists what the catalog offers; a catalog without the extension answers supported false.\n" +
+			"cover... Without aggregations, lists the catalog's; without the extension, supported is false.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "datetime": "2024", "aggregations": ["total_count", "datetime_frequency"]}`,
 		Annotations: readOnlyAnnotations("Aggregations"),
 	}, true, getAggregations)

@@ -17,9 +17,9 @@ import (
 // GetItemPreviewIn names an item and, optionally, which asset to show.
 type GetItemPreviewIn struct {
 	CatalogArg
-	CollectionID string `json:"collection_id" jsonschema:"id of the collection holding the item, e.g. sentinel-2-l2a"`
-	ItemID       string `json:"item_id" jsonschema:"id of the item, as returned by search_items"`
-	AssetKey     string `json:"asset_key,omitempty" jsonschema:"the asset to show (a PNG, JPEG, WebP, GIF or small TIFF image); default: the first asset with role thumbnail, then role overview, then key thumbnail, overview, rendered_preview or preview"`
+	CollectionID string `json:"collection_id"`
+	ItemID       string `json:"item_id" jsonschema:"from search_items"`
+	AssetKey     string `json:"asset_key,omitempty" jsonschema:"default: the thumbnail, else the overview"`
 }
 
 // GetItemPreviewOut says which image was shown, or why none could be.
@@ -61,10 +61,8 @@ func GetItemPreview() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_item_preview",
 		Title: "Item preview image",
-		Description: "Show an item's preview image (its thumbnail or overview asset) as image content: fetched through the server's " +
-			"reliability layer with a size cap, decoded (PNG, JPEG, WebP, GIF, small GeoTIFF), scaled to at most 512 px and " +
-			"re-encoded under about 150 kB, with a one-line description. Planetary Computer hrefs are signed for the fetch. " +
-			"When the item has no preview, or it cannot be fetched or decoded, the result says why and suggests map_items.\n" +
+		Description: "An item's thumbnail or overview as image content (PNG, JPEG, WebP, GIF or small GeoTIFF, scaled to 512 px, " +
+			"under 150 kB); without one, why not.\n" +
 			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}`,
 		Annotations: readOnlyAnnotations("Item preview image"),
 	}, true, getItemPreview)

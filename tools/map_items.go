@@ -19,9 +19,9 @@ import (
 // MapItemsIn is a search to draw, and how to colour it.
 type MapItemsIn struct {
 	CatalogArg
-	SearchArgs
-	MaxItems MaxItemsArg `json:"max_items,omitempty" jsonschema:"footprints to draw (default 50, up to the server's ceiling)"`
-	ColorBy  string      `json:"color_by,omitempty" jsonschema:"cloud_cover (blue clear to grey cloudy; the default when items have eo:cloud_cover) or date (purple oldest to yellow newest)"`
+	AreaSearch
+	MaxItems MaxItemsArg `json:"max_items,omitempty" jsonschema:"footprints to draw (default 50)"`
+	ColorBy  ColorByArg  `json:"color_by,omitempty" jsonschema:"default cloud_cover when items have it"`
 }
 
 // MapItemsOut describes the map sent as image content, and its legend.
@@ -64,25 +64,27 @@ func MapItems() Tool {
 	return define(&mcp.Tool{
 		Name:  "map_items",
 		Title: "Map of item footprints",
-		Description: "Draw a search's footprints as one PNG map (image content) over a light basemap of land, coastlines and country " +
-			"borders (Natural Earth, built in: works offline), with the search's bbox or intersects outlined in red, footprints shaded " +
-			"by cloud cover or date and numbered, a graticule and a scale bar; the text lists each number's item. Same search " +
-			"parameters as search_items.\n" +
-			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "max_items": 20}`,
+		Description: "Draw a search's footprints, numbered and shaded by cloud cover or date, as one PNG map (image content) over " +
+			"a built-in basemap (works offline), aoi outlined in red; the text is the legend.\n" +
+			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "max_items": 20}`,
 		Annotations: readOnlyAnnotations("Map of item footprints"),
-	}, true, mapItems)
+	}, true, mapItems).withAliases(areaAliases)
 }
 
 func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string, error) {
 	const tool = "map_items"
 	fail := failWith[MapItemsOut]()
-	colorBy := strings.ToLower(strings.TrimSpace(in.ColorBy))
+	colorBy := strings.ToLower(strings.TrimSpace(string(in.ColorBy)))
 	if colorBy != "" && colorBy != colorByCloud && colorBy != colorByDate {
-		return fail(&stacclient.ParamError{Param: "color_by", Got: in.ColorBy, Reason: "unknown colouring",
+		return fail(&stacclient.ParamError{Param: "color_by", Got: string(in.ColorBy), Reason: "unknown colouring",
 			Accepted: `"cloud_cover" or "date" (default: cloud_cover when the items have it, else date)`})
 	}
 	out := MapItemsOut{Extent: []float64{}, AOI: []float64{}, Items: []MapLegendEntry{}, Skipped: []SkippedItem{}, Warnings: []string{}, Notes: []string{}}
-	fs, err := newFootprintSearch(c, tool, in.SearchArgs, in.MaxItems, 50)
+	params, err := in.AreaSearch.params(nil)
+	if err != nil {
+		return fail(err)
+	}
+	fs, err := newFootprintSearch(c, tool, params, in.MaxItems, 50)
 	if err != nil {
 		return fail(err)
 	}

@@ -27,17 +27,21 @@ var instructionsTmpl = template.Must(template.New("instructions").Funcs(template
 	"has":        func(string) bool { return false },
 	"any":        func(...string) bool { return false },
 	"writeTools": func() []string { return nil },
+	"areaTools":  func() []string { return nil },
 }).Parse(instructionsTemplate))
 
 // Instructions returns the server instructions sent at initialize for a
 // server listing tools: only those tools are mentioned.
 func Instructions(tools []Tool) string {
 	enabled := map[string]bool{}
-	var writes []string
+	var writes, areas []string
 	for _, t := range tools {
 		enabled[t.Def.Name] = true
 		if t.Toolset == ToolsetWrite {
 			writes = append(writes, t.Def.Name)
+		}
+		if t.Aliases["bbox"] == "aoi" { // the tools of AreaSearch
+			areas = append(areas, t.Def.Name)
 		}
 	}
 	tmpl := template.Must(instructionsTmpl.Clone()).Funcs(template.FuncMap{
@@ -46,6 +50,7 @@ func Instructions(tools []Tool) string {
 			return slices.ContainsFunc(names, func(n string) bool { return enabled[n] })
 		},
 		"writeTools": func() []string { return writes },
+		"areaTools":  func() []string { return areas },
 	})
 	var b strings.Builder
 	if err := tmpl.Execute(&b, nil); err != nil {

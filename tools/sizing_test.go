@@ -124,7 +124,7 @@ func TestRequestedAreaIsTheSearchArea(t *testing.T) {
 		t.Errorf("no area: %v %q, want none and no reason", area, why)
 	}
 	point := json.RawMessage(`{"type":"Point","coordinates":[1,2]}`)
-	if area, why := requestedArea(stacclient.SearchParams{Intersects: point}); area != nil || !strings.Contains(why, "intersects has no area") {
+	if area, why := requestedArea(stacclient.SearchParams{Intersects: point}); area != nil || !strings.Contains(why, "the requested area cannot be measured") {
 		t.Errorf("point: %v %q, want no area and the reason", area, why)
 	}
 	lShape := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 1}, [2]float64{1, 1}, [2]float64{1, 2}, [2]float64{0, 2})

@@ -115,20 +115,11 @@ type locatedItem struct {
 	shape footprint.Shape
 }
 
-// newFootprintSearch reads the search arguments and max_items (default
-// preferred, within the configured ceiling). fields is ignored, with a note:
-// it could only remove the geometry, datetime and cloud cover these tools
-// need.
-func newFootprintSearch(c *Call, tool string, args SearchArgs, maxItems MaxItemsArg, preferred int) (*footprintSearch, error) {
-	params, err := args.params()
-	if err != nil {
-		return nil, err
-	}
+// newFootprintSearch takes the search and max_items (default preferred,
+// within the configured ceiling).
+func newFootprintSearch(c *Call, tool string, params stacclient.SearchParams, maxItems MaxItemsArg, preferred int) (*footprintSearch, error) {
 	f := &footprintSearch{tool: tool, params: params}
-	if params.Fields != nil {
-		f.params.Fields = nil
-		f.notes = append(f.notes, "fields was ignored: "+tool+" needs each item's geometry, datetime and cloud cover")
-	}
+	var err error
 	var note string
 	if f.maxItems, note, err = maxItemsArg(maxItems, params.Limit, visualItemLimits(c.Deps.Limits, preferred)); err != nil {
 		return nil, err
@@ -190,7 +181,7 @@ func searchArea(params stacclient.SearchParams) (area footprint.Shape, ok bool, 
 	case params.BBox != nil:
 		s, err := footprint.FromBBox(params.BBox)
 		if err != nil {
-			return s, false, &stacclient.ParamError{Param: "bbox", Got: formatBBox(params.BBox), Reason: err.Error(),
+			return s, false, &stacclient.ParamError{Param: "aoi", Got: formatBBox(params.BBox), Reason: err.Error(),
 				Accepted: "[west, south, east, north] in degrees with south < north (west > east crosses the antimeridian)"}
 		}
 		return s, true, nil
@@ -200,7 +191,7 @@ func searchArea(params stacclient.SearchParams) (area footprint.Shape, ok bool, 
 			err = s.Valid()
 		}
 		if err != nil {
-			return s, false, &stacclient.ParamError{Param: "intersects", Got: trimText(string(params.Intersects), 120), Reason: err.Error(),
+			return s, false, &stacclient.ParamError{Param: "aoi", Got: trimText(string(params.Intersects), 120), Reason: err.Error(),
 				Accepted: "a GeoJSON Polygon or MultiPolygon (or a Feature holding one) in [longitude, latitude]"}
 		}
 		return s, true, nil

@@ -402,14 +402,21 @@ func TestMapItemsArguments(t *testing.T) {
 		t.Errorf("empty search with an area: %+v", out)
 	}
 	// max_items caps the map and says so.
-	res = callOK(t, cs, "map_items", map[string]any{"collections": "naip", "max_items": 3, "fields": "-geometry"})
+	res = callOK(t, cs, "map_items", map[string]any{"collections": "naip", "max_items": 3})
 	out := structured[MapItemsOut](t, res)
 	notes := strings.Join(out.Notes, " ")
-	if out.Drawn != 3 || !out.HasMore || !strings.Contains(notes, "only the first 3") || !strings.Contains(notes, "fields was ignored") {
+	if out.Drawn != 3 || !out.HasMore || !strings.Contains(notes, "only the first 3") {
 		t.Errorf("capped map: drawn %d has_more %v notes %q", out.Drawn, out.HasMore, notes)
 	}
 	if msg := callErr(t, cs, "map_items", map[string]any{"max_items": 100000}); !strings.Contains(msg, "max_items") {
 		t.Errorf("max_items over the ceiling: %q", msg)
+	}
+	// fields and limit could only break a map (it needs each geometry, and
+	// draws max_items): they are not arguments of map_items.
+	for _, arg := range []string{"fields", "limit"} {
+		if msg := callErr(t, cs, "map_items", map[string]any{"collections": "naip", arg: "10"}); !strings.Contains(msg, arg) || !strings.Contains(msg, "Accepted arguments: aoi") {
+			t.Errorf("map_items with %s: %q, want it refused with the accepted arguments", arg, msg)
+		}
 	}
 }
 
@@ -503,9 +510,9 @@ func TestCheckCoverageArguments(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{map[string]any{"collections": "naip"}, `invalid argument "bbox": check_coverage measures an area of interest`},
+		{map[string]any{"collections": "naip"}, `invalid argument "aoi": check_coverage measures an area of interest`},
 		{map[string]any{"bbox": "0,0,1,1", "aoi_geojson": `{"type":"Point","coordinates":[0,0]}`}, "aoi_geojson"},
-		{map[string]any{"intersects": `{"type":"Point","coordinates":[0,0]}`}, `invalid argument "intersects"`},
+		{map[string]any{"intersects": `{"type":"Point","coordinates":[0,0]}`}, `invalid argument "aoi"`},
 		{map[string]any{"intersects": `{"type":"Polygon","coordinates":[[[-180,80],[-90,80],[0,80],[90,80],[180,80],[-180,80]]]}`}, "encircles a pole"},
 		{map[string]any{"intersects": `{"type":"Polygon","coordinates":[[[0,0],[1,1],[1,0],[0,1],[0,0]]]}`}, "not a valid polygon"},
 		{map[string]any{"bbox": "0,0,1,1", "window_days": 0}, "window_days"},
