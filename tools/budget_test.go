@@ -2,7 +2,10 @@ package tools
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // toolsListModelBudget is issue 11's budget for what tools/list puts in a
@@ -10,14 +13,11 @@ import (
 // schemas of the default tool set, as compact JSON.
 const toolsListModelBudget = 12 << 10
 
-// TestToolsListBudget holds the default tool set to the budget. When it
-// fails, shorten descriptions (the shared argument forms belong in
-// instructions.md, once) rather than raise the budget.
-// BenchmarkToolsListBytes (bench/) reports the same figure.
-func TestToolsListBudget(t *testing.T) {
-	cs := newTestSession(t, testSessionOptions{})
+// modelBytes is what a host puts in the model's prompt for these tools.
+func modelBytes(t *testing.T, tools []*mcp.Tool) int {
+	t.Helper()
 	total := 0
-	for _, tool := range listTools(t, cs) {
+	for _, tool := range tools {
 		raw, err := json.Marshal(struct {
 			Name        string `json:"name"`
 			Description string `json:"description"`
@@ -28,8 +28,31 @@ func TestToolsListBudget(t *testing.T) {
 		}
 		total += len(raw)
 	}
+	return total
+}
+
+// TestToolsListBudget holds the default tool set to the budget. The default
+// is every toolset (--toolsets all): discover, search, size, visual and ops;
+// the write toolset is listed only with --allow-writes, so its cost is
+// logged, not budgeted. When the test fails, shorten descriptions (the
+// shared argument forms belong in instructions.md, once) rather than raise
+// the budget. BenchmarkToolsListBytes (bench/) reports the same figure.
+func TestToolsListBudget(t *testing.T) {
+	listed := listTools(t, newTestSession(t, testSessionOptions{}))
+	var names []string
+	for _, tool := range listed {
+		names = append(names, tool.Name)
+	}
+	for _, tool := range Inventory() {
+		if !slices.Contains(names, tool.Def.Name) {
+			t.Errorf("the default surface lacks %s (toolset %s): the budget must cover every read-only toolset", tool.Def.Name, tool.Toolset)
+		}
+	}
+	total := modelBytes(t, listed)
 	if total > toolsListModelBudget {
 		t.Errorf("tools/list costs %d bytes of names, descriptions and input schemas, over the %d budget", total, toolsListModelBudget)
 	}
-	t.Logf("tools_list_model_bytes = %d (budget %d)", total, toolsListModelBudget)
+	t.Logf("tools_list_model_bytes = %d for %d tools (budget %d)", total, len(listed), toolsListModelBudget)
+	withWrites := listTools(t, newTestSession(t, testSessionOptions{Writes: sqliteWrites(t, t.TempDir())}))
+	t.Logf("with --allow-writes: %d bytes for %d tools (not budgeted)", modelBytes(t, withWrites), len(withWrites))
 }
