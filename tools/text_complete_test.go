@@ -177,3 +177,44 @@ func TestTextCarriesTheStructuredData(t *testing.T) {
 
 // textExemptTools are tools whose text is checked elsewhere.
 var textExemptTools = []string{}
+
+// TestWriteToolTextsCarryTheStructuredData: the write tools (listed with
+// --allow-writes) answer in text with everything their structured output
+// says, first time and on a duplicate.
+func TestWriteToolTextsCarryTheStructuredData(t *testing.T) {
+	wc := newWritableCatalog(t, nil)
+	cs := writeSession(t, wc.URL, sqliteWrites(t, t.TempDir()), nil)
+	defs := map[string]*mcp.Tool{}
+	for _, tool := range listTools(t, cs) {
+		defs[tool.Name] = tool
+	}
+	updated := itemArg(t, "existing", 3)
+	collection := map[string]any{"type": "Collection", "stac_version": "1.0.0", "id": "survey-2", "description": "d", "license": "CC0-1.0",
+		"extent": map[string]any{"spatial": map[string]any{"bbox": [][]float64{{-180, -90, 180, 90}}},
+			"temporal": map[string]any{"interval": [][]any{{nil, nil}}}}, "links": []any{}}
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"create_item", map[string]any{"collection_id": "survey", "item": itemArg(t, "new-1", 2), "idempotency_key": "k1"}},
+		{"create_item", map[string]any{"collection_id": "survey", "item": itemArg(t, "new-1", 2), "idempotency_key": "k1"}}, // duplicate
+		{"update_item", map[string]any{"collection_id": "survey", "item_id": "existing", "item": updated, "idempotency_key": "k2"}},
+		{"delete_item", map[string]any{"collection_id": "survey", "item_id": "new-1", "idempotency_key": "k3"}},
+		{"create_collection", map[string]any{"collection": collection, "idempotency_key": "k4"}},
+		{"update_collection", map[string]any{"collection_id": "survey-2", "collection": collection, "idempotency_key": "k5"}},
+	}
+	covered := map[string]bool{}
+	for _, c := range calls {
+		covered[c.tool] = true
+		res := callOK(t, cs, c.tool, c.args)
+		if missing := missingFromText(t, defs[c.tool], res); len(missing) > 0 {
+			t.Errorf("%s: %d value(s) of structuredContent are not in the text, e.g.:\n%s\ntext:\n%s",
+				c.tool, len(missing), strings.Join(missing[:min(len(missing), 15)], "\n"), resultText(res))
+		}
+	}
+	for _, name := range writeToolNames {
+		if !covered[name] {
+			t.Errorf("no call of %s checks its text", name)
+		}
+	}
+}

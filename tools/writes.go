@@ -432,7 +432,13 @@ func (r *writeRun) record(out WriteOut, text *strings.Builder, isError bool, cau
 	if rc, ok := reliability.CurrentReceipt(r.ctx); ok {
 		out.CorrelationID = rc.CorrelationID
 	}
-	fmt.Fprintf(text, " (idempotency_key %q, replay decision %s)", r.op.key, out.ReplayDecision)
+	// Everything the structured output says, for a host that forwards only
+	// the text.
+	fmt.Fprintf(text, "\nStatus %s: %s (side effect %s) on %s; idempotency_key %q, replay decision %s, correlation_id %s.",
+		out.Status, out.Operation, out.SideEffect, out.CatalogURL, r.op.key, out.ReplayDecision, out.CorrelationID)
+	for _, n := range out.Notes {
+		text.WriteString("\nNote: " + n)
+	}
 	raw, _ := json.Marshal(storedOutcome{Out: out, Text: text.String(), IsError: isError}) // our own struct always encodes
 	var storeErr error
 	r.end(func(ctx context.Context) error {
@@ -440,7 +446,9 @@ func (r *writeRun) record(out WriteOut, text *strings.Builder, isError bool, cau
 		return storeErr
 	})
 	if storeErr != nil && !errors.Is(storeErr, idempotency.ErrNotHolder) {
-		out.Notes = append(out.Notes, "The outcome could not be recorded ("+storeErr.Error()+"): a repeat with the same idempotency_key will look the document up before sending anything.")
+		note := "The outcome could not be recorded (" + storeErr.Error() + "): a repeat with the same idempotency_key will look the document up before sending anything."
+		out.Notes = append(out.Notes, note)
+		text.WriteString("\nNote: " + note)
 	}
 	r.noteDecision(out.ReplayDecision)
 	if isError {
