@@ -127,4 +127,13 @@ func BenchmarkContextEconomy(b *testing.B) {
 	b.ReportMetric(100*summaryText/fullPerItem, "text_to_full_pct")
 	b.ReportMetric(fullStructured, "full_structured_bytes/item")
 	b.ReportMetric(fullText, "full_text_bytes/item")
+	for name, pct := range map[string]float64{"structured": 100 * summaryStructured / fullPerItem, "text": 100 * summaryText / fullPerItem} {
+		if pct > summaryBudgetPct {
+			b.Errorf("the default summary's %s is %.1f%% of the full item, over the %d%% budget", name, pct, summaryBudgetPct)
+		}
+	}
 }
+
+// summaryBudgetPct is issue 11's ceiling for the default summary, in
+// percent of the full item's bytes.
+const summaryBudgetPct = 15
