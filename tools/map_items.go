@@ -281,17 +281,7 @@ func mapItemsText(out MapItemsOut) string {
 	}
 	fmt.Fprintf(&b, ". Extent %s, scale bar %s.\n", formatBBox(out.Extent), out.ScaleBar)
 	for _, e := range out.Items {
-		parts := []string{e.Label + ". " + e.ID}
-		if e.Collection != "" {
-			parts = append(parts, e.Collection)
-		}
-		if e.Datetime != "" {
-			parts = append(parts, e.Datetime)
-		}
-		if e.CloudCover != nil {
-			parts = append(parts, "cloud "+formatNumber(*e.CloudCover)+"%")
-		}
-		parts = append(parts, e.Color)
+		parts := append(itemHeadParts(e.Label+". "+e.ID, e.Collection, e.Datetime, e.CloudCover), e.Color)
 		b.WriteString(strings.Join(parts, " | ") + "\n")
 	}
 	for _, s := range out.Skipped {

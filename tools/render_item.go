@@ -121,16 +121,7 @@ func summaryText(s ItemSummary, types *typeAbbreviations) string {
 // summaryLine is a summary's headline: id, collection, datetime, cloud
 // cover, platform, gsd and the number of assets.
 func summaryLine(s ItemSummary) string {
-	parts := []string{s.ID}
-	if s.Collection != "" {
-		parts = append(parts, s.Collection)
-	}
-	if s.Datetime != "" {
-		parts = append(parts, s.Datetime)
-	}
-	if s.CloudCover != nil {
-		parts = append(parts, "cloud "+formatNumber(*s.CloudCover)+"%")
-	}
+	parts := itemHeadParts(s.ID, s.Collection, s.Datetime, s.CloudCover)
 	if s.Platform != "" {
 		parts = append(parts, s.Platform)
 	}
@@ -139,6 +130,23 @@ func summaryLine(s ItemSummary) string {
 	}
 	parts = append(parts, fmt.Sprintf("%d assets", s.AssetCount))
 	return strings.Join(parts, " | ")
+}
+
+// itemHeadParts are the first fields of an item's line in a text block
+// (search_items' summaries, map_items' legend), joined with " | ": id,
+// collection, datetime and cloud cover, each when known.
+func itemHeadParts(id, collection, datetime string, cloudCover *float64) []string {
+	parts := []string{id}
+	if collection != "" {
+		parts = append(parts, collection)
+	}
+	if datetime != "" {
+		parts = append(parts, datetime)
+	}
+	if cloudCover != nil {
+		parts = append(parts, "cloud "+formatNumber(*cloudCover)+"%")
+	}
+	return parts
 }
 
 // typeAbbreviations shortens the long media types of summaries (a COG's
