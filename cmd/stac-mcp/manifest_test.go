@@ -46,6 +46,7 @@ var bundleOptions = []bundleOption{
 	{key: "tool_timeout_secs", env: "STAC_MCP_TOOL_TIMEOUT_SECS", title: "Tool timeout (seconds)", kind: "number",
 		def: reliability.DefaultPolicy().ToolTimeout.Seconds(), min: 1, max: 3600},
 	{key: "log_level", env: setLogLevel.env, title: "Log level", kind: "string", def: "info"},
+	{key: "toolsets", env: setToolsets.env, title: "Toolsets", kind: "string", def: "all"},
 }
 
 // leftOutOfBundle are the settings the form does not offer, and why. Every
@@ -84,6 +85,8 @@ var leftOutOfBundle = map[string]string{
 	setIdemTTL.env:                    "write tools only, which the bundle does not enable",
 	setRedisURL.env:                   "state shared by server replicas, not a desktop concern",
 	envCursorKey:                      "stdio keeps its own key in the user's state directory",
+	setTools.env:                      "single tools are a finer choice than the form's toolsets; hand-configure the server for them",
+	setReadOnly.env:                   "the bundle never enables the write tools, so it is read-only already",
 	"STAC_MCP_CATALOG_HEADERS_<NAME>": "one variable per catalog name, which a fixed settings form cannot offer; the form's headers go to the default catalog",
 }
 
