@@ -85,3 +85,31 @@ func TestNewAreaRefusesWhatCannotBeMeasured(t *testing.T) {
 		t.Error("an empty shape was accepted as an area")
 	}
 }
+
+// BenchmarkOverlap is the per-item cost search_items pays for each
+// summary's aoi_coverage_pct (and estimate_data_size per item): one
+// footprint of 40 vertices against a bbox.
+//
+//	go test -run '^$' -bench Overlap -benchtime 200x ./tools/footprint/
+func BenchmarkOverlap(b *testing.B) {
+	area, err := NewArea(mustBBox(b, 10, 45, 11, 46))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ring := make([][2]float64, 0, 41)
+	for i := range 40 {
+		a := 2 * math.Pi * float64(i) / 40
+		ring = append(ring, [2]float64{10.8 + 0.5*math.Cos(a), 45.8 + 0.5*math.Sin(a)})
+	}
+	ring = append(ring, ring[0])
+	raw, _ := json.Marshal(map[string]any{"type": "Polygon", "coordinates": [][][2]float64{ring}})
+	shape, err := Parse(raw, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := area.Overlap(shape); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
