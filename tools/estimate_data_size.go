@@ -426,7 +426,7 @@ func tally(jobs []*assetJob, areaGiven bool, out *EstimateDataSizeOut) {
 		out.TotalHuman, out.ClippedHuman = sizeUnknown, sizeUnknown
 		out.UnknownReason = fmt.Sprintf("none of the %d asset(s) could be sized: %s", out.NotSizedCount, summarizeKinds(unsizedKinds))
 	case out.NotSizedCount > 0:
-		out.Notes = append(out.Notes, fmt.Sprintf("%d asset(s) could not be sized and are not in the totals (%s): the totals are a lower bound (see not_sized)",
+		out.Notes = append(out.Notes, fmt.Sprintf("%d asset(s) could not be sized and are not in the totals (%s): the totals are a lower bound (each is listed under not sized, with its reason)",
 			out.NotSizedCount, summarizeKinds(unsizedKinds)))
 	}
 	if out.CopiesCount > 0 {
