@@ -16,7 +16,7 @@ import (
 // names, descriptions and input schemas (what a host puts in the model's
 // prompt), as compact JSON; tools_list_bytes is the whole tools/list
 // result (titles, annotations and output schemas too). Issue 11's budget
-// for tools_list_model_bytes is 12 KB (12288 bytes); TestToolsListBudget in
+// for tools_list_model_bytes is 12 KB (read as 12,000 bytes); TestToolsListBudget in
 // tools/ holds it.
 //
 //	go test -run '^$' -bench ToolsListBytes -benchtime 3x ./bench/

@@ -10,8 +10,9 @@ import (
 
 // toolsListModelBudget is issue 11's budget for what tools/list puts in a
 // model's prompt before any work: the names, descriptions and input
-// schemas of the default tool set, as compact JSON.
-const toolsListModelBudget = 12 << 10
+// schemas of the default tool set, as compact JSON: 12 KB, read as 12 000
+// bytes (the stricter reading).
+const toolsListModelBudget = 12_000
 
 // modelBytes is what a host puts in the model's prompt for these tools.
 func modelBytes(t *testing.T, tools []*mcp.Tool) int {

@@ -75,8 +75,8 @@ func CheckCoverage() Tool {
 	return define(&mcp.Tool{
 		Name:  "check_coverage",
 		Title: "Area coverage",
-		Description: "How much of aoi a search's footprints cover (equal-area, antimeridian joined): overall, per day or " +
-			"window_days, the uncovered bbox, a greedy smallest set reaching target_percent, and the cloud-weighted share.\n" +
+		Description: "How much of aoi a search's footprints cover (equal-area): overall, per day or window_days, the uncovered " +
+			"bbox, a greedy smallest set reaching target_percent, the cloud-weighted share.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "window_days": 5}`,
 		Annotations: readOnlyAnnotations("Area coverage"),
 	}, true, checkCoverage).withAliases(areaAliases)

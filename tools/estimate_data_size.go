@@ -98,9 +98,9 @@ func EstimateDataSize() Tool {
 	return define(&mcp.Tool{
 		Name:  "estimate_data_size",
 		Title: "Estimate data size",
-		Description: "Bytes a search's assets hold, before downloading: file:size, else raster data type × shape, else HEAD. " +
-			"aoi clips raster sizes. Totals per collection, asset key and method; unsized assets with the reason; a band in two " +
-			"formats (red, red-jp2) counted once; extrapolated to all matches.\n" +
+		Description: "Bytes a search's assets hold, before downloading (file:size, else data type × shape, else HEAD; aoi clips " +
+			"rasters): totals per collection, asset key and method, unsized assets with the reason, a band in two formats " +
+			"counted once, extrapolated to all matches.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [11.0, 46.0, 11.5, 46.5], "datetime": "2024-07", "asset_keys": ["red", "nir"], "max_items": 5}`,
 		Annotations: readOnlyAnnotations("Estimate data size"),
 	}, true, estimateDataSize).withAliases(areaAliases)

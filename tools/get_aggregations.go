@@ -60,8 +60,8 @@ func GetAggregations() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_aggregations",
 		Title: "Aggregations",
-		Description: "Count or bucket a search's matches without listing them (aggregation extension): totals, by month, by cloud " +
-			"cover... Without aggregations, lists the catalog's; without the extension, supported is false.\n" +
+		Description: "Count or bucket a search's matches without listing them (aggregation extension; supported is false " +
+			"without it).\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "datetime": "2024", "aggregations": ["total_count", "datetime_frequency"]}`,
 		Annotations: readOnlyAnnotations("Aggregations"),
 	}, true, getAggregations)

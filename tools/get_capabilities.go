@@ -61,8 +61,8 @@ func GetCapabilities() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_capabilities",
 		Title: "Catalog capabilities",
-		Description: "What the catalog supports (item search, filter, query, sort, fields, free text, collection search, aggregation), " +
-			"with the evidence and what it means for each tool's arguments.\n" +
+		Description: "What the catalog supports (search, filter, query, sort, fields, free text, collection search, aggregation), " +
+			"with evidence and what it means for each tool's arguments.\n" +
 			`Example: {}`,
 		Annotations: readOnlyAnnotations("Catalog capabilities"),
 	}, true, getCapabilities)

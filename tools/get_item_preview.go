@@ -61,8 +61,8 @@ func GetItemPreview() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_item_preview",
 		Title: "Item preview image",
-		Description: "An item's thumbnail or overview as image content (PNG, JPEG, WebP, GIF or small GeoTIFF, scaled to 512 px, " +
-			"under 150 kB); without one, why not.\n" +
+		Description: "An item's thumbnail or overview as image content (at most 512 px, under 150 kB); without one, " +
+			"why not.\n" +
 			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}`,
 		Annotations: readOnlyAnnotations("Item preview image"),
 	}, true, getItemPreview)

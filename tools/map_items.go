@@ -64,8 +64,8 @@ func MapItems() Tool {
 	return define(&mcp.Tool{
 		Name:  "map_items",
 		Title: "Map of item footprints",
-		Description: "Draw a search's footprints, numbered and shaded by cloud cover or date, as one PNG map (image content) over " +
-			"a built-in basemap (works offline), aoi outlined in red; the text is the legend.\n" +
+		Description: "A PNG map (image content) of a search's footprints, numbered and shaded by cloud cover or date, over a " +
+			"built-in offline basemap, aoi outlined in red; the text is the legend.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "max_items": 20}`,
 		Annotations: readOnlyAnnotations("Map of item footprints"),
 	}, true, mapItems).withAliases(areaAliases)

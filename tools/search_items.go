@@ -46,8 +46,8 @@ func SearchItems() Tool {
 	return define(&mcp.Tool{
 		Name:  "search_items",
 		Title: "Search items",
-		Description: "Search items (STAC /search): at most max_items summaries, or complete items with detail full; cursor continues " +
-			"exactly where this page stopped.\n" +
+		Description: "Search items (STAC /search): up to max_items summaries, or complete items with detail full; cursor " +
+			"continues.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [-105.3, 39.9, -105.1, 40.1], "datetime": "2024-06", ` +
 			`"query": {"eo:cloud_cover": {"lt": 20}}, "sortby": "-properties.datetime", "max_items": 5}`,
 		Annotations: readOnlyAnnotations("Search items"),
