@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -57,7 +58,68 @@ type callRecord struct {
 	denial      *Denial
 	throttleHit bool // a 403 {"message":"Forbidden"} answer was seen
 	seen        lastSeen
-	write       WriteNote // set by write tools (NoteWrite)
+	pending     []*pendingRequest // requests still waiting for an answer, oldest first
+	write       WriteNote         // set by write tools (NoteWrite)
+}
+
+// pendingRequest is a logical request of the call still in the retry loop.
+type pendingRequest struct {
+	path, host string
+	side       bool // made beside another request the call needs more (SideRequest)
+}
+
+// begin notes a request as waiting; the returned func notes its end. A
+// request ended by the call's deadline stays noted: it was still waiting
+// when the time ran out, which is what the timeout's advice is about.
+func (r *callRecord) begin(ctx context.Context, p *pendingRequest) (end func()) {
+	r.update(func(c *callRecord) {
+		c.requests++
+		c.seen.path, c.seen.host = p.path, p.host
+		c.pending = append(c.pending, p)
+	})
+	return func() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return
+		}
+		r.update(func(c *callRecord) {
+			c.pending = slices.DeleteFunc(c.pending, func(q *pendingRequest) bool { return q == p })
+		})
+	}
+}
+
+// waitedFor is what a timeout's advice names: the call's oldest request
+// still waiting that is not a side request, else its oldest side request,
+// else the last request it saw.
+func (r *callRecord) waitedFor() lastSeen {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := r.seen
+	var chosen *pendingRequest
+	for _, p := range r.pending {
+		if chosen == nil || chosen.side && !p.side {
+			chosen = p
+		}
+	}
+	if chosen != nil && (chosen.path != seen.path || chosen.host != seen.host) {
+		seen = lastSeen{path: chosen.path, host: chosen.host, wait: seen.wait}
+	}
+	return seen
+}
+
+type sideRequestKey struct{}
+
+// SideRequest marks the requests made with ctx as side requests: sent
+// beside another request of the same call that the call needs more (the
+// landing page, say, with /conformance fetched speculatively beside it).
+// They are sent, retried and counted like any other; only when the call
+// times out while both wait does its advice name the other request.
+func SideRequest(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sideRequestKey{}, true)
+}
+
+func isSideRequest(ctx context.Context) bool {
+	side, _ := ctx.Value(sideRequestKey{}).(bool)
+	return side
 }
 
 // lastSeen is what the call last saw upstream, for its denial and its logs.
@@ -259,7 +321,7 @@ func (l *Layer) finish(ctx context.Context, rec *callRecord, err error) error {
 // toolTimeout is the tool deadline expiring: counted, logged, and reported
 // as a timeout denial whatever fn returned.
 func (l *Layer) toolTimeout(rec *callRecord, cause error) *Denial {
-	rc, seen := rec.receipt(), rec.lastSeen()
+	rc, seen := rec.receipt(), rec.waitedFor()
 	l.metrics.toolTimeouts.WithLabelValues(rec.tool).Inc()
 	if rec.host != "" {
 		if h, err := l.acquireHost(rec.host); err == nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -112,4 +114,39 @@ func TestPartialResultAtTheDeadlineStands(t *testing.T) {
 			t.Error("a call that answered was counted as a timeout")
 		}
 	})
+}
+
+// Two requests of one call hang side by side until the deadline: the
+// timeout's advice names the one the call needs (the landing page), not the
+// side request sent beside it, whichever of the two the loop saw last.
+func TestTimeoutAdviceNamesTheMainRequestNotASideRequest(t *testing.T) {
+	for _, sideFirst := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			p := noCache()
+			p.ToolTimeout = 2 * time.Second
+			p.AttemptTimeout = p.ToolTimeout
+			tl := newTestLayer(t, p, hang)
+			_, err := tl.Run(context.Background(), "get_capabilities", testHost, func(ctx context.Context) error {
+				var g sync.WaitGroup
+				side := func() { _, _, _ = tl.getIn(SideRequest(ctx), "/v1/conformance") }
+				main := func() { _, _, _ = tl.getIn(ctx, "/v1") }
+				first, second := main, side
+				if sideFirst {
+					first, second = side, main
+				}
+				g.Go(first)
+				time.Sleep(time.Millisecond)
+				g.Go(second)
+				g.Wait()
+				return ctx.Err()
+			})
+			var d *Denial
+			if !errors.As(err, &d) || d.Code != CodeTimeout {
+				t.Fatalf("error %v, want a timeout denial", err)
+			}
+			if !strings.Contains(d.Next, "landing page (/v1)") {
+				t.Errorf("side request sent first=%v: advice %q, want it about the landing page (/v1)", sideFirst, d.Next)
+			}
+		})
+	}
 }

@@ -173,7 +173,7 @@ func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request,
 		return nil, l.localLimitDenial(rec, req.URL.Host, err)
 	}
 	defer l.releaseHost(h)
-	rec.update(func(r *callRecord) { r.requests++; r.seen.path, r.seen.host = req.URL.Path, req.URL.Host })
+	defer rec.begin(ctx, &pendingRequest{path: req.URL.Path, host: req.URL.Host, side: isSideRequest(ctx)})()
 	maxAttempts := 1
 	if !sendOnce(req) {
 		maxAttempts = l.policy.MaxAttempts

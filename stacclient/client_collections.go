@@ -56,6 +56,16 @@ func (c *Client) collectionPages(ctx context.Context, q CollectionQuery, lim Sea
 // out are returned so the caller can say the list is unfiltered.
 func (c *Client) collectionsRequest(ctx context.Context, q CollectionQuery) (Request, []string, error) {
 	href := c.endpoint("collections")
+	wanted := q.Q != "" || len(q.BBox) > 0 || q.Datetime != "" || q.Limit > 0
+	var caps *Capabilities
+	if wanted {
+		// Both the landing page and the conformance classes are needed:
+		// side by side, in one round trip.
+		var err error
+		if caps, err = c.Capabilities(ctx); err != nil {
+			return Request{}, nil, err
+		}
+	}
 	root, err := c.Root(ctx)
 	if err != nil {
 		return Request{}, nil, err
@@ -65,13 +75,8 @@ func (c *Client) collectionsRequest(ctx context.Context, q CollectionQuery) (Req
 			href = resolved
 		}
 	}
-	wanted := q.Q != "" || len(q.BBox) > 0 || q.Datetime != "" || q.Limit > 0
 	if !wanted {
 		return Request{Method: "GET", URL: href}, nil, nil
-	}
-	caps, err := c.Capabilities(ctx)
-	if err != nil {
-		return Request{}, nil, err
 	}
 	values := url.Values{}
 	var unsent []string

@@ -6,6 +6,10 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/stacmcp/stac-mcp/reliability"
 )
 
 // freshLocked reports whether something cached at storedAt is still within
@@ -17,13 +21,24 @@ func (c *Client) freshLocked(storedAt time.Time) bool {
 // Root fetches the landing page. It is reused for Options.RootTTL so that a
 // paged search does not refetch it for every page.
 func (c *Client) Root(ctx context.Context) (*Catalog, error) {
-	c.mu.Lock()
-	cached, fresh := c.root, c.root != nil && c.freshLocked(c.rootAt)
-	c.mu.Unlock()
-	if fresh {
-		return cached, nil
+	if root := c.cachedRoot(); root != nil {
+		return root, nil
 	}
+	return c.fetchRoot(ctx)
+}
 
+// cachedRoot is the landing page if it is still fresh, else nil.
+func (c *Client) cachedRoot() *Catalog {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.root != nil && c.freshLocked(c.rootAt) {
+		return c.root
+	}
+	return nil
+}
+
+// fetchRoot fetches the landing page and keeps it.
+func (c *Client) fetchRoot(ctx context.Context) (*Catalog, error) {
 	root, answeredAt, err := c.fetchCatalog(ctx, c.baseRaw)
 	if err != nil {
 		return nil, err
@@ -108,38 +123,109 @@ type conformanceDoc struct {
 // Conformance returns the conformance classes from /conformance, falling back
 // to the landing page's conformsTo.
 func (c *Client) Conformance(ctx context.Context) ([]string, error) {
+	_, conf, err := c.rootAndConformance(ctx)
+	return conf, err
+}
+
+// rootAndConformance returns the landing page and the conformance classes,
+// from the cache where they are fresh. A cold client needs both, and
+// /conformance does not depend on the landing page unless the page links
+// it somewhere else, so the two are fetched side by side: one round trip
+// instead of two. The speculative request is for {base}/conformance, the
+// request the landing page's link almost always names (and the one a page
+// without a link gets anyway); a link to another URL is followed after the
+// landing page arrived, and the speculative answer is dropped.
+func (c *Client) rootAndConformance(ctx context.Context) (*Catalog, []string, error) {
 	c.mu.Lock()
-	cached, fresh := c.conformsTo, c.conformsTo != nil && c.freshLocked(c.confAt)
+	conf, confFresh := c.conformsTo, c.conformsTo != nil && c.freshLocked(c.confAt)
 	c.mu.Unlock()
-	if fresh {
-		return cached, nil
+	root := c.cachedRoot()
+	switch {
+	case root != nil && confFresh:
+		return root, conf, nil
+	case confFresh:
+		root, err := c.fetchRoot(ctx)
+		if err != nil {
+			return nil, nil, &LandingPageError{Err: err}
+		}
+		return root, conf, nil
 	}
 
-	root, err := c.Root(ctx)
-	if err != nil {
-		return nil, err
+	var spec *conformanceAnswer // the side-by-side /conformance, for a cold client
+	if root == nil {
+		g, gctx := errgroup.WithContext(ctx)
+		specHref := c.endpoint("conformance")
+		g.Go(func() error {
+			var err error
+			root, err = c.fetchRoot(gctx)
+			return err // a failed landing page cancels the speculative request
+		})
+		g.Go(func() error {
+			// A side request: should the call time out while both wait, its
+			// advice is about the landing page.
+			spec = c.getConformance(reliability.SideRequest(gctx), specHref)
+			return nil
+		})
+		if err := g.Wait(); err != nil {
+			return nil, nil, &LandingPageError{Err: err}
+		}
+		if spec.href != c.conformanceHref(root) {
+			spec = nil // the landing page links another conformance URL
+		}
 	}
-	conf, err := c.fetchConformance(ctx, root)
+	if spec == nil {
+		spec = c.getConformance(ctx, c.conformanceHref(root))
+	}
+	conf, err := spec.classes(ctx, root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.mu.Lock()
 	c.conformsTo, c.confAt = conf, time.Now()
 	c.mu.Unlock()
-	return conf, nil
+	return root, conf, nil
 }
 
-func (c *Client) fetchConformance(ctx context.Context, root *Catalog) ([]string, error) {
-	href := c.endpoint("conformance")
+// LandingPageError is the landing page's failure in a call that also asked
+// for the conformance classes (Capabilities, Conformance): the catalog
+// cannot be used at all, while a failed /conformance alone may leave a
+// search that can still be sent unchecked. It reads and unwraps as the
+// landing page's own error.
+type LandingPageError struct{ Err error }
+
+func (e *LandingPageError) Error() string { return e.Err.Error() }
+func (e *LandingPageError) Unwrap() error { return e.Err }
+
+// conformanceHref is where the landing page says its conformance classes
+// are: its rel=conformance link, else {base}/conformance.
+func (c *Client) conformanceHref(root *Catalog) string {
 	if l := FindLink(root.Links, "conformance"); l != nil {
 		if resolved, err := resolveHref(c.rootLinkBase(), l.Href); err == nil {
-			href = resolved
+			return resolved
 		}
 	}
+	return c.endpoint("conformance")
+}
+
+// conformanceAnswer is what one conformance request returned.
+type conformanceAnswer struct {
+	href       string
+	conformsTo []string
+	err        error
+}
+
+func (c *Client) getConformance(ctx context.Context, href string) *conformanceAnswer {
 	var doc conformanceDoc
 	_, err := c.getJSON(ctx, Request{Method: "GET", URL: href}, acceptJSON, &doc, "conformance declaration", requireList(&doc.ConformsTo, "conformsTo list"))
+	return &conformanceAnswer{href: href, conformsTo: doc.ConformsTo, err: err}
+}
+
+// classes is the conformance list the answer gives, with the landing page
+// as the fallback.
+func (a *conformanceAnswer) classes(ctx context.Context, root *Catalog) ([]string, error) {
+	err := a.err
 	if err == nil {
-		return doc.ConformsTo, nil
+		return a.conformsTo, nil
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, err
@@ -167,11 +253,7 @@ func nonNil(s []string) []string {
 
 // Capabilities detects what the catalog supports (landing page + conformance).
 func (c *Client) Capabilities(ctx context.Context) (*Capabilities, error) {
-	root, err := c.Root(ctx)
-	if err != nil {
-		return nil, err
-	}
-	conf, err := c.Conformance(ctx)
+	root, conf, err := c.rootAndConformance(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -102,15 +103,16 @@ func getCapabilities(ctx context.Context, c *Call, in GetCapabilitiesIn) (GetCap
 
 // searchSupportWarnings checks a search against the catalog's capabilities
 // before it is sent, for search_items and estimate_data_size. The landing
-// page is fetched first: the search needs it to find its endpoint, so when
-// it cannot be had the call fails now, instead of the search fetching it a
-// second time only to meet the same failure. A capability check that fails
-// after that (e.g. /conformance) is a warning: the search is sent unchecked.
+// page and the conformance classes are fetched side by side; the search
+// needs the landing page to find its endpoint, so when it cannot be had the
+// call fails now, instead of the search fetching it a second time only to
+// meet the same failure. A failed capability check otherwise (e.g.
+// /conformance) is a warning: the search is sent unchecked.
 func searchSupportWarnings(ctx context.Context, tool string, client *stacclient.Client, p stacclient.SearchParams) ([]string, error) {
-	if _, err := client.Root(ctx); err != nil {
+	caps, err := client.Capabilities(ctx)
+	if errors.As(err, new(*stacclient.LandingPageError)) {
 		return nil, err
 	}
-	caps, err := client.Capabilities(ctx)
 	if err != nil {
 		return []string{"could not check the catalog's capabilities (" + renderError(tool, err).Error() + "); parameters were sent unchecked"}, nil
 	}
