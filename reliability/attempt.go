@@ -95,7 +95,8 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			resp = nil
 		}
 	}
-	if took := time.Since(start); err == nil && took > l.policy.AttemptTimeout {
+	took := time.Since(start)
+	if err == nil && took > l.policy.AttemptTimeout {
 		h.slow.note(took, l.now())
 	}
 	if err != nil && ctx.Err() == nil && !isLocalLimit(err) && errors.Is(context.Cause(attemptCtx), errAttemptTimeout) {
@@ -110,6 +111,13 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	o := outcome{class: classOK}
 	if err != nil || resp != nil {
 		o = classify(resp, err)
+	}
+	if l.policy.Hedge && ctx.Err() == nil && (err != nil || resp != nil) && !o.retryable {
+		// The hedge delay is drawn from the catalog's answer times, counted
+		// from the moment the attempt had its bulkhead slot: time spent
+		// queueing behind this server's other requests (hung ones, say)
+		// would make a busy host look slow and delay every hedge.
+		h.latency.add(took)
 	}
 	// A limit of this server says nothing about the catalog.
 	h.breaker.record(probe, o.retryable, ctx.Err() != nil || o.class == classLocalLimit)

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -116,24 +118,30 @@ func TestHedgeCountsAgainstTheAttemptCap(t *testing.T) {
 }
 
 func TestHedgeSpendsARetryBudgetToken(t *testing.T) {
-	cancelled := make(chan error, 1)
+	cancelled := make(chan error, 2)
 	tl := newTestLayer(t, hedgePolicy(), func(n int, req *http.Request) (*http.Response, error) {
 		if n == 1 {
-			time.Sleep(80 * time.Millisecond) // slow but answers: the primary wins after the hedge started
+			time.Sleep(80 * time.Millisecond) // slow but answers: the primary wins after both hedges started (30, 60 ms)
 			return answer(http.StatusOK, `{}`), nil
 		}
 		return hangFirst(cancelled)(1, req)
 	})
-	if _, _, err := tl.get("get_root", "/"); err != nil {
+	rc, _, err := tl.get("get_root", "/")
+	if err != nil {
 		t.Fatal(err)
 	}
-	h := tl.host(testHost)
-	// The losing hedge cost budgetRetryCost; the answered call earned the bonus.
-	if got, want := h.budget.available(), budgetCapacity-budgetRetryCost+budgetSuccessBonus; got != want {
-		t.Errorf("budget after a losing hedge = %d, want %d", got, want)
+	if rc.Hedges != 2 {
+		t.Fatalf("receipt %+v, want 2 hedges (after 30 and 60 ms)", rc)
 	}
-	if err := <-cancelled; !errors.Is(err, context.Canceled) {
-		t.Errorf("losing hedge ended with %v, want context.Canceled", err)
+	h := tl.host(testHost)
+	// Each losing hedge cost budgetRetryCost; the answered call earned the bonus.
+	if got, want := h.budget.available(), budgetCapacity-2*budgetRetryCost+budgetSuccessBonus; got != want {
+		t.Errorf("budget after two losing hedges = %d, want %d", got, want)
+	}
+	for range 2 {
+		if err := <-cancelled; !errors.Is(err, context.Canceled) {
+			t.Errorf("losing hedge ended with %v, want context.Canceled", err)
+		}
 	}
 }
 
@@ -263,4 +271,71 @@ func TestWithCorrelationID(t *testing.T) {
 	if n := len(tl.logs.named(t, "correlation_id_rejected")); n != 1 {
 		t.Errorf("%d correlation_id_rejected events, want 1", n)
 	}
+}
+
+// With both the primary and the first hedge hung, a second hedge answers
+// after two hedge delays; with one hedge only, the call waited for the
+// attempt timeout and a retry (the 4 % of calls that kept the hang p95 of
+// one-request tools near the attempt timeout, adr/0004).
+func TestSecondHedgeAnswersWhenTheFirstTwoAttemptsHang(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tl := newTestLayer(t, hedgePolicy(), func(n int, req *http.Request) (*http.Response, error) {
+			if n <= 2 {
+				return hang(n, req)
+			}
+			return answer(http.StatusOK, `{}`), nil
+		})
+		start := time.Now()
+		rc, status, err := tl.get("get_root", "/")
+		elapsed := time.Since(start)
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("status %d, %v; want 200 from the second hedge", status, err)
+		}
+		if rc.Attempts != 3 || rc.Hedges != 2 {
+			t.Errorf("receipt %+v; want 3 attempts, 2 of them hedges", rc)
+		}
+		if want := 2 * hedgePolicy().HedgeDelay; elapsed != want {
+			t.Errorf("answered after %v (virtual time), want %v: two hedge delays, no attempt timeout", elapsed, want)
+		}
+	})
+}
+
+// An attempt that waited for a bulkhead slot behind a hung request is not
+// a slow answer: the hedge delay is the catalog's answer time, not our queue.
+func TestHedgeLatencyExcludesTheBulkheadQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := hedgePolicy()
+		p.HedgeDelay = 0 // adaptive: the window is what is tested
+		p.BulkheadMax = 1
+		p.AttemptTimeout = 2 * time.Second
+		p.ToolTimeout = 10 * time.Second
+		release := make(chan struct{})
+		tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+			if req.URL.Path == "/hold" {
+				<-release
+			}
+			return answer(http.StatusOK, `{}`), nil
+		})
+		var g sync.WaitGroup
+		g.Go(func() { _, _, _ = tl.get("get_root", "/hold") })
+		synctest.Wait() // /hold has the only slot
+		g.Go(func() { _, _, _ = tl.get("get_item", "/fast") })
+		time.Sleep(time.Second)
+		close(release)
+		g.Wait()
+		w := &tl.host(testHost).latency
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.filled != 2 {
+			t.Fatalf("%d samples, want 2", w.filled)
+		}
+		for _, d := range w.samples[:w.filled] {
+			if d != 0 && d != time.Second {
+				t.Errorf("sample %v; want 1s for /hold and 0 for /fast, which only queued", d)
+			}
+		}
+		if w.samples[0]+w.samples[1] != time.Second {
+			t.Errorf("samples %v; the queued request counted its wait for the slot", w.samples[:2])
+		}
+	})
 }
