@@ -48,6 +48,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, err
 	}
 	defer h.bulkhead.release()
+	signalSent(ctx)
 
 	// An open-ended attempt gets no timer of its own, so that its expiry is
 	// reported as the tool timeout it is.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -63,26 +64,33 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}()
 	out := 0 // attempts still running
-	start := func(hedge bool) {
+	start := func(ctx context.Context, hedge bool) {
 		attemptCtx, cancel := context.WithCancel(withAttemptPlan(ctx, t.layer.planAttempt(ctx, loop, loop.host, false)))
 		cancels = append(cancels, cancel)
 		out++
 		go t.launch(attemptCtx, loop, req, hedge, results)
 	}
-	start(false)
+	// The hedge delay runs from the moment the primary is sent, i.e. has
+	// its bulkhead slot: a hedge of a request still queued behind this
+	// server's other requests would only queue behind it too.
+	sent := make(chan struct{})
+	start(withSentSignal(ctx, sent), false)
 
 	// One more copy after each hedge delay while attempts remain: with one
 	// hedge, a hung hedge beside a hung primary (4 % of calls at 20 % hangs)
 	// still waits for the attempt timeout; a second one makes that 0.8 %.
 	var hedgeTimer <-chan time.Time
 	delay, hedging := t.layer.hedgeDelay(loop.host)
-	if hedging {
-		ticker := time.NewTicker(delay)
-		defer ticker.Stop()
-		hedgeTimer = ticker.C
+	if !hedging {
+		sent = nil
 	}
 	for {
 		select {
+		case <-sent:
+			sent = nil
+			ticker := time.NewTicker(delay)
+			defer ticker.Stop()
+			hedgeTimer = ticker.C
 		case r := <-results:
 			out--
 			if answered(r) {
@@ -108,8 +116,23 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				hedgeTimer = nil // no attempt, token or time left: wait for those out
 				continue
 			}
-			start(true)
+			start(ctx, true)
 		}
+	}
+}
+
+type sentSignalKey struct{}
+
+// withSentSignal asks attemptTransport to close sent once the attempt has
+// its bulkhead slot and goes out (once: a redirect sends it again).
+func withSentSignal(ctx context.Context, sent chan struct{}) context.Context {
+	return context.WithValue(ctx, sentSignalKey{}, sync.OnceFunc(func() { close(sent) }))
+}
+
+// signalSent closes the channel withSentSignal put in ctx, if any.
+func signalSent(ctx context.Context) {
+	if signal, ok := ctx.Value(sentSignalKey{}).(func()); ok {
+		signal()
 	}
 }
 

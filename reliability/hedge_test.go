@@ -339,3 +339,33 @@ func TestHedgeLatencyExcludesTheBulkheadQueue(t *testing.T) {
 		}
 	})
 }
+
+// A request queued for a bulkhead slot is not slow, it has not been sent:
+// the hedge delay starts when it goes out, so no hedge joins the queue
+// behind it (and spends a budget token to lose).
+func TestNoHedgeWhileThePrimaryWaitsForABulkheadSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := hedgePolicy()
+		p.BulkheadMax = 1
+		p.AttemptTimeout = 2 * time.Second
+		p.ToolTimeout = 10 * time.Second
+		release := make(chan struct{})
+		tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+			if req.URL.Path == "/hold" {
+				<-release
+			}
+			return answer(http.StatusOK, `{}`), nil
+		})
+		var g sync.WaitGroup
+		g.Go(func() { _, _, _ = tl.get("get_root", "/hold") })
+		synctest.Wait() // /hold has the only slot (its own hedges queue)
+		var rc Receipt
+		g.Go(func() { rc, _, _ = tl.get("get_item", "/queued") })
+		time.Sleep(time.Second)
+		close(release)
+		g.Wait()
+		if rc.Hedges != 0 || rc.Attempts != 1 {
+			t.Errorf("queued request's receipt %+v; want one attempt and no hedge (it answered as soon as it was sent)", rc)
+		}
+	})
+}
