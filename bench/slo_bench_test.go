@@ -28,6 +28,7 @@ import (
 //	attempts/call            attempts the upstream saw per invocation
 //	hidden_replays/call      attempts net/http replayed on its own (keep-alive reuse)
 //	hedges/call              hedged attempts (STAC_MCP_SLO_HEDGE=on)
+//	base_hedges/call         the same in the fault-free baseline: what hedging costs when nothing fails
 //
 // The policy is DefaultPolicy with the cache off: real backoff (0.4 s base),
 // real Retry-After cap (5 s), real attempt (4 s) and tool (15 s) timeouts.
@@ -197,6 +198,7 @@ func reportSLO(b *testing.B, base sloSummary, runs []sloSummary) {
 	b.ReportMetric(float64(attempts)/float64(calls), "attempts/call")
 	b.ReportMetric(float64(replays)/float64(calls), "hidden_replays/call")
 	b.ReportMetric(float64(hedges)/float64(calls), "hedges/call")
+	b.ReportMetric(float64(base.hedges)/float64(base.calls), "base_hedges/call")
 	if base.succeeded != base.calls {
 		b.Errorf("the fault-free baseline had %d failures of %d calls: the harness, not the policy, is broken", base.calls-base.succeeded, base.calls)
 	}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the SLO benchmarks (bench/slo_bench_test.go) for each upstream latency
 # model and hedge setting, keeps the raw output (benchstat format) and prints
-# the table: tool x fault class, success ratio, baseline p95, faulted p95 and
-# added p95.
+# the table: tool x fault class, success ratio, baseline p95 and p99, faulted
+# p95 and p99, added p95 and p99, and hedges per call (faulted and fault-free).
 #
 # Usage: scripts/slo-report.sh [-h]
 # Settings (environment):
@@ -15,16 +15,17 @@
 #   INVOCATIONS=200     calls per run (STAC_MCP_SLO_INVOCATIONS)
 #   OUT=...             directory for the raw outputs, one file per setting
 #                       (default: $TMPDIR/stac-mcp-slo-report)
-#   BENCHSTAT=0         1: also compare hedge off/on with benchstat, fetched by
-#                       `go run golang.org/x/perf/cmd/benchstat@latest`
-#                       (needs the network; nothing else here does)
+#   BENCHSTAT=0         1: also compare hedge off/on with benchstat, run as
+#                       `go run golang.org/x/perf/cmd/benchstat@$BENCHSTAT_VERSION`
+#                       (needs the Go module proxy once; nothing else here does)
+#   BENCHSTAT_VERSION=v0.0.0-20260908200009-22c9c6c9d4da  the pinned benchstat
 # Time: about 10 to 25 minutes per (latency, hedge, rate) setting for every
 # tool, mostly the hang and 429 classes, which wait out real timeouts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 
@@ -70,15 +71,16 @@ for file in "${files[@]}"; do
       for (i = 3; i < NF; i += 2) m[$(i + 1)] = $i
       if (!header++) {
         printf "\nupstream p95 %s, hedge %s, fault rate %s\n\n", p95, hedge, rate
-        print "| tool | fault class | success | base p95 ms | p95 ms | added p95 | requests/call |"
-        print "|---|---|---|---|---|---|---|"
+        print "| tool | fault class | success | base p95 ms | p95 ms | added p95 | base p99 ms | p99 ms | added p99 | requests/call | hedges/call (base) |"
+        print "|---|---|---|---|---|---|---|---|---|---|---|"
       }
-      printf "| %s | %s | %.3f | %.0f | %.0f | %+.0f%% | %.2f |\n", name[2], class, m["success_ratio"],
-        m["base_p95_ms"], m["p95_ms"], m["added_p95_pct"], m["upstream_requests/call"]
+      printf "| %s | %s | %.3f | %.0f | %.0f | %+.0f%% | %.0f | %.0f | %+.0f%% | %.2f | %.2f (%.2f) |\n", name[2], class, m["success_ratio"],
+        m["base_p95_ms"], m["p95_ms"], m["added_p95_pct"], m["base_p99_ms"], m["p99_ms"],
+        100 * (m["p99_ms"] - m["base_p99_ms"]) / m["base_p99_ms"], m["upstream_requests/call"], m["hedges/call"], m["base_hedges/call"]
     }' "$file"
 done
 
 if [[ "${BENCHSTAT:-0}" == 1 ]]; then
   echo
-  go run golang.org/x/perf/cmd/benchstat@latest -col hedge "${files[@]}"
+  go run "golang.org/x/perf/cmd/benchstat@${BENCHSTAT_VERSION:-v0.0.0-20260908200009-22c9c6c9d4da}" -col hedge "${files[@]}"
 fi
