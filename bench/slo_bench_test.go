@@ -40,6 +40,8 @@ import (
 //	STAC_MCP_SLO_FAULT_RATE     faults per attempt, default 0.2
 //	STAC_MCP_SLO_HEDGE          off (default) or on: Policy.Hedge with the rolling-p95 delay
 //	STAC_MCP_SLO_INVOCATIONS    calls per run, default 200
+//	STAC_MCP_SLO_PARALLEL       calls at once, default 16 (the bulkhead): 8 leaves room for the
+//	                            two requests a cold call sends side by side, or a read and its hedge
 //
 // Each b.N iteration is one whole run of the invocations; use -benchtime 1x
 // (scripts/slo-report.sh does). Example:
@@ -93,13 +95,14 @@ type sloBenchEnv struct {
 	rate        float64
 	hedge       bool
 	invocations int
+	parallel    int
 
 	mu        sync.Mutex
 	baselines map[string]sloSummary // per tool: fault-free runs are shared by the classes
 }
 
 func sloBenchEnvFromOS(b *testing.B) *sloBenchEnv {
-	env := &sloBenchEnv{latency: latencyModel{P95: 50 * time.Millisecond, Sigma: 0.5}, rate: sloFaultRate, invocations: sloInvocations, baselines: map[string]sloSummary{}}
+	env := &sloBenchEnv{latency: latencyModel{P95: 50 * time.Millisecond, Sigma: 0.5}, rate: sloFaultRate, invocations: sloInvocations, parallel: sloBenchParallel, baselines: map[string]sloSummary{}}
 	if v, ok := os.LookupEnv("STAC_MCP_SLO_UPSTREAM_P95"); ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Millisecond || d > 10*time.Second {
@@ -130,6 +133,13 @@ func sloBenchEnvFromOS(b *testing.B) *sloBenchEnv {
 		}
 		env.invocations = n
 	}
+	if v, ok := os.LookupEnv("STAC_MCP_SLO_PARALLEL"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 64 {
+			b.Fatalf("STAC_MCP_SLO_PARALLEL=%q is not valid; accepted: an integer from 1 to 64", v)
+		}
+		env.parallel = n
+	}
 	return env
 }
 
@@ -153,7 +163,7 @@ func (e *sloBenchEnv) run(b *testing.B, c sloCall, class sloFaultClass, rate flo
 		plan.Mix = faultinject.EqualMix(class.kinds...)
 	}
 	h := newSLOHarness(b, sloConfig{plan: plan, policy: e.policy(), latency: e.latency, slowFaults: class.slow, clientSide: class.clientSide, keepAlive: true})
-	outcomes := h.run(b, c, e.invocations, sloBenchParallel)
+	outcomes := h.run(b, c, e.invocations, e.parallel)
 	return summarize(c.tool, outcomes, h.injector.Journal())
 }
 

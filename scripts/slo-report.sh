@@ -13,6 +13,7 @@
 #   COUNT=1             -count: repeat each benchmark (benchstat wants >= 6 for
 #                       confidence intervals; each repeat is 200 invocations)
 #   INVOCATIONS=200     calls per run (STAC_MCP_SLO_INVOCATIONS)
+#   PARALLEL=16         calls at once (STAC_MCP_SLO_PARALLEL)
 #   OUT=...             directory for the raw outputs, one file per setting
 #                       (default: $TMPDIR/stac-mcp-slo-report)
 #   BENCHSTAT=0         1: also compare hedge off/on with benchstat, run as
@@ -25,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 
@@ -35,6 +36,7 @@ RATES="${RATES:-0.2}"
 BENCH="${BENCH:-SLO}"
 COUNT="${COUNT:-1}"
 INVOCATIONS="${INVOCATIONS:-200}"
+PARALLEL="${PARALLEL:-16}"
 OUT="${OUT:-${TMPDIR:-/tmp}/stac-mcp-slo-report}"
 mkdir -p "$OUT"
 
@@ -50,8 +52,9 @@ for p95 in $P95S; do
         echo "upstream-p95: $p95"
         echo "hedge: $hedge"
         echo "fault-rate: $rate"
+        echo "parallel: $PARALLEL"
         STAC_MCP_SLO_UPSTREAM_P95="$p95" STAC_MCP_SLO_HEDGE="$hedge" STAC_MCP_SLO_FAULT_RATE="$rate" \
-          STAC_MCP_SLO_INVOCATIONS="$INVOCATIONS" \
+          STAC_MCP_SLO_INVOCATIONS="$INVOCATIONS" STAC_MCP_SLO_PARALLEL="$PARALLEL" \
           go test -run '^$' -bench "$BENCH" -benchtime 1x -count "$COUNT" -timeout 0 ./bench/
       } > "$file"
       files+=("$file")
