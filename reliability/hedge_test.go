@@ -300,29 +300,39 @@ func TestSecondHedgeAnswersWhenTheFirstTwoAttemptsHang(t *testing.T) {
 	})
 }
 
+// queuedBehindAHeldSlot runs, inside a synctest bubble, a call to /hold
+// that takes a bulkhead of one slot for a second, and beside it a call to
+// path that must queue for that slot and is answered at once when it gets
+// it; it returns the second call's receipt. hedgeDelay 0 is adaptive.
+func queuedBehindAHeldSlot(t *testing.T, hedgeDelay time.Duration, path string) (*testLayer, Receipt) {
+	p := hedgePolicy()
+	p.HedgeDelay = hedgeDelay
+	p.BulkheadMax = 1
+	p.AttemptTimeout = 2 * time.Second
+	p.ToolTimeout = 10 * time.Second
+	release := make(chan struct{})
+	tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+		if req.URL.Path == "/hold" {
+			<-release
+		}
+		return answer(http.StatusOK, `{}`), nil
+	})
+	var g sync.WaitGroup
+	g.Go(func() { _, _, _ = tl.get("get_root", "/hold") })
+	synctest.Wait() // /hold has the only slot (its own hedges queue)
+	var rc Receipt
+	g.Go(func() { rc, _, _ = tl.get("get_item", path) })
+	time.Sleep(time.Second)
+	close(release)
+	g.Wait()
+	return tl, rc
+}
+
 // An attempt that waited for a bulkhead slot behind a hung request is not
 // a slow answer: the hedge delay is the catalog's answer time, not our queue.
 func TestHedgeLatencyExcludesTheBulkheadQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := hedgePolicy()
-		p.HedgeDelay = 0 // adaptive: the window is what is tested
-		p.BulkheadMax = 1
-		p.AttemptTimeout = 2 * time.Second
-		p.ToolTimeout = 10 * time.Second
-		release := make(chan struct{})
-		tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
-			if req.URL.Path == "/hold" {
-				<-release
-			}
-			return answer(http.StatusOK, `{}`), nil
-		})
-		var g sync.WaitGroup
-		g.Go(func() { _, _, _ = tl.get("get_root", "/hold") })
-		synctest.Wait() // /hold has the only slot
-		g.Go(func() { _, _, _ = tl.get("get_item", "/fast") })
-		time.Sleep(time.Second)
-		close(release)
-		g.Wait()
+		tl, _ := queuedBehindAHeldSlot(t, 0, "/fast") // adaptive delay: no hedge before 20 samples
 		w := &tl.host(testHost).latency
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -345,25 +355,7 @@ func TestHedgeLatencyExcludesTheBulkheadQueue(t *testing.T) {
 // behind it (and spends a budget token to lose).
 func TestNoHedgeWhileThePrimaryWaitsForABulkheadSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := hedgePolicy()
-		p.BulkheadMax = 1
-		p.AttemptTimeout = 2 * time.Second
-		p.ToolTimeout = 10 * time.Second
-		release := make(chan struct{})
-		tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
-			if req.URL.Path == "/hold" {
-				<-release
-			}
-			return answer(http.StatusOK, `{}`), nil
-		})
-		var g sync.WaitGroup
-		g.Go(func() { _, _, _ = tl.get("get_root", "/hold") })
-		synctest.Wait() // /hold has the only slot (its own hedges queue)
-		var rc Receipt
-		g.Go(func() { rc, _, _ = tl.get("get_item", "/queued") })
-		time.Sleep(time.Second)
-		close(release)
-		g.Wait()
+		_, rc := queuedBehindAHeldSlot(t, hedgePolicy().HedgeDelay, "/queued")
 		if rc.Hedges != 0 || rc.Attempts != 1 {
 			t.Errorf("queued request's receipt %+v; want one attempt and no hedge (it answered as soon as it was sent)", rc)
 		}
