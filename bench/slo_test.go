@@ -121,9 +121,17 @@ func TestSLONonRetryableFaults(t *testing.T) {
 		}
 		for i, o := range outcomes {
 			n := strconv.Itoa(i + 1)
-			if seen[n] != o.receipt.Attempts || o.receipt.Attempts != o.receipt.UpstreamRequests {
-				t.Errorf("call %d: the catalog saw %d attempts, the receipt %d attempts for %d requests; want one attempt per request",
-					i+1, seen[n], o.receipt.Attempts, o.receipt.UpstreamRequests)
+			// A cold call sends its landing page and /conformance side by
+			// side; when the landing page fails for good the other request
+			// is cancelled, and a cancelled request may never reach the
+			// catalog although the receipt counts the attempt it started.
+			// So a failed call may show one attempt the catalog did not
+			// see; the catalog seeing more than the receipt (a hidden
+			// replay) or a request with a second attempt is always wrong.
+			unseen := o.receipt.Attempts - seen[n]
+			if o.receipt.Attempts != o.receipt.UpstreamRequests || unseen < 0 || unseen > 1 || (unseen == 1 && o.ok) {
+				t.Errorf("call %d (ok %v): the catalog saw %d attempts, the receipt %d attempts for %d requests; want one attempt per request",
+					i+1, o.ok, seen[n], o.receipt.Attempts, o.receipt.UpstreamRequests)
 			}
 		}
 		if refetched > 0 {
