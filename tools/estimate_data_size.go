@@ -133,7 +133,8 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	if err != nil {
 		return fail(err)
 	}
-	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, c.Deps.Limits)
+	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, c.Deps.Limits,
+		"the estimate extrapolates from the items it sized to every match")
 	if err != nil {
 		return fail(err)
 	}

@@ -88,8 +88,9 @@ func itemLimits(lim Limits) (def, ceiling int) {
 // maxItemsArg reads max_items against the configured default and ceiling.
 // When max_items is absent but limit is given, limit also caps the total, as
 // it did in the Python stac-mcp ("latest ⇒ limit=1" prompts keep working);
-// the note says so, because limit is otherwise only the page size.
-func maxItemsArg(a MaxItemsArg, pageLimit int, lim Limits) (int, string, error) {
+// the note says so, because limit is otherwise only the page size. forMore
+// says how to get past the ceiling with this tool.
+func maxItemsArg(a MaxItemsArg, pageLimit int, lim Limits, forMore string) (int, string, error) {
 	def, ceiling := itemLimits(lim)
 	if !argGiven(a) && pageLimit > 0 {
 		n := min(pageLimit, ceiling)
@@ -100,7 +101,7 @@ func maxItemsArg(a MaxItemsArg, pageLimit int, lim Limits) (int, string, error) 
 		return n, note, nil
 	}
 	n, err := IntArg(a).Int("max_items", def, 1, ceiling,
-		fmt.Sprintf("; default %d, ceiling %d (STAC_MCP_MAX_ITEMS_CEILING): for more, call again with the returned cursor", def, ceiling))
+		fmt.Sprintf("; default %d, ceiling %d (STAC_MCP_MAX_ITEMS_CEILING): %s", def, ceiling, forMore))
 	return n, "", err
 }
 
@@ -121,7 +122,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	if err != nil {
 		return fail(err)
 	}
-	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, c.Deps.Limits)
+	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, c.Deps.Limits, "for more, call again with the returned cursor")
 	if err != nil {
 		return fail(err)
 	}

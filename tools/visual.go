@@ -121,7 +121,8 @@ func newFootprintSearch(c *Call, tool string, params stacclient.SearchParams, ma
 	f := &footprintSearch{tool: tool, params: params}
 	var err error
 	var note string
-	if f.maxItems, note, err = maxItemsArg(maxItems, params.Limit, visualItemLimits(c.Deps.Limits, preferred)); err != nil {
+	if f.maxItems, note, err = maxItemsArg(maxItems, params.Limit, visualItemLimits(c.Deps.Limits, preferred),
+		"for all of a larger search, narrow it (aoi, datetime, collections) and call again"); err != nil {
 		return nil, err
 	}
 	if note != "" {

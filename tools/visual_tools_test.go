@@ -411,6 +411,11 @@ func TestMapItemsArguments(t *testing.T) {
 	if msg := callErr(t, cs, "map_items", map[string]any{"max_items": 100000}); !strings.Contains(msg, "max_items") {
 		t.Errorf("max_items over the ceiling: %q", msg)
 	}
+	// map_items returns no cursor, so its advice past the ceiling is to
+	// narrow the search, not to continue with one.
+	if msg := callErr(t, cs, "map_items", map[string]any{"max_items": "100000"}); !strings.Contains(msg, "narrow it") || strings.Contains(msg, "cursor") {
+		t.Errorf("max_items over the ceiling: %q, want the advice to narrow the search and no cursor", msg)
+	}
 	// fields and limit could only break a map (it needs each geometry, and
 	// draws max_items): they are not arguments of map_items.
 	for _, arg := range []string{"fields", "limit"} {
