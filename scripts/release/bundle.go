@@ -88,10 +88,10 @@ func buildBundle(root, dist string) error {
 	}
 	for _, p := range []string{bundle, serverJSON} {
 		if st, err := os.Stat(p); err == nil {
-			fmt.Printf("%s\t%d bytes\n", p, st.Size())
+			fmt.Fprintf(os.Stderr, "%s\t%d bytes\n", p, st.Size())
 		}
 	}
-	fmt.Printf("sha256 %s  %s\n", sum, filepath.Base(bundle))
+	fmt.Fprintf(os.Stderr, "sha256 %s  %s\n", sum, filepath.Base(bundle))
 	return nil
 }
 
