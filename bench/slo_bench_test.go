@@ -26,7 +26,10 @@ import (
 //	added_p95_pct            (p95 − base p95) / base p95 × 100; the policy claims ≤ 35
 //	upstream_requests/call   logical upstream requests per invocation (pages, HEADs)
 //	attempts/call            attempts the upstream saw per invocation
-//	hidden_replays/call      attempts net/http replayed on its own (keep-alive reuse)
+//	retries/call             the receipts' retries (after a backoff wait, hedges included)
+//	replays/call             the receipts' replays: attempts net/http sent again at once on
+//	                         a new connection when a reused one died (adr/0018)
+//	hidden_replays/call      attempts the upstream saw that no receipt counted (0 since adr/0018)
 //	hedges/call              hedged attempts (STAC_MCP_SLO_HEDGE=on)
 //	base_hedges/call         the same in the fault-free baseline: what hedging costs when nothing fails
 //
@@ -184,14 +187,16 @@ func (e *sloBenchEnv) baseline(b *testing.B, c sloCall) sloSummary {
 
 func reportSLO(b *testing.B, base sloSummary, runs []sloSummary) {
 	var elapsed []time.Duration
-	var calls, succeeded, requests, attempts, replays, hedges int
+	var calls, succeeded, requests, attempts, retries, replays, hidden, hedges int
 	for _, s := range runs {
 		elapsed = append(elapsed, s.elapsed...)
 		calls += s.calls
 		succeeded += s.succeeded
 		requests += s.requests
 		attempts += s.attempts
-		replays += s.attempts - s.receiptSent
+		retries += s.retries
+		replays += s.replays
+		hidden += s.attempts - s.receiptSent
 		hedges += s.hedges
 	}
 	bp50, bp95, bp99 := percentiles(base.elapsed)
@@ -206,7 +211,9 @@ func reportSLO(b *testing.B, base sloSummary, runs []sloSummary) {
 	b.ReportMetric(100*(millis(p95)-millis(bp95))/millis(bp95), "added_p95_pct")
 	b.ReportMetric(float64(requests)/float64(calls), "upstream_requests/call")
 	b.ReportMetric(float64(attempts)/float64(calls), "attempts/call")
-	b.ReportMetric(float64(replays)/float64(calls), "hidden_replays/call")
+	b.ReportMetric(float64(retries)/float64(calls), "retries/call")
+	b.ReportMetric(float64(replays)/float64(calls), "replays/call")
+	b.ReportMetric(float64(hidden)/float64(calls), "hidden_replays/call")
 	b.ReportMetric(float64(hedges)/float64(calls), "hedges/call")
 	b.ReportMetric(float64(base.hedges)/float64(base.calls), "base_hedges/call")
 	if base.succeeded != base.calls {

@@ -20,6 +20,7 @@ type sloSummary struct {
 	attempts    int // attempts the upstream saw, net/http replays included
 	faulted     int // attempts that got a fault
 	retries     int // sum of receipt retries (the layer's own count)
+	replays     int // sum of receipt replays (net/http's, counted by the layer: adr/0018)
 	hedges      int
 	denials     map[string]int // failed calls by denial code ("error" without a denial)
 	maxElapsed  time.Duration
@@ -43,6 +44,7 @@ func summarize(tool string, outcomes []callOutcome, journal *faultinject.Journal
 		}
 		s.retries += o.receipt.Retries
 		s.hedges += o.receipt.Hedges
+		s.replays += o.receipt.Replays
 		s.receiptSent += o.receipt.Attempts
 		s.maxElapsed = max(s.maxElapsed, o.elapsed)
 		s.elapsed = append(s.elapsed, o.elapsed)
@@ -79,7 +81,7 @@ func (s sloSummary) String() string {
 	for _, code := range slices.Sorted(maps.Keys(s.denials)) {
 		failures = append(failures, fmt.Sprintf("%s×%d", code, s.denials[code]))
 	}
-	return fmt.Sprintf("%-18s %3d/%d succeeded; %.2f upstream requests per call; %d attempts (%.1f%% faulted, %d hidden replays); receipts: %d retries, %d hedges; slowest call %v; failures: [%s]",
+	return fmt.Sprintf("%-18s %3d/%d succeeded; %.2f upstream requests per call; %d attempts (%.1f%% faulted, %d not in the receipts); receipts: %d retries, %d replays, %d hedges; slowest call %v; failures: [%s]",
 		s.tool, s.succeeded, s.calls, s.requestsPerCall(), s.attempts, 100*s.faultRate(), s.attempts-s.receiptSent,
-		s.retries, s.hedges, s.maxElapsed.Round(time.Millisecond), strings.Join(failures, " "))
+		s.retries, s.replays, s.hedges, s.maxElapsed.Round(time.Millisecond), strings.Join(failures, " "))
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -78,8 +80,23 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		if t.once != nil {
 			base = t.once
 		}
+	} else if req.Method == http.MethodPost && req.Header["Idempotency-Key"] == nil {
+		// A POST search is a read, but net/http only replays requests it
+		// knows to be idempotent. An empty Idempotency-Key says so without
+		// sending the header (net/http's documented convention), so a dead
+		// keep-alive connection costs a POST search what it costs a GET
+		// (adr/0018): the replays are counted below.
+		out.Header = out.Header.Clone()
+		out.Header["Idempotency-Key"] = []string{}
 	}
+	var conns atomic.Int32
+	out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { conns.Add(1) },
+	}))
 	resp, err := base.RoundTrip(out)
+	if replays := int(conns.Load()) - 1; replays > 0 {
+		l.countReplays(rec, h, req, replays)
+	}
 	if err == nil {
 		var data []byte
 		data, err = l.readBody(attemptCtx, req, resp)

@@ -29,6 +29,12 @@ type Receipt struct {
 	// Hedges counts the hedged attempts among Retries (Policy.Hedge): a
 	// second attempt sent while the first was still out.
 	Hedges int `json:"hedges,omitempty"`
+	// Replays counts the attempts net/http sent again at once, on a new
+	// connection, because the reused keep-alive connection an attempt went
+	// out on died before the first byte of the answer (reads only,
+	// adr/0018). They are among Attempts, not Retries: no backoff, no
+	// budget token, no attempt of the policy's three.
+	Replays int `json:"replays,omitempty"`
 	// SideEffect is what the call may change upstream: read, create,
 	// update or delete. The fields after it are set for writes only
 	// (WriteNote): the idempotency key, how the outcome was reached
@@ -52,6 +58,7 @@ type callRecord struct {
 	attempts    int
 	retries     int
 	hedges      int
+	replays     int
 	requests    int
 	cacheHit    bool
 	coalesced   bool
@@ -191,7 +198,7 @@ func (r *callRecord) receipt() Receipt {
 		sideEffect = SideEffectRead
 	}
 	return Receipt{
-		CorrelationID: r.correlationID, Tool: r.tool, Attempts: r.attempts, Retries: r.retries, Hedges: r.hedges,
+		CorrelationID: r.correlationID, Tool: r.tool, Attempts: r.attempts, Retries: r.retries, Hedges: r.hedges, Replays: r.replays,
 		UpstreamRequests: r.requests, ElapsedMS: time.Since(r.start).Milliseconds(),
 		CacheHit: r.cacheHit, Coalesced: r.coalesced, CatalogHost: r.host,
 		SideEffect: sideEffect, IdempotencyKey: r.write.IdempotencyKey, ReplayDecision: r.write.ReplayDecision,

@@ -15,6 +15,7 @@ import (
 const (
 	eventRetryAttempt = "retry_attempt"
 	eventHedgeAttempt = "hedge_attempt"
+	eventReplay       = "connection_replay"
 	eventRetryGiveUp  = "retry_give_up"
 	eventTimeoutAbort = "timeout_abort"
 	eventToolComplete = "tool_complete"

@@ -61,6 +61,21 @@ func (r *retryLoop) countRetry(note func(c *callRecord)) {
 	r.host.counts.add(r.layer.now(), evRetry)
 }
 
+// countReplays counts attempts net/http re-sent on its own within one
+// attempt of the layer (adr/0018): in the receipt's attempts and replays,
+// the replays metric and a log event, so that the catalog's count of
+// requests and ours agree.
+func (l *Layer) countReplays(rec *callRecord, h *hostState, req *http.Request, n int) {
+	tool, id := "unknown", ""
+	if rec != nil {
+		rec.update(func(c *callRecord) { c.attempts += n; c.replays += n })
+		tool, id = rec.tool, rec.correlationID
+	}
+	l.metrics.replays.WithLabelValues(tool).Add(float64(n))
+	l.log.Info().Str("event", eventReplay).Str("correlation_id", id).Str("tool_name", tool).Int("replays", n).
+		Str("host", h.name).Str("url_path", req.URL.Path).Msg("connection died before the answer; net/http sent the request again at once")
+}
+
 // check is the CheckRetry policy. It runs once per attempt (we set no
 // response handler, because the attempt transport already read the body).
 func (r *retryLoop) check(ctx context.Context, resp *http.Response, err error) (bool, error) {

@@ -38,6 +38,7 @@ type metrics struct {
 	idempotencyDuplicates *prometheus.CounterVec
 	idempotencyConflicts  *prometheus.CounterVec
 	writes                *prometheus.CounterVec
+	replays               *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -73,6 +74,7 @@ func newMetrics() *metrics {
 	m.cacheHits = counter("cache_hits_total", "Reads answered from the response cache.", "tool_name")
 	m.cacheMisses = counter("cache_misses_total", "Cacheable reads not found in the response cache.", "tool_name")
 	m.coalescedRequests = counter("coalesced_requests_total", "Reads that shared an identical in-flight request.", "tool_name")
+	m.replays = counter("connection_replays_total", "Attempts net/http sent again at once because the reused keep-alive connection they went out on died before the answer's first byte (reads only; not retries: no backoff, no budget).", "tool_name")
 	m.hedges = counter("hedged_attempts_total", "Hedged reads: second attempts sent while the first was still out (Policy.Hedge).", "tool_name")
 	m.trackedHosts = prometheus.NewGauge(prometheus.GaugeOpts{Name: "tracked_hosts", Help: "Catalog hosts whose reliability state is kept (bounded by STAC_MCP_MAX_HOSTS plus the configured catalogs)."})
 	m.evictedHosts = prometheus.NewCounter(prometheus.CounterOpts{Name: "evicted_hosts_total", Help: "Idle catalog hosts whose reliability state was forgotten to stay within STAC_MCP_MAX_HOSTS."})
@@ -129,6 +131,7 @@ func (l *Layer) MetricsHandler() http.Handler {
 // retry_exhausted_total from the tool's first call, not its first failure.
 func (m *metrics) touch(tool string) {
 	m.retries.WithLabelValues(tool)
+	m.replays.WithLabelValues(tool)
 	m.toolTimeouts.WithLabelValues(tool)
 	m.retryExhausted.WithLabelValues(tool)
 }

@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
 )
 
@@ -137,5 +139,74 @@ func TestOversizedBodyIsRefusedWithoutRetry(t *testing.T) {
 	var d *Denial
 	if !errors.As(err, &d) || d.ErrorClass != classTooLarge || hits.Load() != 1 {
 		t.Fatalf("error %v after %d hits, want a too_large denial after 1", err, hits.Load())
+	}
+}
+
+// A POST search is a read: when the keep-alive connection it went out on
+// dies before the answer, net/http sends it again at once on a new
+// connection, as it does for a GET, and the receipt, the metric and the log
+// count that replay (adr/0018). Before, the search waited out the backoff.
+func TestADeadKeepAliveConnectionReplaysASearchAndCountsIt(t *testing.T) {
+	var hits atomic.Int32
+	var sentKey atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Header["Idempotency-Key"]; ok {
+			sentKey.Store(true)
+		}
+		body, _ := io.ReadAll(r.Body)
+		if hits.Add(1) == 2 {
+			// The second request is the search, on the connection the
+			// first one left idle: read it, then drop the connection.
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.(*net.TCPConn).SetLinger(0)
+			conn.Close()
+			return
+		}
+		if r.Method == http.MethodPost && string(body) != `{"limit":1}` {
+			t.Errorf("replayed body %q", body)
+		}
+		w.Write([]byte(`{"type":"FeatureCollection","features":[]}`))
+	}))
+	defer srv.Close()
+	p := noCache()
+	p.BackoffBase = 10 * time.Second // a layer retry would wait visibly
+	var logs syncBuffer
+	log := zerolog.New(&logs)
+	l := New(p, Options{Transport: srv.Client().Transport, Logger: &log})
+	call := func(tool, method, body string) Receipt {
+		t.Helper()
+		rc, err := l.Run(t.Context(), tool, "loopback", func(ctx contextLike) error {
+			req, _ := http.NewRequestWithContext(ctx, method, srv.URL+"/search", strings.NewReader(body))
+			if body == "" {
+				req.Body = http.NoBody
+			}
+			resp, err := l.HTTPClient().Do(req)
+			if err != nil {
+				return err
+			}
+			return resp.Body.Close()
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		return rc
+	}
+	call("get_root", http.MethodGet, "") // leaves a keep-alive connection idle
+	start := time.Now()
+	rc := call("search_items", http.MethodPost, `{"limit":1}`)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the search took %v: it waited for a backoff instead of being replayed at once", took)
+	}
+	if hits.Load() != 3 || rc.Attempts != 2 || rc.Replays != 1 || rc.Retries != 0 {
+		t.Errorf("%d requests reached the server, receipt %+v; want 3, and 2 attempts of which 1 replay, 0 retries", hits.Load(), rc)
+	}
+	if sentKey.Load() {
+		t.Error("an Idempotency-Key header went on the wire; the empty key only marks the read for net/http")
+	}
+	if got := testutil.ToFloat64(l.metrics.replays.WithLabelValues("search_items")); got != 1 {
+		t.Errorf("connection_replays_total{tool_name=search_items} = %v, want 1", got)
+	}
+	if ev := logs.named(t, eventReplay); len(ev) != 1 || ev[0]["tool_name"] != "search_items" || ev[0]["url_path"] != "/search" {
+		t.Errorf("replay log events %v, want one for search_items /search", ev)
 	}
 }

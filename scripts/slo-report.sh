@@ -3,10 +3,11 @@
 # model and hedge setting, keeps the raw output (benchstat format) and prints
 # the table: tool x fault class, success ratio, baseline p95 and p99, faulted
 # p95 and p99, added p95 and p99, retries per call (the receipts' count,
-# hedges included), attempts net/http replayed on its own per call (hidden
-# replays: an idempotent GET on a reused connection that died before the
-# first response byte; never a POST search) and hedges per call (faulted and
-# fault-free).
+# hedges included), replays per call (attempts net/http sent again at once
+# when a reused connection died before the first response byte; counted in
+# the receipts since adr/0018), hidden replays per call (attempts the catalog
+# saw that no receipt counted: 0 unless something is wrong) and hedges per
+# call (faulted and fault-free).
 #
 # Usage: scripts/slo-report.sh [-h]
 # Settings (environment):
@@ -30,7 +31,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 
@@ -78,13 +79,13 @@ for file in "${files[@]}"; do
       for (i = 3; i < NF; i += 2) m[$(i + 1)] = $i
       if (!header++) {
         printf "\nupstream p95 %s, hedge %s, fault rate %s\n\n", p95, hedge, rate
-        print "| tool | fault class | success | base p95 ms | p95 ms | added p95 | base p99 ms | p99 ms | added p99 | requests/call | retries/call | hidden replays/call | hedges/call (base) |"
-        print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        print "| tool | fault class | success | base p95 ms | p95 ms | added p95 | base p99 ms | p99 ms | added p99 | requests/call | retries/call | replays/call | hidden replays/call | hedges/call (base) |"
+        print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
       }
-      printf "| %s | %s | %.3f | %.0f | %.0f | %+.0f%% | %.0f | %.0f | %+.0f%% | %.2f | %.2f | %.2f | %.2f (%.2f) |\n", name[2], class, m["success_ratio"],
+      printf "| %s | %s | %.3f | %.0f | %.0f | %+.0f%% | %.0f | %.0f | %+.0f%% | %.2f | %.2f | %.2f | %.2f | %.2f (%.2f) |\n", name[2], class, m["success_ratio"],
         m["base_p95_ms"], m["p95_ms"], m["added_p95_pct"], m["base_p99_ms"], m["p99_ms"],
         100 * (m["p99_ms"] - m["base_p99_ms"]) / m["base_p99_ms"], m["upstream_requests/call"],
-        m["attempts/call"] - m["upstream_requests/call"] - m["hidden_replays/call"], m["hidden_replays/call"], m["hedges/call"], m["base_hedges/call"]
+        m["retries/call"], m["replays/call"], m["hidden_replays/call"], m["hedges/call"], m["base_hedges/call"]
     }' "$file"
 done
 
