@@ -211,11 +211,18 @@ func TestAdaptiveHedgeWaitsForEnoughSamples(t *testing.T) {
 
 func TestLatencyWindowP95(t *testing.T) {
 	var w latencyWindow
-	for i := 1; i < hedgeMinSamples; i++ {
+	for i := 1; i < hedgeEarlySamples; i++ {
 		w.add(time.Duration(i) * time.Millisecond)
 	}
-	if _, ok := w.p95(); ok {
-		t.Fatalf("p95 known after %d samples; want at least %d", hedgeMinSamples-1, hedgeMinSamples)
+	if d, ok := w.p95(); ok {
+		t.Fatalf("hedge basis %v after %d samples; want none before %d", d, hedgeEarlySamples-1, hedgeEarlySamples)
+	}
+	for i := hedgeEarlySamples; i < hedgeMinSamples; i++ {
+		w.add(time.Duration(i) * time.Millisecond)
+		// A cold host is hedged early, conservatively: 1.5 × its slowest answer.
+		if got, ok := w.p95(); !ok || got != time.Duration(i)*time.Millisecond*3/2 {
+			t.Fatalf("hedge basis after %d samples (1..%d ms) = %v, %v; want 1.5 × the slowest", i, i, got, ok)
+		}
 	}
 	for i := hedgeMinSamples; i <= 300; i++ { // wraps: only the last 128 (173..300 ms) count
 		w.add(time.Duration(i) * time.Millisecond)
@@ -360,4 +367,30 @@ func TestNoHedgeWhileThePrimaryWaitsForABulkheadSlot(t *testing.T) {
 			t.Errorf("queued request's receipt %+v; want one attempt and no hedge (it answered as soon as it was sent)", rc)
 		}
 	})
+}
+
+// A cold host is hedged from its fifth answer on, not its twentieth: at
+// 20 % hangs, the first calls to a new catalog were the ones left waiting
+// for the attempt timeout.
+func TestColdHostIsHedgedFromItsFifthAnswer(t *testing.T) {
+	p := hedgePolicy()
+	p.HedgeDelay = 0 // the host's rolling p95, floored
+	cancelled := make(chan error, 1)
+	hangAt := hedgeEarlySamples + 1
+	tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+		if n == hangAt {
+			return hangFirst(cancelled)(1, req)
+		}
+		return answer(http.StatusOK, `{}`), nil
+	})
+	for i := 1; i < hangAt; i++ {
+		if _, _, err := tl.get("get_root", "/"); err != nil {
+			t.Fatalf("warm-up call %d: %v", i, err)
+		}
+	}
+	rc, _, err := tl.get("get_root", "/")
+	if err != nil || rc.Hedges != 1 {
+		t.Errorf("call %d with a hung first attempt: receipt %+v, %v; want one winning hedge", hangAt, rc, err)
+	}
+	<-cancelled
 }
