@@ -45,6 +45,9 @@ import (
 //	STAC_MCP_SLO_INVOCATIONS    calls per run, default 200
 //	STAC_MCP_SLO_PARALLEL       calls at once, default 16 (the bulkhead): 8 leaves room for the
 //	                            two requests a cold call sends side by side, or a read and its hedge
+//	STAC_MCP_SLO_SEED           the fault schedule's and latency model's seed, default 1. One seed
+//	                            fixes each tool's 200 latencies and faults, so tools differ by their
+//	                            draw; runs over several seeds average that luck out
 //
 // Each b.N iteration is one whole run of the invocations; use -benchtime 1x
 // (scripts/slo-report.sh does). Example:
@@ -99,13 +102,14 @@ type sloBenchEnv struct {
 	hedge       bool
 	invocations int
 	parallel    int
+	seed        uint64
 
 	mu        sync.Mutex
 	baselines map[string]sloSummary // per tool: fault-free runs are shared by the classes
 }
 
 func sloBenchEnvFromOS(b *testing.B) *sloBenchEnv {
-	env := &sloBenchEnv{latency: latencyModel{P95: 50 * time.Millisecond, Sigma: 0.5}, rate: sloFaultRate, invocations: sloInvocations, parallel: sloBenchParallel, baselines: map[string]sloSummary{}}
+	env := &sloBenchEnv{latency: latencyModel{P95: 50 * time.Millisecond, Sigma: 0.5}, rate: sloFaultRate, invocations: sloInvocations, parallel: sloBenchParallel, seed: sloSeed, baselines: map[string]sloSummary{}}
 	if v, ok := os.LookupEnv("STAC_MCP_SLO_UPSTREAM_P95"); ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Millisecond || d > 10*time.Second {
@@ -136,6 +140,13 @@ func sloBenchEnvFromOS(b *testing.B) *sloBenchEnv {
 		}
 		env.invocations = n
 	}
+	if v, ok := os.LookupEnv("STAC_MCP_SLO_SEED"); ok {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n == 0 {
+			b.Fatalf("STAC_MCP_SLO_SEED=%q is not valid; accepted: a positive integer, e.g. 1 (the default) or 2", v)
+		}
+		env.seed = n
+	}
 	if v, ok := os.LookupEnv("STAC_MCP_SLO_PARALLEL"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 64 {
@@ -161,7 +172,7 @@ const sloBenchParallel = 16
 // run makes one run of the invocations with the class's kinds at rate.
 func (e *sloBenchEnv) run(b *testing.B, c sloCall, class sloFaultClass, rate float64) sloSummary {
 	b.Helper()
-	plan := faultinject.Plan{Seed: sloSeed, Rate: rate}
+	plan := faultinject.Plan{Seed: e.seed, Rate: rate}
 	if rate > 0 {
 		plan.Mix = faultinject.EqualMix(class.kinds...)
 	}

@@ -14,6 +14,9 @@
 #   P95S="50ms 500ms"   upstream p95 latencies to run
 #   HEDGES="off on"     hedge settings to run (STAC_MCP_SLO_HEDGE)
 #   RATES="0.2"         fault rates per attempt (e.g. "0.05 0.1 0.2" for a sweep)
+#   SEEDS="1"           seeds of the faults and latencies (STAC_MCP_SLO_SEED); one
+#                       seed fixes each tool's draw, several ("1 2 3 4 5 6")
+#                       average it out; their runs go to one file per setting
 #   BENCH=SLO           -bench pattern, e.g. 'SLO/search_items/' for one tool
 #   COUNT=1             -count: repeat each benchmark (benchstat wants >= 6 for
 #                       confidence intervals; each repeat is 200 invocations)
@@ -31,13 +34,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 
 P95S="${P95S:-50ms 500ms}"
 HEDGES="${HEDGES:-off on}"
 RATES="${RATES:-0.2}"
+SEEDS="${SEEDS:-1}"
 BENCH="${BENCH:-SLO}"
 COUNT="${COUNT:-1}"
 INVOCATIONS="${INVOCATIONS:-200}"
@@ -58,9 +62,12 @@ for p95 in $P95S; do
         echo "hedge: $hedge"
         echo "fault-rate: $rate"
         echo "parallel: $PARALLEL"
-        STAC_MCP_SLO_UPSTREAM_P95="$p95" STAC_MCP_SLO_HEDGE="$hedge" STAC_MCP_SLO_FAULT_RATE="$rate" \
-          STAC_MCP_SLO_INVOCATIONS="$INVOCATIONS" STAC_MCP_SLO_PARALLEL="$PARALLEL" \
-          go test -run '^$' -bench "$BENCH" -benchtime 1x -count "$COUNT" -timeout 0 ./bench/
+        for seed in $SEEDS; do
+          echo "seed: $seed"
+          STAC_MCP_SLO_UPSTREAM_P95="$p95" STAC_MCP_SLO_HEDGE="$hedge" STAC_MCP_SLO_FAULT_RATE="$rate" \
+            STAC_MCP_SLO_INVOCATIONS="$INVOCATIONS" STAC_MCP_SLO_PARALLEL="$PARALLEL" STAC_MCP_SLO_SEED="$seed" \
+            go test -run '^$' -bench "$BENCH" -benchtime 1x -count "$COUNT" -timeout 0 ./bench/
+        done
       } > "$file"
       files+=("$file")
     done
@@ -91,5 +98,6 @@ done
 
 if [[ "${BENCHSTAT:-0}" == 1 ]]; then
   echo
-  go run "golang.org/x/perf/cmd/benchstat@${BENCHSTAT_VERSION:-v0.0.0-20260908200009-22c9c6c9d4da}" -col hedge "${files[@]}"
+  # Runs of several seeds are one sample: -ignore seed pools them.
+  go run "golang.org/x/perf/cmd/benchstat@${BENCHSTAT_VERSION:-v0.0.0-20260908200009-22c9c6c9d4da}" -col hedge -ignore seed "${files[@]}"
 fi
