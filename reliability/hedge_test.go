@@ -182,33 +182,6 @@ func TestNoHedgeForWrites(t *testing.T) {
 	}
 }
 
-func TestAdaptiveHedgeWaitsForEnoughSamples(t *testing.T) {
-	p := hedgePolicy()
-	p.HedgeDelay = 0 // the host's rolling p95, floored
-	cancelled := make(chan error, 1)
-	hangAt := hedgeMinSamples + 1
-	tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
-		if n == hangAt {
-			return hangFirst(cancelled)(1, req)
-		}
-		return answer(http.StatusOK, `{}`), nil
-	})
-	for i := 1; i < hangAt; i++ {
-		if rc, _, err := tl.get("get_root", "/"); err != nil || rc.Hedges != 0 {
-			t.Fatalf("warm-up call %d: receipt %+v, %v; want no hedge and success", i, rc, err)
-		}
-	}
-	delay, ok := tl.hedgeDelay(tl.host(testHost))
-	if !ok || delay != hedgeFloor {
-		t.Fatalf("hedge delay after %d instant answers = %v, %v; want the %v floor", hedgeMinSamples, delay, ok, hedgeFloor)
-	}
-	rc, _, err := tl.get("get_root", "/")
-	if err != nil || rc.Hedges != 1 {
-		t.Errorf("call with a hung first attempt: receipt %+v, %v; want one winning hedge", rc, err)
-	}
-	<-cancelled
-}
-
 func TestLatencyWindowP95(t *testing.T) {
 	var w latencyWindow
 	for i := 1; i < hedgeEarlySamples; i++ {
@@ -369,28 +342,37 @@ func TestNoHedgeWhileThePrimaryWaitsForABulkheadSlot(t *testing.T) {
 	})
 }
 
-// A cold host is hedged from its fifth answer on, not its twentieth: at
-// 20 % hangs, the first calls to a new catalog were the ones left waiting
-// for the attempt timeout.
-func TestColdHostIsHedgedFromItsFifthAnswer(t *testing.T) {
-	p := hedgePolicy()
-	p.HedgeDelay = 0 // the host's rolling p95, floored
-	cancelled := make(chan error, 1)
-	hangAt := hedgeEarlySamples + 1
-	tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
-		if n == hangAt {
-			return hangFirst(cancelled)(1, req)
-		}
-		return answer(http.StatusOK, `{}`), nil
-	})
-	for i := 1; i < hangAt; i++ {
-		if _, _, err := tl.get("get_root", "/"); err != nil {
-			t.Fatalf("warm-up call %d: %v", i, err)
-		}
+// The adaptive delay hedges a hung read once the host has answered
+// enough: from its fifth answer on (1.5 × the slowest so far, so that the
+// first calls to a new catalog are not the ones left waiting for the
+// attempt timeout), and from its twentieth on at the rolling p95, floored.
+func TestAdaptiveHedgeAfterEnoughAnswers(t *testing.T) {
+	for _, answers := range []int{hedgeEarlySamples, hedgeMinSamples} {
+		t.Run(itoa(answers), func(t *testing.T) {
+			p := hedgePolicy()
+			p.HedgeDelay = 0 // the host's rolling p95, floored
+			cancelled := make(chan error, 1)
+			hangAt := answers + 1
+			tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+				if n == hangAt {
+					return hangFirst(cancelled)(1, req)
+				}
+				return answer(http.StatusOK, `{}`), nil
+			})
+			for i := 1; i < hangAt; i++ {
+				if rc, _, err := tl.get("get_root", "/"); err != nil || rc.Hedges != 0 {
+					t.Fatalf("warm-up call %d: receipt %+v, %v; want no hedge and success", i, rc, err)
+				}
+			}
+			delay, ok := tl.hedgeDelay(tl.host(testHost))
+			if !ok || delay != hedgeFloor {
+				t.Fatalf("hedge delay after %d instant answers = %v, %v; want the %v floor", answers, delay, ok, hedgeFloor)
+			}
+			rc, _, err := tl.get("get_root", "/")
+			if err != nil || rc.Hedges != 1 {
+				t.Errorf("call %d with a hung first attempt: receipt %+v, %v; want one winning hedge", hangAt, rc, err)
+			}
+			<-cancelled
+		})
 	}
-	rc, _, err := tl.get("get_root", "/")
-	if err != nil || rc.Hedges != 1 {
-		t.Errorf("call %d with a hung first attempt: receipt %+v, %v; want one winning hedge", hangAt, rc, err)
-	}
-	<-cancelled
 }
