@@ -1,11 +1,13 @@
 package tools
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
 
 	"github.com/paulmach/orb"
+	"github.com/rs/zerolog"
 
 	"github.com/stacmcp/stac-mcp/tools/mapimage"
 	"github.com/stacmcp/stac-mcp/tools/picture"
@@ -32,6 +34,33 @@ type renderedMap struct {
 	extent        orb.Bound
 	scaleBar      string
 	width, height int
+}
+
+// renderWithin is render that gives up when ctx ends first. Drawing is CPU
+// work nothing can interrupt (the first map of a process also decodes the
+// basemap), and the call's deadline is a promise: a call whose pages
+// arrived just before it must not overrun it by the drawing (under load,
+// by hundreds of milliseconds). The drawing finishes in the background and
+// lands in the cache, so the same call asked again gets the map at once.
+func (c *mapCache) renderWithin(ctx context.Context, spec mapimage.Spec) (*renderedMap, error) {
+	type result struct {
+		m   *renderedMap
+		err error
+	}
+	done := make(chan result, 1) // buffered: the drawing never waits for a caller that left
+	log := zerolog.Ctx(ctx)      // the server's logger (adapt puts it there)
+	go func() {
+		var r result
+		defer func() { done <- r }()
+		defer recoverAs(*log, "map_items: drawing the map", &r.err)
+		r.m, r.err = c.render(spec)
+	}()
+	select {
+	case r := <-done:
+		return r.m, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // render draws spec, or returns the map drawn last time for the same spec.

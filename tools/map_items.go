@@ -195,7 +195,7 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	if err := ctx.Err(); err != nil {
 		return fail(err) // out of time: do not draw a map nobody will receive
 	}
-	m, err := c.Deps.maps.render(spec)
+	m, err := c.Deps.maps.renderWithin(ctx, spec)
 	if err != nil {
 		return fail(err)
 	}

@@ -2,7 +2,9 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -11,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -597,5 +600,34 @@ func TestMapCacheReturnsTheSameMapAndStaysBounded(t *testing.T) {
 	again, err := c.render(spec(0))
 	if err != nil || again == a || !bytes.Equal(again.png, a.png) {
 		t.Errorf("redrawing an evicted map gave different bytes (or the stale entry)")
+	}
+}
+
+// The call's deadline bounds the drawing too: a map_items call whose pages
+// arrived just before it returns when it ends, not when the (uninterruptible)
+// drawing does. The drawing finishes in the background and lands in the
+// cache, where the same call asked again finds it.
+func TestMapDrawingDoesNotOutliveTheCallDeadline(t *testing.T) {
+	var c mapCache
+	spec := mapimage.Spec{Title: "late", AOI: orb.MultiPolygon{orb.Bound{Min: orb.Point{10, 45}, Max: orb.Point{11, 46}}.ToPolygon()}}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // the deadline passed while the pages were read
+	if m, err := c.renderWithin(ctx, spec); !errors.Is(err, context.Canceled) || m != nil {
+		t.Fatalf("renderWithin after the deadline = %v, %v; want no map and the context's error", m, err)
+	}
+	var cached *renderedMap
+	for cached == nil {
+		c.mu.Lock()
+		for _, m := range c.maps {
+			cached = m
+		}
+		c.mu.Unlock()
+		if cached == nil {
+			runtime.Gosched()
+		}
+	}
+	again, err := c.renderWithin(t.Context(), spec)
+	if err != nil || again != cached {
+		t.Errorf("asked again: %p, %v; want the map drawn in the background (%p)", again, err, cached)
 	}
 }
