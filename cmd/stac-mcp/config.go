@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/transport"
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/reliability/idempotency"
 	"github.com/stacmcp/stac-mcp/tools"
@@ -140,7 +141,7 @@ type config struct {
 	DemoFaultRate   float64
 	DemoFaultSeed   uint64 // 0: chosen from the clock
 	Policy          reliability.Policy
-	HTTP            httpLimits
+	HTTP            transport.Limits
 	// UnknownEnv are warnings about STAC_MCP_* variables no setting reads,
 	// logged at startup (see unknownEnvWarnings).
 	UnknownEnv []string

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/transport"
 	"github.com/stacmcp/stac-mcp/stacclient/freetext"
 )
 
@@ -97,7 +98,7 @@ func TestLimitSettingsParseAndValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := httpLimits{MaxConns: 100, MaxConnsPerIP: 0, IdleTimeout: 5 * time.Second, BodyTimeout: 2500 * time.Millisecond,
+	want := transport.Limits{MaxConns: 100, MaxConnsPerIP: 0, IdleTimeout: 5 * time.Second, BodyTimeout: 2500 * time.Millisecond,
 		MaxBodyBytes: 4096}
 	if cfg.HTTP != want || cfg.Policy.MaxHosts != 40 || cfg.Policy.BodyBudgetBytes != 128<<20 {
 		t.Errorf("limits %+v, max hosts %d, body budget %d; want %+v, 40, 128 MiB", cfg.HTTP, cfg.Policy.MaxHosts, cfg.Policy.BodyBudgetBytes, want)

@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/transport"
 	"github.com/stacmcp/stac-mcp/reliability"
 )
 
@@ -76,7 +71,7 @@ func checkExposure(setting, addr, token string) error {
 	if err != nil {
 		return usageError("%s=%q: want host:port, e.g. %s (%v)", setting, addr, defaultHTTPAddr, err)
 	}
-	if isLoopbackHost(host) {
+	if transport.IsLoopbackHost(host) {
 		return nil
 	}
 	if token == "" {
@@ -91,113 +86,28 @@ func checkExposure(setting, addr, token string) error {
 	return nil
 }
 
-// isLoopbackHost reports whether host (an IP or "localhost") only accepts
-// connections from this machine; "" and 0.0.0.0 listen everywhere.
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// serveHTTP serves until ctx ends, then shuts down gracefully: the
-// listener closes at once and requests in flight (tool calls) get up to
-// the tool timeout to finish. There are no sessions or event streams to
-// close: every request is served on its own (adr/0015).
+// serveHTTP serves a's MCP server on ln until ctx ends (internal/transport
+// does the serving), with what http mode adds to the app: the callers are
+// untrusted and share the server, and the cursor key the replicas share is
+// kept in Redis while it serves.
 func serveHTTP(ctx context.Context, a *app, ln net.Listener, cfg *config) error {
-	inflight := &inflightCalls{}
-	m := newHTTPMetrics(a, inflight)
 	// Untrusted clients share this server: one must not see another's hosts.
 	a.deps.Shared = true
-	srv := &http.Server{
-		Handler:           newHTTPHandler(a, cfg, inflight, m),
-		ReadHeaderTimeout: httpReadHeaderTimeout,
-		// Keep-alive connections are closed after this much idleness, so
-		// idle clients cannot hold descriptors and connection slots forever.
-		IdleTimeout:    cfg.HTTP.IdleTimeout,
-		MaxHeaderBytes: httpMaxHeaderBytes,
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(limitListener(ln, cfg.HTTP, m.connectionsRefused)) }()
 	if a.keepCursorKey != nil {
 		keepCtx, stopKeeping := context.WithCancel(ctx)
 		defer stopKeeping()
 		go a.keepCursorKey(keepCtx)
 	}
-
-	select {
-	case err := <-served:
-		return fmt.Errorf("http server stopped: %w", err)
-	case <-ctx.Done():
-	}
-	grace := a.deps.Layer.Policy().ToolTimeout + time.Second
-	a.logger.Info().Int("calls_in_flight", inflight.count()).Dur("grace", grace).
-		Msg("signal received: no new connections, finishing calls in flight")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		a.logger.Warn().Int("calls_in_flight", inflight.count()).Msg("calls still running at the deadline; closing them")
-		_ = srv.Close()
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	a.logger.Info().Msg("stac-mcp stopped")
-	return nil
-}
-
-// newHTTPHandler routes /mcp, /metrics and /healthz. Every request shares
-// a.deps (one reliability layer: budgets, breakers, cache, per-host
-// bulkheads). Checks run outermost first: bearer token, then Host (DNS
-// rebinding) and Origin, then (on /mcp) the body's deadline and size cap.
-// The MCP handler is stateless, so it serves every protocol revision from
-// 2025-03-26 to 2026-07-28 and any replica can answer any request
-// (adr/0015); legacySessions gives the pre-2026 clients their session ids
-// and cancellation.
-func newHTTPHandler(a *app, cfg *config, inflight *inflightCalls, m *httpMetrics) http.Handler {
-	l := cfg.HTTP
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return a.server },
-		&mcp.StreamableHTTPOptions{
-			Stateless: true,
-			// A 2026-07-28 client cancels a call by closing its request.
-			PropagateRequestCancellation: true,
-			MaxRequestBodyBytes:          l.MaxBodyBytes,
-			Logger:                       reliability.NewSlogLogger(a.logger.With().Str("component", "http").Logger()),
-		})
-	a.server.AddReceivingMiddleware(cancelOnClientRequest)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", inflight.track(rejectForeignHost(rejectForeignOrigin(boundRequestBody(l, m.sessions.wrap(mcpHandler))))))
-	mux.Handle("/metrics", metricsHandler(a))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
+	return transport.ServeHTTP(ctx, ln, transport.HTTPOptions{
+		Server:             a.server,
+		Token:              cfg.HTTPToken,
+		Limits:             cfg.HTTP,
+		MaxBodySetting:     setHTTPMaxBody.env,
+		BodyTimeoutSetting: setHTTPBodyTimeout.env,
+		Metrics:            a.deps.Layer.MetricsHandler(),
+		Registry:           a.deps.Layer.Registry(),
+		ShutdownGrace:      a.deps.Layer.Policy().ToolTimeout + time.Second,
+		Logger:             a.logger,
+		SDKLogger:          reliability.NewSlogLogger(a.logger.With().Str("component", "http").Logger()),
 	})
-	return requireBearerToken(cfg.HTTPToken, mux)
-}
-
-// metricsHandler is /metrics with the same Host and Origin checks as /mcp:
-// without a token (loopback) a web page could otherwise read it through
-// DNS rebinding.
-func metricsHandler(a *app) http.Handler {
-	return rejectForeignHost(rejectForeignOrigin(a.deps.Layer.MetricsHandler()))
-}
-
-// httpMetrics are the http server's own series, on the layer's registry,
-// and the legacy sessions, which count requests by protocol revision.
-type httpMetrics struct {
-	connectionsRefused prometheus.Counter
-	sessions           *legacySessions
-}
-
-func newHTTPMetrics(a *app, inflight *inflightCalls) *httpMetrics {
-	m := &httpMetrics{
-		connectionsRefused: prometheus.NewCounter(prometheus.CounterOpts{Name: "http_connections_refused_total",
-			Help: "Connections closed at once because their address had STAC_MCP_HTTP_MAX_CONNS_PER_IP open."}),
-		sessions: newLegacySessions(a.deps.Layer.Registry()),
-	}
-	busy := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "http_requests_in_flight",
-		Help: "MCP requests (tool calls and others) being served."}, func() float64 { return float64(inflight.count()) })
-	a.deps.Layer.Registry().MustRegister(m.connectionsRefused, busy)
-	return m
 }

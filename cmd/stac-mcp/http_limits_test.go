@@ -11,13 +11,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // dialRaw opens a plain TCP connection to the test server, closed at the
@@ -86,77 +83,6 @@ func TestHTTPCapsOpenConnections(t *testing.T) {
 	_ = held[0].Close()
 	if resp, _, err := readResponse(third, br, 10*time.Second); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("the waiting connection was not served once a slot freed: %v %v", resp, err)
-	}
-}
-
-// fakeListener hands out prepared connections.
-type fakeListener struct {
-	conns chan net.Conn
-}
-
-func (l *fakeListener) Accept() (net.Conn, error) {
-	c, ok := <-l.conns
-	if !ok {
-		return nil, net.ErrClosed
-	}
-	return c, nil
-}
-func (l *fakeListener) Close() error   { return nil }
-func (l *fakeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
-
-type fakeConn struct {
-	net.Conn
-	remote string
-	mu     sync.Mutex
-	closed bool
-}
-
-func (c *fakeConn) RemoteAddr() net.Addr { a, _ := net.ResolveTCPAddr("tcp", c.remote); return a }
-func (c *fakeConn) Close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.closed = true
-	return nil
-}
-func (c *fakeConn) isClosed() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.closed }
-
-// TestPerAddressConnectionLimit: one remote address cannot hold more than
-// STAC_MCP_HTTP_MAX_CONNS_PER_IP connections (the next is closed at once),
-// other addresses are unaffected, loopback peers are exempt, and a closed
-// connection frees its address's slot.
-func TestPerAddressConnectionLimit(t *testing.T) {
-	fl := &fakeListener{conns: make(chan net.Conn, 16)}
-	refused := prometheus.NewCounter(prometheus.CounterOpts{Name: "refused"})
-	ln := limitListener(fl, httpLimits{MaxConns: 100, MaxConnsPerIP: 2}, refused)
-	mk := func(addr string) *fakeConn { c := &fakeConn{remote: addr}; fl.conns <- c; return c }
-	accept := func() net.Conn {
-		c, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	a1, a2 := mk("203.0.113.5:1001"), mk("203.0.113.5:1002")
-	first, _ := accept(), accept()
-	a3 := mk("203.0.113.5:1003")
-	b1 := mk("198.51.100.7:2001")
-	if got := accept(); got.RemoteAddr().String() != b1.remote {
-		t.Errorf("accepted %s, want the other address's connection (the third from 203.0.113.5 refused)", got.RemoteAddr())
-	}
-	if !a3.isClosed() || a1.isClosed() || a2.isClosed() {
-		t.Errorf("closed: third %v, first two %v %v; want only the third closed", a3.isClosed(), a1.isClosed(), a2.isClosed())
-	}
-	for i := range 5 {
-		mk(fmt.Sprintf("127.0.0.1:%d", 3000+i))
-		accept() // loopback: never limited
-	}
-	_ = first.Close()
-	mk("203.0.113.5:1004")
-	if got := accept(); got.RemoteAddr().String() != "203.0.113.5:1004" {
-		t.Errorf("after one of its connections closed, the address is still refused (got %s)", got.RemoteAddr())
-	}
-	if n := testutil.ToFloat64(refused); n != 1 {
-		t.Errorf("refused counter %v, want 1", n)
 	}
 }
 

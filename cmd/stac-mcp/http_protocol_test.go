@@ -16,7 +16,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Header names and the first stateless revision of the protocol, as
+// clients send them.
+const (
+	sessionIDHeader       = "Mcp-Session-Id"
+	protocolVersionHeader = "Mcp-Protocol-Version"
+	statelessRevision     = "2026-07-28"
 )
 
 // The protocol revisions `stac-mcp http` serves (adr/0015), newest first.
@@ -336,74 +343,6 @@ func TestHTTPCancellationReachesTheCatalogRequest(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestLegacyCancellationNeedsTheCallersSessionID: a notifications/cancelled
-// cancels only a call of the same session id; request ids are per client
-// (every client counts from 0 or 1), so without it one client could cancel
-// another's calls.
-func TestLegacyCancellationNeedsTheCallersSessionID(t *testing.T) {
-	l := newLegacySessions(prometheus.NewRegistry())
-	running := make(chan context.Context, 1)
-	finished := make(chan error, 1)
-	handler := l.wrap(cancelOnClientRequestHandler(func(ctx context.Context) {
-		running <- ctx
-		<-ctx.Done()
-		finished <- context.Cause(ctx)
-	}))
-	post := func(session, body string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-		r.Header.Set(sessionIDHeader, session)
-		r.Header.Set(protocolVersionHeader, "2025-11-25")
-		w := httptest.NewRecorder()
-		handler.ServeHTTP(w, r)
-		return w
-	}
-	go post("alice", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_root"}}`)
-	callCtx := <-running
-	if l.inFlight() != 1 {
-		t.Fatalf("%d calls registered, want 1", l.inFlight())
-	}
-	post("mallory", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)
-	post("alice", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`)
-	if callCtx.Err() != nil {
-		t.Fatal("another session's cancellation, or one of another request id, cancelled alice's call")
-	}
-	post("alice", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}`)
-	if err := <-finished; !errors.Is(err, errCancelledByClient) {
-		t.Errorf("alice's call ended with %v, want %v", err, errCancelledByClient)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for l.inFlight() != 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := l.inFlight(); n != 0 {
-		t.Errorf("%d calls still registered after the call ended", n)
-	}
-
-	w := httptest.NewRecorder()
-	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`))
-	l.wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(w, r)
-	if id := w.Header().Get(sessionIDHeader); len(id) < 20 {
-		t.Errorf("a legacy initialize got session id %q; want a random one", id)
-	}
-}
-
-// cancelOnClientRequestHandler runs fn, for a call legacySessions
-// registered, in the context a tool handler would see: the request's,
-// through the cancelOnClientRequest middleware. Other messages (the
-// notifications) are answered at once.
-func cancelOnClientRequestHandler(fn func(ctx context.Context)) http.Handler {
-	return http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		if r.Context().Value(cancelSignalKey{}) == nil {
-			return
-		}
-		h := cancelOnClientRequest(func(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
-			fn(ctx)
-			return nil, nil
-		})
-		_, _ = h(context.WithoutCancel(r.Context()), "tools/call", nil)
-	})
 }
 
 // TestHTTPRequestsAreBoundedByTheConnectionCap (issue 12): without

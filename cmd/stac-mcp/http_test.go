@@ -263,16 +263,7 @@ func TestHTTPRefusesNonLoopbackWithoutToken(t *testing.T) {
 			t.Errorf("%s with a token: %v, want it allowed", addr, err)
 		}
 	}
-	for _, host := range []string{"127.0.0.1", "::1", "localhost", "127.0.0.2"} {
-		if !isLoopbackHost(host) {
-			t.Errorf("%s should count as loopback", host)
-		}
-	}
-	for _, host := range []string{"", "0.0.0.0", "::", "10.0.0.1", "example.com"} {
-		if isLoopbackHost(host) {
-			t.Errorf("%q should not count as loopback", host)
-		}
-	}
+	// Which hosts are loopback: internal/transport's TestIsLoopbackHost.
 }
 
 // slowCatalog is a minimal STAC API whose every answer waits until

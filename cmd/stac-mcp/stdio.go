@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
-	"net"
-	"net/http"
 	"os/signal"
 	"syscall"
-	"time"
+
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/transport"
 )
 
 // runStdio serves MCP over stdin/stdout until the client disconnects or a
@@ -34,7 +32,7 @@ func runStdio(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr 
 	}
 	a.logger.Info().Str("version", version()).Str("catalog", a.deps.Catalogs.Default()).
 		Dur("tool_timeout", cfg.Policy.ToolTimeout).Msg("stac-mcp serving MCP on stdio")
-	err = a.server.Run(ctx, newStdioTransport(stdin, stdout))
+	err = a.server.Run(ctx, transport.NewStdio(stdin, stdout))
 	if ctx.Err() != nil {
 		a.logger.Info().Msg("stac-mcp stopped by signal")
 		return nil
@@ -46,29 +44,5 @@ func runStdio(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr 
 // addr, behind token when one is set and the Host and Origin checks of
 // /mcp; it returns the bound address and a function that stops it.
 func serveMetrics(addr string, a *app, token string) (string, func(), error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", metricsHandler(a))
-	srv := &http.Server{Handler: requireBearerToken(token, mux), ReadHeaderTimeout: 5 * time.Second,
-		IdleTimeout: time.Minute, MaxHeaderBytes: httpMaxHeaderBytes}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.logger.Error().Err(err).Msg("metrics server stopped")
-		}
-	}()
-	a.logger.Info().Str("addr", ln.Addr().String()).Msg("serving /metrics")
-	return ln.Addr().String(), func() { _ = srv.Close(); <-done }, nil
+	return transport.ServeMetrics(addr, a.deps.Layer.MetricsHandler(), token, a.logger)
 }
-
-type nopReadCloser struct{ io.Reader }
-
-func (nopReadCloser) Close() error { return nil }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

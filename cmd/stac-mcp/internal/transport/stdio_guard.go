@@ -1,4 +1,4 @@
-package main
+package transport
 
 import (
 	"bufio"
@@ -36,13 +36,21 @@ const maxStdioLine = mcp.DefaultMaxLineLength
 // maxStdioDepth is the SDK decoder's nesting limit.
 const maxStdioDepth = 1000
 
-// newStdioTransport serves MCP on stdin and stdout behind the filter.
-func newStdioTransport(stdin io.Reader, stdout io.Writer) mcp.Transport {
+// NewStdio is the MCP transport over stdin and stdout, behind the filter.
+func NewStdio(stdin io.Reader, stdout io.Writer) mcp.Transport {
 	out := &lockedWriter{w: stdout}
 	in := &validatingReader{src: bufio.NewReaderSize(stdin, 64<<10), out: out}
 	// The filter enforces the line cap, so the SDK needs none of its own.
 	return &mcp.IOTransport{Reader: nopReadCloser{in}, Writer: nopWriteCloser{out}, MaxLineLength: -1}
 }
+
+type nopReadCloser struct{ io.Reader }
+
+func (nopReadCloser) Close() error { return nil }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 // lockedWriter serialises whole writes: each is one message line.
 type lockedWriter struct {
@@ -161,4 +169,12 @@ func depth(data []byte) int {
 		}
 	}
 	return deepest
+}
+
+// truncate shortens s to n bytes and an ellipsis, for quoting a line.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -1,4 +1,4 @@
-package main
+package transport
 
 import (
 	"crypto/sha256"
@@ -66,13 +66,13 @@ func rejectForeignHost(next http.Handler) http.Handler {
 	})
 }
 
-// isLoopbackAddr is isLoopbackHost for "host:port" or a bare host.
+// isLoopbackAddr is IsLoopbackHost for "host:port" or a bare host.
 func isLoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		host = strings.Trim(addr, "[]")
 	}
-	return isLoopbackHost(host)
+	return IsLoopbackHost(host)
 }
 
 // rejectForeignOrigin answers 403 when a browser sends an Origin (or
