@@ -10,7 +10,7 @@ import (
 )
 
 // errorBodyLimit is how much of a non-2xx body is read: plenty for any
-// error message (a denial keeps MaxMessageRunes of it), while a catalog
+// error message (a denial keeps upstream.MaxMessageRunes of it), while a catalog
 // answering a 10 MB error page to every retry costs 64 KiB per attempt
 // instead of 10 MB. The rest is not read: the connection is closed instead.
 const errorBodyLimit = 64 << 10

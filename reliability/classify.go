@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"syscall"
+
+	"github.com/stacmcp/stac-mcp/reliability/origin"
 )
 
 // Error classes, used in logs, denials and the retry decision.
@@ -44,11 +46,9 @@ type outcome struct {
 	neverSent bool
 }
 
-// Sentinel errors produced by the attempt transport.
-var (
-	errCircuitOpen      = errors.New("circuit breaker open for this host")
-	errTooManyRedirects = errors.New("stopped after 10 redirects")
-)
+// errCircuitOpen is the attempt transport refusing a request to a host
+// whose breaker is open.
+var errCircuitOpen = errors.New("circuit breaker open for this host")
 
 // attemptTimeoutError is one attempt exceeding Policy.AttemptTimeout while the
 // tool deadline was still ahead.
@@ -105,7 +105,7 @@ func classify(resp *http.Response, err error) outcome {
 		return outcome{class: classCancelled}
 	case isTLSError(err):
 		return outcome{class: classTLS}
-	case errors.Is(err, errTooManyRedirects):
+	case errors.Is(err, origin.ErrTooManyRedirects):
 		return outcome{class: classRedirect}
 	case errors.As(err, &bodyErr):
 		return outcome{class: classBodyRead, retryable: true}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/stacmcp/stac-mcp/reliability/origin"
 )
 
 func TestClassifyErrors(t *testing.T) {
@@ -31,7 +33,7 @@ func TestClassifyErrors(t *testing.T) {
 		{"dns not found", wrap(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}}), classDNS, false, false},
 		{"dns temporary", wrap(&net.OpError{Op: "read", Err: &net.DNSError{Err: "server misbehaving", Name: "x", IsTemporary: true}}), classTransport, true, false},
 		{"untrusted certificate", wrap(x509.UnknownAuthorityError{}), classTLS, false, false},
-		{"redirect loop", wrap(errTooManyRedirects), classRedirect, false, false},
+		{"redirect loop", wrap(origin.ErrTooManyRedirects), classRedirect, false, false},
 		{"bad scheme", wrap(errors.New(`unsupported protocol scheme "ftp"`)), classBadRequest, false, false},
 		{"too large", wrap(&bodyTooLargeError{limit: 1 << 20}), classTooLarge, false, false},
 		{"breaker", wrap(errCircuitOpen), classCircuitOpen, false, false},

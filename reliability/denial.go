@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/reliability/redact"
 )
 
 // Denial codes.
@@ -97,7 +99,7 @@ func (d *Denial) Error() string {
 	}
 	b.WriteString(". ")
 	b.WriteString(d.Next)
-	return RedactSecrets(b.String()) // a cause may quote a URL with a key in it
+	return redact.Secrets(b.String()) // a cause may quote a URL with a key in it
 }
 
 func (d *Denial) Unwrap() error { return d.Err }

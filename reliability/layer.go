@@ -9,6 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/stacmcp/stac-mcp/reliability/origin"
 )
 
 // Options are the process-wide collaborators of a Layer.
@@ -127,7 +129,7 @@ func New(p Policy, opts Options) *Layer {
 	// is the only place that sees them: it strips credentials on any change
 	// of origin (stacclient's own redirect policy never runs behind the
 	// layer).
-	l.attemptClient = &http.Client{Transport: attempt, CheckRedirect: CheckRedirect}
+	l.attemptClient = &http.Client{Transport: attempt, CheckRedirect: origin.CheckRedirect}
 	l.client = &http.Client{Transport: &layerTransport{layer: l}}
 	return l
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/stacmcp/stac-mcp/reliability/upstream"
 )
 
 // errStop tells go-retryablehttp to stop; the reason is in retryLoop.reason
@@ -159,7 +161,7 @@ func (r *retryLoop) observe(resp *http.Response, err error) {
 		r.lastStatus = resp.StatusCode
 		r.lastMessage = ""
 		if b, ok := resp.Body.(*bufferedBody); ok && resp.StatusCode >= 400 {
-			r.lastMessage = UpstreamMessage(resp.Header.Get("Content-Type"), b.data)
+			r.lastMessage = upstream.Message(resp.Header.Get("Content-Type"), b.data)
 		}
 		r.retryAfter, r.hasRetryAfter = retryAfterFrom(resp, r.layer.now())
 	}

@@ -3,6 +3,8 @@ package reliability
 import (
 	"net/http"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/reliability/upstream"
 )
 
 // retryAfterFrom returns the Retry-After of a 429 or 503 response.
@@ -10,7 +12,7 @@ func retryAfterFrom(resp *http.Response, now time.Time) (time.Duration, bool) {
 	if resp == nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) {
 		return 0, false
 	}
-	return ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+	return upstream.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 }
 
 // retryWait is the wait before retry n: the jittered wait, raised to the

@@ -8,35 +8,6 @@ import (
 	"time"
 )
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)
-	cases := []struct {
-		value string
-		want  time.Duration
-		ok    bool
-	}{
-		{"2", 2 * time.Second, true},
-		{"7", 7 * time.Second, true},
-		{"99999999999", time.Duration(1<<63 - 1).Truncate(time.Second), true}, // huge: clamped, no overflow
-		{" 0 ", 0, true},
-		{"3600", time.Hour, true},
-		{now.Add(3 * time.Second).Format(http.TimeFormat), 3 * time.Second, true},
-		{"Saturday, 21-Nov-26 06:00:04 GMT", 4 * time.Second, true}, // RFC 850
-		{"Sat Nov 21 06:00:05 2026", 5 * time.Second, true},         // asctime
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},    // past: now
-		{"-1", 0, false},
-		{"soon", 0, false},
-		{"", 0, false},
-		{"1.5", 0, false},
-	}
-	for _, c := range cases {
-		got, ok := ParseRetryAfter(c.value, now)
-		if got != c.want || ok != c.ok {
-			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", c.value, got, ok, c.want, c.ok)
-		}
-	}
-}
-
 // gapBeforeRetry runs one call whose first answer is resp and whose second
 // is a 200, and returns the virtual time between the two hits.
 func gapBeforeRetry(t *testing.T, first func() *http.Response) time.Duration {

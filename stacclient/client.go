@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/origin"
 )
 
 // Options configures a Client.
@@ -103,7 +103,7 @@ func New(baseURL string, opts Options) (*Client, error) {
 	c := &Client{
 		base:      u,
 		baseRaw:   u.String(),
-		origin:    reliability.Origin(u),
+		origin:    origin.Of(u),
 		headers:   opts.Headers.Clone(),
 		userAgent: opts.UserAgent,
 		maxBody:   opts.MaxBodyBytes,

@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/upstream"
 )
 
 // item fetches /collections/{c}/items/{id} when the catalog has the
@@ -83,7 +83,7 @@ func (c *Client) itemBySearch(ctx context.Context, collectionID, itemID string, 
 	if featuresErr != nil {
 		msg += "; the items endpoint answered: " + featuresErr.Error()
 	}
-	return nil, &Error{Kind: KindNotFound, Status: http.StatusNotFound, Method: http.MethodGet, URL: r.URL, Message: reliability.TrimMessage(msg)}
+	return nil, &Error{Kind: KindNotFound, Status: http.StatusNotFound, Method: http.MethodGet, URL: r.URL, Message: upstream.TrimMessage(msg)}
 }
 
 // queryables fetches the global or per-collection queryables (a JSON Schema,
@@ -207,7 +207,7 @@ func (c *Client) fetchAggregation(ctx context.Context, r Request) (*AggregationR
 		var se *Error
 		if errors.As(err, &se) && se.Kind == KindNotFound {
 			se.Kind = KindUnsupported
-			se.Message = reliability.TrimMessage("the catalog has no such aggregation endpoint (404): " + se.Message)
+			se.Message = upstream.TrimMessage("the catalog has no such aggregation endpoint (404): " + se.Message)
 		}
 		return nil, err
 	}

@@ -11,7 +11,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/origin"
+	"github.com/stacmcp/stac-mcp/reliability/upstream"
 )
 
 // fetchedBody is a successful (2xx) response, read in full under the size cap.
@@ -27,7 +28,7 @@ type fetchedBody struct {
 
 // sameOrigin reports whether u has the catalog's scheme, host and port.
 func (c *Client) sameOrigin(u *url.URL) bool {
-	return reliability.Origin(u) == c.origin
+	return origin.Of(u) == c.origin
 }
 
 // send performs one request and returns its 2xx body, or an *Error. accept
@@ -142,16 +143,16 @@ func transportMessage(err error) string {
 	case errors.Is(err, context.Canceled):
 		return "the request was cancelled"
 	}
-	return reliability.TrimMessage(err.Error())
+	return upstream.TrimMessage(err.Error())
 }
 
 // checkRedirect applies the layer's redirect policy (credentials stay on
-// the origin they were configured for; see reliability.CheckRedirect), then
+// the origin they were configured for; see origin.CheckRedirect), then
 // the caller's own. Behind the reliability layer redirects are followed
 // inside it and this never runs; it covers a plain *http.Client.
 func (c *Client) checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
-		if err := reliability.CheckRedirect(req, via); err != nil || next == nil {
+		if err := origin.CheckRedirect(req, via); err != nil || next == nil {
 			return err
 		}
 		return next(req, via)
@@ -224,7 +225,7 @@ func notJSONDescription(fb *fetchedBody, err error) string {
 	if len(bytes.TrimSpace(fb.body)) == 0 {
 		return "an empty answer"
 	}
-	desc := reliability.DescribeBody(fb.header.Get("Content-Type"), len(fb.body))
+	desc := upstream.DescribeBody(fb.header.Get("Content-Type"), len(fb.body))
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
 		desc += fmt.Sprintf(" (JSON with a %s where a %s belongs", typeErr.Value, typeErr.Type)

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/upstream"
 )
 
 // statusKind maps an HTTP status to an ErrorKind.
@@ -32,12 +32,12 @@ func statusError(method, rawURL string, resp *http.Response, body []byte) *Error
 		Status:  resp.StatusCode,
 		Method:  method,
 		URL:     rawURL,
-		Message: reliability.UpstreamMessage(resp.Header.Get("Content-Type"), body),
+		Message: upstream.Message(resp.Header.Get("Content-Type"), body),
 	}
 	if e.Message == "" {
 		e.Message = http.StatusText(resp.StatusCode)
 	}
-	if ra, ok := reliability.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+	if ra, ok := upstream.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 		e.RetryAfter = ra
 	}
 	return e

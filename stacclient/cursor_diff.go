@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/origin"
 )
 
 // A cursor must stay small whatever the search, yet the request it
@@ -159,7 +159,7 @@ func (c *Client) ApplyDiff(ctx context.Context, p SearchParams, d RequestDiff) (
 
 // underScopeRoot reports whether u is on root's origin, under its path.
 func underScopeRoot(u, root *url.URL) bool {
-	return reliability.Origin(u) == reliability.Origin(root) && underRoot(u.Path, root.Path)
+	return origin.Of(u) == origin.Of(root) && underRoot(u.Path, root.Path)
 }
 
 // baseQuery is the pairs a diff's query refers to: the catalog URL's own

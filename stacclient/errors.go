@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/redact"
 )
 
 // ErrorKind classifies a failed STAC request.
@@ -74,7 +74,7 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
 	}
 	// The URL may carry a configured catalog's key (?api_key=...).
-	return reliability.RedactSecrets(b.String())
+	return redact.Secrets(b.String())
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/upstream"
 )
 
 // Tests against recordings of real catalogs, replayed offline
@@ -379,10 +379,10 @@ func TestReplayRadiantUnauthorized(t *testing.T) {
 				if err := json.Unmarshal(rs.fixture("0003-GET-mlhub-v1-search-4e10d0.json").Body, &body); err != nil {
 					t.Fatal(err)
 				}
-				want = reliability.TrimMessage(body.Detail)
+				want = upstream.TrimMessage(body.Detail)
 			}
-			if !strings.Contains(se.Message, want) || strings.ContainsAny(se.Message, "<>") || len([]rune(se.Message)) > reliability.MaxMessageRunes+1 {
-				t.Errorf("message = %q, want it to contain %q, without markup, at most %d chars", se.Message, want, reliability.MaxMessageRunes)
+			if !strings.Contains(se.Message, want) || strings.ContainsAny(se.Message, "<>") || len([]rune(se.Message)) > upstream.MaxMessageRunes+1 {
+				t.Errorf("message = %q, want it to contain %q, without markup, at most %d chars", se.Message, want, upstream.MaxMessageRunes)
 			}
 		})
 	}

@@ -6,7 +6,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/origin"
+	"github.com/stacmcp/stac-mcp/reliability/upstream"
 )
 
 // A catalog's scope is what the client may request while paging or
@@ -26,11 +27,11 @@ func (c *Client) scopeProblem(u *url.URL) string {
 		roots = append(roots, answered)
 	}
 	for _, root := range roots {
-		if reliability.Origin(u) == reliability.Origin(root) && underRoot(u.Path, root.Path) {
+		if origin.Of(u) == origin.Of(root) && underRoot(u.Path, root.Path) {
 			return ""
 		}
 	}
-	if reliability.Origin(u) != c.origin && (len(roots) == 1 || reliability.Origin(u) != reliability.Origin(roots[1])) {
+	if origin.Of(u) != c.origin && (len(roots) == 1 || origin.Of(u) != origin.Of(roots[1])) {
 		return fmt.Sprintf("it points to another origin (%s) than the catalog's (%s)", originLabel(u), originLabel(c.base))
 	}
 	return fmt.Sprintf("it points outside the catalog: %s is not under the catalog's root path %s", u.Path, rootDir(c.base.Path))
@@ -43,7 +44,7 @@ func methodProblem(method string) string {
 	case http.MethodGet, http.MethodPost:
 		return ""
 	}
-	return fmt.Sprintf("it asks for method %s; only GET and POST are followed", reliability.TrimMessage(method))
+	return fmt.Sprintf("it asks for method %s; only GET and POST are followed", upstream.TrimMessage(method))
 }
 
 // underRoot reports whether path is the root's directory or below it, with
@@ -95,7 +96,7 @@ func (c *Client) checkScope(r Request) (string, *url.URL) {
 	}
 	u, err := url.Parse(r.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return fmt.Sprintf("its URL %q is not an absolute http(s) URL", reliability.TrimMessage(r.URL)), nil
+		return fmt.Sprintf("its URL %q is not an absolute http(s) URL", upstream.TrimMessage(r.URL)), nil
 	}
 	if p := c.scopeProblem(u); p != "" {
 		return p, nil

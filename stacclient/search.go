@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/upstream"
 )
 
 // Search is one item search in progress. Iterate it once with Pages or Items.
@@ -181,7 +181,7 @@ func (s *Search) firstRequest(ctx context.Context) (Request, error) {
 		}
 		// A cursor comes back from outside: the same rules as a next link.
 		if why, _ := s.client.checkScope(*s.start); why != "" {
-			return Request{}, &ParamError{Param: "cursor", Got: reliability.TrimMessage(s.start.URL),
+			return Request{}, &ParamError{Param: "cursor", Got: upstream.TrimMessage(s.start.URL),
 				Accepted: "a cursor returned by a previous search of this catalog", Reason: "its request may not be sent: " + why}
 		}
 		return *s.start, nil

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/upstream"
 )
 
 // The pager is the one pagination engine behind item search and the
@@ -331,14 +331,14 @@ func (c *Client) nextRequest(link *Link, current Request, pageURL *url.URL) (*Re
 	const notFollowed = "the catalog's next link was not followed: "
 	href, err := resolveHref(pageURL, link.Href)
 	if err != nil || strings.TrimSpace(link.Href) == "" {
-		return nil, fmt.Sprintf(notFollowed+"its href %q is not a valid URL", reliability.TrimMessage(link.Href))
+		return nil, fmt.Sprintf(notFollowed+"its href %q is not a valid URL", upstream.TrimMessage(link.Href))
 	}
 	if len(href) > maxNextURLLength {
 		return nil, fmt.Sprintf(notFollowed+"it is %d characters long (over %d), a next link that grows without bound", len(href), maxNextURLLength)
 	}
 	u, err := url.Parse(href)
 	if err != nil {
-		return nil, fmt.Sprintf(notFollowed+"its href %q is not a valid URL", reliability.TrimMessage(link.Href))
+		return nil, fmt.Sprintf(notFollowed+"its href %q is not a valid URL", upstream.TrimMessage(link.Href))
 	}
 	c.upgradeToCatalogScheme(u)
 	r := &Request{Method: link.LinkMethod(), URL: u.String(), Headers: link.headerValues()}
@@ -352,7 +352,7 @@ func (c *Client) nextRequest(link *Link, current Request, pageURL *url.URL) (*Re
 	case link.Merge:
 		merged, err := overlayJSON(current.Body, link.Body)
 		if err != nil {
-			return nil, notFollowed + "it asks to merge a body that is not a JSON object: " + reliability.TrimMessage(string(link.Body))
+			return nil, notFollowed + "it asks to merge a body that is not a JSON object: " + upstream.TrimMessage(string(link.Body))
 		}
 		r.Body = merged
 	case len(link.Body) > 0 && string(link.Body) != "null":

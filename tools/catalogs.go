@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/redact"
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
@@ -39,7 +39,7 @@ type Catalog struct {
 
 // Shown is URL as a tool result or an error may show it: credentials an
 // operator put in a configured catalog's URL (?api_key=...) redacted.
-func (c *Catalog) Shown() string { return reliability.RedactSecrets(c.URL) }
+func (c *Catalog) Shown() string { return redact.Secrets(c.URL) }
 
 // maxLoadNotes bounds how many loader notes a tool result repeats.
 const maxLoadNotes = 10
@@ -419,7 +419,7 @@ func (c *Catalogs) remoteLocked(ref, name, rawURL string) (*Catalog, error) {
 	}
 	client, err := stacclient.New(key, c.clientOptions(c.headersByURL[key]))
 	if err != nil {
-		return nil, fmt.Errorf("catalog %q: %w", reliability.RedactSecrets(ref), err)
+		return nil, fmt.Errorf("catalog %q: %w", redact.Secrets(ref), err)
 	}
 	cat := &Catalog{Ref: ref, Name: name, Key: key, URL: key, Host: u.Host, Client: client}
 	c.byURL[key] = cat
@@ -540,7 +540,7 @@ func refError(ref, why string) error {
 	sort.Strings(names)
 	return fmt.Errorf("catalog_url %q: %s. Accepted: an http(s) STAC API URL (e.g. %s), a preset name (%s), "+
 		"%q for the embedded demo catalog, or the path of a local static catalog.json",
-		reliability.RedactSecrets(ref), why, presets[0].URL, strings.Join(names, ", "), DemoCatalog)
+		redact.Secrets(ref), why, presets[0].URL, strings.Join(names, ", "), DemoCatalog)
 }
 
 func statReason(err error) string {

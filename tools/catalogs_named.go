@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/redact"
 )
 
 // namedCatalogName is what a configured catalog may be called: short,
@@ -38,7 +38,7 @@ func ParseNamedCatalogs(source, value string) ([]Preset, error) {
 		name, target = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(target)
 		if !ok || name == "" || target == "" {
 			return nil, fmt.Errorf("%s: entry %q is not name=url or name=path; want e.g. internal=https://stac.internal.example/v1 "+
-				"or archive=/srv/stac/catalog.json, several separated by ',', ';' or newlines", source, reliability.RedactSecrets(entry))
+				"or archive=/srv/stac/catalog.json, several separated by ',', ';' or newlines", source, redact.Secrets(entry))
 		}
 		if !namedCatalogName.MatchString(name) {
 			return nil, fmt.Errorf("%s: catalog name %q: want lowercase letters, digits, '-' or '_', starting with a letter (at most 63)", source, name)
@@ -61,7 +61,7 @@ func ParseNamedCatalogs(source, value string) ([]Preset, error) {
 		u, err := url.Parse(target)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("%s: catalog %q: %q is not an http(s) URL with a host (e.g. https://stac.internal.example/v1) "+
-				"nor a local path (absolute, starting with '.', or file://)", source, name, reliability.RedactSecrets(target))
+				"nor a local path (absolute, starting with '.', or file://)", source, name, redact.Secrets(target))
 		}
 		if u.User != nil {
 			return nil, fmt.Errorf("%s: catalog %q: the URL carries user:password@, which is never sent; "+

@@ -8,7 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/redact"
 )
 
 // ListCatalogsIn takes no arguments beyond the common catalog_url, which
@@ -47,7 +47,7 @@ func ListCatalogs() Tool {
 
 func listCatalogs(_ context.Context, c *Call, _ ListCatalogsIn) (ListCatalogsOut, string, error) {
 	def := c.Deps.Catalogs.Default()
-	out := ListCatalogsOut{Default: reliability.RedactSecrets(def), Catalogs: []CatalogEntry{}, Notes: []string{}}
+	out := ListCatalogsOut{Default: redact.Secrets(def), Catalogs: []CatalogEntry{}, Notes: []string{}}
 	isDefault := func(name, url string) bool {
 		return strings.EqualFold(def, name) || (url != "" && strings.TrimRight(def, "/") == url)
 	}
@@ -57,7 +57,7 @@ func listCatalogs(_ context.Context, c *Call, _ ListCatalogsIn) (ListCatalogsOut
 	for _, p := range c.Deps.Catalogs.Named() {
 		// A configured URL may carry a key (?api_key=...): show it redacted.
 		// A local catalog's path is the operator's business: no URL.
-		out.Catalogs = append(out.Catalogs, CatalogEntry{Name: p.Name, URL: reliability.RedactSecrets(p.URL), Description: p.Why, Kind: "named", Default: isDefault(p.Name, p.URL)})
+		out.Catalogs = append(out.Catalogs, CatalogEntry{Name: p.Name, URL: redact.Secrets(p.URL), Description: p.Why, Kind: "named", Default: isDefault(p.Name, p.URL)})
 	}
 	out.Catalogs = append(out.Catalogs, CatalogEntry{Name: DemoCatalog, Kind: "demo", Default: isDefault(DemoCatalog, ""),
 		Description: "embedded demo catalog served in-process: works offline, small sample collections"})

@@ -1,6 +1,12 @@
-package reliability
+// Package origin decides where the credentials of a request may go: two
+// URLs may share them only when their origins (scheme, host and port) are
+// equal, and a redirect that leaves the first request's origin keeps only
+// headers that cannot be credentials. stacclient follows links and the
+// reliability layer follows redirects by these rules.
+package origin
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -8,6 +14,9 @@ import (
 
 // maxRedirects is how many redirects one request follows.
 const maxRedirects = 10
+
+// ErrTooManyRedirects stops a redirect chain longer than maxRedirects.
+var ErrTooManyRedirects = errors.New("stopped after 10 redirects")
 
 // redirectSafeHeaders are the request headers a redirect to another origin
 // keeps. Everything else (Authorization, Cookie, X-Api-Key, any header the
@@ -23,7 +32,9 @@ var redirectSafeHeaders = map[string]bool{
 	"Content-Type":    true,
 	"Pragma":          true,
 	"User-Agent":      true,
-	http.CanonicalHeaderKey(correlationHeader): true,
+	// The correlation id the reliability layer sends on every attempt
+	// (its correlationHeader; its redirect test checks that it survives).
+	"X-Correlation-Id": true,
 }
 
 // CheckRedirect is the redirect policy of every upstream client: at most
@@ -34,15 +45,15 @@ var redirectSafeHeaders = map[string]bool{
 // WWW-Authenticate, and only on a change of host.
 func CheckRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
-		return errTooManyRedirects
+		return ErrTooManyRedirects
 	}
 	if len(via) == 0 {
 		return nil
 	}
-	origin := Origin(via[0].URL)
-	left := Origin(req.URL) != origin
+	first := Of(via[0].URL)
+	left := Of(req.URL) != first
 	for _, v := range via[1:] {
-		left = left || Origin(v.URL) != origin
+		left = left || Of(v.URL) != first
 	}
 	if left {
 		for name := range req.Header {
@@ -54,10 +65,9 @@ func CheckRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// Origin is u's scheme, host and port ("https://host:443"), lowercased,
-// with the scheme's default port filled in: two URLs may share credentials
-// only when their origins are equal.
-func Origin(u *url.URL) string {
+// Of is u's origin: its scheme, host and port ("https://host:443"),
+// lowercased, with the scheme's default port filled in.
+func Of(u *url.URL) string {
 	port := u.Port()
 	if port == "" {
 		switch strings.ToLower(u.Scheme) {

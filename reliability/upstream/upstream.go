@@ -1,4 +1,10 @@
-package reliability
+// Package upstream reads what an upstream HTTP answer may show about
+// itself: the human message of an error body (or, for any other body, a
+// description that never echoes it), trimmed to a message's length, and the
+// Retry-After header. The reliability layer needs both for its denials, and
+// stacclient for its typed errors; one implementation keeps the two from
+// telling the model different things about the same answer.
+package upstream
 
 import (
 	"bytes"
@@ -13,28 +19,22 @@ import (
 	"unicode/utf8"
 )
 
-// This file reads what an upstream answer says about itself: the human
-// message of an error body and the Retry-After header. The reliability
-// layer needs both for its denials, and stacclient for its typed errors;
-// one implementation keeps the two from telling the model different things
-// about the same answer.
-
 // MaxMessageRunes is how much of an upstream message is kept.
 const MaxMessageRunes = 300
 
-// upstreamMessageKeys are the members servers put their explanation in:
+// messageKeys are the members servers put their explanation in:
 // stac-server "description", stac-fastapi "detail", API Gateway "message",
 // RFC 9457 "title"/"detail".
-var upstreamMessageKeys = []string{"description", "detail", "message", "title", "error"}
+var messageKeys = []string{"description", "detail", "message", "title", "error"}
 
-// UpstreamMessage extracts a short human explanation from an error body:
+// Message extracts a short human explanation from an error body:
 // the first string message member of a JSON object, else its first
 // structured one (FastAPI validation errors), whitespace collapsed and cut
 // to MaxMessageRunes with a visible "…". Any other body (HTML, plain text,
 // JSON without a message member) is described by its content type and size
 // and never echoed: a URL the model chose may point at a service that is not
 // a catalog, and its answer must not be read back through an error.
-func UpstreamMessage(contentType string, body []byte) string {
+func Message(contentType string, body []byte) string {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
 		return ""
@@ -42,7 +42,7 @@ func UpstreamMessage(contentType string, body []byte) string {
 	var obj map[string]json.RawMessage
 	if trimmed[0] == '{' && utf8.Valid(trimmed) && json.Unmarshal(trimmed, &obj) == nil {
 		var structured json.RawMessage
-		for _, key := range upstreamMessageKeys {
+		for _, key := range messageKeys {
 			raw, ok := obj[key]
 			if !ok || string(raw) == "null" {
 				continue
