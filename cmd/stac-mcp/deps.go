@@ -7,15 +7,14 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/reliability/idempotency"
+	"github.com/stacmcp/stac-mcp/reliability/redact"
 	"github.com/stacmcp/stac-mcp/reliability/sharedstate"
 	"github.com/stacmcp/stac-mcp/tools"
 )
@@ -148,7 +147,7 @@ func openShared(cfg *config, logger zerolog.Logger) (*sharedstate.Store, error) 
 	if cfg.RedisURL == "" {
 		return nil, nil
 	}
-	redisLogOnce.Do(func() { redis.SetLogger(redisLogger{logger}) })
+	sharedstate.SetRedisLogger(logger)
 	store, err := sharedstate.Open(cfg.RedisURL)
 	if err != nil {
 		return nil, usageError("--redis-url / STAC_MCP_REDIS_URL: %v", err)
@@ -159,22 +158,9 @@ func openShared(cfg *config, logger zerolog.Logger) (*sharedstate.Store, error) 
 	if err := store.Ping(ctx); err != nil {
 		ev = logger.Warn().Err(err)
 	}
-	ev.Str("event", "shared_state").Str("redis", idempotency.RedactURL(cfg.RedisURL)).
+	ev.Str("event", "shared_state").Str("redis", redact.URL(cfg.RedisURL)).
 		Msg("replicas share the response cache, retry budgets and circuit breakers in Redis (each uses its own while Redis does not answer)")
 	return store, nil
-}
-
-// redisLogOnce: go-redis has one logger per process (the idempotency
-// store's client uses it too), set by the first app that uses Redis.
-var redisLogOnce sync.Once
-
-// redisLogger sends go-redis's own messages (a dial that failed, say) to
-// the log as debug events rather than as plain lines on stderr: the
-// layer logs the failures that matter, once per outage.
-type redisLogger struct{ log zerolog.Logger }
-
-func (r redisLogger) Printf(_ context.Context, format string, v ...any) {
-	r.log.Debug().Str("event", "redis_client").Msg(fmt.Sprintf(format, v...))
 }
 
 // networkPolicy is the dial policy of the transport: over http, clients
@@ -247,10 +233,10 @@ func openWrites(cfg *config, logger zerolog.Logger) (*tools.Writes, error) {
 		defer cancel()
 		if err := store.Ping(ctx); err != nil {
 			// Reads do not need Redis; writes refuse (nothing sent) until it answers.
-			logger.Warn().Str("redis", idempotency.RedactURL(cfg.RedisURL)).Err(err).
+			logger.Warn().Str("redis", redact.URL(cfg.RedisURL)).Err(err).
 				Msg("the idempotency store (Redis) does not answer: write tools will refuse until it does")
 		}
-		logger.Info().Str("redis", idempotency.RedactURL(cfg.RedisURL)).Msg("writes allowed; idempotency records in Redis")
+		logger.Info().Str("redis", redact.URL(cfg.RedisURL)).Msg("writes allowed; idempotency records in Redis")
 		return &tools.Writes{Store: store}, nil
 	}
 	if cfg.StateDir == "" {

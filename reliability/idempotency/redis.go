@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stacmcp/stac-mcp/reliability/internal/redisconn"
 )
 
 // Redis is the shared store: every replica sees the same records, so a
@@ -39,9 +39,9 @@ const (
 // github.com/redis/go-redis parses it). Nothing is sent until the first
 // call; errors never include the URL's password.
 func OpenRedis(rawURL string, opts Options) (*Redis, error) {
-	o, err := redis.ParseURL(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("idempotency store: the Redis URL %s is not valid: %v", RedactURL(rawURL), redactErr(err, rawURL))
+	o, bad := redisconn.ParseURL(rawURL)
+	if bad != nil {
+		return nil, fmt.Errorf("idempotency store: the Redis URL %s is not valid: %s", bad.URL, bad.Reason)
 	}
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = redisDialTimeout, redisIOTimeout, redisIOTimeout
 	o.MaxRetries = 1
@@ -219,35 +219,11 @@ func (s *Redis) wrap(what string, err error) error {
 	return fmt.Errorf("idempotency store (Redis %s): %s: %w", s.client.Options().Addr, what, err)
 }
 
-// RedactURL is rawURL with any password replaced by "xxxxx", for messages
-// and logs.
-func RedactURL(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(an unparsable URL, not shown)"
-	}
-	return u.Redacted()
-}
-
-// redactErr keeps a password that an error quotes from reaching a message;
-// an error about a URL that does not even parse is not quoted at all.
-func redactErr(err error, rawURL string) string {
-	u, perr := url.Parse(rawURL)
-	if perr != nil {
-		return "it does not parse as a URL; want redis://[user:password@]host:port[/db] or rediss://…"
-	}
-	msg := err.Error()
-	if p, ok := u.User.Password(); ok && p != "" {
-		msg = strings.ReplaceAll(msg, p, "xxxxx")
-	}
-	return msg
-}
-
 // CheckRedisURL reports whether rawURL is a Redis URL go-redis accepts,
 // without connecting; the error never contains the password.
 func CheckRedisURL(rawURL string) error {
-	if _, err := redis.ParseURL(rawURL); err != nil {
-		return fmt.Errorf("%s is not a Redis URL (%s); want redis://[user:password@]host:port[/db] or rediss://… for TLS", RedactURL(rawURL), redactErr(err, rawURL))
+	if _, bad := redisconn.ParseURL(rawURL); bad != nil {
+		return bad
 	}
 	return nil
 }

@@ -23,9 +23,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
 
 	"github.com/stacmcp/stac-mcp/reliability"
-	"github.com/stacmcp/stac-mcp/reliability/idempotency"
+	"github.com/stacmcp/stac-mcp/reliability/internal/redisconn"
 )
 
 // Store is the shared state in one Redis.
@@ -52,12 +53,9 @@ const keyPrefix = "stac-mcp:"
 // github.com/redis/go-redis parses it, query options included). Nothing is
 // sent until the first operation; errors never include the password.
 func Open(rawURL string) (*Store, error) {
-	o, err := redis.ParseURL(rawURL)
-	if err != nil {
-		if cerr := idempotency.CheckRedisURL(rawURL); cerr != nil {
-			return nil, fmt.Errorf("shared state: %w", cerr)
-		}
-		return nil, fmt.Errorf("shared state: the Redis URL %s is not valid", idempotency.RedactURL(rawURL))
+	o, bad := redisconn.ParseURL(rawURL)
+	if bad != nil {
+		return nil, fmt.Errorf("shared state: %w", bad)
 	}
 	q := url.Values{}
 	if u, err := url.Parse(rawURL); err == nil {
@@ -88,6 +86,12 @@ func Open(rawURL string) (*Store, error) {
 func New(client *redis.Client) *Store {
 	return &Store{client: client, prefix: keyPrefix}
 }
+
+// SetRedisLogger sends the messages of go-redis itself (a dial that failed,
+// say) to log as debug events instead of plain lines on stderr. go-redis has
+// one logger per process, for this store's client and the idempotency
+// store's alike: the first call sets it.
+func SetRedisLogger(log zerolog.Logger) { redisconn.SetLogger(log) }
 
 // Close closes the client.
 func (s *Store) Close() error { return s.client.Close() }
