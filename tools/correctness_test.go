@@ -285,17 +285,18 @@ func TestSearchItemsChecksACursorContinuation(t *testing.T) {
 	}
 }
 
-// Every stac:// URI the README names can be read through the real server on
-// the demo catalog, templates filled with a demo collection id (issue 10:
-// the README listed stac://conformance, which does not exist).
+// Every stac:// URI the tools doc (docs/tools.md, "Resources, prompts,
+// progress") names can be read through the real server on the demo
+// catalog, templates filled with a demo collection id (issue 10: the README
+// listed stac://conformance, which does not exist).
 func TestReadmeResourceURIsAreReadable(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "README.md"))
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "tools.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	uris := regexp.MustCompile("stac://[A-Za-z0-9_./{}-]*[A-Za-z0-9_}]").FindAllString(string(raw), -1)
 	if len(uris) == 0 {
-		t.Fatal("the README names no stac:// URI")
+		t.Fatal("docs/tools.md names no stac:// URI")
 	}
 	cs := newTestSession(t, testSessionOptions{})
 	seen := map[string]bool{}
@@ -307,12 +308,12 @@ func TestReadmeResourceURIsAreReadable(t *testing.T) {
 		filled := strings.ReplaceAll(uri, "{id}", "sentinel-2-l2a")
 		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: filled})
 		if err != nil || len(res.Contents) != 1 || !json.Valid([]byte(res.Contents[0].Text)) {
-			t.Errorf("README names %s: reading %s failed: %v", uri, filled, err)
+			t.Errorf("docs/tools.md names %s: reading %s failed: %v", uri, filled, err)
 		}
 	}
 	for _, want := range []string{ResourceCatalog, ResourceConformance, ResourceCollections, ResourceCollectionTmpl, ResourceQueryablesTmpl} {
 		if !seen[want] {
-			t.Errorf("the README does not name the resource %s", want)
+			t.Errorf("docs/tools.md does not name the resource %s", want)
 		}
 	}
 }

@@ -24,7 +24,7 @@ func readmeToolsTable(tools []Tool) string {
 	return b.String()
 }
 
-// readmeToolsetsTable renders the README's toolsets table: each toolset,
+// readmeToolsetsTable renders the toolsets table (docs/configuration.md): each toolset,
 // what it is for, and its tools.
 func readmeToolsetsTable(tools []Tool) string {
 	var b strings.Builder
@@ -55,41 +55,45 @@ func firstSentence(s string) string {
 }
 
 // TestReadmeToolsTableMatchesInventoryDocs fails when a generated table
-// between the README's markers drifts from the inventory (the read tools,
-// the write tools in "Writing to catalogs", the toolsets); run
-// UPDATE_README=true go test ./tools/ -run Docs to regenerate them.
+// between a doc's markers drifts from the inventory (the read tools in the
+// README, the write tools in docs/writes.md, the toolsets in
+// docs/configuration.md); run UPDATE_README=true go test ./tools/ -run Docs
+// to regenerate them.
 func TestReadmeToolsTableMatchesInventoryDocs(t *testing.T) {
-	checkReadmeBlock(t, "tools", readmeToolsTable(Inventory()))
-	checkReadmeBlock(t, "write-tools", readmeToolsTable(WriteTools()))
-	checkReadmeBlock(t, "toolsets", readmeToolsetsTable(Candidates(true)))
+	checkDocBlock(t, "README.md", "tools", readmeToolsTable(Inventory()))
+	checkDocBlock(t, "docs/writes.md", "write-tools", readmeToolsTable(WriteTools()))
+	checkDocBlock(t, "docs/configuration.md", "toolsets", readmeToolsetsTable(Candidates(true)))
 }
 
-func checkReadmeBlock(t *testing.T, marker, content string) {
+// checkDocBlock compares the text between a doc's <!-- marker:start -->
+// and <!-- marker:end --> with content; doc is relative to the repository
+// root.
+func checkDocBlock(t *testing.T, doc, marker, content string) {
 	t.Helper()
 	startMarker, endMarker := "<!-- "+marker+":start -->", "<!-- "+marker+":end -->"
-	path := filepath.Join("..", "README.md")
+	path := filepath.Join("..", filepath.FromSlash(doc))
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(raw)
-	start := strings.Index(readme, startMarker)
-	end := strings.Index(readme, endMarker)
+	text := string(raw)
+	start := strings.Index(text, startMarker)
+	end := strings.Index(text, endMarker)
 	if start < 0 || end < start {
-		t.Fatalf("README.md lacks the %s … %s markers", startMarker, endMarker)
+		t.Fatalf("%s lacks the %s … %s markers", doc, startMarker, endMarker)
 	}
-	current := readme[start+len(startMarker) : end]
+	current := text[start+len(startMarker) : end]
 	want := "\n" + content
 	if current == want {
 		return
 	}
 	if os.Getenv("UPDATE_README") == "true" {
-		updated := readme[:start+len(startMarker)] + want + readme[end:]
+		updated := text[:start+len(startMarker)] + want + text[end:]
 		if err := os.WriteFile(path, []byte(updated), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("README.md %s table regenerated", marker)
+		t.Logf("%s %s table regenerated", doc, marker)
 		return
 	}
-	t.Errorf("README.md's %s table is out of date with the inventory; run UPDATE_README=true go test ./tools/ -run Docs and review the diff.\nwant:\n%s\ngot:\n%s", marker, want, current)
+	t.Errorf("%s's %s table is out of date with the inventory; run UPDATE_README=true go test ./tools/ -run Docs and review the diff.\nwant:\n%s\ngot:\n%s", doc, marker, want, current)
 }

@@ -313,7 +313,7 @@ func TestMetricsEndpointServesPrometheusText(t *testing.T) {
 
 // TestEveryReliabilityVariableIsASetting asks reliability.PolicyFromEnv
 // which variables it reads, so a variable added there cannot be missing
-// from --help, the flags and the README table.
+// from --help, the flags and the settings table (docs/configuration.md).
 func TestEveryReliabilityVariableIsASetting(t *testing.T) {
 	var asked []string
 	if _, err := reliability.PolicyFromEnv(func(name string) (string, bool) {
@@ -329,16 +329,13 @@ func TestEveryReliabilityVariableIsASetting(t *testing.T) {
 	for _, s := range reliabilitySettings {
 		known[s.env] = true
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := readDoc(t, configurationDoc)
 	for _, name := range asked {
 		if !known[name] {
 			t.Errorf("reliability reads %s but it is not in reliabilitySettings (no flag, not in --help)", name)
 		}
-		if !strings.Contains(string(readme), name) {
-			t.Errorf("README's settings table lacks %s", name)
+		if !strings.Contains(doc, name) {
+			t.Errorf("%s's settings table lacks %s", configurationDoc, name)
 		}
 	}
 }
