@@ -583,3 +583,31 @@ func humanBytes(n string) string {
 	}
 	return n
 }
+
+// TestReadmeTestCommandIsCIs: the command the README's Tests section gives is
+// the one .ci/run runs, word for word, so "what CI runs" stays true.
+func TestReadmeTestCommandIsCIs(t *testing.T) {
+	readme := readDoc(t, "README.md")
+	start := strings.Index(readme, "\n## Tests\n")
+	if start < 0 {
+		t.Fatal("README.md has no Tests section")
+	}
+	section := readme[start+1:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	var command string
+	for _, b := range splitMarkdown(section) {
+		if b.fenced && b.lang == "sh" {
+			command = strings.TrimSpace(b.text)
+			break
+		}
+	}
+	if command == "" {
+		t.Fatal("README.md's Tests section shows no sh command")
+	}
+	ci := readDoc(t, ".ci/run")
+	if !slices.Contains(strings.Split(ci, "\n"), command) {
+		t.Errorf("README.md's test command %q is not a line of .ci/run", command)
+	}
+}
