@@ -8,9 +8,21 @@ import (
 	"testing"
 )
 
-// readmeToolsTable renders a README tools table from tools: the name,
-// the toolset, the title and the first sentence of each description, so
-// the README cannot list a tool that does not exist or miss one that does.
+// readmeToolList renders the README's short tool list: each tool's name
+// and the first sentence of its description, so the README cannot list a
+// tool that does not exist or miss one that does.
+func readmeToolList(tools []Tool) string {
+	var b strings.Builder
+	b.WriteString("| Tool | What it does |\n|---|---|\n")
+	for _, t := range tools {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", t.Def.Name, firstSentence(t.Def.Description))
+	}
+	return b.String()
+}
+
+// readmeToolsTable renders a full tools table (docs/tools.md,
+// docs/writes.md) from tools: the name, the toolset, the title, the first
+// sentence of each description and whether it calls the catalog.
 func readmeToolsTable(tools []Tool) string {
 	var b strings.Builder
 	b.WriteString("| Tool | Toolset | Title | What it does | Upstream requests |\n|---|---|---|---|---|\n")
@@ -56,11 +68,12 @@ func firstSentence(s string) string {
 
 // TestReadmeToolsTableMatchesInventoryDocs fails when a generated table
 // between a doc's markers drifts from the inventory (the read tools in the
-// README, the write tools in docs/writes.md, the toolsets in
-// docs/configuration.md); run UPDATE_README=true go test ./tools/ -run Docs
-// to regenerate them.
+// README and in docs/tools.md, the write tools in docs/writes.md, the
+// toolsets in docs/configuration.md); run UPDATE_README=true go test
+// ./tools/ -run Docs to regenerate them.
 func TestReadmeToolsTableMatchesInventoryDocs(t *testing.T) {
-	checkDocBlock(t, "README.md", "tools", readmeToolsTable(Inventory()))
+	checkDocBlock(t, "README.md", "tools", readmeToolList(Inventory()))
+	checkDocBlock(t, "docs/tools.md", "tools-table", readmeToolsTable(Inventory()))
 	checkDocBlock(t, "docs/writes.md", "write-tools", readmeToolsTable(WriteTools()))
 	checkDocBlock(t, "docs/configuration.md", "toolsets", readmeToolsetsTable(Candidates(true)))
 }
