@@ -611,3 +611,67 @@ func TestReadmeTestCommandIsCIs(t *testing.T) {
 		t.Errorf("README.md's test command %q is not a line of .ci/run", command)
 	}
 }
+
+// repoTopDirs are the repository's top-level directories; a doc token that
+// starts with one of them is a path into the repository.
+var repoTopDirs = []string{"cmd", "tools", "stacclient", "reliability", "faultinject", "bench", "adr", "e2e", "scripts", "docs", ".ci"}
+
+var pathToken = regexp.MustCompile(`[A-Za-z0-9_.\-/]+`)
+
+// notRepoPaths look like repository paths but are not: MCP method names,
+// and what `npm ci` installs.
+var notRepoPaths = []string{"tools/list", "tools/call", "e2e/node_modules"}
+
+// TestDocRepoPathsExist: every file or package path into the repository
+// that the README, docs/ and bench/RESULTS.md name in code (`tools/__toolsnaps__/`,
+// `./bench/`, `cmd/stac-mcp/e2e_test.go`) exists, so a doc cannot keep
+// pointing at code that moved. Paths with a pattern in them (…, <…>, {…},
+// *) are not checked.
+func TestDocRepoPathsExist(t *testing.T) {
+	checked := 0
+	for _, file := range docFiles(t) {
+		for _, ref := range docRepoPaths(readDoc(t, file)) {
+			checked++
+			if _, err := os.Stat(filepath.Join(docsRoot, filepath.FromSlash(ref.target))); err != nil {
+				t.Errorf("%s:%d: names %s, which does not exist (if it moved, name its new place)", file, ref.line, ref.target)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no repository paths found: the parser is broken")
+	}
+}
+
+// docRepoPaths lists the repository paths named in a doc's code spans and
+// code blocks.
+func docRepoPaths(doc string) []docLink {
+	var refs []docLink
+	add := func(code string, line int) {
+		for _, tok := range strings.Fields(code) {
+			if strings.ContainsAny(tok, "<>{}*$…") || strings.Contains(tok, "...") {
+				continue
+			}
+			for _, m := range pathToken.FindAllString(tok, -1) {
+				m = strings.TrimPrefix(m, "./")
+				m = strings.TrimRight(m, ".")
+				first, _, ok := strings.Cut(m, "/")
+				if !ok || !slices.Contains(repoTopDirs, first) || slices.Contains(notRepoPaths, strings.TrimSuffix(m, "/")) {
+					continue
+				}
+				refs = append(refs, docLink{target: strings.TrimSuffix(m, "/"), line: line})
+			}
+		}
+	}
+	for _, b := range splitMarkdown(doc) {
+		if b.fenced {
+			if b.lang == "sh" {
+				add(b.text, b.line)
+			}
+			continue
+		}
+		for _, span := range codeSpan.FindAllString(b.text, -1) {
+			add(strings.Trim(span, "`"), b.line)
+		}
+	}
+	return refs
+}
