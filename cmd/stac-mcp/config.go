@@ -163,21 +163,68 @@ type config struct {
 // loadConfig parses args (flags may come before or after the command and
 // its arguments) and the environment; flags win over variables. Invalid
 // values are errors that name the flag or variable, the value and what is
-// accepted, so the server refuses to start rather than guess.
+// accepted, so the server refuses to start rather than guess. The groups
+// of settings are read in this order, so when several are wrong the first
+// one's error is the one reported.
 func loadConfig(args []string, env func(string) (string, bool)) (*config, error) {
+	cfg := &config{}
+	src, err := parseCommandLine(cfg, args, env)
+	if err != nil {
+		return nil, err
+	}
+	for _, load := range []func(*config, settingSource) error{
+		loadCatalogSettings,
+		loadSurfaceSettings,
+		loadListenerSettings,
+		loadCursorKey,
+		loadLogSettings,
+		loadDemoFaultSettings,
+		loadWriteSettings,
+		loadPolicy,
+	} {
+		if err := load(cfg, src); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// settingSource is where settings come from: the command line's flags,
+// else the environment.
+type settingSource struct {
+	values map[string]*string // flag values by the setting's variable name
+	given  map[string]bool    // the flags on the command line, by flag name
+	env    func(string) (string, bool)
+}
+
+// lookup returns a setting's value (trimmed), the name it was given under
+// ("--flag" or the variable, for messages) and whether it was given at
+// all: the flag when it is on the command line, else a non-blank variable.
+func (src settingSource) lookup(s setting) (value, name string, ok bool) {
+	if src.given[s.flag] {
+		return *src.values[s.env], "--" + s.flag, true
+	}
+	v, ok := src.env(s.env)
+	return strings.TrimSpace(v), s.env, ok && strings.TrimSpace(v) != ""
+}
+
+// parseCommandLine registers a flag for every setting and the command
+// flags (--text, --json, …, set on cfg), parses args and sets cfg.Command
+// and cfg.Args from the positional arguments. Flags may come before or
+// after them: parsing resumes after each positional argument.
+func parseCommandLine(cfg *config, args []string, env func(string) (string, bool)) (settingSource, error) {
 	fs := flag.NewFlagSet("stac-mcp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported once, by run
-	values := map[string]*string{}
+	src := settingSource{values: map[string]*string{}, given: map[string]bool{}, env: env}
 	for _, s := range flagSettings() {
 		if booleanSettings[s.env] {
 			v := new(string)
-			values[s.env] = v
+			src.values[s.env] = v
 			fs.BoolFunc(s.flag, s.help, func(arg string) error { *v = arg; return nil })
 			continue
 		}
-		values[s.env] = fs.String(s.flag, "", s.help)
+		src.values[s.env] = fs.String(s.flag, "", s.help)
 	}
-	cfg := &config{}
 	fs.BoolVar(&cfg.Text, "text", false, "call: print the text block instead of the structured JSON")
 	fs.StringVar(&cfg.ImageDir, "image-dir", "", "call: also write each image the result carries (map_items, get_item_preview) into this directory")
 	fs.BoolVar(&cfg.JSON, "json", false, "tools: print the full tool definitions (schemas, annotations) as JSON")
@@ -188,7 +235,7 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, usageError("%v", err)
+			return src, usageError("%v", err)
 		}
 		if fs.NArg() == 0 {
 			break
@@ -199,127 +246,148 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 	if len(positional) > 0 {
 		cfg.Command, cfg.Args = positional[0], positional[1:]
 	}
+	fs.Visit(func(f *flag.Flag) { src.given[f.Name] = true })
+	return src, nil
+}
 
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	lookup := func(s setting) (string, string, bool) {
-		if set[s.flag] {
-			return *values[s.env], "--" + s.flag, true
-		}
-		v, ok := env(s.env)
-		return strings.TrimSpace(v), s.env, ok && strings.TrimSpace(v) != ""
-	}
-
-	if v, _, ok := lookup(setCatalog); ok {
+// loadCatalogSettings reads the default catalog, the search ceiling, the
+// default catalog's headers, the named catalogs and their headers, and
+// whether http callers may reach private networks.
+func loadCatalogSettings(cfg *config, src settingSource) error {
+	if v, _, ok := src.lookup(setCatalog); ok {
 		cfg.Catalog = v
 	}
 	cfg.MaxItemsCeiling = defaultMaxItemsCeiling
-	if v, name, ok := lookup(setCeiling); ok {
+	if v, name, ok := src.lookup(setCeiling); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxItemsCeilingLimit {
-			return nil, usageError("%s=%q: want a whole number from 1 to %d", name, v, maxItemsCeilingLimit)
+			return usageError("%s=%q: want a whole number from 1 to %d", name, v, maxItemsCeilingLimit)
 		}
 		cfg.MaxItemsCeiling = n
 	}
-	if v, name, ok := lookup(setHeaders); ok {
+	if v, name, ok := src.lookup(setHeaders); ok {
 		h, err := parseHeaders(v)
 		if err != nil {
-			return nil, usageError("%s: %v", name, err)
+			return usageError("%s: %v", name, err)
 		}
 		cfg.Headers = h
 	}
-	if v, name, ok := lookup(setCatalogs); ok {
+	if v, name, ok := src.lookup(setCatalogs); ok {
 		named, err := tools.ParseNamedCatalogs(name, v)
 		if err != nil {
-			return nil, usageError("%v", err)
+			return usageError("%v", err)
 		}
 		cfg.NamedCatalogs = named
 	}
-	if err := loadCatalogHeaders(cfg, env); err != nil {
-		return nil, err
+	if err := loadCatalogHeaders(cfg, src.env); err != nil {
+		return err
 	}
-	if v, name, ok := lookup(setAllowPriv); ok {
+	if v, name, ok := src.lookup(setAllowPriv); ok {
 		allow, err := strconv.ParseBool(v)
 		if err != nil {
-			return nil, usageError("%s=%q: want true or false", name, v)
+			return usageError("%s=%q: want true or false", name, v)
 		}
 		cfg.AllowPrivate = allow
 	}
-	if err := loadSurfaceSettings(cfg, lookup); err != nil {
-		return nil, err
-	}
-	if v, name, ok := lookup(setAllowHosts); ok {
+	return nil
+}
+
+// loadListenerSettings reads what the http server and the stdio /metrics
+// listener need: the hosts http callers may reach though private, the
+// address, the limits, the retired settings still set, the token and the
+// metrics address.
+func loadListenerSettings(cfg *config, src settingSource) error {
+	if v, name, ok := src.lookup(setAllowHosts); ok {
 		hosts, err := reliability.ParseAllowedHosts(name, v)
 		if err != nil {
-			return nil, usageError("%v", err)
+			return usageError("%v", err)
 		}
 		cfg.AllowedHosts = hosts
 	}
-	cfg.HTTPAddr, _, _ = lookup(setHTTPAddr)
-	limits, err := loadHTTPLimits(lookup)
+	cfg.HTTPAddr, _, _ = src.lookup(setHTTPAddr)
+	limits, err := loadHTTPLimits(src.lookup)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cfg.HTTP = limits
-	cfg.Retired = retiredWarnings(lookup)
-	if v, ok := env(envHTTPToken); ok {
+	cfg.Retired = retiredWarnings(src.lookup)
+	if v, ok := src.env(envHTTPToken); ok {
 		cfg.HTTPToken = strings.TrimSpace(v)
 	}
-	if v, ok := env(envCursorKey); ok && strings.TrimSpace(v) != "" {
+	cfg.MetricsAddr, _, _ = src.lookup(setMetrics)
+	return nil
+}
+
+// loadCursorKey reads STAC_MCP_CURSOR_KEY, refusing a guessable one.
+func loadCursorKey(cfg *config, src settingSource) error {
+	if v, ok := src.env(envCursorKey); ok && strings.TrimSpace(v) != "" {
 		cfg.CursorKey = strings.TrimSpace(v)
 		if len(cfg.CursorKey) < minCursorKeyLen {
-			return nil, usageError("%s is %d characters long (value not shown); want at least %d, e.g. the output of: openssl rand -hex 32",
+			return usageError("%s is %d characters long (value not shown); want at least %d, e.g. the output of: openssl rand -hex 32",
 				envCursorKey, len(cfg.CursorKey), minCursorKeyLen)
 		}
 	}
-	cfg.StateDir = stateDir(env)
-	cfg.LogLevel, _, _ = lookup(setLogLevel)
-	cfg.LogFormat, _, _ = lookup(setLogFmt)
+	return nil
+}
+
+// loadLogSettings reads the log level and format, and checks them now by
+// building a logger, so a bad one refuses to start.
+func loadLogSettings(cfg *config, src settingSource) error {
+	cfg.LogLevel, _, _ = src.lookup(setLogLevel)
+	cfg.LogFormat, _, _ = src.lookup(setLogFmt)
 	if _, err := reliability.NewLogger(cfg.LogLevel, cfg.LogFormat, io.Discard); err != nil {
-		return nil, usageError("%v", err)
+		return usageError("%v", err)
 	}
-	cfg.MetricsAddr, _, _ = lookup(setMetrics)
-	if v, name, ok := lookup(setDemoFaults); ok {
+	return nil
+}
+
+// loadDemoFaultSettings reads the demo catalog's fault rate and seed; a
+// rate is refused with any other catalog.
+func loadDemoFaultSettings(cfg *config, src settingSource) error {
+	if v, name, ok := src.lookup(setDemoFaults); ok {
 		rate, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(rate >= 0 && rate <= maxDemoFaultRate) {
-			return nil, usageError("%s=%q: want a fraction from 0 to %g", name, v, maxDemoFaultRate)
+			return usageError("%s=%q: want a fraction from 0 to %g", name, v, maxDemoFaultRate)
 		}
 		if rate > 0 && cfg.Catalog != tools.DemoCatalog {
-			return nil, usageError("%s is accepted only with --catalog demo (it injects faults into the embedded demo catalog, never into a real one)", name)
+			return usageError("%s is accepted only with --catalog demo (it injects faults into the embedded demo catalog, never into a real one)", name)
 		}
 		cfg.DemoFaultRate = rate
 	}
-	if v, name, ok := lookup(setDemoSeed); ok {
+	if v, name, ok := src.lookup(setDemoSeed); ok {
 		seed, err := strconv.ParseUint(v, 10, 64)
 		if err != nil || seed == 0 {
-			return nil, usageError("%s=%q: want a whole number from 1 to %d", name, v, uint64(math.MaxUint64))
+			return usageError("%s=%q: want a whole number from 1 to %d", name, v, uint64(math.MaxUint64))
 		}
 		cfg.DemoFaultSeed = seed
 	}
+	return nil
+}
 
-	if err := loadWriteSettings(cfg, lookup); err != nil {
-		return nil, err
-	}
-
+// loadPolicy reads the reliability settings through
+// reliability.PolicyFromEnv, a flag overriding its variable. The policy's
+// error names the variable; when the value came from the flag, the
+// message names the flag first.
+func loadPolicy(cfg *config, src settingSource) error {
 	policy, err := reliability.PolicyFromEnv(func(name string) (string, bool) {
 		for _, s := range reliabilitySettings {
 			if s.env == name {
-				v, _, ok := lookup(s)
+				v, _, ok := src.lookup(s)
 				return v, ok
 			}
 		}
-		return env(name)
+		return src.env(name)
 	})
 	if err != nil {
 		for _, s := range reliabilitySettings {
-			if set[s.flag] && strings.Contains(err.Error(), s.env) {
-				return nil, usageError("--%s: %v", s.flag, err)
+			if src.given[s.flag] && strings.Contains(err.Error(), s.env) {
+				return usageError("--%s: %v", s.flag, err)
 			}
 		}
-		return nil, usageError("%v", err)
+		return usageError("%v", err)
 	}
 	cfg.Policy = policy
-	return cfg, nil
+	return nil
 }
 
 // loadCatalogHeaders reads STAC_MCP_CATALOG_HEADERS_<NAME> for every
@@ -406,9 +474,11 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// loadWriteSettings reads --allow-writes, the idempotency store's
-// directory and TTL, and the Redis URL.
-func loadWriteSettings(cfg *config, lookup func(setting) (string, string, bool)) error {
+// loadWriteSettings reads --allow-writes, the idempotency TTL, the Redis
+// URL and the state directory (the idempotency store's and the cursor key
+// file's).
+func loadWriteSettings(cfg *config, src settingSource) error {
+	lookup := src.lookup
 	if v, name, ok := lookup(setAllowWrites); ok {
 		allow, err := parseBool(v)
 		if err != nil {
@@ -430,6 +500,7 @@ func loadWriteSettings(cfg *config, lookup func(setting) (string, string, bool))
 		}
 		cfg.RedisURL = v
 	}
+	cfg.StateDir = stateDir(src.env)
 	if v, _, ok := lookup(setStateDir); ok {
 		cfg.StateDir = v // else the user's state directory (stateDir)
 	}
@@ -449,7 +520,8 @@ func parseBool(v string) (bool, error) {
 // loadSurfaceSettings reads --toolsets, --tools and --read-only; the names
 // are checked against the inventory when the server is built (newApp), so
 // an unknown one refuses to start with the list of valid ones.
-func loadSurfaceSettings(cfg *config, lookup func(setting) (string, string, bool)) error {
+func loadSurfaceSettings(cfg *config, src settingSource) error {
+	lookup := src.lookup
 	split := func(v string) []string {
 		return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == ';' || r == '\n' })
 	}
