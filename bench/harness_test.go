@@ -15,6 +15,7 @@ import (
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 	"github.com/stacmcp/stac-mcp/tools"
+	"github.com/stacmcp/stac-mcp/tools/advice"
 )
 
 // benchServer is stac-mcp over an in-process stacserver: an MCP client
@@ -61,6 +62,7 @@ func newBenchDepsWith(tb testing.TB, catalogURL string, policy reliability.Polic
 	tb.Helper()
 	logger := zerolog.Nop()
 	opts.Logger = &logger
+	opts.Advice = advice.Next
 	layer := reliability.New(policy, opts)
 	catalogs := tools.NewCatalogs(tools.CatalogsOptions{Default: catalogURL, HTTPClient: layer.HTTPClient()})
 	tb.Cleanup(func() { _ = catalogs.Close() })

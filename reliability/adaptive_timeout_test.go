@@ -36,7 +36,7 @@ func policyFromEnv(t *testing.T, env map[string]string) Policy {
 // code every attempt was cut at 4 s and the call never answered).
 func TestSlowCatalogAnswersWhenTheToolTimeoutIsRaised(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tl := newTestLayer(t, policyFromEnv(t, map[string]string{envToolTimeout: "60"}), slowAnswer(6*time.Second))
+		tl := newTestLayer(t, policyFromEnv(t, map[string]string{EnvToolTimeout: "60"}), slowAnswer(6*time.Second))
 		start := time.Now()
 		rc, status, err := tl.get("search_items", "/v1/search")
 		if err != nil || status != 200 {
@@ -53,7 +53,7 @@ func TestSlowCatalogAnswersWhenTheToolTimeoutIsRaised(t *testing.T) {
 // the attempt timeout three times.
 func TestLastAttemptGetsTheRestOfTheDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := policyFromEnv(t, map[string]string{envToolTimeout: "60", envAttemptTimeout: "4"})
+		p := policyFromEnv(t, map[string]string{EnvToolTimeout: "60", envAttemptTimeout: "4"})
 		tl := newTestLayer(t, p, slowAnswer(6*time.Second))
 		rc, status, err := tl.get("search_items", "/v1/search")
 		if err != nil || status != 200 {
@@ -98,9 +98,9 @@ func TestHungCatalogAdviceNamesWhatTimedOut(t *testing.T) {
 		path       string
 		want, deny []string
 	}{
-		{"/v1/search", []string{"search (/v1/search)", "narrower bbox", envToolTimeout}, nil},
-		{"/v1", []string{"landing page (/v1)", "would not help", "catalog_url", envToolTimeout}, []string{"bbox"}},
-		{"/v1/conformance", []string{"conformance page", envToolTimeout}, []string{"bbox"}},
+		{"/v1/search", []string{"search (/v1/search)", "narrower bbox", EnvToolTimeout}, nil},
+		{"/v1", []string{"landing page (/v1)", "would not help", "catalog_url", EnvToolTimeout}, []string{"bbox"}},
+		{"/v1/conformance", []string{"conformance page", EnvToolTimeout}, []string{"bbox"}},
 	}
 	for _, c := range cases {
 		synctest.Test(t, func(t *testing.T) {
@@ -193,29 +193,4 @@ func TestAssetHostFailureDoesNotBlameTheCatalog(t *testing.T) {
 			t.Errorf("catalog failure %v lost its catalog_url advice", err)
 		}
 	})
-}
-
-// Every advice given when time ran out names the setting that would have
-// given the call more time.
-func TestTimeAdviceNamesTheToolTimeoutSetting(t *testing.T) {
-	p := DefaultPolicy()
-	advice := []string{
-		nextStep(CodeDeadline, p, time.Time{}, time.Now(), false),
-		timeoutNext(p, lastSeen{}, testHost),
-		timeoutNext(p, lastSeen{path: "/v1/search", host: testHost}, testHost),
-		timeoutNext(p, lastSeen{path: "/v1/collections/c/items", host: testHost}, testHost),
-		timeoutNext(p, lastSeen{path: "/v1/collections/c", host: testHost}, testHost),
-		timeoutNext(p, lastSeen{path: "/b04.tif", host: "assets.test"}, testHost),
-	}
-	for _, a := range advice {
-		if !strings.Contains(a, envToolTimeout) {
-			t.Errorf("advice %q does not name %s", a, envToolTimeout)
-		}
-	}
-	if what, search := describeRequest("/v1/collections/c/items"); what != "search" || !search {
-		t.Errorf("an items listing is described as %q (search %v), want a search", what, search)
-	}
-	if what, _ := describeRequest("/v1/collections/c/items/x"); what != "item page" {
-		t.Errorf("an item is described as %q", what)
-	}
 }

@@ -277,10 +277,6 @@ func (r *callRecord) annotate(d *Denial) *Denial {
 	d.SideEffect = SideEffectRead
 	if note.writes() {
 		d.SideEffect, d.IdempotencyKey = note.SideEffect, note.IdempotencyKey
-		if d.Recovery == RecoveryRetrySameKey {
-			d.Next += " Call again with the same arguments and the same idempotency_key, never a new one: " +
-				"the server checks whether the write was applied before it sends anything again."
-		}
 	}
 	return d
 }
@@ -316,11 +312,11 @@ func (l *Layer) finish(ctx context.Context, rec *callRecord, err error) error {
 		dup.Err = err
 		return &dup
 	case throttled:
-		return rec.annotate(&Denial{
+		return l.advise(rec.annotate(&Denial{
 			Code: CodeNotRetryable, Host: rec.host, ErrorClass: classHTTP4xx, Attempts: rec.receipt().Attempts,
 			ElapsedMS: since(rec.start), LastStatus: seen.status, LastMessage: seen.message,
-			RetryAt: l.now().Add(10 * time.Second), Next: throttle403Next(rec.host), Err: err,
-		})
+			RetryAt: l.now().Add(10 * time.Second), Err: err,
+		}), Situation{Throttled: true})
 	}
 	return err
 }
@@ -340,10 +336,10 @@ func (l *Layer) toolTimeout(rec *callRecord, cause error) *Denial {
 		Int("attempt", rc.Attempts).Int64("wait_ms", seen.wait.Milliseconds()).Int64("elapsed_ms", rc.ElapsedMS).
 		Str("error_class", seen.class).Int("status", seen.status).Str("host", rec.host).Str("url_path", seen.path).
 		Msg("tool call stopped at its deadline")
-	return rec.annotate(&Denial{
+	return l.advise(rec.annotate(&Denial{
 		Code: CodeTimeout, Host: rec.host, ErrorClass: seen.class, Attempts: rc.Attempts, ElapsedMS: rc.ElapsedMS,
-		LastStatus: seen.status, LastMessage: seen.message, Next: timeoutNext(l.policy, seen, rec.host), Err: cause,
-	})
+		LastStatus: seen.status, LastMessage: seen.message, Err: cause,
+	}), Situation{CallTimedOut: true, WaitingPath: seen.path, WaitingHost: seen.host})
 }
 
 // complete records the call's metrics and its tool_complete event.

@@ -27,8 +27,9 @@ const (
 )
 
 // Denial is a typed give-up: why the layer stopped and what to do next.
-// Error() is a complete sentence a model can act on; the fields carry the
-// same facts for structured output.
+// Error() is a complete sentence a model can act on (its last part is Next,
+// which Options.Advice words); the fields carry the same facts for
+// structured output.
 type Denial struct {
 	Code         string    `json:"code"` // retry_exhausted, timeout, circuit_open, budget_exhausted, not_retryable, deadline
 	Host         string    `json:"host,omitempty"`
@@ -39,7 +40,7 @@ type Denial struct {
 	LastMessage  string    `json:"last_message,omitempty"`
 	RetryAfterMS int64     `json:"retry_after_ms,omitempty"`
 	RetryAt      time.Time `json:"retry_at,omitzero"`
-	Next         string    `json:"next"` // what to do next, for the model
+	Next         string    `json:"next"` // what to do next, for the model (Options.Advice words it)
 	// Recovery is the action allowed next, as a code: retry,
 	// retry_same_key, fix_request or new_key (Recovery* constants).
 	Recovery string `json:"recovery"`
@@ -104,103 +105,47 @@ func (d *Denial) Error() string {
 
 func (d *Denial) Unwrap() error { return d.Err }
 
-// nextStep is the advice for the model, by code. noAnswer is true when the
-// last attempt got no HTTP answer at all (refused, reset, DNS, TLS): then
-// the catalog may not be there, not merely overloaded.
-func nextStep(code string, p Policy, retryAt, now time.Time, noAnswer bool) string {
-	wait := ""
-	if d := retryAt.Sub(now).Round(100 * time.Millisecond); !retryAt.IsZero() && d > 0 {
-		wait = fmt.Sprintf(" (about %s from now, at %s)", d, retryAt.UTC().Format(time.RFC3339))
-	}
-	switch {
-	case code == CodeRetryExhausted && noAnswer:
-		return "No HTTP answer came back: check catalog_url (a reachable STAC API root) and the network, then call the tool again" + wait + "."
-	case code == CodeNotRetryable && noAnswer:
-		return "No HTTP answer came back: check catalog_url (a reachable STAC API root, with the right scheme and certificate) and the network."
-	}
-	switch code {
-	case CodeRetryExhausted:
-		return "The catalog looks unhealthy or overloaded: wait before calling the tool again" + wait + ", or try another catalog."
-	case CodeCircuitOpen:
-		return "Do not retry immediately: the server retries this catalog automatically once the pause ends" + wait + "; until then use another catalog or wait."
-	case CodeBudgetExhausted:
-		return "This catalog has been failing often, so automatic retries are suspended until requests succeed again: wait a little before calling the tool again" + wait + "."
-	case CodeDeadline:
-		return fmt.Sprintf("Call the tool again%s; if this keeps happening, ask for less so that the call finishes inside the time limit, or raise %s (now %s).", wait, envToolTimeout, p.ToolTimeout)
-	case CodeOverloaded:
-		return "This is a limit of this server, not a problem of the catalog: call the tool again in a few seconds. " +
-			"If it keeps happening, the server's operator can raise the setting named above."
-	}
-	return "Check the request parameters; calling the tool again with the same arguments will fail the same way."
+// Advisor words what a model should do after a denial the layer built:
+// its Next. The layer reports facts (the Denial's fields and the
+// Situation); the words, which name tool arguments such as catalog_url or
+// max_items, belong to the MCP layer, which supplies them in
+// Options.Advice (tools/advice).
+type Advisor func(d *Denial, s Situation) string
+
+// Situation is what the layer knew when it gave up, beyond the denial's own
+// fields: the facts its advice depends on.
+type Situation struct {
+	Now         time.Time     // the layer's clock when it gave up (Options.Now)
+	ToolTimeout time.Duration // the time the whole call had (Policy.ToolTimeout)
+	// NoAnswer: the last attempt got no HTTP answer at all (refused, reset,
+	// DNS, TLS): the catalog may not be there, not merely overloaded.
+	NoAnswer bool
+	// BodyLimit is set when the host answered, but with a body longer than
+	// this many bytes (Policy.MaxBodyBytes): it is not "no answer".
+	BodyLimit int64
+	// Throttled: the call met API Gateway's answer when it sheds load,
+	// HTTP 403 {"message":"Forbidden"}, most likely rate limiting.
+	Throttled bool
+	// CallTimedOut: the tool deadline ended the call (code timeout, from
+	// Run). WaitingPath and WaitingHost are then the request it was still
+	// waiting for (the oldest that was not a side request; empty when no
+	// request had been sent).
+	CallTimedOut             bool
+	WaitingPath, WaitingHost string
 }
 
-// tooLargeNext is the advice when a catalog's answer was longer than the
-// body cap: it did answer, so "no answer came back" would be wrong.
-func tooLargeNext(limit int64) string {
-	return fmt.Sprintf("The catalog answered, but with a body larger than the %s this server buffers per response: "+
-		"ask for less in one call (a lower limit or max_items, fewer collections, a narrower bbox or datetime).", formatBytes(limit))
-}
-
-// assetHostNext replaces the catalog-centred advice for a host that is not
-// the catalog: its failures say nothing about catalog_url.
-func assetHostNext(code string, noAnswer bool) string {
-	switch {
-	case noAnswer:
-		return "No HTTP answer came back from this host, which is not the catalog's: it may be unreachable from this machine or need credentials; check the network, or go without this host's answers (catalog_url is not the problem)."
-	case code == CodeRetryExhausted:
-		return "This host, which is not the catalog's, kept failing: try again later, or go without its answers."
+// advise words d's Next with the Advisor (without one, a denial has no
+// advice). It runs once the denial's facts are all set, before it can be
+// shared.
+func (l *Layer) advise(d *Denial, s Situation) *Denial {
+	if l.advice != nil {
+		if s.Now.IsZero() {
+			s.Now = l.now()
+		}
+		s.ToolTimeout = l.policy.ToolTimeout
+		d.Next = l.advice(d, s)
 	}
-	return ""
-}
-
-// timeoutNext is the advice when the tool deadline ended a call, by what
-// was still waiting for an answer: asking for less helps a slow search, not
-// a landing page or an asset host that does not answer. Every branch names
-// the setting that would have given the call more time.
-func timeoutNext(p Policy, seen lastSeen, catalogHost string) string {
-	limit := fmt.Sprintf("The whole call is limited to %s (%s)", p.ToolTimeout, envToolTimeout)
-	raise := fmt.Sprintf("raise %s (for example to %d) if it is known to be slow", envToolTimeout, max(60, int(2*p.ToolTimeout.Seconds())))
-	what, search := describeRequest(seen.path)
-	switch {
-	case seen.path == "":
-		return limit + " and it ran out before any request to the catalog was answered: try again later, or " + raise + "."
-	case seen.host != "" && catalogHost != "" && seen.host != catalogHost:
-		return fmt.Sprintf("%s and the host %s (not the catalog) had not answered %s: ask about fewer items or assets, try again later, or %s.", limit, seen.host, seen.path, raise)
-	case search:
-		return fmt.Sprintf("%s and the catalog's %s (%s) had not finished: ask for less (a lower limit or max_items, a narrower bbox or datetime, fewer collections), try again later, or %s.", limit, what, seen.path, raise)
-	}
-	return fmt.Sprintf("%s and the catalog had not served its %s (%s), so asking for fewer items would not help: the catalog may be down or overloaded. Check catalog_url, try again later, or %s.", limit, what, seen.path, raise)
-}
-
-// describeRequest names what a STAC API path asks for, and whether it is a
-// search (whose cost depends on what is asked) rather than a fixed page.
-func describeRequest(path string) (what string, search bool) {
-	path = strings.TrimSuffix(path, "/")
-	last := path[strings.LastIndex(path, "/")+1:]
-	switch {
-	case last == "search" || last == "items":
-		return "search", true
-	case last == "aggregate":
-		return "aggregation", true
-	case last == "conformance":
-		return "conformance page", false
-	case last == "queryables":
-		return "queryables", false
-	case last == "collections":
-		return "collection list", false
-	case strings.Contains(path, "/items/"):
-		return "item page", false
-	case strings.Contains(path, "/collections/"):
-		return "collection page", false
-	}
-	return "landing page", false
-}
-
-// throttle403Next explains Earth Search style throttling (API Gateway answers
-// 403 {"message":"Forbidden"} when it sheds load).
-func throttle403Next(host string) string {
-	return fmt.Sprintf("This catalog (%s) answers HTTP 403 {\"message\":\"Forbidden\"} when it throttles too many or too fast requests, "+
-		"so this is most likely rate limiting, not a permission problem: wait 10-30 seconds, then try again with fewer parallel or smaller requests.", host)
+	return d
 }
 
 // isForbiddenThrottle reports the API Gateway throttling answer.

@@ -55,7 +55,7 @@ func TestDenialTextIsACompleteSentence(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	d := &Denial{Code: CodeRetryExhausted, Host: "example.org", Attempts: 3, ElapsedMS: 1234, LastStatus: 503,
 		LastMessage: "busy", RetryAfterMS: 2000, RetryAt: now.Add(2 * time.Second)}
-	d.Next = nextStep(d.Code, DefaultPolicy(), d.RetryAt, now, false)
+	d.Next = testAdvice(d, Situation{Now: now, ToolTimeout: DefaultPolicy().ToolTimeout})
 	want := `The catalog request to example.org was given up (retry_exhausted): the catalog kept failing on every allowed attempt; ` +
 		`3 attempt(s) in 1234 ms; last upstream answer HTTP 503 "busy"; the catalog asked to wait 2000 ms (Retry-After). ` +
 		`The catalog looks unhealthy or overloaded: wait before calling the tool again (about 2s from now, at 2026-01-01T00:00:02Z), or try another catalog.`
@@ -63,7 +63,7 @@ func TestDenialTextIsACompleteSentence(t *testing.T) {
 		t.Errorf("Error() =\n%s\nwant\n%s", got, want)
 	}
 	for _, code := range []string{CodeRetryExhausted, CodeTimeout, CodeCircuitOpen, CodeBudgetExhausted, CodeNotRetryable, CodeDeadline} {
-		if codeSummaries[code] == "" || nextStep(code, DefaultPolicy(), time.Time{}, now, false) == "" {
+		if codeSummaries[code] == "" || testAdvice(&Denial{Code: code}, Situation{Now: now, ToolTimeout: DefaultPolicy().ToolTimeout}) == "" {
 			t.Errorf("code %s has no summary or next step", code)
 		}
 	}

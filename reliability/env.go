@@ -8,9 +8,12 @@ import (
 	"time"
 )
 
-// Environment variables read by PolicyFromEnv.
+// EnvToolTimeout is the setting that limits a whole tool call
+// (Policy.ToolTimeout): advice about a call that ran out of time names it.
+const EnvToolTimeout = "STAC_MCP_TOOL_TIMEOUT_SECS"
+
+// The other environment variables read by PolicyFromEnv.
 const (
-	envToolTimeout    = "STAC_MCP_TOOL_TIMEOUT_SECS"
 	envAttemptTimeout = "STAC_MCP_ATTEMPT_TIMEOUT_SECS"
 	envMaxAttempts    = "STAC_MCP_MAX_ATTEMPTS"
 	envBackoffBase    = "STAC_MCP_BACKOFF_BASE_SECS"
@@ -34,7 +37,7 @@ func PolicyFromEnv(lookup func(string) (string, bool)) (Policy, error) {
 		dst      *time.Duration
 		accepted secondsRange
 	}{
-		{envToolTimeout, &p.ToolTimeout, toolTimeoutSecs},
+		{EnvToolTimeout, &p.ToolTimeout, toolTimeoutSecs},
 		// Up to the tool timeout, checked below once both are known.
 		{envAttemptTimeout, &p.AttemptTimeout, secondsRange{0.1, toolTimeoutSecs.max}},
 		{envBackoffBase, &p.BackoffBase, backoffBaseSecs},
@@ -91,9 +94,9 @@ func PolicyFromEnv(lookup func(string) (string, bool)) (Policy, error) {
 	case !set[envAttemptTimeout]:
 		p.AttemptTimeout = defaultAttemptTimeout(p.ToolTimeout)
 	case p.AttemptTimeout > p.ToolTimeout:
-		tool := fmt.Sprintf("%s (%v)", envToolTimeout, p.ToolTimeout)
-		if !set[envToolTimeout] {
-			tool = fmt.Sprintf("the default %s (%v)", envToolTimeout, p.ToolTimeout)
+		tool := fmt.Sprintf("%s (%v)", EnvToolTimeout, p.ToolTimeout)
+		if !set[EnvToolTimeout] {
+			tool = fmt.Sprintf("the default %s (%v)", EnvToolTimeout, p.ToolTimeout)
 		}
 		return Policy{}, fmt.Errorf("%s (%v) is longer than %s; accepted: an attempt timeout no longer than the tool timeout, or leave %s unset and it follows the tool timeout",
 			envAttemptTimeout, p.AttemptTimeout, tool, envAttemptTimeout)

@@ -21,7 +21,7 @@ func TestPolicyFromEnvDefaultsAndOverrides(t *testing.T) {
 		t.Fatalf("DefaultPolicy %+v differs from the documented policy", want)
 	}
 	p, err = PolicyFromEnv(lookupFrom(map[string]string{
-		envToolTimeout: "20", envAttemptTimeout: "2.5", envMaxAttempts: "4", envBackoffBase: "0.1",
+		EnvToolTimeout: "20", envAttemptTimeout: "2.5", envMaxAttempts: "4", envBackoffBase: "0.1",
 		envRetryAfterCap: "0", envCacheTTL: "0", envCacheMaxBytes: "1048576", envBulkheadMax: " 8 ",
 	}))
 	if err != nil {
@@ -39,8 +39,8 @@ func TestPolicyFromEnvRejectsBadValues(t *testing.T) {
 		env                     map[string]string
 		variable, value, range_ string
 	}{
-		{map[string]string{envToolTimeout: "fast"}, envToolTimeout, `"fast"`, "from 1 to 3600"},
-		{map[string]string{envToolTimeout: "0"}, envToolTimeout, `"0"`, "from 1 to 3600"},
+		{map[string]string{EnvToolTimeout: "fast"}, EnvToolTimeout, `"fast"`, "from 1 to 3600"},
+		{map[string]string{EnvToolTimeout: "0"}, EnvToolTimeout, `"0"`, "from 1 to 3600"},
 		{map[string]string{envMaxAttempts: "0"}, envMaxAttempts, `"0"`, "integer from 1 to 10"},
 		{map[string]string{envMaxAttempts: "2.5"}, envMaxAttempts, `"2.5"`, "integer from 1 to 10"},
 		{map[string]string{envBackoffBase: "-1"}, envBackoffBase, `"-1"`, "from 0 to 10"},
@@ -84,39 +84,39 @@ func TestNewFillsPartialPoliciesAndRejectsInvalidOnes(t *testing.T) {
 // the old code 1, 2 and 3 failed with "attempt timeout 4s is longer").
 func TestToolTimeoutAloneIsValidAcrossItsRange(t *testing.T) {
 	for secs := 1; secs <= 3600; secs++ {
-		p, err := PolicyFromEnv(lookupFrom(map[string]string{envToolTimeout: itoa(secs)}))
+		p, err := PolicyFromEnv(lookupFrom(map[string]string{EnvToolTimeout: itoa(secs)}))
 		if err != nil {
-			t.Fatalf("%s=%d alone: %v", envToolTimeout, secs, err)
+			t.Fatalf("%s=%d alone: %v", EnvToolTimeout, secs, err)
 		}
 		tool := time.Duration(secs) * time.Second
 		if want := (tool * 4 / 15).Round(time.Millisecond); p.ToolTimeout != tool || p.AttemptTimeout != want {
-			t.Fatalf("%s=%d: tool %v attempt %v, want %v and %v", envToolTimeout, secs, p.ToolTimeout, p.AttemptTimeout, tool, want)
+			t.Fatalf("%s=%d: tool %v attempt %v, want %v and %v", EnvToolTimeout, secs, p.ToolTimeout, p.AttemptTimeout, tool, want)
 		}
 		if p.MinUsefulAttempt > p.AttemptTimeout {
-			t.Fatalf("%s=%d: MinUsefulAttempt %v above the attempt timeout %v", envToolTimeout, secs, p.MinUsefulAttempt, p.AttemptTimeout)
+			t.Fatalf("%s=%d: MinUsefulAttempt %v above the attempt timeout %v", EnvToolTimeout, secs, p.MinUsefulAttempt, p.AttemptTimeout)
 		}
 	}
 	for _, frac := range []string{"1.5", "2.25", "59.9"} {
-		if _, err := PolicyFromEnv(lookupFrom(map[string]string{envToolTimeout: frac})); err != nil {
-			t.Errorf("%s=%s alone: %v", envToolTimeout, frac, err)
+		if _, err := PolicyFromEnv(lookupFrom(map[string]string{EnvToolTimeout: frac})); err != nil {
+			t.Errorf("%s=%s alone: %v", EnvToolTimeout, frac, err)
 		}
 	}
 	// The documented default is unchanged: 4 s of 15 s.
-	if p, _ := PolicyFromEnv(lookupFrom(map[string]string{envToolTimeout: "15"})); p != DefaultPolicy() {
-		t.Errorf("%s=15 gave %+v, want DefaultPolicy", envToolTimeout, p)
+	if p, _ := PolicyFromEnv(lookupFrom(map[string]string{EnvToolTimeout: "15"})); p != DefaultPolicy() {
+		t.Errorf("%s=15 gave %+v, want DefaultPolicy", EnvToolTimeout, p)
 	}
 	// An explicit attempt timeout is kept when it fits...
-	p, err := PolicyFromEnv(lookupFrom(map[string]string{envToolTimeout: "60", envAttemptTimeout: "4"}))
+	p, err := PolicyFromEnv(lookupFrom(map[string]string{EnvToolTimeout: "60", envAttemptTimeout: "4"}))
 	if err != nil || p.AttemptTimeout != 4*time.Second {
 		t.Errorf("explicit pair 60/4: %+v, %v; want the 4 s kept", p, err)
 	}
 	// ...and only an explicit pair that conflicts is an error, naming both.
-	_, err = PolicyFromEnv(lookupFrom(map[string]string{envToolTimeout: "2", envAttemptTimeout: "4"}))
-	if err == nil || !strings.Contains(err.Error(), envToolTimeout+" (2s)") || !strings.Contains(err.Error(), envAttemptTimeout+" (4s)") {
+	_, err = PolicyFromEnv(lookupFrom(map[string]string{EnvToolTimeout: "2", envAttemptTimeout: "4"}))
+	if err == nil || !strings.Contains(err.Error(), EnvToolTimeout+" (2s)") || !strings.Contains(err.Error(), envAttemptTimeout+" (4s)") {
 		t.Errorf("explicit pair 2/4: %v, want an error naming both settings", err)
 	}
 	_, err = PolicyFromEnv(lookupFrom(map[string]string{envAttemptTimeout: "30"}))
-	if err == nil || !strings.Contains(err.Error(), "the default "+envToolTimeout) {
+	if err == nil || !strings.Contains(err.Error(), "the default "+EnvToolTimeout) {
 		t.Errorf("attempt 30 alone: %v, want an error saying the tool timeout is the default", err)
 	}
 }

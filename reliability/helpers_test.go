@@ -125,7 +125,7 @@ func newTestLayer(t *testing.T, p Policy, respond func(int, *http.Request) (*htt
 	logs := &syncBuffer{}
 	logger := zerolog.New(logs).Level(zerolog.DebugLevel)
 	up := &fakeUpstream{respond: respond}
-	l := New(p, Options{Transport: up, Logger: &logger, Rand: rand.New(rand.NewPCG(1, 2))})
+	l := New(p, Options{Transport: up, Logger: &logger, Rand: rand.New(rand.NewPCG(1, 2)), Advice: testAdvice})
 	return &testLayer{Layer: l, logs: logs, up: up}
 }
 

@@ -40,6 +40,9 @@ type Options struct {
 	// keeps all of it in this process. While the store does not answer,
 	// the layer uses its own state.
 	Shared SharedStore
+	// Advice words the Next of every denial the layer builds: what the
+	// model should do about it (tools/advice). nil: denials carry no advice.
+	Advice Advisor
 }
 
 // Layer is the process-wide reliability state shared by all sessions.
@@ -57,6 +60,7 @@ type Layer struct {
 	guard         *dialGuard   // the NetworkPolicy, in the dedicated transport's dialer
 
 	shared *sharedState // nil without Options.Shared
+	advice Advisor      // Options.Advice
 
 	hosts  *hostTable  // per-host state, bounded by Policy.MaxHosts (hosts.go)
 	labels hostLabels  // metrics host labels, bounded by maxHostLabels
@@ -98,6 +102,7 @@ func New(p Policy, opts Options) *Layer {
 		metrics: newMetrics(),
 		cache:   newResponseCache(p.CacheTTL, p.CacheMaxBytes),
 		guard:   newDialGuard(opts.Network),
+		advice:  opts.Advice,
 	}
 	l.hosts = newHostTable(p.MaxHosts, l.newHostState, l.forgetHost)
 	l.bodies = newBodyBudget(p.BodyBudgetBytes, l.metrics)

@@ -221,24 +221,12 @@ func (r *retryLoop) deny(code string, cause error) *Denial {
 	if code == CodeCircuitOpen && r.last.class == classCircuitOpen {
 		d.Attempts = r.attempt + r.hedged // the refused attempt was never sent
 	}
-	noAnswer := d.LastStatus == 0 && d.Err != nil && code != CodeOverloaded
-	var denied *NetworkDeniedError
-	switch {
-	case errors.As(cause, &denied):
-		d.Next = denied.Advice()
-	case r.last.class == classTooLarge:
-		// The answer came; it was only too long to buffer.
-		d.Next = tooLargeNext(l.policy.MaxBodyBytes)
-	default:
-		d.Next = nextStep(code, l.policy, d.RetryAt, now, noAnswer)
+	s := Situation{Now: now, NoAnswer: d.LastStatus == 0 && d.Err != nil && code != CodeOverloaded}
+	if r.last.class == classTooLarge {
+		s.BodyLimit = l.policy.MaxBodyBytes // the answer came; it was only too long to buffer
 	}
-	if r.rec.host != "" && r.host.name != r.rec.host {
-		d.AssetHost = true
-		if next := assetHostNext(code, noAnswer); next != "" && r.last.class != classTooLarge && denied == nil {
-			d.Next = next
-		}
-	}
-	r.rec.annotate(d)
+	d.AssetHost = r.rec.host != "" && r.host.name != r.rec.host
+	l.advise(r.rec.annotate(d), s)
 	r.rec.update(func(c *callRecord) { c.denial = d })
 	if code != CodeTimeout {
 		r.host.counts.add(now, evGiveUp)

@@ -221,14 +221,6 @@ func (e *NetworkDeniedError) Error() string {
 	return fmt.Sprintf("not connecting to %s: it is %s, and this server does not reach private networks unless its operator allows them", target, e.Why)
 }
 
-// Advice is the next step for a refused connection, naming the settings
-// that change it.
-func (e *NetworkDeniedError) Advice() string {
-	return "Use a public catalog URL. If this address is a catalog the operator means to serve, the operator can set " +
-		"STAC_MCP_ALLOWED_CATALOG_HOSTS to list its host (or configure it in STAC_MCP_CATALOGS), or set " +
-		"STAC_MCP_ALLOW_PRIVATE_NETWORKS=true; calling again with the same catalog_url will be refused the same way."
-}
-
 // TrustAddress lets upstream connections reach addr (host:port) even when
 // the NetworkPolicy denies private addresses: the in-process catalogs
 // listen on 127.0.0.1. Call the returned func when the listener closes.

@@ -21,7 +21,7 @@ func guardedLayer(t *testing.T, np NetworkPolicy) *Layer {
 	p := noCache()
 	p.BackoffBase = time.Millisecond
 	log := zerolog.Nop()
-	return New(p, Options{Logger: &log, Network: np})
+	return New(p, Options{Logger: &log, Network: np, Advice: testAdvice})
 }
 
 // countingServer answers 200 {} and counts requests; it closes every

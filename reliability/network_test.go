@@ -27,7 +27,7 @@ func loopbackLayer(t *testing.T, srv *httptest.Server) *Layer {
 	if srv != nil {
 		rt = srv.Client().Transport
 	}
-	return New(p, Options{Transport: rt, Logger: &log})
+	return New(p, Options{Transport: rt, Logger: &log, Advice: testAdvice})
 }
 
 func TestResetMidBodyIsRetried(t *testing.T) {
@@ -74,7 +74,7 @@ func TestConnectionRefusedIsRetriedAtOnce(t *testing.T) {
 	p := noCache()
 	p.BackoffBase = 10 * time.Second // a jittered wait would be visible
 	log := zerolog.Nop()
-	l := New(p, Options{Logger: &log})
+	l := New(p, Options{Logger: &log, Advice: testAdvice})
 	_, err = l.Run(t.Context(), "get_root", addr, func(ctx contextLike) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
 		_, err := l.HTTPClient().Do(req)
@@ -130,7 +130,7 @@ func TestOversizedBodyIsRefusedWithoutRetry(t *testing.T) {
 	p := noCache()
 	p.MaxBodyBytes = 2048
 	log := zerolog.Nop()
-	l := New(p, Options{Transport: srv.Client().Transport, Logger: &log})
+	l := New(p, Options{Transport: srv.Client().Transport, Logger: &log, Advice: testAdvice})
 	_, err := l.Run(t.Context(), "get_item", "loopback", func(ctx contextLike) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/", nil)
 		_, err := l.HTTPClient().Do(req)
@@ -172,7 +172,7 @@ func TestADeadKeepAliveConnectionReplaysASearchAndCountsIt(t *testing.T) {
 	p.BackoffBase = 10 * time.Second // a layer retry would wait visibly
 	var logs syncBuffer
 	log := zerolog.New(&logs)
-	l := New(p, Options{Transport: srv.Client().Transport, Logger: &log})
+	l := New(p, Options{Transport: srv.Client().Transport, Logger: &log, Advice: testAdvice})
 	call := func(tool, method, body string) Receipt {
 		t.Helper()
 		rc, err := l.Run(t.Context(), tool, "loopback", func(ctx contextLike) error {

@@ -83,7 +83,7 @@ func (p Policy) Validate() error {
 		got      any
 		accepted string
 	}{
-		{toolTimeoutSecs.holds(p.ToolTimeout), envToolTimeout, p.ToolTimeout, toolTimeoutSecs.String()},
+		{toolTimeoutSecs.holds(p.ToolTimeout), EnvToolTimeout, p.ToolTimeout, toolTimeoutSecs.String()},
 		{p.AttemptTimeout >= 100*time.Millisecond && p.AttemptTimeout <= p.ToolTimeout, envAttemptTimeout, p.AttemptTimeout, "0.1 seconds up to the tool timeout"},
 		{maxAttemptsRange.holds(int64(p.MaxAttempts)), envMaxAttempts, p.MaxAttempts, maxAttemptsRange.String()},
 		{backoffBaseSecs.holds(p.BackoffBase), envBackoffBase, p.BackoffBase, backoffBaseSecs.String()},

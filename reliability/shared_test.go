@@ -84,7 +84,7 @@ func TestHungSharedStoreCostsOneBoundedOperationPerRest(t *testing.T) {
 	logs := &syncBuffer{}
 	logger := zerolog.New(logs)
 	up := &fakeUpstream{respond: always(200, `{}`)}
-	l := New(DefaultPolicy(), Options{Transport: up, Logger: &logger, Shared: store, Now: now, Rand: rand.New(rand.NewPCG(1, 2))})
+	l := New(DefaultPolicy(), Options{Transport: up, Logger: &logger, Shared: store, Now: now, Rand: rand.New(rand.NewPCG(1, 2)), Advice: testAdvice})
 	tl := &testLayer{Layer: l, logs: logs, up: up}
 
 	read := func(path string) {

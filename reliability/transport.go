@@ -219,8 +219,7 @@ func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request,
 // localLimitDenial is a request this server refused to send because one of
 // its own limits is reached (err says which).
 func (l *Layer) localLimitDenial(rec *callRecord, host string, err error) *Denial {
-	d := &Denial{Code: CodeOverloaded, Host: host, ErrorClass: classLocalLimit, ElapsedMS: since(rec.start), Err: err,
-		Next: nextStep(CodeOverloaded, l.policy, time.Time{}, l.now(), false)}
+	d := l.advise(&Denial{Code: CodeOverloaded, Host: host, ErrorClass: classLocalLimit, ElapsedMS: since(rec.start), Err: err}, Situation{})
 	rec.update(func(r *callRecord) { r.denial = d })
 	l.log.Warn().Str("event", eventRetryGiveUp).Str("reason", CodeOverloaded).Str("correlation_id", rec.correlationID).
 		Str("tool_name", rec.tool).Str("host", host).Str("error", err.Error()).Msg("request refused by a limit of this server")

@@ -242,7 +242,7 @@ func TestReadDenialAllowsAPlainRetry(t *testing.T) {
 
 func TestWriteMetrics(t *testing.T) {
 	log := zerolog.Nop()
-	l := New(noCache(), Options{Logger: &log})
+	l := New(noCache(), Options{Logger: &log, Advice: testAdvice})
 	run := func(note WriteNote, err error) {
 		_, _ = l.Run(context.Background(), "create_item", "h", func(ctx context.Context) error {
 			NoteWrite(ctx, note)

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/tools/advice"
 )
 
 // TestMain fails the package if any test leaks a goroutine (sessions,
@@ -73,7 +74,7 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if opts.Silent {
 		logger = zerolog.Nop()
 	}
-	layer := reliability.New(policy, reliability.Options{Transport: opts.Transport, Logger: &logger})
+	layer := reliability.New(policy, reliability.Options{Transport: opts.Transport, Logger: &logger, Advice: advice.Next})
 	ref := opts.CatalogURL
 	if ref == "" {
 		ref = DemoCatalog

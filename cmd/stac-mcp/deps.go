@@ -17,6 +17,7 @@ import (
 	"github.com/stacmcp/stac-mcp/reliability/redact"
 	"github.com/stacmcp/stac-mcp/reliability/sharedstate"
 	"github.com/stacmcp/stac-mcp/tools"
+	"github.com/stacmcp/stac-mcp/tools/advice"
 )
 
 // app is the process-wide wiring shared by every command.
@@ -67,7 +68,7 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := reliability.Options{Logger: &logger, Network: networkPolicy(cfg)}
+	opts := reliability.Options{Logger: &logger, Network: networkPolicy(cfg), Advice: advice.Next}
 	if shared != nil {
 		opts.Shared = shared
 	}
