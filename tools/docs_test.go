@@ -110,3 +110,32 @@ func checkDocBlock(t *testing.T, doc, marker, content string) {
 	}
 	t.Errorf("%s's %s table is out of date with the inventory; run UPDATE_README=true go test ./tools/ -run Docs and review the diff.\nwant:\n%s\ngot:\n%s", doc, marker, want, current)
 }
+
+// TestConfigurationDocStatesToolsListCost: the toolsets section of
+// docs/configuration.md gives what the default tool set and the one with
+// --allow-writes cost a model's context (TestToolsListBudget's measure), so
+// the figures cannot drift from the tools.
+func TestConfigurationDocStatesToolsListCost(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Join(strings.Fields(string(raw)), " ")
+	withCommas := func(n int) string {
+		s := fmt.Sprint(n)
+		for i := len(s) - 3; i > 0; i -= 3 {
+			s = s[:i] + "," + s[i:]
+		}
+		return s
+	}
+	def := modelBytes(t, listTools(t, newTestSession(t, testSessionOptions{})))
+	writes := modelBytes(t, listTools(t, newTestSession(t, testSessionOptions{Writes: sqliteWrites(t, t.TempDir())})))
+	for _, want := range []string{
+		fmt.Sprintf("costs %s bytes of names, descriptions and input schemas", withCommas(def)),
+		fmt.Sprintf("(%s bytes in all)", withCommas(writes)),
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("docs/configuration.md does not say %q (TestToolsListBudget's measure now)", want)
+		}
+	}
+}
