@@ -100,7 +100,7 @@ func checkDocBlock(t *testing.T, doc, marker, content string) {
 	if current == want {
 		return
 	}
-	if os.Getenv("UPDATE_README") == "true" {
+	if os.Getenv("UPDATE_README") == "true" && os.Getenv("CI") != "true" { // CI never blesses a table nobody looked at
 		updated := text[:start+len(startMarker)] + want + text[end:]
 		if err := os.WriteFile(path, []byte(updated), 0o644); err != nil {
 			t.Fatal(err)
