@@ -214,8 +214,9 @@ func prevProse(blocks []mdBlock, i int) string {
 // A command with `--image-dir DIR` writes its images to a temporary
 // directory instead, and each must be the file of that name committed in
 // DIR (on amd64, byte for byte; elsewhere, same dimensions); with
-// UPDATE_DOCS=true the committed files are rewritten (not when CI=true). A text block that no
-// command produces fails the test: show the command, or show no output.
+// UPDATE_DOCS=true the committed files are rewritten (not when CI=true).
+// A text block that no command produces fails the test: show the command,
+// or show no output.
 func TestDocCommands(t *testing.T) {
 	total := 0
 	for _, file := range docFiles(t) {
