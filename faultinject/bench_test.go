@@ -19,7 +19,7 @@ func BenchmarkDecide(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		in.Decide(keys[i%len(keys)])
+		in.decideKey(keys[i%len(keys)])
 	}
 }
 

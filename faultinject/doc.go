@@ -3,22 +3,22 @@
 //
 // A Plan names a fault rate, a weighted mix of Kinds and a seed. Each
 // upstream attempt is keyed by (tool, invocation, attempt) and the fault is
-// a pure function of the seed and that key (Plan.Decide). A run is
+// a pure function of the seed and that key. A run is
 // therefore identical whatever the goroutine interleaving, and every
 // attempt is written to a Journal a test can read back exactly.
 //
 // Where the key comes from is a KeyFunc (WithKeyFunc). DefaultKeyFunc takes
-// a context value (WithKey), test-harness headers (X-Fault-Tool,
-// X-Fault-Invocation) or the reliability layer's X-Correlation-ID, and the
-// injector numbers the attempts of each (tool, invocation) in arrival
-// order. Correlation ids are random per run, so a run keyed by them is
-// reproducible only up to those ids; KeyByRequest keys by the request's
-// content instead, which is reproducible when the calls under test send
-// distinct requests.
+// a key in the request context (the package's own tests set one),
+// test-harness headers (X-Fault-Tool, X-Fault-Invocation) or the
+// reliability layer's X-Correlation-ID, and the injector numbers the
+// attempts of each (tool, invocation) in arrival order. Correlation ids
+// are random per run, so a run keyed by them is reproducible only up to
+// those ids; KeyByRequest keys by the request's content instead, which is
+// reproducible when the calls under test send distinct requests.
 //
 // Kinds are grouped by Class (how a reliability layer must react) for
 // mixes such as EqualMix(KindsOf(ClassRetryable)...). Kinds that only
-// damage a body (Kind.BodyOnly) cannot harm a HEAD request.
+// damage a body cannot harm a HEAD request.
 //
 // An Injector applies a Plan in two forms:
 //

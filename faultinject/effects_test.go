@@ -139,7 +139,7 @@ func TestEachKindHasItsObservableEffect(t *testing.T) {
 				o := observe(t, client, http.MethodGet, url, timeout)
 				check(t, f.name, o)
 				wantInjectedHeader(t, kind, o)
-				if faults := in.Journal().Faults(); len(faults) != 1 || faults[0].Kind != kind ||
+				if faults := in.Journal().faults(); len(faults) != 1 || faults[0].Kind != kind ||
 					faults[0].Tool != "get_collection" || faults[0].Path != "/collections/sentinel-2-l2a" {
 					t.Errorf("journal faults = %+v; want exactly one %v on get_collection", faults, kind)
 				}
@@ -358,7 +358,7 @@ func wantTimedOut(t *testing.T, _ string, o observation) {
 // forms, as they would on a real server.
 func TestBodyOnlyKindsLeaveHEADUnharmed(t *testing.T) {
 	for _, kind := range AllKinds() {
-		if !kind.BodyOnly() {
+		if !kind.bodyOnly() {
 			continue
 		}
 		for _, f := range forms {

@@ -37,9 +37,9 @@ func WithKeyFunc(f KeyFunc) Option {
 	return func(in *Injector) { in.keyFunc = f }
 }
 
-// WithClock replaces time.Now for Record.Time (and the HTTP date of
+// withClock replaces time.Now for Record.Time (and the HTTP date of
 // HTTP429RetryAfterDate), so a test can compare journals field for field.
-func WithClock(now func() time.Time) Option {
+func withClock(now func() time.Time) Option {
 	return func(in *Injector) { in.now = now }
 }
 
@@ -47,8 +47,8 @@ func WithClock(now func() time.Time) Option {
 // keeps everything, the default), for an injector in front of a server that
 // runs for days. The attempt counter of a call is forgotten together with
 // its last record, so a call that retries after more than n other attempts
-// starts again at attempt 1. Records, Counts, Faults and Attempts then
-// describe only the records held.
+// starts again at attempt 1. Records then describes only the records
+// held.
 func WithJournalLimit(n int) Option {
 	return func(in *Injector) { in.journal.limit = max(n, 0) }
 }
@@ -69,12 +69,12 @@ func New(p Plan, opts ...Option) (*Injector, error) {
 // Journal is the log of every attempt this injector decided.
 func (in *Injector) Journal() *Journal { return &in.journal }
 
-// Decide is the injector's pure decision for a key, without recording it.
-func (in *Injector) Decide(k Key) Kind { return in.schedule.decide(k) }
+// decideKey is the injector's pure decision for a key, without recording it.
+func (in *Injector) decideKey(k Key) Kind { return in.schedule.decide(k) }
 
-// Reset clears the journal and the attempt counters, so the next run of
+// reset clears the journal and the attempt counters, so the next run of
 // the same requests repeats the same faults.
-func (in *Injector) Reset() {
+func (in *Injector) reset() {
 	in.mu.Lock()
 	in.attempts = make(map[Key]callAttempts)
 	in.unkeyed = 0

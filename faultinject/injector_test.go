@@ -26,7 +26,7 @@ var fixedTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func newTestInjector(t *testing.T, p Plan, opts ...Option) *Injector {
 	t.Helper()
-	in, err := New(p, append([]Option{WithClock(func() time.Time { return fixedTime })}, opts...)...)
+	in, err := New(p, append([]Option{withClock(func() time.Time { return fixedTime })}, opts...)...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -99,7 +99,7 @@ func TestScheduleIndependentOfInterleaving(t *testing.T) {
 	faults := 0
 	for _, r := range parallel {
 		if want := p.mustDecide(t, r.Key); r.Kind != want {
-			t.Errorf("record %+v has kind %v; Plan.Decide says %v", r.Key, r.Kind, want)
+			t.Errorf("record %+v has kind %v; Plan.decide says %v", r.Key, r.Kind, want)
 		}
 		if !r.Keyed || r.Method != http.MethodGet || r.Path != "/search" || !r.Time.Equal(fixedTime) {
 			t.Errorf("record %+v lacks its request details", r)
@@ -122,18 +122,18 @@ func TestJournalCountsAndResetReplays(t *testing.T) {
 	p := Plan{Seed: 5, Rate: 0.5, Mix: EqualMix(HTTP503, HTTP404)}
 	in := newTestInjector(t, p)
 	first := runShuffled(t, in, 3, 4)
-	counts := in.Journal().Counts()
+	counts := in.Journal().counts()
 	if got := counts[None] + counts[HTTP503] + counts[HTTP404]; got != len(first) || len(counts) != 3 {
 		t.Errorf("Counts() = %v; want none, http_503 and http_404 summing to %d", counts, len(first))
 	}
-	faults := in.Journal().Faults()
+	faults := in.Journal().faults()
 	if len(faults) != counts[HTTP503]+counts[HTTP404] {
 		t.Errorf("Faults() has %d records; Counts() says %d", len(faults), counts[HTTP503]+counts[HTTP404])
 	}
-	if got := in.Journal().Attempts("get_item", "7"); got != 4 {
+	if got := in.Journal().attempts("get_item", "7"); got != 4 {
 		t.Errorf("Attempts(get_item, 7) = %d; want 4", got)
 	}
-	in.Reset()
+	in.reset()
 	if n := len(in.Journal().Records()); n != 0 {
 		t.Fatalf("Reset left %d records", n)
 	}
@@ -152,7 +152,7 @@ func TestDefaultKeyFuncSources(t *testing.T) {
 		}
 		return h
 	}
-	ctx := WithKey(context.Background(), "ctx_tool", "ctx-call")
+	ctx := withKey(context.Background(), "ctx_tool", "ctx-call")
 	send(t, rt, ctx, header(HeaderTool, "ignored", HeaderInvocation, "ignored"))
 	send(t, rt, ctx, nil)
 	send(t, rt, context.Background(), header(HeaderTool, "search_items", HeaderInvocation, "17", HeaderCorrelationID, "ignored"))

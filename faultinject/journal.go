@@ -59,14 +59,14 @@ func (j *Journal) Records() []Record {
 	return out
 }
 
-// Faults returns the records whose Kind is not None, in Records order.
-func (j *Journal) Faults() []Record {
+// faults returns the records whose Kind is not None, in Records order.
+func (j *Journal) faults() []Record {
 	return slices.DeleteFunc(j.Records(), func(r Record) bool { return r.Kind == None })
 }
 
-// Counts returns how many attempts held got each kind; None counts the attempts
+// counts returns how many attempts held got each kind; None counts the attempts
 // that passed through.
-func (j *Journal) Counts() map[Kind]int {
+func (j *Journal) counts() map[Kind]int {
 	counts := make(map[Kind]int)
 	j.mu.Lock()
 	for _, r := range j.held() {
@@ -76,9 +76,9 @@ func (j *Journal) Counts() map[Kind]int {
 	return counts
 }
 
-// Attempts returns how many requests of one tool call the journal holds:
+// attempts returns how many requests of one tool call the journal holds:
 // all it made, unless a journal limit dropped the oldest.
-func (j *Journal) Attempts(tool, invocation string) int {
+func (j *Journal) attempts(tool, invocation string) int {
 	n := 0
 	j.mu.Lock()
 	for _, r := range j.held() {

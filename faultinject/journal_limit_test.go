@@ -13,7 +13,7 @@ func sendCalls(t *testing.T, in *Injector, invocations ...string) {
 	t.Helper()
 	rt := in.RoundTripper(okTransport{})
 	for _, inv := range invocations {
-		send(t, rt, WithKey(context.Background(), "t", inv), http.Header{})
+		send(t, rt, withKey(context.Background(), "t", inv), http.Header{})
 	}
 }
 
@@ -41,14 +41,14 @@ func TestJournalLimitKeepsTheNewestRecords(t *testing.T) {
 	if want := all[len(all)-5:]; !slices.Equal(got, want) {
 		t.Errorf("limited Records() = %+v;\nwant the newest five %+v", got, want)
 	}
-	counts := limited.Journal().Counts()
+	counts := limited.Journal().counts()
 	if n := counts[None] + counts[HTTP503] + counts[HTTP404]; n != 5 {
 		t.Errorf("Counts() = %v sums to %d; want 5, the records held", counts, n)
 	}
-	if n := limited.Journal().Attempts("t", "call-00"); n != 0 {
+	if n := limited.Journal().attempts("t", "call-00"); n != 0 {
 		t.Errorf("Attempts of a dropped call = %d; want 0", n)
 	}
-	if n := limited.Journal().Attempts("t", "call-22"); n != 1 {
+	if n := limited.Journal().attempts("t", "call-22"); n != 1 {
 		t.Errorf("Attempts of the newest call = %d; want 1", n)
 	}
 }
@@ -79,7 +79,7 @@ func TestJournalLimitForgetsAttemptCountersWithTheirRecords(t *testing.T) {
 	sendCalls(t, unlimited, "quiet")
 	sendCalls(t, unlimited, numbered(0, 10)...)
 	sendCalls(t, unlimited, "quiet")
-	if n := unlimited.Journal().Attempts("t", "quiet"); n != 2 {
+	if n := unlimited.Journal().attempts("t", "quiet"); n != 2 {
 		t.Errorf("unlimited Attempts(quiet) = %d; want 2", n)
 	}
 	if r := unlimited.Journal().Records(); r[len(r)-1].Attempt != 2 {

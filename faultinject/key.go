@@ -33,15 +33,15 @@ type KeyFunc func(*http.Request) (Key, bool)
 
 type contextKey struct{}
 
-// WithKey attaches a tool and invocation to ctx. DefaultKeyFunc prefers it
+// withKey attaches a tool and invocation to ctx. DefaultKeyFunc prefers it
 // over headers, which suits in-process tests whose context reaches the
 // transport.
-func WithKey(ctx context.Context, tool, invocation string) context.Context {
+func withKey(ctx context.Context, tool, invocation string) context.Context {
 	return context.WithValue(ctx, contextKey{}, Key{Tool: tool, Invocation: invocation})
 }
 
 // DefaultKeyFunc looks, in order, for:
-//  1. a key attached with WithKey to the request context;
+//  1. a key attached to the request context (withKey, in the package's own tests);
 //  2. the HeaderInvocation header, with the tool from HeaderTool (may be empty);
 //  3. the HeaderCorrelationID header, with the tool from HeaderTool.
 //

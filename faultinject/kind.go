@@ -168,7 +168,7 @@ var kindClasses = [kindCount]Class{
 }
 
 // String is the kind's stable snake_case name, as used in journals,
-// benchmark names and ParseKind.
+// benchmark names (parseKind reads it back).
 func (k Kind) String() string {
 	if k >= kindCount {
 		return fmt.Sprintf("kind(%d)", uint8(k))
@@ -184,11 +184,11 @@ func (k Kind) Class() Class {
 	return kindClasses[k]
 }
 
-// BodyOnly reports whether the kind's whole effect is in the response
+// bodyOnly reports whether the kind's whole effect is in the response
 // body. A HEAD request has no body, so these kinds leave it unharmed
 // (both forms then answer with headers only, as a real server would); a
 // harness measuring HEAD-heavy tools should leave them out of the mix.
-func (k Kind) BodyOnly() bool {
+func (k Kind) bodyOnly() bool {
 	switch k {
 	case ResetMidBody, EOFAfterHeaders, TruncatedBody, SlowBody, MalformedJSON, NotSTACJSON, OversizedBody:
 		return true
@@ -231,8 +231,8 @@ func KindsOf(classes ...Class) []Kind {
 	return kinds
 }
 
-// ParseKind is the inverse of Kind.String.
-func ParseKind(name string) (Kind, error) {
+// parseKind is the inverse of Kind.String.
+func parseKind(name string) (Kind, error) {
 	for k, n := range kindNames {
 		if n == name {
 			return Kind(k), nil

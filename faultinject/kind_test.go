@@ -17,9 +17,9 @@ func TestKindNamesRoundTripAndAreUnique(t *testing.T) {
 			t.Errorf("kinds %d and %d share the name %q", prev, k, name)
 		}
 		seen[name] = k
-		parsed, err := ParseKind(name)
+		parsed, err := parseKind(name)
 		if err != nil || parsed != k {
-			t.Errorf("ParseKind(%q) = %v, %v; want %v", name, parsed, err, k)
+			t.Errorf("parseKind(%q) = %v, %v; want %v", name, parsed, err, k)
 		}
 		if k != None && k.Class() == ClassNone {
 			t.Errorf("kind %v has no class", k)
@@ -31,9 +31,9 @@ func TestKindNamesRoundTripAndAreUnique(t *testing.T) {
 }
 
 func TestParseKindRejectsUnknownNames(t *testing.T) {
-	_, err := ParseKind("http_999")
+	_, err := parseKind("http_999")
 	if err == nil || !strings.Contains(err.Error(), `"http_999"`) || !strings.Contains(err.Error(), "http_503") {
-		t.Errorf("ParseKind(http_999) error = %v; want it to name the input and list accepted kinds", err)
+		t.Errorf("parseKind(http_999) error = %v; want it to name the input and list accepted kinds", err)
 	}
 }
 

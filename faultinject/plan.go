@@ -8,8 +8,8 @@ import (
 
 // Plan says how often to inject faults and which ones.
 //
-// Every decision is a pure function of (Seed, tool, invocation, attempt):
-// see Plan.Decide. The same plan therefore produces the same faults on the
+// Every decision is a pure function of (Seed, tool, invocation, attempt).
+// The same plan therefore produces the same faults on the
 // same requests whatever the goroutine interleaving or the traffic of other
 // tools.
 type Plan struct {
@@ -42,16 +42,16 @@ type Key struct {
 	Attempt    int
 }
 
-// Validate reports the first setting no injector can run with.
-func (p Plan) Validate() error {
+// validate reports the first setting no injector can run with.
+func (p Plan) validate() error {
 	_, err := p.compile()
 	return err
 }
 
-// Decide returns the fault for one attempt, or None. It is pure: the same
+// decide returns the fault for one attempt, or None. It is pure: the same
 // plan and key always give the same answer. It validates the plan on every
-// call; Injector.Decide gives the same answers from a plan validated once.
-func (p Plan) Decide(k Key) (Kind, error) {
+// call; Injector.decideKey gives the same answers from a plan validated once.
+func (p Plan) decide(k Key) (Kind, error) {
 	s, err := p.compile()
 	if err != nil {
 		return None, err

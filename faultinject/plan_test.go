@@ -10,7 +10,7 @@ import (
 
 func mustDecide(t *testing.T, p Plan, k Key) Kind {
 	t.Helper()
-	kind, err := p.Decide(k)
+	kind, err := p.decide(k)
 	if err != nil {
 		t.Fatalf("Decide(%+v): %v", k, err)
 	}
@@ -133,7 +133,7 @@ func TestPlanValidationNamesTheParameter(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.plan.Validate()
+			err := c.plan.validate()
 			if err == nil {
 				t.Fatalf("Validate accepted %+v", c.plan)
 			}
@@ -147,7 +147,7 @@ func TestPlanValidationNamesTheParameter(t *testing.T) {
 			}
 		})
 	}
-	if err := (Plan{Seed: 1}).Validate(); err != nil {
+	if err := (Plan{Seed: 1}).validate(); err != nil {
 		t.Errorf("a zero-rate plan without a mix is valid (no faults), got %v", err)
 	}
 }

@@ -157,9 +157,9 @@ func recordFrom(ctx context.Context) *callRecord {
 	return r
 }
 
-// CorrelationID returns the correlation id of the tool call ctx belongs to,
+// correlationIDOf returns the correlation id of the tool call ctx belongs to,
 // or "" outside Run.
-func CorrelationID(ctx context.Context) string {
+func correlationIDOf(ctx context.Context) string {
 	if r := recordFrom(ctx); r != nil && r.insideRun {
 		return r.correlationID
 	}
@@ -372,8 +372,8 @@ func (l *Layer) complete(rec *callRecord, rc Receipt, err error) {
 		Bool("cache_hit", rc.CacheHit).Str("host", rc.CatalogHost).Msg("tool call complete")
 }
 
-// Meta is the receipt as a map for an MCP result's _meta.
-func (r Receipt) Meta() map[string]any {
+// meta is the receipt as a map for an MCP result's _meta.
+func (r Receipt) meta() map[string]any {
 	m := map[string]any{
 		"correlation_id": r.CorrelationID, "tool_name": r.Tool, "attempts": r.Attempts, "retries": r.Retries,
 		"upstream_requests": r.UpstreamRequests, "elapsed_ms": r.ElapsedMS, "cache_hit": r.CacheHit,

@@ -68,7 +68,7 @@ func TestReceiptMatchesUpstreamHitsAcrossRequests(t *testing.T) {
 		if rc.ElapsedMS < 0 || rc.CatalogHost != testHost || rc.Tool != "search_items" || len(rc.CorrelationID) != 16 {
 			t.Errorf("receipt %+v has wrong identity fields", rc)
 		}
-		if m := rc.Meta(); m["attempts"] != 6 || m["correlation_id"] != rc.CorrelationID {
+		if m := rc.meta(); m["attempts"] != 6 || m["correlation_id"] != rc.CorrelationID {
 			t.Errorf("Meta() = %v", m)
 		}
 	})

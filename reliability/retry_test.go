@@ -280,7 +280,7 @@ func TestBaseTransportSeesTheCallInfo(t *testing.T) {
 		if len(got) != 2 || got[0] != (seen{"get_root", rc.CorrelationID, true}) || got[1].tool != "unknown" || got[1].inside {
 			t.Errorf("call info seen upstream %+v, want get_root inside Run then unknown outside", got)
 		}
-		if CorrelationID(context.Background()) != "" {
+		if correlationIDOf(context.Background()) != "" {
 			t.Error("a bare context has a correlation id")
 		}
 	})

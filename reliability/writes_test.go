@@ -211,7 +211,7 @@ func TestReceiptAndDenialCarryTheWrite(t *testing.T) {
 			!strings.Contains(d.Error(), "same idempotency_key") {
 			t.Errorf("write denial %+v: want recovery retry_same_key, the key and the side effect", d)
 		}
-		m := rc.Meta()
+		m := rc.meta()
 		if m["side_effect"] != SideEffectUpdate || m["idempotency_key"] != "k-7" || m["replay_decision"] != DecisionExecuted {
 			t.Errorf("Meta() = %v", m)
 		}

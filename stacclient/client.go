@@ -129,8 +129,8 @@ func New(baseURL string, opts Options) (*Client, error) {
 	return c, nil
 }
 
-// BaseURL is the catalog root URL as configured.
-func (c *Client) BaseURL() string { return c.baseRaw }
+// baseURL is the catalog root URL as configured.
+func (c *Client) baseURL() string { return c.baseRaw }
 
 // endpoint resolves path segments below the base URL: "/stac" and "/stac/"
 // both give "/stac/conformance". Segments are path-escaped, so an id with a

@@ -60,13 +60,6 @@ func (c *Client) rootLinkBase() *url.URL {
 	return c.base
 }
 
-// CatalogAt fetches a STAC Catalog (or landing page) at href, e.g. a child
-// link of a static catalog.
-func (c *Client) CatalogAt(ctx context.Context, href string) (*Catalog, error) {
-	cat, _, err := c.fetchCatalog(ctx, href)
-	return cat, err
-}
-
 func (c *Client) fetchCatalog(ctx context.Context, href string) (*Catalog, *url.URL, error) {
 	var cat Catalog
 	fb, err := c.getJSON(ctx, Request{Method: "GET", URL: href}, acceptJSON, &cat, "catalog (landing page)", func() string {

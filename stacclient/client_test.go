@@ -26,8 +26,8 @@ func TestNewValidatesBaseURL(t *testing.T) {
 		t.Error("a negative MaxBodyBytes was accepted")
 	}
 	c, err := New("https://earth-search.aws.element84.com/v1", Options{})
-	if err != nil || c.BaseURL() != "https://earth-search.aws.element84.com/v1" {
-		t.Errorf("New: %v, BaseURL %q", err, c.BaseURL())
+	if err != nil || c.baseURL() != "https://earth-search.aws.element84.com/v1" {
+		t.Errorf("New: %v, BaseURL %q", err, c.baseURL())
 	}
 }
 

@@ -78,11 +78,8 @@ func (ic *ItemCollection) UnusableMatched() string {
 	return ""
 }
 
-// NextLink is the page's first rel=next link, or nil.
-func (ic *ItemCollection) NextLink() *Link { return FindLink(ic.Links, "next") }
-
-// NextLink is the page's first rel=next link, or nil.
-func (cl *CollectionList) NextLink() *Link { return FindLink(cl.Links, "next") }
+// nextLink is the page's first rel=next link, or nil.
+func (ic *ItemCollection) nextLink() *Link { return FindLink(ic.Links, "next") }
 
 // FindLink returns the first link with the relation rel (compared
 // case-insensitively), or nil.

@@ -163,7 +163,7 @@ func TestItemCollectionMatchedAndNextLink(t *testing.T) {
 	if n, ok := ic.Matched(); !ok || n != 7 {
 		t.Errorf("Matched from context = %d, %v", n, ok)
 	}
-	if l := ic.NextLink(); l == nil || l.Href != "n1" || l.LinkMethod() != "GET" {
+	if l := ic.nextLink(); l == nil || l.Href != "n1" || l.LinkMethod() != "GET" {
 		t.Errorf("NextLink = %+v, want the first next link", l)
 	}
 	var none ItemCollection

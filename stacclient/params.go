@@ -203,10 +203,10 @@ func ParseStringList(param string, v any) ([]string, error) {
 	return items, nil
 }
 
-// SearchParamForms gives, per search parameter name, the accepted forms that
+// searchParamForms gives, per search parameter name, the accepted forms that
 // ParseSearch's errors quote, so that tool descriptions and input schemas can
 // say the same thing the errors say.
-var SearchParamForms = map[string]string{
+var searchParamForms = map[string]string{
 	"collections": stringListAccepted,
 	"ids":         stringListAccepted,
 	"bbox":        bboxAccepted,

@@ -216,8 +216,8 @@ func TestParamFormsMatchTheErrors(t *testing.T) {
 		"datetime": {Datetime: "x"}, "query": {Query: "x"}, "filter": {Filter: 1.0}, "filter-lang": {FilterLang: "x"},
 		"sortby": {SortBy: 1.0}, "fields": {Fields: 1.0}, "limit": {Limit: "x"},
 	}
-	if len(bad) != len(SearchParamForms) {
-		t.Fatalf("SearchParamForms has %d parameters, the test covers %d", len(SearchParamForms), len(bad))
+	if len(bad) != len(searchParamForms) {
+		t.Fatalf("searchParamForms has %d parameters, the test covers %d", len(searchParamForms), len(bad))
 	}
 	for param, raw := range bad {
 		_, err := ParseSearch(raw)
@@ -226,8 +226,8 @@ func TestParamFormsMatchTheErrors(t *testing.T) {
 			t.Errorf("%s: error %v does not name %s", param, err, param)
 			continue
 		}
-		if pe.Accepted != SearchParamForms[param] {
-			t.Errorf("%s: error accepts %q, SearchParamForms says %q", param, pe.Accepted, SearchParamForms[param])
+		if pe.Accepted != searchParamForms[param] {
+			t.Errorf("%s: error accepts %q, searchParamForms says %q", param, pe.Accepted, searchParamForms[param])
 		}
 	}
 }

@@ -30,10 +30,9 @@ type Server struct {
 	Addr string // 127.0.0.1:port
 	URL  string // redis://127.0.0.1:port/0
 
-	cmd    *exec.Cmd
-	output *syncBuffer
-	mu     sync.Mutex
-	done   chan struct{}
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	done chan struct{}
 
 	t    testing.TB
 	bin  string
@@ -86,7 +85,7 @@ func startOn(t testing.TB, bin string, port int) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", bin, err)
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, output: out, done: make(chan struct{}), t: t, bin: bin, port: port}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, done: make(chan struct{}), t: t, bin: bin, port: port}
 	s.URL = "redis://" + s.Addr + "/0"
 	go func() { _ = cmd.Wait(); close(s.done) }()
 	if err := s.waitReady(10 * time.Second); err != nil {
@@ -159,16 +158,13 @@ func (s *Server) Restart() {
 	for range 20 {
 		var n *Server
 		if n, err = startOn(s.t, s.bin, s.port); err == nil {
-			s.cmd, s.output, s.done = n.cmd, n.output, n.done
+			s.cmd, s.done = n.cmd, n.done
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	s.t.Fatalf("redistest: restarting redis-server on port %d: %v", s.port, err)
 }
-
-// Output is what redis-server printed (warnings and errors).
-func (s *Server) Output() string { return s.output.String() }
 
 func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

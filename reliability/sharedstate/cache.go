@@ -142,8 +142,8 @@ func (s *Store) Invalidate(ctx context.Context, hosts []string, all bool) error 
 	return s.wrap("invalidate", err)
 }
 
-// CacheBytes is the size of the cached entries as the cache accounts it.
-func (s *Store) CacheBytes(ctx context.Context) (int64, error) {
+// cacheBytes is the size of the cached entries as the cache accounts it.
+func (s *Store) cacheBytes(ctx context.Context) (int64, error) {
 	n, err := s.client.Get(ctx, s.key("cache", "bytes")).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil

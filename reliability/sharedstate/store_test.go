@@ -299,7 +299,7 @@ func TestCacheSizeBound(t *testing.T) {
 					t.Fatalf("write %d: %v %v", i, ok, err)
 				}
 			}
-			used, _ := s.CacheBytes(ctx)
+			used, _ := s.cacheBytes(ctx)
 			if used > 1000 || used != 9*103 {
 				t.Fatalf("%d bytes accounted after 20 entries of 103 under a 1000-byte bound, want %d", used, 9*103)
 			}
@@ -311,7 +311,7 @@ func TestCacheSizeBound(t *testing.T) {
 			}
 			// Rewriting an entry replaces its size rather than adding to it.
 			_, _ = s.CacheWrite(ctx, "h", "19", "0.0", entry(19), time.Hour, 1000)
-			if used, _ := s.CacheBytes(ctx); used != 9*103 {
+			if used, _ := s.cacheBytes(ctx); used != 9*103 {
 				t.Errorf("after rewriting one entry: %d bytes, want %d", used, 9*103)
 			}
 		})
@@ -327,13 +327,13 @@ func TestCacheForgetsExpiredEntries(t *testing.T) {
 	for i := range 5 {
 		_, _ = s.CacheWrite(ctx, "h", fmt.Sprint(i), "0.0", []byte("0.0\n0123456789"), time.Second, 1000)
 	}
-	if used, _ := s.CacheBytes(ctx); used != 5*14 {
+	if used, _ := s.cacheBytes(ctx); used != 5*14 {
 		t.Fatalf("%d bytes, want %d", used, 5*14)
 	}
 	mini.SetTime(start.Add(2 * time.Second))
 	mini.FastForward(2 * time.Second)
 	_, _ = s.CacheWrite(ctx, "h", "new", "0.0", []byte("0.0\nabc"), time.Second, 1000)
-	if used, _ := s.CacheBytes(ctx); used != 7 {
+	if used, _ := s.cacheBytes(ctx); used != 7 {
 		t.Errorf("after the entries expired and one more was written: %d bytes, want 7", used)
 	}
 	if n, _ := mini.ZMembers("stac-mcp:cache:index"); len(n) != 1 {

@@ -7,8 +7,8 @@ import (
 
 // Planetary Computer addresses.
 const (
-	// CatalogURL is the Planetary Computer STAC API.
-	CatalogURL = "https://planetarycomputer.microsoft.com/api/stac/v1"
+	// stacAPIURL is the Planetary Computer STAC API.
+	stacAPIURL = "https://planetarycomputer.microsoft.com/api/stac/v1"
 	// DefaultTokenURL is the Data Authentication API's per-collection token
 	// endpoint; the collection id is appended as one more path segment.
 	DefaultTokenURL = "https://planetarycomputer.microsoft.com/api/sas/v1/token"

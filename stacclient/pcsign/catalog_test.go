@@ -7,7 +7,7 @@ func TestIsPlanetaryComputer(t *testing.T) {
 		url  string
 		want bool
 	}{
-		{CatalogURL, true},
+		{stacAPIURL, true},
 		{"https://planetarycomputer.microsoft.com/api/stac/v1/", true},
 		{"https://PlanetaryComputer.Microsoft.com/api/stac/v1", true},
 		{"https://planetarycomputer.microsoft.com/api/stac/v1/collections/naip", true},

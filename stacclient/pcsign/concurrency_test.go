@@ -89,7 +89,7 @@ func TestConcurrentSignHrefCallsShareOneFetch(t *testing.T) {
 		results := make(chan signResult, callers)
 		for range callers {
 			go func() {
-				href, ok, err := signer.SignHref(context.Background(), "naip", azureHref)
+				href, ok, err := signer.signHref(context.Background(), "naip", azureHref)
 				results <- signResult{href, ok, err}
 			}()
 		}
@@ -102,7 +102,7 @@ func TestConcurrentSignHrefCallsShareOneFetch(t *testing.T) {
 		for range callers {
 			r := <-results
 			if r.err != nil || !r.ok || r.href != want {
-				t.Errorf("SignHref = %q, %v, %v; want %q", r.href, r.ok, r.err, want)
+				t.Errorf("signHref = %q, %v, %v; want %q", r.href, r.ok, r.err, want)
 			}
 		}
 		if n := endpoint.count("naip"); n != 1 {

@@ -29,12 +29,12 @@ func NeedsSigning(href string) bool {
 	return !u.Query().Has(signatureParam)
 }
 
-// SignHref returns href with collectionID's token appended to its query,
+// signHref returns href with collectionID's token appended to its query,
 // keeping the query it already has, and true. Hrefs that NeedsSigning
 // rejects come back unchanged with false and no token is fetched. An error
 // (an *Error matching ErrSigningFailed) means the href needed signing and
 // could not be signed; the returned href is then the unsigned one.
-func (s *Signer) SignHref(ctx context.Context, collectionID, href string) (string, bool, error) {
+func (s *Signer) signHref(ctx context.Context, collectionID, href string) (string, bool, error) {
 	if !NeedsSigning(href) {
 		return href, false, nil
 	}

@@ -72,9 +72,9 @@ func TestSignHrefAppendsTokenAndKeepsQuery(t *testing.T) {
 	signer := startSigner(t, endpoint, clock, Options{})
 	ctx := context.Background()
 
-	signed, ok, err := signer.SignHref(ctx, "sentinel-2-l2a", azureHref)
+	signed, ok, err := signer.signHref(ctx, "sentinel-2-l2a", azureHref)
 	if err != nil || !ok {
-		t.Fatalf("SignHref = %q, %v, %v; want signed", signed, ok, err)
+		t.Fatalf("signHref = %q, %v, %v; want signed", signed, ok, err)
 	}
 	if want := azureHref + "?" + tokenValue("sentinel-2-l2a", 1); signed != want {
 		t.Errorf("signed href\n got %s\nwant %s", signed, want)
@@ -84,9 +84,9 @@ func TestSignHrefAppendsTokenAndKeepsQuery(t *testing.T) {
 	}
 
 	withQuery := azureHref + "?versionid=2023-10-08"
-	signed, ok, err = signer.SignHref(ctx, "sentinel-2-l2a", withQuery)
+	signed, ok, err = signer.signHref(ctx, "sentinel-2-l2a", withQuery)
 	if err != nil || !ok {
-		t.Fatalf("SignHref(with query) = %q, %v, %v; want signed", signed, ok, err)
+		t.Fatalf("signHref(with query) = %q, %v, %v; want signed", signed, ok, err)
 	}
 	if want := withQuery + "&" + tokenValue("sentinel-2-l2a", 1); signed != want {
 		t.Errorf("signed href with query\n got %s\nwant %s", signed, want)
@@ -103,9 +103,9 @@ func TestSignHrefLeavesOtherHrefsAloneWithoutFetching(t *testing.T) {
 
 	alreadySigned := azureHref + "?" + tokenValue("sentinel-2-l2a", 7)
 	for _, href := range []string{s3Href, pcDataHref, alreadySigned, "./B02.tif", ""} {
-		got, ok, err := signer.SignHref(context.Background(), "sentinel-2-l2a", href)
+		got, ok, err := signer.signHref(context.Background(), "sentinel-2-l2a", href)
 		if err != nil || ok || got != href {
-			t.Errorf("SignHref(%q) = %q, %v, %v; want it unchanged, false, nil", href, got, ok, err)
+			t.Errorf("signHref(%q) = %q, %v, %v; want it unchanged, false, nil", href, got, ok, err)
 		}
 	}
 	if n := endpoint.count("sentinel-2-l2a"); n != 0 {
@@ -119,9 +119,9 @@ func TestSignHrefFailureKeepsHrefAndSaysUnsigned(t *testing.T) {
 	endpoint.setRespond(func(string, int) answer { return answer{503, `{"detail":"Service Unavailable"}`} })
 	signer := startSigner(t, endpoint, clock, Options{})
 
-	got, ok, err := signer.SignHref(context.Background(), "naip", azureHref)
+	got, ok, err := signer.signHref(context.Background(), "naip", azureHref)
 	if err == nil || ok || got != azureHref {
-		t.Fatalf("SignHref = %q, %v, %v; want the unsigned href, false and an error", got, ok, err)
+		t.Fatalf("signHref = %q, %v, %v; want the unsigned href, false and an error", got, ok, err)
 	}
 	if !errors.Is(err, ErrSigningFailed) {
 		t.Errorf("error %v does not match ErrSigningFailed", err)

@@ -50,7 +50,7 @@ func TestRequestCounterIsBounded(t *testing.T) {
 	for i := 0; i < maxCountedPaths+5; i++ {
 		serveDirect(t, s, http.MethodGet, fmt.Sprintf("/nowhere/%d", i), "")
 	}
-	counts := s.Requests()
+	counts := s.requestCounts()
 	if len(counts) != maxCountedPaths+1 || counts[otherPaths] != 5 {
 		t.Errorf("%d keys, OTHER=%d; want %d keys and OTHER=5", len(counts), counts[otherPaths], maxCountedPaths+1)
 	}

@@ -55,8 +55,8 @@ func FuzzLoadFS(f *testing.F) {
 			}
 			return
 		}
-		if store.ItemCount() > 3 || store.CollectionCount() > 2 {
-			t.Fatalf("three files gave %d collections and %d items", store.CollectionCount(), store.ItemCount())
+		if store.ItemCount() > 3 || store.collectionCount() > 2 {
+			t.Fatalf("three files gave %d collections and %d items", store.collectionCount(), store.ItemCount())
 		}
 		srv := New(store, Options{})
 		for _, target := range []string{"/", "/collections", "/search?limit=5", "/collections/c/items"} {

@@ -19,9 +19,9 @@ func TestLoadDirJoplin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if store.CollectionCount() != 1 || store.ItemCount() != 30 || len(store.Notes) != 0 {
+	if store.collectionCount() != 1 || store.ItemCount() != 30 || len(store.Notes) != 0 {
 		t.Fatalf("loaded %d collections, %d items, notes %v; want 1, 30, none",
-			store.CollectionCount(), store.ItemCount(), store.Notes)
+			store.collectionCount(), store.ItemCount(), store.Notes)
 	}
 	ts := startServerWith(t, store, Options{})
 	ids, pages, _ := ts.followAll(t, http.MethodGet, "/collections/joplin/items", nil, 10)
@@ -47,8 +47,8 @@ func TestLoadSpecExamplesRecordsWhatItSkips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if store.CollectionCount() != 2 {
-		t.Errorf("collections %d, want 2 (extensions-collection, sentinel-2)", store.CollectionCount())
+	if store.collectionCount() != 2 {
+		t.Errorf("collections %d, want 2 (extensions-collection, sentinel-2)", store.collectionCount())
 	}
 	notes := strings.Join(store.Notes, "\n")
 	for _, want := range []string{`"sentinel-2"`, "CS3-20160503_132131_08", `"landsat-8-l1" is not in the catalog`} {
@@ -126,8 +126,8 @@ func TestLoadFSSkipsWhatCannotBeRead(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load failed: %v", err)
 			}
-			if store.CollectionCount() != 1 || store.ItemCount() != 1 {
-				t.Errorf("loaded %d collections and %d items, want the good collection and item", store.CollectionCount(), store.ItemCount())
+			if store.collectionCount() != 1 || store.ItemCount() != 1 {
+				t.Errorf("loaded %d collections and %d items, want the good collection and item", store.collectionCount(), store.ItemCount())
 			}
 			if notes := strings.Join(store.Notes, "\n"); !strings.Contains(notes, c.mention) {
 				t.Errorf("notes %q should mention %q", notes, c.mention)
@@ -192,8 +192,8 @@ func TestLoadDemoCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if store.CollectionCount() == 0 || store.ItemCount() == 0 {
-		t.Fatalf("demo catalog loaded %d collections and %d items", store.CollectionCount(), store.ItemCount())
+	if store.collectionCount() == 0 || store.ItemCount() == 0 {
+		t.Fatalf("demo catalog loaded %d collections and %d items", store.collectionCount(), store.ItemCount())
 	}
 	// Every item file and every collection file of the demo is served.
 	itemFiles, err := fs.Glob(demo.FS, "*/items/*.json")
@@ -204,15 +204,15 @@ func TestLoadDemoCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if store.ItemCount() != len(itemFiles) || store.CollectionCount() != len(collFiles) || len(store.Notes) != 0 {
+	if store.ItemCount() != len(itemFiles) || store.collectionCount() != len(collFiles) || len(store.Notes) != 0 {
 		t.Errorf("loaded %d items of %d files and %d collections of %d files; notes %v",
-			store.ItemCount(), len(itemFiles), store.CollectionCount(), len(collFiles), store.Notes)
+			store.ItemCount(), len(itemFiles), store.collectionCount(), len(collFiles), store.Notes)
 	}
 	ts := startServerWith(t, store, Options{})
 	r := ts.get(t, "/collections?limit=100")
 	wantStatus(t, r, http.StatusOK)
-	if n := numberField(t, r.body, "numberMatched"); n != store.CollectionCount() {
-		t.Errorf("/collections matched %d, store has %d", n, store.CollectionCount())
+	if n := numberField(t, r.body, "numberMatched"); n != store.collectionCount() {
+		t.Errorf("/collections matched %d, store has %d", n, store.collectionCount())
 	}
 	ids, _, _ := ts.followAll(t, http.MethodPost, "/search", map[string]any{"limit": 50}, 100)
 	if len(ids) != store.ItemCount() {

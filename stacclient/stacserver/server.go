@@ -104,10 +104,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// Requests returns a copy of the request counts keyed "METHOD /path"
+// requestCounts returns a copy of the request counts keyed "METHOD /path"
 // (for example "POST /search"). After maxCountedPaths distinct keys, new
 // paths are counted under "OTHER".
-func (s *Server) Requests() map[string]int {
+func (s *Server) requestCounts() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[string]int, len(s.requests))

@@ -309,7 +309,7 @@ func TestRequestCountsAndHook(t *testing.T) {
 	if n := ts.api.RequestCount("GET", "/search"); n != 2 {
 		t.Errorf("GET /search count %d, want 2", n)
 	}
-	counts := ts.api.Requests()
+	counts := ts.api.requestCounts()
 	if counts["POST /search"] != 1 || counts["GET /collections"] != 1 {
 		t.Errorf("counts %v", counts)
 	}

@@ -241,8 +241,8 @@ func (s *Store) allItems(collections []string) []*storedItem {
 	return out
 }
 
-// CollectionCount and ItemCount let tests and loaders check what was loaded.
-func (s *Store) CollectionCount() int { return len(s.collections) }
+// collectionCount and ItemCount let tests and loaders check what was loaded.
+func (s *Store) collectionCount() int { return len(s.collections) }
 
 // ItemCount is the number of items across all collections.
 func (s *Store) ItemCount() int {
