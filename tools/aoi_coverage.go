@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/footprint"
+	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 )
 
 // How an item meets the requested area, measured once for every tool that

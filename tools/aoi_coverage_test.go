@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacmcp/stac-mcp/tools/footprint"
+	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 )
 
 // TestSummariesSayHowMuchOfTheAreaEachItemCovers: with a bbox or an

@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/footprint"
+	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 )
 
 // CheckCoverageIn is an area of interest and a search to measure over it.

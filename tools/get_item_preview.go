@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/picture"
+	"github.com/stacmcp/stac-mcp/tools/internal/picture"
 )
 
 // GetItemPreviewIn names an item and, optionally, which asset to show.

@@ -9,8 +9,8 @@ import (
 	"github.com/paulmach/orb"
 	"github.com/rs/zerolog"
 
-	"github.com/stacmcp/stac-mcp/tools/mapimage"
-	"github.com/stacmcp/stac-mcp/tools/picture"
+	"github.com/stacmcp/stac-mcp/tools/internal/mapimage"
+	"github.com/stacmcp/stac-mcp/tools/internal/picture"
 )
 
 // mapCache keeps the last few maps drawn, by a digest of everything drawn

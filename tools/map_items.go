@@ -11,9 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/footprint"
-	"github.com/stacmcp/stac-mcp/tools/mapimage"
-	"github.com/stacmcp/stac-mcp/tools/picture"
+	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
+	"github.com/stacmcp/stac-mcp/tools/internal/mapimage"
+	"github.com/stacmcp/stac-mcp/tools/internal/picture"
 )
 
 // MapItemsIn is a search to draw, and how to colour it.

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/footprint"
+	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 )
 
 // What the visual tools (get_item_preview, map_items, check_coverage)

@@ -23,12 +23,12 @@ import (
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
-	"github.com/stacmcp/stac-mcp/tools/footprint"
-	"github.com/stacmcp/stac-mcp/tools/mapimage"
+	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
+	"github.com/stacmcp/stac-mcp/tools/internal/mapimage"
 )
 
 // previewAssets serves the picture package's test images (our own, generated:
-// tools/picture/testdata/make_images.go) as STAC assets, with a few
+// tools/internal/picture/testdata/make_images.go) as STAC assets, with a few
 // failure modes, and records what it was asked.
 type previewAssets struct {
 	mu       sync.Mutex
@@ -52,7 +52,7 @@ func (h *previewAssets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if name == "flaky.jpg" || name == "blob/scene.jpg" {
 		name = "scene.jpg"
 	}
-	data, err := os.ReadFile(filepath.Join("picture", "testdata", filepath.Base(name)))
+	data, err := os.ReadFile(filepath.Join("internal", "picture", "testdata", filepath.Base(name)))
 	if err != nil {
 		http.NotFound(w, r)
 		return

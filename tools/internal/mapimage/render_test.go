@@ -15,9 +15,9 @@ import (
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver/demo"
-	"github.com/stacmcp/stac-mcp/tools/footprint"
-	"github.com/stacmcp/stac-mcp/tools/picture"
-	"github.com/stacmcp/stac-mcp/tools/picture/picturetest"
+	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
+	"github.com/stacmcp/stac-mcp/tools/internal/picture"
+	"github.com/stacmcp/stac-mcp/tools/internal/picture/picturetest"
 )
 
 // demoFootprints reads demo catalog items of the given collections whose

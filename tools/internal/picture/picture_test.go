@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stacmcp/stac-mcp/tools/picture/picturetest"
+	"github.com/stacmcp/stac-mcp/tools/internal/picture/picturetest"
 )
 
 // Golden images: Make's output for each test image, decoded and compared
 // pixel by pixel with a tolerance (picturetest.CompareGolden).
 //
-//	UPDATE_GOLDEN=true go test ./tools/picture/   # rewrite testdata/golden
+//	UPDATE_GOLDEN=true go test ./tools/internal/picture/   # rewrite testdata/golden
 func TestMakeMatchesGoldenImages(t *testing.T) {
 	cases := []struct {
 		in       string
@@ -139,7 +139,7 @@ func TestEncodeShrinksUntilUnderBudget(t *testing.T) {
 // short minimisation (the seeds are tens of kilobytes, and minimising each
 // new input for the default 60 s looks like a hang):
 //
-//	go test ./tools/picture/ -run XXX -fuzz FuzzMake -fuzztime 2m -fuzzminimizetime 3s
+//	go test ./tools/internal/picture/ -run XXX -fuzz FuzzMake -fuzztime 2m -fuzzminimizetime 3s
 func FuzzMake(f *testing.F) {
 	entries, err := os.ReadDir("testdata")
 	if err != nil {

@@ -90,7 +90,7 @@ func TestNewAreaRefusesWhatCannotBeMeasured(t *testing.T) {
 // summary's aoi_coverage_pct (and estimate_data_size per item): one
 // footprint of 40 vertices against a bbox.
 //
-//	go test -run '^$' -bench Overlap -benchtime 200x ./tools/footprint/
+//	go test -run '^$' -bench Overlap -benchtime 200x ./tools/internal/footprint/
 func BenchmarkOverlap(b *testing.B) {
 	area, err := NewArea(mustBBox(b, 10, 45, 11, 46))
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/paulmach/orb"
 
-	"github.com/stacmcp/stac-mcp/tools/footprint"
+	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 )
 
 // countries110m is Natural Earth's 1:110m countries as TopoJSON, from the
