@@ -25,49 +25,96 @@ var errAttemptTimeout = errors.New("attempt timeout")
 func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	l := t.layer
 	ctx := req.Context()
-	rec := recordFrom(ctx)
 	// By name, not the loop's host: a redirect may lead elsewhere.
 	h, err := l.acquireHost(req.URL.Host)
 	if err != nil {
-		if req.Body != nil {
-			req.Body.Close()
-		}
+		closeBody(req)
 		return nil, err
 	}
 	defer l.releaseHost(h)
-	admitted, probe := h.breaker.allow()
-	if !admitted {
-		if req.Body != nil {
-			req.Body.Close()
-		}
-		return nil, errCircuitOpen
-	}
-	if err := h.bulkhead.acquire(ctx); err != nil {
-		h.breaker.record(probe, false, true)
-		if req.Body != nil {
-			req.Body.Close()
-		}
+	probe, err := admit(ctx, h)
+	if err != nil {
+		closeBody(req)
 		return nil, err
 	}
 	defer h.bulkhead.release()
 	signalSent(ctx)
 
-	// An open-ended attempt gets no timer of its own, so that its expiry is
-	// reported as the tool timeout it is.
-	plan, planned := attemptPlanFrom(ctx)
-	if !planned {
-		plan = l.planAttempt(ctx, loopFrom(ctx), h, sendOnce(req))
-	}
-	attemptCtx := ctx
-	if !plan.openEnded {
-		var cancel context.CancelFunc
-		attemptCtx, cancel = context.WithTimeoutCause(ctx, plan.limit, errAttemptTimeout)
-		defer cancel()
-	}
+	attemptCtx, plan, cancel := l.attemptContext(ctx, h, req)
+	defer cancel()
+	rec := recordFrom(ctx)
 	if rec != nil {
 		rec.update(func(r *callRecord) { r.attempts++ })
 	}
 	start := time.Now()
+	resp, err := t.send(attemptCtx, rec, h, req)
+	if err == nil {
+		resp, err = l.bufferBody(attemptCtx, req, resp)
+	}
+	took := time.Since(start)
+	err = l.attemptTimedOut(ctx, attemptCtx, rec, plan, err)
+	l.recordAttempt(ctx, h, probe, took, resp, err)
+	return resp, err
+}
+
+// closeBody closes the body of a request that will not be sent, as a
+// RoundTripper must.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// admit lets one attempt to h through the host's circuit breaker, then
+// into its bulkhead, whose slot the caller releases. probe is the
+// breaker's ticket for the attempt's result (recordAttempt).
+func admit(ctx context.Context, h *hostState) (probeTicket, error) {
+	admitted, probe := h.breaker.allow()
+	if !admitted {
+		return probe, errCircuitOpen
+	}
+	if err := h.bulkhead.acquire(ctx); err != nil {
+		h.breaker.record(probe, false, true)
+		return probe, err
+	}
+	return probe, nil
+}
+
+// attemptContext is the context of one attempt, bounded by its plan (made
+// here unless the hedge transport made it on the loop's goroutine). An
+// open-ended attempt gets no timer of its own, so that its expiry is
+// reported as the tool timeout it is.
+func (l *Layer) attemptContext(ctx context.Context, h *hostState, req *http.Request) (context.Context, attemptPlan, context.CancelFunc) {
+	plan, planned := attemptPlanFrom(ctx)
+	if !planned {
+		plan = l.planAttempt(ctx, loopFrom(ctx), h, sendOnce(req))
+	}
+	if plan.openEnded {
+		return ctx, plan, func() {}
+	}
+	attemptCtx, cancel := context.WithTimeoutCause(ctx, plan.limit, errAttemptTimeout)
+	return attemptCtx, plan, cancel
+}
+
+// send sends req once on attemptCtx and counts the replays net/http made
+// of it: every connection after the first is one (adr/0018).
+func (t *attemptTransport) send(attemptCtx context.Context, rec *callRecord, h *hostState, req *http.Request) (*http.Response, error) {
+	out, base := t.outgoing(attemptCtx, req)
+	var conns atomic.Int32
+	out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { conns.Add(1) },
+	}))
+	resp, err := base.RoundTrip(out)
+	if replays := int(conns.Load()) - 1; replays > 0 {
+		t.layer.countReplays(rec, h, req, replays)
+	}
+	return resp, err
+}
+
+// outgoing is req as this attempt sends it, on attemptCtx, and the
+// transport that sends it: whether net/http may replay it on a new
+// connection depends on whether the layer sends it once.
+func (t *attemptTransport) outgoing(attemptCtx context.Context, req *http.Request) (*http.Request, http.RoundTripper) {
 	out, base := req.WithContext(attemptCtx), t.base
 	if sendOnce(req) {
 		// net/http replays a request on a reused connection that died before
@@ -85,45 +132,54 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		// knows to be idempotent. An empty Idempotency-Key says so without
 		// sending the header (net/http's documented convention), so a dead
 		// keep-alive connection costs a POST search what it costs a GET
-		// (adr/0018): the replays are counted below.
+		// (adr/0018): the replays are counted in send.
 		out.Header = out.Header.Clone()
 		out.Header["Idempotency-Key"] = []string{}
 	}
-	var conns atomic.Int32
-	out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { conns.Add(1) },
-	}))
-	resp, err := base.RoundTrip(out)
-	if replays := int(conns.Load()) - 1; replays > 0 {
-		l.countReplays(rec, h, req, replays)
-	}
-	if err == nil {
-		var data []byte
-		data, err = l.readBody(attemptCtx, req, resp)
-		resp.Body.Close()
-		if err == nil {
-			resp.Body = newBufferedBody(data)
-			if req.Method != http.MethodHead {
-				resp.ContentLength = int64(len(data))
-			}
-		} else {
-			if !errors.As(err, new(*bodyTooLargeError)) && !isLocalLimit(err) {
-				err = &bodyReadError{err: err}
-			}
-			resp = nil
+	return out, base
+}
+
+// bufferBody reads resp's whole body inside the attempt, so that a reset
+// or a truncation mid-body fails this attempt (one the loop can retry)
+// rather than the caller's read; resp then carries the buffered body.
+func (l *Layer) bufferBody(attemptCtx context.Context, req *http.Request, resp *http.Response) (*http.Response, error) {
+	data, err := l.readBody(attemptCtx, req, resp)
+	resp.Body.Close()
+	if err != nil {
+		if !errors.As(err, new(*bodyTooLargeError)) && !isLocalLimit(err) {
+			err = &bodyReadError{err: err}
 		}
+		return nil, err
 	}
-	took := time.Since(start)
+	resp.Body = newBufferedBody(data)
+	if req.Method != http.MethodHead {
+		resp.ContentLength = int64(len(data))
+	}
+	return resp, nil
+}
+
+// attemptTimedOut turns a failure caused by the attempt's own timer into
+// an *attemptTimeoutError, counted per tool; a failure of the call itself
+// (its deadline, its cancellation) or of a limit of this server stays as it
+// is.
+func (l *Layer) attemptTimedOut(ctx, attemptCtx context.Context, rec *callRecord, plan attemptPlan, err error) error {
+	if err == nil || ctx.Err() != nil || isLocalLimit(err) || !errors.Is(context.Cause(attemptCtx), errAttemptTimeout) {
+		return err
+	}
+	tool := "unknown"
+	if rec != nil {
+		tool = rec.tool
+	}
+	l.metrics.attemptTimeouts.WithLabelValues(tool).Inc()
+	return &attemptTimeoutError{limit: plan.limit.String()}
+}
+
+// recordAttempt tells the host's state and the metrics how the attempt
+// went: a slow answer, the answer time the hedge delay is drawn from, and
+// the breaker's count.
+func (l *Layer) recordAttempt(ctx context.Context, h *hostState, probe probeTicket, took time.Duration, resp *http.Response, err error) {
 	if err == nil && took > l.policy.AttemptTimeout {
 		h.slow.note(took, l.now())
-	}
-	if err != nil && ctx.Err() == nil && !isLocalLimit(err) && errors.Is(context.Cause(attemptCtx), errAttemptTimeout) {
-		err = &attemptTimeoutError{limit: plan.limit.String()}
-		tool := "unknown"
-		if rec != nil {
-			tool = rec.tool
-		}
-		l.metrics.attemptTimeouts.WithLabelValues(tool).Inc()
 	}
 	l.metrics.upstreamRequests.WithLabelValues(h.label, statusClass(resp, err)).Inc()
 	o := outcome{class: classOK}
@@ -139,7 +195,6 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	// A limit of this server says nothing about the catalog.
 	h.breaker.record(probe, o.retryable, ctx.Err() != nil || o.class == classLocalLimit)
-	return resp, err
 }
 
 // attemptPlan is how long one attempt may run: limit, or, when openEnded,

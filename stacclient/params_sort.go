@@ -159,29 +159,6 @@ const fieldsAccepted = `"a,-b,+c" (prefix - excludes, + or none includes), a lis
 // A field may not be both included and excluded.
 func ParseFields(v any) (*Fields, error) {
 	bad := paramErrorFor("fields", v, fieldsAccepted)
-	out := &Fields{}
-	addTerm := func(term string) error {
-		term = strings.TrimSpace(term)
-		if term == "" {
-			return nil
-		}
-		exclude := false
-		switch term[0] {
-		case '-':
-			exclude, term = true, strings.TrimSpace(term[1:])
-		case '+':
-			term = strings.TrimSpace(term[1:])
-		}
-		if err := checkFieldName(term); err != nil {
-			return err
-		}
-		if exclude {
-			out.Exclude = append(out.Exclude, term)
-		} else {
-			out.Include = append(out.Include, term)
-		}
-		return nil
-	}
 	in, err := readLoose(v, jsonContainerText, bad)
 	switch {
 	case err != nil || !in.present:
@@ -189,33 +166,18 @@ func ParseFields(v any) (*Fields, error) {
 	case in.decoded:
 		return ParseFields(in.value)
 	}
+	out := &Fields{}
 	switch x := in.value.(type) {
 	case string:
-		for _, term := range strings.Split(x, ",") {
-			if err := addTerm(term); err != nil {
-				return nil, bad(err.Error())
-			}
-		}
+		err = out.addTerms(x, bad)
 	case []string:
 		for _, term := range x {
-			for _, part := range strings.Split(term, ",") {
-				if err := addTerm(part); err != nil {
-					return nil, bad(err.Error())
-				}
+			if err = out.addTerms(term, bad); err != nil {
+				break
 			}
 		}
 	case []any:
-		for i, e := range x {
-			term, ok := e.(string)
-			if !ok {
-				return nil, bad(fmt.Sprintf("entry %d is a %s, not a string", i, jsonTypeName(e)))
-			}
-			for _, part := range strings.Split(term, ",") {
-				if err := addTerm(part); err != nil {
-					return nil, bad(err.Error())
-				}
-			}
-		}
+		err = out.addTermList(x, bad)
 	case *Fields:
 		if x == nil {
 			return nil, nil
@@ -224,42 +186,108 @@ func ParseFields(v any) (*Fields, error) {
 	case Fields:
 		return ParseFields(&x)
 	case map[string]any:
-		for key, members := range x {
-			if key != "include" && key != "exclude" {
-				return nil, bad(fmt.Sprintf("unknown member %q (only include and exclude)", key))
-			}
-			names, err := ParseStringList("fields."+key, members)
-			if err != nil {
-				return nil, bad(fmt.Sprintf("%s: %v", key, err.(*ParamError).Reason))
-			}
-			for _, name := range names {
-				if err := checkFieldName(name); err != nil {
-					return nil, bad(fmt.Sprintf("%s: %v", key, err))
-				}
-			}
-			if key == "include" {
-				out.Include = names
-			} else {
-				out.Exclude = names
-			}
-		}
+		err = out.setMembers(x, bad)
 	default:
 		if decoded, ok := asDecodedJSON(v); ok {
 			return ParseFields(decoded)
 		}
 		return nil, bad("a " + jsonTypeName(v) + " is not a fields specification")
 	}
-	if len(out.Include) == 0 && len(out.Exclude) == 0 {
+	if err != nil {
+		return nil, err
+	}
+	return out.consistent(bad)
+}
+
+// addTerms adds the comma-separated terms of s: "a,-b,+c".
+func (f *Fields) addTerms(s string, bad func(reason string) error) error {
+	for _, term := range strings.Split(s, ",") {
+		if err := f.addTerm(term); err != nil {
+			return bad(err.Error())
+		}
+	}
+	return nil
+}
+
+// addTermList adds the terms of a JSON list, each entry a string of
+// comma-separated terms.
+func (f *Fields) addTermList(list []any, bad func(reason string) error) error {
+	for i, e := range list {
+		term, ok := e.(string)
+		if !ok {
+			return bad(fmt.Sprintf("entry %d is a %s, not a string", i, jsonTypeName(e)))
+		}
+		if err := f.addTerms(term, bad); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addTerm adds one term: a field name, excluded when prefixed with -,
+// included when prefixed with + or nothing. A blank term adds nothing.
+func (f *Fields) addTerm(term string) error {
+	term = strings.TrimSpace(term)
+	if term == "" {
+		return nil
+	}
+	exclude := false
+	switch term[0] {
+	case '-':
+		exclude, term = true, strings.TrimSpace(term[1:])
+	case '+':
+		term = strings.TrimSpace(term[1:])
+	}
+	if err := checkFieldName(term); err != nil {
+		return err
+	}
+	if exclude {
+		f.Exclude = append(f.Exclude, term)
+	} else {
+		f.Include = append(f.Include, term)
+	}
+	return nil
+}
+
+// setMembers reads {"include": [...], "exclude": [...]}, each member a list
+// of field names.
+func (f *Fields) setMembers(members map[string]any, bad func(reason string) error) error {
+	for key, value := range members {
+		if key != "include" && key != "exclude" {
+			return bad(fmt.Sprintf("unknown member %q (only include and exclude)", key))
+		}
+		names, err := ParseStringList("fields."+key, value)
+		if err != nil {
+			return bad(fmt.Sprintf("%s: %v", key, err.(*ParamError).Reason))
+		}
+		for _, name := range names {
+			if err := checkFieldName(name); err != nil {
+				return bad(fmt.Sprintf("%s: %v", key, err))
+			}
+		}
+		if key == "include" {
+			f.Include = names
+		} else {
+			f.Exclude = names
+		}
+	}
+	return nil
+}
+
+// consistent is f, or nil when it names no field; a field both included
+// and excluded is an error.
+func (f *Fields) consistent(bad func(reason string) error) (*Fields, error) {
+	if len(f.Include) == 0 && len(f.Exclude) == 0 {
 		return nil, nil
 	}
-	excluded := make(map[string]bool, len(out.Exclude))
-	for _, name := range out.Exclude {
+	excluded := make(map[string]bool, len(f.Exclude))
+	for _, name := range f.Exclude {
 		excluded[name] = true
 	}
-	for _, name := range out.Include {
+	for _, name := range f.Include {
 		if excluded[name] {
 			return nil, bad(fmt.Sprintf("field %q is both included and excluded", name))
 		}
 	}
-	return out, nil
+	return f, nil
 }
