@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,33 +19,6 @@ import (
 
 // These tests build the real binary and drive it over stdio, as an MCP host
 // does.
-
-var (
-	buildOnce sync.Once
-	builtPath string
-	buildErr  error
-)
-
-// binary builds stac-mcp once per test run.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "stac-mcp-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtPath = filepath.Join(dir, "stac-mcp")
-		out, err := exec.Command("go", "build", "-o", builtPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtPath
-}
 
 // repoRoot is two levels up from cmd/stac-mcp.
 func repoRoot(t *testing.T) string {
@@ -66,8 +38,9 @@ func repoRoot(t *testing.T) string {
 // (STAC_MCP_CATALOGS) as a catalog on a private address would be, gives
 // get_item_preview an image to fetch, decode and scale.
 func TestEndToEndWithTypeScriptSDK(t *testing.T) {
+	node := typeScriptClient(t)
 	preview := previewCatalog(t, repoRoot(t))
-	out := runTypeScriptClient(t, []string{"STAC_MCP_CATALOGS=preview=" + preview, "STAC_MCP_E2E_PREVIEW_CATALOG=preview"},
+	out := runTypeScriptClient(t, node, []string{"STAC_MCP_CATALOGS=preview=" + preview, "STAC_MCP_E2E_PREVIEW_CATALOG=preview"},
 		binary(t), "--catalog", "demo", "stdio")
 	if !strings.Contains(out, "protocol version: 2025-11-25 over stdio") {
 		t.Errorf("the TypeScript SDK did not negotiate 2025-11-25 over stdio:\n%s", out)
@@ -79,18 +52,18 @@ func TestEndToEndWithTypeScriptSDK(t *testing.T) {
 // server started with --allow-writes: every write tool, a duplicate, a
 // conflict, a bad document and the read-only demo catalog's refusal.
 func TestEndToEndWritesWithTypeScriptSDK(t *testing.T) {
-	runTypeScriptClient(t, []string{"E2E_CALLS=write_calls.json", "STAC_MCP_STATE_DIR=" + t.TempDir()},
+	node := typeScriptClient(t)
+	runTypeScriptClient(t, node, []string{"E2E_CALLS=write_calls.json", "STAC_MCP_STATE_DIR=" + t.TempDir()},
 		binary(t), "--allow-writes", "--catalog", copyJoplin(t), "stdio")
 }
 
-// runTypeScriptClient runs e2e/client.mjs with args (a binary and its
-// arguments for stdio, or an http URL), fails the test unless every check
-// passed, and returns the output.
-func runTypeScriptClient(t *testing.T, env []string, args ...string) string {
+// typeScriptClient returns the node that runs e2e/client.mjs, or skips
+// the test when node or e2e/node_modules is missing (fails it when
+// CI=true). Tests call it first, before building or starting anything.
+func typeScriptClient(t *testing.T) (node string) {
 	t.Helper()
-	root := repoRoot(t)
 	node, err := exec.LookPath("node")
-	_, modErr := os.Stat(filepath.Join(root, "e2e", "node_modules", "@modelcontextprotocol", "sdk"))
+	_, modErr := os.Stat(filepath.Join(repoRoot(t), "e2e", "node_modules", "@modelcontextprotocol", "sdk"))
 	if err != nil || modErr != nil {
 		msg := "end-to-end test needs node and e2e/node_modules (run: cd e2e && npm ci)"
 		if os.Getenv("CI") == "true" {
@@ -98,6 +71,15 @@ func runTypeScriptClient(t *testing.T, env []string, args ...string) string {
 		}
 		t.Skipf("%s; skipping (node: %v, node_modules: %v)", msg, err, modErr)
 	}
+	return node
+}
+
+// runTypeScriptClient runs e2e/client.mjs on node (typeScriptClient) with
+// args (a binary and its arguments for stdio, or an http URL), fails the
+// test unless every check passed, and returns the output.
+func runTypeScriptClient(t *testing.T, node string, env []string, args ...string) string {
+	t.Helper()
+	root := repoRoot(t)
 	cmd := exec.Command(node, append([]string{filepath.Join("e2e", "client.mjs")}, args...)...)
 	cmd.Dir = root
 	// The cursor key file (and without STAC_MCP_STATE_DIR the idempotency store) stays out of $HOME.

@@ -395,9 +395,10 @@ func TestHTTPRequestsAreBoundedByTheConnectionCap(t *testing.T) {
 // a cursor continued on the other replica), and its requests carry one
 // session id to both replicas.
 func TestEndToEndWithTypeScriptSDKOverHTTP(t *testing.T) {
+	node := typeScriptClient(t)
 	replicas := startReplicas(t, 2, nil, "--catalog", "demo", "--log-level", "warn")
 	rr := newRoundRobin(t, replicas...)
-	out := runTypeScriptClient(t, nil, rr.url+"/mcp")
+	out := runTypeScriptClient(t, node, nil, rr.url+"/mcp")
 	if !strings.Contains(out, "protocol version: 2025-11-25 over http") {
 		t.Errorf("the TypeScript SDK did not negotiate 2025-11-25 over http:\n%s", out)
 	}
@@ -423,11 +424,12 @@ func TestEndToEndWithTypeScriptSDKOverHTTP(t *testing.T) {
 // replica, which runs no such call: then the call runs to its end; see
 // adr/0015.)
 func TestTypeScriptSDKCancelsOverHTTP(t *testing.T) {
+	node := typeScriptClient(t)
 	slow, _, cancelled, release := cancellableCatalog(t)
 	s := startHTTPForTest(t, map[string]string{"STAC_MCP_ALLOW_PRIVATE_NETWORKS": "true"},
 		"--catalog", "demo", "--log-level", "warn", "--tool-timeout-secs", "30", "--attempt-timeout-secs", "30")
 	defer release()
-	runTypeScriptClient(t, []string{"STAC_MCP_E2E_SLOW_CATALOG=" + slow.URL}, s.url+"/mcp")
+	runTypeScriptClient(t, node, []string{"STAC_MCP_E2E_SLOW_CATALOG=" + slow.URL}, s.url+"/mcp")
 	select {
 	case <-cancelled:
 	case <-time.After(10 * time.Second):

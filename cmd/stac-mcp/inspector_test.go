@@ -38,10 +38,16 @@ func nodeTool(t *testing.T, bin string) (path string, env []string) {
 // stdio on the demo catalog and returns the exit code and streams.
 func inspect(t *testing.T, inspector string, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	return runInspector(t, inspector, env, append([]string{binary(t), "stdio",
+	target := []string{binary(t), "stdio",
 		"-e", "STAC_MCP_CATALOG_URL=demo", "-e", "STAC_MCP_LOG_LEVEL=warn",
 		"-e", "XDG_STATE_HOME=" + t.TempDir(), // the cursor key file stays out of $HOME
-	}, args...)...)
+	}
+	if v := os.Getenv("GORACE"); v != "" {
+		// The Inspector passes the server only a few variables of its own
+		// environment (HOME, PATH, …) and those named here (see TestMain).
+		target = append(target, "-e", "GORACE="+v)
+	}
+	return runInspector(t, inspector, env, append(target, args...)...)
 }
 
 // runInspector runs the Inspector CLI on target (a command and its

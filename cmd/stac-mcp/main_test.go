@@ -24,6 +24,13 @@ import (
 // TestMain checks for goroutine leaks and removes the binary the stdio
 // tests built.
 func TestMain(m *testing.M) {
+	if raceBuild {
+		// Under -race the binary is race-built too (binary_test.go): its
+		// processes, which inherit this environment, skip the race
+		// detector's one-second sleep at exit that every server the
+		// Inspector and the e2e clients start would otherwise pay.
+		_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(exitCode int) {
 		if builtPath != "" {
 			_ = os.RemoveAll(filepath.Dir(builtPath))
