@@ -102,7 +102,7 @@ func runTypeScriptClient(t *testing.T, node string, env []string, args ...string
 // images, so get_item_preview has a real image to fetch, decode and scale.
 func previewCatalog(t *testing.T, root string) string {
 	t.Helper()
-	thumb, err := os.ReadFile(filepath.Join(root, "tools", "picture", "testdata", "scene.jpg"))
+	thumb, err := os.ReadFile(filepath.Join(root, "tools", "internal", "picture", "testdata", "scene.jpg"))
 	if err != nil {
 		t.Fatal(err)
 	}
