@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// hedgePolicy hedges after a fixed 30 ms, with attempts short enough that a
-// test never waits long for a hung one.
+// hedgePolicy hedges after a fixed 30 ms. The hedge tests run in
+// testing/synctest bubbles, so every duration below is virtual time: the
+// tests assert exact instants, and a loaded machine cannot shift them.
 func hedgePolicy() Policy {
 	p := noCache()
 	p.Hedge = true
@@ -39,147 +40,163 @@ func hangFirst(cancelled chan<- error) func(int, *http.Request) (*http.Response,
 }
 
 func TestHedgeWinsOverAHungAttemptAndCancelsIt(t *testing.T) {
-	cancelled := make(chan error, 1)
-	tl := newTestLayer(t, hedgePolicy(), hangFirst(cancelled))
-	start := time.Now()
-	rc, status, err := tl.get("get_root", "/")
-	elapsed := time.Since(start)
-	if err != nil || status != http.StatusOK {
-		t.Fatalf("hedged call: status %d, %v; want 200 from the hedge", status, err)
-	}
-	if rc.Attempts != 2 || rc.Retries != 1 || rc.Hedges != 1 {
-		t.Errorf("receipt %+v; want attempts 2, retries 1, hedges 1", rc)
-	}
-	if elapsed >= hedgePolicy().AttemptTimeout {
-		t.Errorf("hedged call took %v; the hedge should answer well before the %v attempt timeout", elapsed, hedgePolicy().AttemptTimeout)
-	}
-	select {
-	case err := <-cancelled:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("losing attempt ended with %v; want context.Canceled (cancelled by the winner)", err)
+	synctest.Test(t, func(t *testing.T) {
+		cancelled := make(chan error, 1)
+		tl := newTestLayer(t, hedgePolicy(), hangFirst(cancelled))
+		start := time.Now()
+		rc, status, err := tl.get("get_root", "/")
+		elapsed := time.Since(start)
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("hedged call: status %d, %v; want 200 from the hedge", status, err)
 		}
-	default:
-		t.Error("the losing attempt was still running when the round trip returned")
-	}
-	if got := testutilCounter(tl.metrics.hedges.WithLabelValues("get_root")); got != 1 {
-		t.Errorf("hedged_attempts_total = %v, want 1", got)
-	}
-	if n := len(tl.logs.named(t, eventHedgeAttempt)); n != 1 {
-		t.Errorf("%d %s events, want 1", n, eventHedgeAttempt)
-	}
+		if rc.Attempts != 2 || rc.Retries != 1 || rc.Hedges != 1 {
+			t.Errorf("receipt %+v; want attempts 2, retries 1, hedges 1", rc)
+		}
+		if want := hedgePolicy().HedgeDelay; elapsed != want {
+			t.Errorf("hedged call answered after %v (virtual time), want %v: one hedge delay, long before the %v attempt timeout",
+				elapsed, want, hedgePolicy().AttemptTimeout)
+		}
+		select {
+		case err := <-cancelled:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("losing attempt ended with %v; want context.Canceled (cancelled by the winner)", err)
+			}
+		default:
+			t.Error("the losing attempt was still running when the round trip returned")
+		}
+		if got := testutilCounter(tl.metrics.hedges.WithLabelValues("get_root")); got != 1 {
+			t.Errorf("hedged_attempts_total = %v, want 1", got)
+		}
+		if n := len(tl.logs.named(t, eventHedgeAttempt)); n != 1 {
+			t.Errorf("%d %s events, want 1", n, eventHedgeAttempt)
+		}
+	})
 }
 
 func TestNoHedgeWhenTheFirstAttemptAnswersInTime(t *testing.T) {
-	tl := newTestLayer(t, hedgePolicy(), always(http.StatusOK, `{}`))
-	rc, status, err := tl.get("get_root", "/")
-	if err != nil || status != http.StatusOK {
-		t.Fatalf("status %d, %v", status, err)
-	}
-	if rc.Attempts != 1 || rc.Hedges != 0 || tl.up.hitCount() != 1 {
-		t.Errorf("receipt %+v, upstream hits %d; want one attempt and no hedge", rc, tl.up.hitCount())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tl := newTestLayer(t, hedgePolicy(), always(http.StatusOK, `{}`))
+		rc, status, err := tl.get("get_root", "/")
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("status %d, %v", status, err)
+		}
+		if rc.Attempts != 1 || rc.Hedges != 0 || tl.up.hitCount() != 1 {
+			t.Errorf("receipt %+v, upstream hits %d; want one attempt and no hedge", rc, tl.up.hitCount())
+		}
+	})
 }
 
 func TestHedgeOffSendsOneAttemptUntilTheAttemptTimeout(t *testing.T) {
-	p := hedgePolicy()
-	p.Hedge, p.HedgeDelay = false, 0
-	cancelled := make(chan error, 1)
-	tl := newTestLayer(t, p, hangFirst(cancelled))
-	start := time.Now()
-	rc, status, err := tl.get("get_root", "/")
-	if err != nil || status != http.StatusOK {
-		t.Fatalf("status %d, %v", status, err)
-	}
-	if elapsed := time.Since(start); elapsed < p.AttemptTimeout {
-		t.Errorf("without hedging the call took %v; want at least the %v attempt timeout before the retry", elapsed, p.AttemptTimeout)
-	}
-	if rc.Hedges != 0 || rc.Attempts != 2 {
-		t.Errorf("receipt %+v; want 2 attempts (timeout, retry) and no hedge", rc)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := hedgePolicy()
+		p.Hedge, p.HedgeDelay = false, 0
+		cancelled := make(chan error, 1)
+		tl := newTestLayer(t, p, hangFirst(cancelled))
+		start := time.Now()
+		rc, status, err := tl.get("get_root", "/")
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("status %d, %v", status, err)
+		}
+		// BackoffBase is 0: the retry follows the attempt timeout at once.
+		if elapsed := time.Since(start); elapsed != p.AttemptTimeout {
+			t.Errorf("without hedging the call answered after %v (virtual time); want the %v attempt timeout, then the retry", elapsed, p.AttemptTimeout)
+		}
+		if rc.Hedges != 0 || rc.Attempts != 2 {
+			t.Errorf("receipt %+v; want 2 attempts (timeout, retry) and no hedge", rc)
+		}
+	})
 }
 
 func TestHedgeCountsAgainstTheAttemptCap(t *testing.T) {
-	p := hedgePolicy()
-	p.MaxAttempts = 2
-	tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
-		if n == 1 {
-			return hang(n, req)
+	synctest.Test(t, func(t *testing.T) {
+		p := hedgePolicy()
+		p.MaxAttempts = 2
+		tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+			if n == 1 {
+				return hang(n, req)
+			}
+			return answer(http.StatusServiceUnavailable, `{"code":"unavailable"}`), nil
+		})
+		rc, _, err := tl.get("get_root", "/")
+		var d *Denial
+		if !errors.As(err, &d) || d.Code != CodeRetryExhausted {
+			t.Fatalf("err = %v; want a %s denial once the hedge used the second of 2 attempts", err, CodeRetryExhausted)
 		}
-		return answer(http.StatusServiceUnavailable, `{"code":"unavailable"}`), nil
+		if hits := tl.up.hitCount(); hits != 2 || rc.Attempts != 2 || d.Attempts != 2 {
+			t.Errorf("upstream hits %d, receipt attempts %d, denial attempts %d; want 2 each (primary + hedge, no third)", hits, rc.Attempts, d.Attempts)
+		}
 	})
-	rc, _, err := tl.get("get_root", "/")
-	var d *Denial
-	if !errors.As(err, &d) || d.Code != CodeRetryExhausted {
-		t.Fatalf("err = %v; want a %s denial once the hedge used the second of 2 attempts", err, CodeRetryExhausted)
-	}
-	if hits := tl.up.hitCount(); hits != 2 || rc.Attempts != 2 || d.Attempts != 2 {
-		t.Errorf("upstream hits %d, receipt attempts %d, denial attempts %d; want 2 each (primary + hedge, no third)", hits, rc.Attempts, d.Attempts)
-	}
 }
 
 func TestHedgeSpendsARetryBudgetToken(t *testing.T) {
-	cancelled := make(chan error, 2)
-	tl := newTestLayer(t, hedgePolicy(), func(n int, req *http.Request) (*http.Response, error) {
-		if n == 1 {
-			time.Sleep(80 * time.Millisecond) // slow but answers: the primary wins after both hedges started (30, 60 ms)
-			return answer(http.StatusOK, `{}`), nil
+	synctest.Test(t, func(t *testing.T) {
+		cancelled := make(chan error, 2)
+		tl := newTestLayer(t, hedgePolicy(), func(n int, req *http.Request) (*http.Response, error) {
+			if n == 1 {
+				time.Sleep(80 * time.Millisecond) // slow but answers: the primary wins after both hedges started (30, 60 ms)
+				return answer(http.StatusOK, `{}`), nil
+			}
+			return hangFirst(cancelled)(1, req)
+		})
+		rc, _, err := tl.get("get_root", "/")
+		if err != nil {
+			t.Fatal(err)
 		}
-		return hangFirst(cancelled)(1, req)
+		if rc.Hedges != 2 {
+			t.Fatalf("receipt %+v, want 2 hedges (after 30 and 60 ms)", rc)
+		}
+		h := tl.host(testHost)
+		// Each losing hedge cost budgetRetryCost; the answered call earned the bonus.
+		if got, want := h.budget.available(), budgetCapacity-2*budgetRetryCost+budgetSuccessBonus; got != want {
+			t.Errorf("budget after two losing hedges = %d, want %d", got, want)
+		}
+		for range 2 {
+			if err := <-cancelled; !errors.Is(err, context.Canceled) {
+				t.Errorf("losing hedge ended with %v, want context.Canceled", err)
+			}
+		}
 	})
-	rc, _, err := tl.get("get_root", "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rc.Hedges != 2 {
-		t.Fatalf("receipt %+v, want 2 hedges (after 30 and 60 ms)", rc)
-	}
-	h := tl.host(testHost)
-	// Each losing hedge cost budgetRetryCost; the answered call earned the bonus.
-	if got, want := h.budget.available(), budgetCapacity-2*budgetRetryCost+budgetSuccessBonus; got != want {
-		t.Errorf("budget after two losing hedges = %d, want %d", got, want)
-	}
-	for range 2 {
-		if err := <-cancelled; !errors.Is(err, context.Canceled) {
-			t.Errorf("losing hedge ended with %v, want context.Canceled", err)
-		}
-	}
 }
 
 func TestHedgedSearchSendsTheSameBodyTwice(t *testing.T) {
-	cancelled := make(chan error, 1)
-	tl := newTestLayer(t, hedgePolicy(), hangFirst(cancelled))
-	body := `{"collections":["sentinel-2-l2a"],"limit":5}`
-	_, err := tl.Run(context.Background(), "search_items", testHost, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+testHost+"/search", strings.NewReader(body))
-		_, _, err := tl.readThrough(req)
-		return err
+	synctest.Test(t, func(t *testing.T) {
+		cancelled := make(chan error, 1)
+		tl := newTestLayer(t, hedgePolicy(), hangFirst(cancelled))
+		body := `{"collections":["sentinel-2-l2a"],"limit":5}`
+		_, err := tl.Run(context.Background(), "search_items", testHost, func(ctx context.Context) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+testHost+"/search", strings.NewReader(body))
+			_, _, err := tl.readThrough(req)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl.up.mu.Lock()
+		defer tl.up.mu.Unlock()
+		if len(tl.up.bodies) != 2 || !bytes.Equal(tl.up.bodies[0], []byte(body)) || !bytes.Equal(tl.up.bodies[1], []byte(body)) {
+			t.Errorf("upstream bodies %q; want the search body on both the primary and the hedge", tl.up.bodies)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tl.up.mu.Lock()
-	defer tl.up.mu.Unlock()
-	if len(tl.up.bodies) != 2 || !bytes.Equal(tl.up.bodies[0], []byte(body)) || !bytes.Equal(tl.up.bodies[1], []byte(body)) {
-		t.Errorf("upstream bodies %q; want the search body on both the primary and the hedge", tl.up.bodies)
-	}
 }
 
 func TestNoHedgeForWrites(t *testing.T) {
-	tl := newTestLayer(t, hedgePolicy(), hang)
-	_, err := tl.Run(context.Background(), "create_item", testHost, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+testHost+"/collections/c/items", strings.NewReader(`{}`))
-		resp, err := tl.HTTPClient().Do(req)
+	synctest.Test(t, func(t *testing.T) {
+		tl := newTestLayer(t, hedgePolicy(), hang)
+		_, err := tl.Run(context.Background(), "create_item", testHost, func(ctx context.Context) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+testHost+"/collections/c/items", strings.NewReader(`{}`))
+			resp, err := tl.HTTPClient().Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		})
 		if err == nil {
-			resp.Body.Close()
+			t.Fatal("a hung write succeeded")
 		}
-		return err
+		if hits := tl.up.hitCount(); hits != 1 {
+			t.Errorf("a write was sent %d times; want 1 (writes are never hedged or retried)", hits)
+		}
 	})
-	if err == nil {
-		t.Fatal("a hung write succeeded")
-	}
-	if hits := tl.up.hitCount(); hits != 1 {
-		t.Errorf("a write was sent %d times; want 1 (writes are never hedged or retried)", hits)
-	}
 }
 
 func TestLatencyWindowP95(t *testing.T) {
@@ -349,30 +366,36 @@ func TestNoHedgeWhileThePrimaryWaitsForABulkheadSlot(t *testing.T) {
 func TestAdaptiveHedgeAfterEnoughAnswers(t *testing.T) {
 	for _, answers := range []int{hedgeEarlySamples, hedgeMinSamples} {
 		t.Run(itoa(answers), func(t *testing.T) {
-			p := hedgePolicy()
-			p.HedgeDelay = 0 // the host's rolling p95, floored
-			cancelled := make(chan error, 1)
-			hangAt := answers + 1
-			tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
-				if n == hangAt {
-					return hangFirst(cancelled)(1, req)
+			synctest.Test(t, func(t *testing.T) {
+				p := hedgePolicy()
+				p.HedgeDelay = 0 // the host's rolling p95, floored
+				cancelled := make(chan error, 1)
+				hangAt := answers + 1
+				tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+					if n == hangAt {
+						return hangFirst(cancelled)(1, req)
+					}
+					return answer(http.StatusOK, `{}`), nil
+				})
+				for i := 1; i < hangAt; i++ {
+					if rc, _, err := tl.get("get_root", "/"); err != nil || rc.Hedges != 0 {
+						t.Fatalf("warm-up call %d: receipt %+v, %v; want no hedge and success", i, rc, err)
+					}
 				}
-				return answer(http.StatusOK, `{}`), nil
+				delay, ok := tl.hedgeDelay(tl.host(testHost))
+				if !ok || delay != hedgeFloor {
+					t.Fatalf("hedge delay after %d instant answers = %v, %v; want the %v floor", answers, delay, ok, hedgeFloor)
+				}
+				start := time.Now()
+				rc, _, err := tl.get("get_root", "/")
+				if err != nil || rc.Hedges != 1 {
+					t.Errorf("call %d with a hung first attempt: receipt %+v, %v; want one winning hedge", hangAt, rc, err)
+				}
+				if elapsed := time.Since(start); elapsed != hedgeFloor {
+					t.Errorf("call %d answered after %v (virtual time), want the %v hedge floor", hangAt, elapsed, hedgeFloor)
+				}
+				<-cancelled
 			})
-			for i := 1; i < hangAt; i++ {
-				if rc, _, err := tl.get("get_root", "/"); err != nil || rc.Hedges != 0 {
-					t.Fatalf("warm-up call %d: receipt %+v, %v; want no hedge and success", i, rc, err)
-				}
-			}
-			delay, ok := tl.hedgeDelay(tl.host(testHost))
-			if !ok || delay != hedgeFloor {
-				t.Fatalf("hedge delay after %d instant answers = %v, %v; want the %v floor", answers, delay, ok, hedgeFloor)
-			}
-			rc, _, err := tl.get("get_root", "/")
-			if err != nil || rc.Hedges != 1 {
-				t.Errorf("call %d with a hung first attempt: receipt %+v, %v; want one winning hedge", hangAt, rc, err)
-			}
-			<-cancelled
 		})
 	}
 }
