@@ -72,8 +72,9 @@ func TestConnectionRefusedIsRetriedAtOnce(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	p := noCache()
-	p.BackoffBase = 10 * time.Second // a jittered wait would be visible
-	log := zerolog.Nop()
+	p.BackoffBase = 10 * time.Second // a jittered wait would show in the logged wait_ms
+	var logs syncBuffer
+	log := zerolog.New(&logs)
 	l := New(p, Options{Logger: &log, Advice: testAdvice})
 	_, err = l.Run(t.Context(), "get_root", addr, func(ctx contextLike) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
@@ -84,10 +85,18 @@ func TestConnectionRefusedIsRetriedAtOnce(t *testing.T) {
 	if !errors.As(err, &d) || d.Code != CodeRetryExhausted || d.Attempts != 3 || d.ErrorClass != classNeverSent {
 		t.Fatalf("error %v, want retry_exhausted after 3 connect failures", err)
 	}
-	// With a 10 s base, any real backoff would take seconds; the retries
-	// were immediate because the request never reached a server.
-	if d.ElapsedMS > 2000 {
-		t.Errorf("refused connections took %d ms, want immediate retries", d.ElapsedMS)
+	// With a 10 s base, a jittered backoff would be drawn from up to 10 s
+	// and 20 s; the layer chose no wait at all because the request never
+	// reached a server. The logged decision shows it, whatever the load on
+	// the machine running the test.
+	retries := logs.named(t, eventRetryAttempt)
+	if len(retries) != 2 {
+		t.Fatalf("%d %s events, want 2 (attempts 2 and 3)", len(retries), eventRetryAttempt)
+	}
+	for _, e := range retries {
+		if e["wait_ms"] != 0.0 || e["error_class"] != classNeverSent {
+			t.Errorf("retry of attempt %v waited %v ms after error class %v; want an immediate retry after %q", e["attempt"], e["wait_ms"], e["error_class"], classNeverSent)
+		}
 	}
 	// No HTTP answer at all: the advice is to check the address, not to
 	// wait for an overloaded catalog.
@@ -169,7 +178,7 @@ func TestADeadKeepAliveConnectionReplaysASearchAndCountsIt(t *testing.T) {
 	}))
 	defer srv.Close()
 	p := noCache()
-	p.BackoffBase = 10 * time.Second // a layer retry would wait visibly
+	p.BackoffBase = 10 * time.Second // a layer retry would wait (and show in the receipt's retries)
 	var logs syncBuffer
 	log := zerolog.New(&logs)
 	l := New(p, Options{Transport: srv.Client().Transport, Logger: &log, Advice: testAdvice})
@@ -192,11 +201,9 @@ func TestADeadKeepAliveConnectionReplaysASearchAndCountsIt(t *testing.T) {
 		return rc
 	}
 	call("get_root", http.MethodGet, "") // leaves a keep-alive connection idle
-	start := time.Now()
+	// Replayed at once by net/http, not retried by the layer after a
+	// backoff: the receipt's retries (0) and replays (1) tell them apart.
 	rc := call("search_items", http.MethodPost, `{"limit":1}`)
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("the search took %v: it waited for a backoff instead of being replayed at once", took)
-	}
 	if hits.Load() != 3 || rc.Attempts != 2 || rc.Replays != 1 || rc.Retries != 0 {
 		t.Errorf("%d requests reached the server, receipt %+v; want 3, and 2 attempts of which 1 replay, 0 retries", hits.Load(), rc)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -75,67 +76,71 @@ func (s *hungStore) Peek(ctx context.Context, _ []string, _ int) ([]BreakerView,
 // as long while the store still hangs. The read itself is answered from
 // the catalog every time.
 func TestHungSharedStoreCostsOneBoundedOperationPerRest(t *testing.T) {
-	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	var clockMu sync.Mutex
-	now := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }
-	advance := func(d time.Duration) { clockMu.Lock(); clock = clock.Add(d); clockMu.Unlock() }
+	// In a synctest bubble: each hung store operation lasts its
+	// sharedOpTimeout in virtual time, not on the machine's clock.
+	synctest.Test(t, func(t *testing.T) {
+		clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+		var clockMu sync.Mutex
+		now := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }
+		advance := func(d time.Duration) { clockMu.Lock(); clock = clock.Add(d); clockMu.Unlock() }
 
-	store := &hungStore{}
-	logs := &syncBuffer{}
-	logger := zerolog.New(logs)
-	up := &fakeUpstream{respond: always(200, `{}`)}
-	l := New(DefaultPolicy(), Options{Transport: up, Logger: &logger, Shared: store, Now: now, Rand: rand.New(rand.NewPCG(1, 2)), Advice: testAdvice})
-	tl := &testLayer{Layer: l, logs: logs, up: up}
+		store := &hungStore{}
+		logs := &syncBuffer{}
+		logger := zerolog.New(logs)
+		up := &fakeUpstream{respond: always(200, `{}`)}
+		l := New(DefaultPolicy(), Options{Transport: up, Logger: &logger, Shared: store, Now: now, Rand: rand.New(rand.NewPCG(1, 2)), Advice: testAdvice})
+		tl := &testLayer{Layer: l, logs: logs, up: up}
 
-	read := func(path string) {
-		t.Helper()
-		if _, status, err := tl.get("t", path); err != nil || status != http.StatusOK {
-			t.Fatalf("read %s with the store hung: %d %v", path, status, err)
+		read := func(path string) {
+			t.Helper()
+			if _, status, err := tl.get("t", path); err != nil || status != http.StatusOK {
+				t.Fatalf("read %s with the store hung: %d %v", path, status, err)
+			}
 		}
-	}
-	read("/a")
-	calls, bounds := store.seen()
-	if len(calls) != 1 || calls[0] != "cache_read" {
-		t.Fatalf("store operations for the first read: %v, want [cache_read] (then local state)", calls)
-	}
-	if bounds[0] <= 0 || bounds[0] > sharedOpTimeout {
-		t.Errorf("the store operation was given %v, want a deadline within %v", bounds[0], sharedOpTimeout)
-	}
-	errorsTotal := func() float64 {
-		return testutil.ToFloat64(l.metrics.sharedErrors.WithLabelValues("cache_read")) +
-			testutil.ToFloat64(l.metrics.sharedErrors.WithLabelValues("ping"))
-	}
-	if errorsTotal() != 1 || testutil.ToFloat64(l.metrics.sharedUp) != 0 || len(logs.named(t, "shared_state_unavailable")) != 1 {
-		t.Errorf("after the first failure: %v errors, shared_state_up %v, %d warnings; want 1, 0, 1",
-			errorsTotal(), testutil.ToFloat64(l.metrics.sharedUp), len(logs.named(t, "shared_state_unavailable")))
-	}
+		read("/a")
+		calls, bounds := store.seen()
+		if len(calls) != 1 || calls[0] != "cache_read" {
+			t.Fatalf("store operations for the first read: %v, want [cache_read] (then local state)", calls)
+		}
+		if bounds[0] <= 0 || bounds[0] > sharedOpTimeout {
+			t.Errorf("the store operation was given %v, want a deadline within %v", bounds[0], sharedOpTimeout)
+		}
+		errorsTotal := func() float64 {
+			return testutil.ToFloat64(l.metrics.sharedErrors.WithLabelValues("cache_read")) +
+				testutil.ToFloat64(l.metrics.sharedErrors.WithLabelValues("ping"))
+		}
+		if errorsTotal() != 1 || testutil.ToFloat64(l.metrics.sharedUp) != 0 || len(logs.named(t, "shared_state_unavailable")) != 1 {
+			t.Errorf("after the first failure: %v errors, shared_state_up %v, %d warnings; want 1, 0, 1",
+				errorsTotal(), testutil.ToFloat64(l.metrics.sharedUp), len(logs.named(t, "shared_state_unavailable")))
+		}
 
-	for i := range 10 {
-		read("/b" + itoa(i))
-	}
-	if calls, _ := store.seen(); len(calls) != 1 {
-		t.Errorf("10 reads within the rest period called the store %d more times, want 0", len(calls)-1)
-	}
+		for i := range 10 {
+			read("/b" + itoa(i))
+		}
+		if calls, _ := store.seen(); len(calls) != 1 {
+			t.Errorf("10 reads within the rest period called the store %d more times, want 0", len(calls)-1)
+		}
 
-	advance(sharedRestFirst)
-	read("/c")
-	calls, bounds = store.seen()
-	if len(calls) != 2 || calls[1] != "ping" || bounds[1] > sharedOpTimeout {
-		t.Errorf("after the first rest: store calls %v (bounds %v), want one ping within %v", calls, bounds, sharedOpTimeout)
-	}
-	advance(sharedRestFirst) // half of the doubled rest
-	read("/d")
-	if calls, _ := store.seen(); len(calls) != 2 {
-		t.Errorf("within the doubled rest: %d store calls, want still 2", len(calls))
-	}
-	advance(sharedRestFirst)
-	read("/e")
-	if calls, _ := store.seen(); len(calls) != 3 {
-		t.Errorf("after the doubled rest: %d store calls, want 3 (a second probe)", len(calls))
-	}
-	if up.hitCount() != 14 {
-		t.Errorf("the catalog answered %d reads, want all 14", up.hitCount())
-	}
+		advance(sharedRestFirst)
+		read("/c")
+		calls, bounds = store.seen()
+		if len(calls) != 2 || calls[1] != "ping" || bounds[1] > sharedOpTimeout {
+			t.Errorf("after the first rest: store calls %v (bounds %v), want one ping within %v", calls, bounds, sharedOpTimeout)
+		}
+		advance(sharedRestFirst) // half of the doubled rest
+		read("/d")
+		if calls, _ := store.seen(); len(calls) != 2 {
+			t.Errorf("within the doubled rest: %d store calls, want still 2", len(calls))
+		}
+		advance(sharedRestFirst)
+		read("/e")
+		if calls, _ := store.seen(); len(calls) != 3 {
+			t.Errorf("after the doubled rest: %d store calls, want 3 (a second probe)", len(calls))
+		}
+		if up.hitCount() != 14 {
+			t.Errorf("the catalog answered %d reads, want all 14", up.hitCount())
+		}
+	})
 }
 
 // Without a shared store nothing of it exists: the hosts keep their own
