@@ -24,9 +24,11 @@ type sloSummary struct {
 	hedges      int
 	denials     map[string]int // failed calls by denial code ("error" without a denial)
 	maxElapsed  time.Duration
-	elapsed     []time.Duration // per call, in invocation order
+	elapsed     []time.Duration // per call at the client, in invocation order
+	layerTime   []time.Duration // per call inside the layer (the receipt's elapsed_ms)
 	maxAttempt  int             // highest attempt number of any request
 	unkeyed     int             // attempts the key function could not attribute
+	served      int             // measured requests the catalog and asset handlers served (sloHarness.served)
 	receiptSent int             // attempts according to the receipts
 }
 
@@ -48,6 +50,7 @@ func summarize(tool string, outcomes []callOutcome, journal *faultinject.Journal
 		s.receiptSent += o.receipt.Attempts
 		s.maxElapsed = max(s.maxElapsed, o.elapsed)
 		s.elapsed = append(s.elapsed, o.elapsed)
+		s.layerTime = append(s.layerTime, time.Duration(o.receipt.ElapsedMS)*time.Millisecond)
 	}
 	requests := map[string]bool{}
 	for _, r := range journal.Records() {

@@ -12,7 +12,7 @@ import (
 )
 
 // The SLO tests: the policy's claim, checked through the real MCP server,
-// for every network tool, 200 invocations each, with a fixed seed.
+// for every network tool, with a fixed seed.
 //
 // The policy is the default one with the cache off (every call must reach
 // the upstream) and its waits scaled down so the suite runs in seconds:
@@ -21,38 +21,54 @@ import (
 // breaker and the classification are the production ones. Keep-alives are
 // off so that net/http cannot replay a request behind the layer's back:
 // every attempt the catalog sees is one the layer decided to send.
+//
+// These tests count outcomes; they never read a clock. Latency is the
+// benchmarks' business (slo_bench_test.go): on a 2-core machine running
+// every package's -race tests beside a CPU hog, a wall-clock bound either
+// fails for reasons that are not the code's or is too loose to mean much.
 
 const (
 	sloSeed        = 1   // fixed: a failure is replayed by rerunning the test
-	sloInvocations = 200 // per tool
+	sloInvocations = 200 // per tool, where a success ratio is claimed
 	sloMinSuccess  = 196 // ≥ 196/200 shows ≥ 95 % success at 95 % confidence; 190/200 would not
 	sloFaultRate   = 0.2 // per upstream attempt
 	sloParallel    = 8   // concurrent calls per tool
+	// sloPerCallInvocations is the run length of the tests whose
+	// assertions hold call by call (no ratio): a quarter of the calls
+	// still meets every kind of their class several times per tool, at a
+	// quarter of the cost under -race.
+	sloPerCallInvocations = 50
 )
 
+// sloTestPolicy is the policy of the tests whose faults all end by
+// themselves (no hang). Their attempt and tool timeouts are far above
+// anything those faults need, so that a starved machine answering slowly
+// is never taken for a failing catalog: the counts they assert must not
+// depend on how busy the machine is. TestSLOHangFaults sets its own.
 func sloTestPolicy() reliability.Policy {
 	p := reliability.DefaultPolicy()
 	p.CacheTTL = 0
 	p.BackoffBase = 10 * time.Millisecond
 	p.RetryAfterCap = 10 * time.Millisecond
-	p.AttemptTimeout = time.Second
-	p.ToolTimeout = 5 * time.Second
+	p.AttemptTimeout = time.Minute
+	p.ToolTimeout = 2 * time.Minute
 	return p
 }
 
 // runSLO runs every network tool in parallel subtests, each against its
 // own harness, and hands check the summary and outcomes.
 func runSLO(t *testing.T, plan faultinject.Plan, policy reliability.Policy, check func(t *testing.T, s sloSummary, outcomes []callOutcome, journal *faultinject.Journal)) {
-	runSLOWith(t, plan, policy, sloParallel, check)
+	runSLOWith(t, plan, policy, sloInvocations, sloParallel, check)
 }
 
-func runSLOWith(t *testing.T, plan faultinject.Plan, policy reliability.Policy, parallel int, check func(t *testing.T, s sloSummary, outcomes []callOutcome, journal *faultinject.Journal)) {
+func runSLOWith(t *testing.T, plan faultinject.Plan, policy reliability.Policy, invocations, parallel int, check func(t *testing.T, s sloSummary, outcomes []callOutcome, journal *faultinject.Journal)) {
 	for _, c := range sloCalls {
 		t.Run(c.tool, func(t *testing.T) {
 			t.Parallel()
 			h := newSLOHarness(t, sloConfig{plan: plan, policy: policy})
-			outcomes := h.run(t, c, sloInvocations, parallel)
+			outcomes := h.run(t, c, invocations, parallel)
 			s := summarize(c.tool, outcomes, h.injector.Journal())
+			s.served = int(h.served.Load())
 			t.Logf("%s (%s)", s, c.why)
 			if s.unkeyed > 0 {
 				t.Errorf("%d upstream attempts carried no SLO key: the fault schedule is not reproducible", s.unkeyed)
@@ -99,7 +115,7 @@ func TestSLONonRetryableFaults(t *testing.T) {
 		Timing: faultinject.Timing{OversizedBytes: 640 << 10}}
 	policy := sloTestPolicy()
 	policy.MaxBodyBytes = 512 << 10 // the oversized answer (640 KiB) is over the cap; real answers here are under 200 KiB
-	runSLO(t, plan, policy, func(t *testing.T, s sloSummary, outcomes []callOutcome, journal *faultinject.Journal) {
+	runSLOWith(t, plan, policy, sloPerCallInvocations, sloParallel, func(t *testing.T, s sloSummary, outcomes []callOutcome, journal *faultinject.Journal) {
 		if s.faulted == 0 {
 			t.Fatal("no fault was injected")
 		}
@@ -141,41 +157,56 @@ func TestSLONonRetryableFaults(t *testing.T) {
 }
 
 // TestSLOHangFaults: attempts that never answer are cut by the attempt
-// timeout and, when the retry hangs too, by the tool timeout: every call
-// ends near the 1 s cap, never at the 2 s the hangs would last.
+// timeout and, when the retry hangs too, by the tool timeout: no hung
+// attempt is ever waited out, and a call that fails ends with a typed
+// denial (the tool timeout's or the deadline's when a hang used up its
+// time).
 //
-// The promise "returns within 100 ms of the cap" is proven exactly, in
-// virtual time, by reliability's TestToolTimeout* tests (testing/synctest).
-// Here the clock is real: 2×sloParallel calls on loopback sockets under
-// -race on a 2-core CI machine that is also running other test binaries,
-// where goroutine wake-ups alone have been seen to take 180 ms. So this
-// end-to-end run holds the layer's elapsed time (the receipt) to cap +
-// 400 ms and the client's to cap + 600 ms: loose against scheduling, still
-// failing outright if the cap were not enforced (a hang runs to 2 s).
+// A delayed answer (HeadersDelayedBeyond) comes after a minute, and it is
+// the catalog's real answer: a layer that waited one out would let the
+// catalog serve that request, so the catalog serving more requests than
+// the journal let through unharmed shows it without reading a clock (and
+// the run would take minutes). How close to the 1 s cap the calls end is a
+// timing promise: reliability's TestToolTimeout* tests prove "returns
+// within 100 ms of the cap" in virtual time (testing/synctest), and
+// BenchmarkSLOHangCap measures it end to end on a real clock (what this
+// test asserted, with 400/600 ms of slack, until issue 21: on a 2-core
+// machine under -race beside other test binaries no slack held).
 func TestSLOHangFaults(t *testing.T) {
 	t.Parallel()
-	policy := sloTestPolicy()
-	policy.ToolTimeout = time.Second
-	policy.AttemptTimeout = 600 * time.Millisecond
-	const slack, clientSlack = 400 * time.Millisecond, 600 * time.Millisecond
-	plan := faultinject.Plan{Seed: sloSeed, Rate: sloFaultRate, Mix: faultinject.EqualMix(faultinject.KindsOf(faultinject.ClassHang)...),
-		Timing: faultinject.Timing{HeaderDelayBeyond: 2 * time.Second}}
-	runSLOWith(t, plan, policy, 2*sloParallel, func(t *testing.T, s sloSummary, outcomes []callOutcome, _ *faultinject.Journal) {
-		capped := 0
-		for i, o := range outcomes {
-			if d := time.Duration(o.receipt.ElapsedMS) * time.Millisecond; d > policy.ToolTimeout+slack {
-				t.Errorf("call %d ran %v inside the layer; the cap is %v + %v", i+1, d, policy.ToolTimeout, slack)
-			}
-			if o.elapsed > policy.ToolTimeout+clientSlack {
-				t.Errorf("call %d took %v at the client; the cap is %v (+ %v for transport and scheduling)", i+1, o.elapsed, policy.ToolTimeout, clientSlack)
-			}
-			if o.denial == reliability.CodeTimeout {
-				capped++
-			}
-		}
-		t.Logf("%d calls ended at the tool timeout; slowest at the client %v", capped, s.maxElapsed.Round(time.Millisecond))
+	plan, policy := sloHangSetup()
+	runSLOWith(t, plan, policy, sloPerCallInvocations, 2*sloParallel, func(t *testing.T, s sloSummary, outcomes []callOutcome, _ *faultinject.Journal) {
 		if s.faulted == 0 {
 			t.Fatal("no hang was injected")
 		}
+		if unharmed := s.attempts - s.faulted; s.served != unharmed {
+			t.Errorf("the catalog served %d requests, the journal let %d through unharmed: %d hung attempts were waited out instead of cut",
+				s.served, unharmed, s.served-unharmed)
+		}
+		capped := 0
+		for i, o := range outcomes {
+			if !o.ok && o.denial == "" {
+				t.Errorf("call %d failed without a denial: %s", i+1, o.text)
+			}
+			if o.denial == reliability.CodeTimeout || o.denial == reliability.CodeDeadline {
+				capped++
+			}
+		}
+		if capped == 0 {
+			t.Errorf("no call ended with a %s or %s denial: the run did not exercise the caps", reliability.CodeTimeout, reliability.CodeDeadline)
+		}
+		t.Logf("%d calls ended with a timeout or deadline denial", capped)
 	})
+}
+
+// sloHangSetup is the hang run's plan and policy, shared with
+// BenchmarkSLOHangCap: a 1 s tool timeout, a 600 ms attempt timeout, and
+// hangs of a minute (or until the attempt is cancelled).
+func sloHangSetup() (faultinject.Plan, reliability.Policy) {
+	policy := sloTestPolicy()
+	policy.ToolTimeout = time.Second
+	policy.AttemptTimeout = 600 * time.Millisecond
+	plan := faultinject.Plan{Seed: sloSeed, Rate: sloFaultRate, Mix: faultinject.EqualMix(faultinject.KindsOf(faultinject.ClassHang)...),
+		Timing: faultinject.Timing{HeaderDelayBeyond: time.Minute}}
+	return plan, policy
 }

@@ -12,8 +12,8 @@ import (
 // denial. See writes_harness_test.go for the setup.
 //
 // Not parallel with the other tests of the package: its classes run side
-// by side, and on a 2-core machine that load would otherwise land on the
-// timing bounds of the SLO tests, which run after it.
+// by side, and its writes are cut by a real 300 ms attempt timeout, so it
+// runs before the SLO tests start rather than beside them.
 func TestWriteProof(t *testing.T) {
 	for _, class := range writeFaultClasses {
 		t.Run(class.name, func(t *testing.T) {
