@@ -89,10 +89,10 @@ func startBinaryHTTP(t *testing.T) (url string, stop func() error) {
 				return fmt.Errorf("%v; stderr:\n%s", err, stderr.String())
 			}
 			return nil
-		case <-time.After(20 * time.Second):
+		case <-time.After(patience):
 			_ = cmd.Process.Kill()
 			<-exited
-			return fmt.Errorf("did not exit within 20s of SIGTERM")
+			return fmt.Errorf("did not exit within %v of SIGTERM", patience)
 		}
 	}
 	t.Cleanup(func() { _ = stop() })
@@ -100,7 +100,7 @@ func startBinaryHTTP(t *testing.T) (url string, stop func() error) {
 	url = "http://" + addr
 	hc := &http.Client{Timeout: time.Second}
 	defer hc.CloseIdleConnections()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		resp, err := hc.Get(url + "/healthz")
 		if err == nil {

@@ -175,7 +175,7 @@ func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
 	}()
 
 	answered := map[int]json.RawMessage{}
-	deadline := time.After(30 * time.Second)
+	deadline := time.After(patience)
 	for len(answered) < 6 {
 		select {
 		case line, ok := <-lines:
@@ -199,7 +199,7 @@ func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
 				}
 			}
 		case <-deadline:
-			t.Fatalf("only %d of 6 answers after 30s; stderr:\n%s", len(answered), stderr.String())
+			t.Fatalf("only %d of 6 answers after %v; stderr:\n%s", len(answered), patience, stderr.String())
 		}
 	}
 	_ = stdin.Close()

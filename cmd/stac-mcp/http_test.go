@@ -52,7 +52,7 @@ func startHTTPForTest(t *testing.T, env map[string]string, args ...string) *http
 			if err != nil {
 				t.Errorf("serveHTTP: %v", err)
 			}
-		case <-time.After(30 * time.Second):
+		case <-time.After(patience):
 			t.Error("serveHTTP did not return after the stop")
 		}
 		a.close()
@@ -318,7 +318,7 @@ func TestHTTPGracefulShutdownFinishesTheCallInFlight(t *testing.T) {
 	<-entered // the call is upstream now
 	s.stop()  // what SIGTERM does
 	// The listener closes at once; the call is still running.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		c, err := net.DialTimeout("tcp", strings.TrimPrefix(s.url, "http://"), time.Second)
 		if err != nil {

@@ -38,7 +38,7 @@ func startStdio(t *testing.T, args ...string) *stdioSession {
 		_ = inW.Close()
 		select {
 		case <-s.exited:
-		case <-time.After(20 * time.Second):
+		case <-time.After(patience):
 			t.Error("the stdio server did not stop after stdin closed")
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -79,4 +80,46 @@ func TestPerAddressConnectionLimit(t *testing.T) {
 	if n := testutil.ToFloat64(refused); n != 1 {
 		t.Errorf("refused counter %v, want 1", n)
 	}
+}
+
+// TestConnectionCapMakesAcceptWait: past MaxConns the listener accepts no
+// more connections (they wait in the kernel's backlog, so the process
+// never runs out of descriptors) until one closes. In a synctest bubble,
+// "the third Accept is still waiting" is a state, not a timeout.
+func TestConnectionCapMakesAcceptWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fl := &fakeListener{conns: make(chan net.Conn, 3)}
+		ln := limitListener(fl, Limits{MaxConns: 2}, prometheus.NewCounter(prometheus.CounterOpts{Name: "refused"}))
+		for i := range 3 {
+			fl.conns <- &fakeConn{remote: fmt.Sprintf("203.0.113.%d:1000", i+1)}
+		}
+		first, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ln.Accept(); err != nil {
+			t.Fatal(err)
+		}
+		third := make(chan net.Conn, 1)
+		go func() {
+			c, _ := ln.Accept()
+			third <- c
+		}()
+		synctest.Wait()
+		select {
+		case c := <-third:
+			t.Fatalf("a third connection (%s) was accepted while two were open with MaxConns 2", c.RemoteAddr())
+		default:
+		}
+		_ = first.Close()
+		synctest.Wait()
+		select {
+		case c := <-third:
+			if c == nil || c.RemoteAddr().String() != "203.0.113.3:1000" {
+				t.Errorf("accepted %v once a slot freed, want the waiting 203.0.113.3:1000", c)
+			}
+		default:
+			t.Fatal("the waiting connection was not accepted once a slot freed")
+		}
+	})
 }

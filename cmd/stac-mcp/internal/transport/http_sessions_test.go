@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,8 +16,13 @@ import (
 // TestLegacyCancellationNeedsTheCallersSessionID: a notifications/cancelled
 // cancels only a call of the same session id; request ids are per client
 // (every client counts from 0 or 1), so without it one client could cancel
-// another's calls.
+// another's calls. In a synctest bubble: synctest.Wait lets every goroutine
+// the cancellations start (context.AfterFunc's) run before the checks.
 func TestLegacyCancellationNeedsTheCallersSessionID(t *testing.T) {
+	synctest.Test(t, testLegacyCancellation)
+}
+
+func testLegacyCancellation(t *testing.T) {
 	l := newLegacySessions(prometheus.NewRegistry())
 	running := make(chan context.Context, 1)
 	finished := make(chan error, 1)
@@ -41,6 +46,7 @@ func TestLegacyCancellationNeedsTheCallersSessionID(t *testing.T) {
 	}
 	post("mallory", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)
 	post("alice", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`)
+	synctest.Wait()
 	if callCtx.Err() != nil {
 		t.Fatal("another session's cancellation, or one of another request id, cancelled alice's call")
 	}
@@ -48,10 +54,7 @@ func TestLegacyCancellationNeedsTheCallersSessionID(t *testing.T) {
 	if err := <-finished; !errors.Is(err, errCancelledByClient) {
 		t.Errorf("alice's call ended with %v, want %v", err, errCancelledByClient)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for l.inFlight() != 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	synctest.Wait() // alice's POST has returned
 	if n := l.inFlight(); n != 0 {
 		t.Errorf("%d calls still registered after the call ended", n)
 	}
