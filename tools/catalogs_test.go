@@ -2,142 +2,144 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-func TestCatalogsResolvePresetsAndURLs(t *testing.T) {
-	cats := NewCatalogs(CatalogsOptions{HTTPClient: &http.Client{}})
-	defer func() { _ = cats.Close() }()
-	ctx := context.Background()
+// The catalog registry's own tests are in tools/internal/catalog; these
+// check what the tools show of it.
 
-	def, err := cats.Resolve(ctx, "")
+func TestNamedCatalogsResolveAndAreListed(t *testing.T) {
+	named, err := ParseNamedCatalogs("STAC_MCP_CATALOGS", "internal=https://stac.internal.example/v1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if def.Name != DefaultCatalog || def.URL != "https://earth-search.aws.element84.com/v1" || def.Host != "earth-search.aws.element84.com" {
-		t.Errorf(`Resolve("") = %+v, want the earth-search preset`, def)
+	d := newTestDeps(t, testSessionOptions{})
+	cats := NewCatalogs(CatalogsOptions{Default: "internal", HTTPClient: d.Layer.HTTPClient(), Named: named})
+	t.Cleanup(func() { _ = cats.Close() })
+	d.Catalogs = cats
+
+	cat, err := cats.Resolve(context.Background(), "INTERNAL")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, p := range Presets() {
-		cat, err := cats.Resolve(ctx, " "+strings.ToUpper(p.Name)+" ")
-		if err != nil {
-			t.Fatalf("preset %s: %v", p.Name, err)
+	if cat.Name != "internal" || cat.URL != "https://stac.internal.example/v1" || cat.Host != "stac.internal.example" {
+		t.Errorf("Resolve(INTERNAL) = %+v", cat)
+	}
+	if _, err := cats.Resolve(context.Background(), "internl"); err == nil || !strings.Contains(err.Error(), "configured names (STAC_MCP_CATALOGS): internal") {
+		t.Errorf("a misspelt name: %v; want the configured names listed", err)
+	}
+
+	cs := connect(t, newServer(d, "test", Inventory()))
+	res := callOK(t, cs, "list_catalogs", map[string]any{})
+	out := structured[ListCatalogsOut](t, res)
+	var entry *CatalogEntry
+	for i, e := range out.Catalogs {
+		if e.Name == "internal" {
+			entry = &out.Catalogs[i]
 		}
-		if cat.Name != p.Name || cat.URL != p.URL || cat.Client == nil {
-			t.Errorf("preset %s resolved to %+v", p.Name, cat)
-		}
 	}
-	// One client per URL, whatever the spelling.
-	a, err := cats.Resolve(ctx, "earth-search")
-	if err != nil {
-		t.Fatal(err)
+	if entry == nil || entry.Kind != "named" || entry.URL != "https://stac.internal.example/v1" || !entry.Default {
+		t.Fatalf("list_catalogs entry for internal = %+v; catalogs %+v", entry, out.Catalogs)
 	}
-	b, err := cats.Resolve(ctx, "https://earth-search.aws.element84.com/v1/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Client != b.Client {
-		t.Error("the preset and its URL got different clients")
-	}
-	if b.Ref != "https://earth-search.aws.element84.com/v1/" {
-		t.Errorf("Ref = %q, want the reference as given", b.Ref)
+	if !strings.Contains(resultText(res), "internal (default) [named]") {
+		t.Errorf("text does not show the named default:\n%s", resultText(res))
 	}
 }
 
-func TestCatalogsRejectUnusableReferences(t *testing.T) {
-	dir := t.TempDir()
-	cats := NewCatalogs(CatalogsOptions{})
-	defer func() { _ = cats.Close() }()
-	cases := map[string]string{
-		"earth-serch":                         "not a preset name",
-		"https://":                            "valid URL with a host",
-		dir:                                   "directory without a catalog.json",
-		filepath.Join(dir, "missing.json"):    "no such file",
-		"ftp://example.com/catalog.json":      "not a preset name",
-		"file://" + filepath.Join(dir, "x/y"): "no such file",
+// Issue 9 Low: a key in a configured catalog URL is not shown by
+// list_catalogs, get_root or an error.
+func TestConfiguredCatalogURLKeysAreRedacted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("api_key") != "SECRET" {
+			http.Error(w, `{"message":"no key"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/stac/collections/gone" {
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"description":"not found"}`))
+			return
+		}
+		w.Write([]byte(`{"type":"Catalog","id":"keyed","description":"d","stac_version":"1.0.0","conformsTo":[],"links":[]}`))
+	}))
+	defer srv.Close()
+	named, err := ParseNamedCatalogs("STAC_MCP_CATALOGS", "keyed="+srv.URL+"/stac?api_key=SECRET")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for ref, why := range cases {
-		err := cats.Check(ref)
-		if err == nil {
-			t.Errorf("Check(%q) accepted it", ref)
-			continue
+	d := newTestDeps(t, testSessionOptions{})
+	cats := NewCatalogs(CatalogsOptions{Default: "keyed", HTTPClient: d.Layer.HTTPClient(), Named: named})
+	t.Cleanup(func() { _ = cats.Close() })
+	d.Catalogs = cats
+	cs := connect(t, newServer(d, "test", Inventory()))
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{{"list_catalogs", nil}, {"get_root", nil}, {"get_collection", map[string]any{"collection_id": "gone"}}} {
+		res := callTool(t, cs, call.tool, call.args)
+		raw := resultText(res)
+		if res.StructuredContent != nil {
+			raw += fmtAny(res.StructuredContent)
 		}
-		msg := err.Error()
-		for _, want := range []string{ref, why, "earth-search", "planetary-computer", "usgs-landsat", `"demo"`, "catalog.json"} {
-			if !strings.Contains(msg, want) {
-				t.Errorf("Check(%q) = %q, missing %q", ref, msg, want)
-			}
+		if strings.Contains(raw, "SECRET") {
+			t.Errorf("%s shows the key:\n%s", call.tool, raw)
 		}
-		if _, err := cats.Resolve(context.Background(), ref); err == nil {
-			t.Errorf("Resolve(%q) accepted what Check refused", ref)
+		if call.tool == "get_root" && (res.IsError || !strings.Contains(raw, "api_key=REDACTED")) {
+			t.Errorf("get_root: %s", raw)
 		}
 	}
 }
 
-func TestCatalogsDemoIsLazySharedAndClosed(t *testing.T) {
-	cats := NewCatalogs(CatalogsOptions{Default: DemoCatalog, HTTPClient: &http.Client{}})
-	if err := cats.Check(""); err != nil {
-		t.Fatal(err)
+// Issue 10: a static catalog with a dangling item link loads; the model
+// sees what was skipped in get_root's notes.
+func TestDanglingLinkIsSkippedAndShown(t *testing.T) {
+	path := writeLocalCatalog(t, t.TempDir(), `{"rel":"item","href":"missing-item.json"}`)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: path})
+	res := callOK(t, cs, "get_root", map[string]any{})
+	out := structured[GetRootOut](t, res)
+	if len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "coll/missing-item.json: no such file") ||
+		!strings.Contains(resultText(res), "missing-item.json") {
+		t.Errorf("notes %q, text %q: want the dangling link named", out.Notes, resultText(res))
 	}
-	if n := len(cats.servers); n != 0 {
-		t.Fatalf("Check started %d in-process servers; the demo must start on first use", n)
-	}
-	ctx := context.Background()
-	first, err := cats.Resolve(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := cats.Resolve(ctx, "DEMO")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if first.URL != second.URL || first.Client != second.Client || len(cats.servers) != 1 {
-		t.Errorf("demo started %d times (%s, %s); want one shared server", len(cats.servers), first.URL, second.URL)
-	}
-	resp, err := http.Get(first.URL + "/collections")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("demo /collections: %s", resp.Status)
-	}
-
-	if err := cats.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := http.Get(first.URL + "/collections"); err == nil {
-		t.Error("the demo server still answers after Close")
-	}
-	if _, err := cats.Resolve(ctx, ""); err == nil || !strings.Contains(err.Error(), "closed") {
-		t.Errorf("Resolve after Close = %v, want a closed error", err)
+	items := callOK(t, cs, "search_items", map[string]any{"collections": []string{"coll"}})
+	if !strings.Contains(resultText(items), "i1") {
+		t.Errorf("the readable item was not served:\n%s", resultText(items))
 	}
 }
 
-func TestCatalogsLocalLoadErrorIsReportedAndRetried(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "catalog.json")
-	if err := os.WriteFile(path, []byte(`{"type":"Catalog","id":"broken","links":[`), 0o644); err != nil {
-		t.Fatal(err)
+func fmtAny(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// writeLocalCatalog writes a one-collection, one-item static catalog into
+// dir; extraLinks are added to the collection's links (e.g. a dangling one).
+func writeLocalCatalog(t *testing.T, dir string, extraLinks ...string) string {
+	t.Helper()
+	links := `{"rel":"item","href":"item.json"}`
+	for _, l := range extraLinks {
+		links += "," + l
 	}
-	cats := NewCatalogs(CatalogsOptions{})
-	defer func() { _ = cats.Close() }()
-	_, err := cats.Resolve(context.Background(), path)
-	if err == nil || !strings.Contains(err.Error(), "loading the static catalog failed") || !strings.Contains(err.Error(), "not valid JSON") {
-		t.Fatalf("Resolve(broken catalog) = %v, want a load error saying the root is not valid JSON", err)
+	files := map[string]string{
+		"catalog.json":            `{"type":"Catalog","id":"local-test","description":"d","links":[{"rel":"child","href":"./coll/collection.json"}]}`,
+		"coll/collection.json":    `{"type":"Collection","id":"coll","description":"d","links":[` + links + `]}`,
+		"coll/item.json":          `{"type":"Feature","id":"i1","geometry":null,"properties":{"datetime":"2024-01-01T00:00:00Z"}}`,
+		"coll/unlinked-file.json": `{}`,
 	}
-	if len(cats.servers) != 0 {
-		t.Errorf("a catalog that failed to load started %d servers", len(cats.servers))
+	for name, data := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// Fixed on disk: the next call loads it, no restart needed.
-	if err := os.WriteFile(path, []byte(`{"type":"Catalog","id":"fixed","description":"d","links":[]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cat, err := cats.Resolve(context.Background(), path)
-	if err != nil || cat.Name != "local" {
-		t.Fatalf("Resolve(fixed catalog) = %+v, %v", cat, err)
-	}
+	return filepath.Join(dir, "catalog.json")
 }

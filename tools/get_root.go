@@ -55,7 +55,7 @@ func getRoot(ctx context.Context, c *Call, in GetRootIn) (GetRootOut, string, er
 		ConformanceCount: len(root.ConformsTo),
 		LinkCount:        len(root.Links),
 		KeyLinks:         keyLinks(root.Links),
-		Notes:            c.Catalog.loadNotes(),
+		Notes:            loadNotes(c.Catalog),
 	}
 	for _, l := range root.Links {
 		if l.Rel == "child" {

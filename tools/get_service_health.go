@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -105,35 +104,13 @@ var statusRank = map[string]int{"unavailable": 0, "degraded": 1, "healthy": 2}
 // The rule needs no memory of who used what, so it holds on any replica.
 func (d *Deps) operatorHostSet(ctx context.Context) func(host string) bool {
 	configured := map[string]bool{}
-	for _, h := range OperatorHosts(d.Catalogs) {
+	for _, h := range d.Catalogs.OperatorHosts() {
 		configured[h] = true
 	}
 	if def, err := d.Catalogs.Resolve(ctx, ""); err == nil {
 		configured[def.Host] = true // the demo or a local default: its loopback host
 	}
 	return func(host string) bool { return configured[host] }
-}
-
-// OperatorHosts are the hosts of the catalogs the operator configured or
-// the server knows by name: the presets, the named catalogs and a default
-// given as a URL. The reliability layer pins them (never evicted, their own
-// metrics label) and every session of a shared server may see their health.
-func OperatorHosts(c *Catalogs) []string {
-	var urls []string
-	for _, p := range Presets() {
-		urls = append(urls, p.URL)
-	}
-	for _, p := range c.Named() {
-		urls = append(urls, p.URL)
-	}
-	urls = append(urls, c.Default())
-	var hosts []string
-	for _, raw := range urls {
-		if u, err := url.Parse(raw); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && !slices.Contains(hosts, u.Host) {
-			hosts = append(hosts, u.Host)
-		}
-	}
-	return hosts
 }
 
 func hostHealthOut(h reliability.HostHealth) HostHealthOut {

@@ -90,7 +90,7 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 	}
 
 	ctx = withProgress(ctx, newProgress(c)) // the scans report each page
-	out := SearchCollectionsOut{Collections: []CollectionBrief{}, Notes: c.Catalog.loadNotes()}
+	out := SearchCollectionsOut{Collections: []CollectionBrief{}, Notes: loadNotes(c.Catalog)}
 	if w := stacclient.BBoxWarning(listing.BBox); w != "" {
 		out.Notes = append(out.Notes, "Warning: "+w)
 	}

@@ -106,7 +106,7 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	}
 	// The configured catalogs keep their reliability state and their own
 	// metrics label however many other hosts callers name.
-	layer.PinHosts(tools.OperatorHosts(catalogs)...)
+	layer.PinHosts(catalogs.OperatorHosts()...)
 	var names []string
 	for _, t := range tools.Tools(&tools.Deps{Writes: writes}) {
 		names = append(names, t.Def.Name)

@@ -1,4 +1,4 @@
-package tools
+package catalog
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // lowercase and safe to type as a catalog_url argument.
 var namedCatalogName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
 
-// ParseNamedCatalogs reads STAC_MCP_CATALOGS: name=url or name=path pairs
+// ParseNamed reads STAC_MCP_CATALOGS: name=url or name=path pairs
 // separated by commas, semicolons or newlines, e.g.
 //
 //	internal=https://stac.internal.example/v1;archive=/srv/stac/archive/catalog.json
@@ -26,7 +26,7 @@ var namedCatalogName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
 // path, a path starting with '.', or a file:// URL, of its catalog.json or
 // of the directory holding it (checked when the server starts). source
 // names the flag or variable in the errors.
-func ParseNamedCatalogs(source, value string) ([]Preset, error) {
+func ParseNamed(source, value string) ([]Preset, error) {
 	var out []Preset
 	seen := map[string]bool{}
 	for entry := range strings.FieldsFuncSeq(value, func(r rune) bool { return r == ',' || r == ';' || r == '\n' || r == '\r' }) {
@@ -43,9 +43,9 @@ func ParseNamedCatalogs(source, value string) ([]Preset, error) {
 		if !namedCatalogName.MatchString(name) {
 			return nil, fmt.Errorf("%s: catalog name %q: want lowercase letters, digits, '-' or '_', starting with a letter (at most 63)", source, name)
 		}
-		if _, clash := presetURL(name); clash || name == DemoCatalog {
+		if _, clash := presetURL(name); clash || name == Demo {
 			return nil, fmt.Errorf("%s: catalog name %q is already a built-in catalog (presets: %s, and %q); choose another name",
-				source, name, strings.Join(presetNames(), ", "), DemoCatalog)
+				source, name, strings.Join(presetNames(), ", "), Demo)
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("%s: catalog name %q is given twice", source, name)
@@ -98,10 +98,10 @@ func HeadersEnvSuffix(name string) string {
 
 // Named lists the catalogs configured with STAC_MCP_CATALOGS, in the
 // order given; list_catalogs shows them next to the presets.
-func (c *Catalogs) Named() []Preset { return append([]Preset(nil), c.opts.Named...) }
+func (c *Registry) Named() []Preset { return append([]Preset(nil), c.opts.Named...) }
 
 // named finds a configured catalog by (lowercased) name.
-func (c *Catalogs) named(name string) (Preset, bool) {
+func (c *Registry) named(name string) (Preset, bool) {
 	for _, p := range c.opts.Named {
 		if p.Name == name {
 			return p, true

@@ -1,4 +1,9 @@
-package tools
+// Package catalog is the catalog registry: what a catalog_url argument or
+// --catalog may name (presets, STAC_MCP_CATALOGS names, "demo", a URL or a
+// local catalog.json), one STAC client per catalog, and the in-process STAC
+// API that serves the demo and local static catalogs on loopback. Package
+// tools re-exports what cmd and bench configure (tools/catalog_registry.go).
+package catalog
 
 import (
 	"context"
@@ -9,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -41,24 +47,6 @@ type Catalog struct {
 // operator put in a configured catalog's URL (?api_key=...) redacted.
 func (c *Catalog) Shown() string { return redact.Secrets(c.URL) }
 
-// maxLoadNotes bounds how many loader notes a tool result repeats.
-const maxLoadNotes = 10
-
-// loadNotes are the loader's notes as a tool result shows them: what a
-// static catalog skipped, at most maxLoadNotes and a count of the rest
-// (the startup log has them all).
-func (c *Catalog) loadNotes() []string {
-	notes := []string{}
-	for i, n := range c.Notes {
-		if i == maxLoadNotes {
-			notes = append(notes, fmt.Sprintf("loading the static catalog skipped %d more file(s) or item(s); the server log lists them all", len(c.Notes)-i))
-			break
-		}
-		notes = append(notes, "loading the static catalog "+n)
-	}
-	return notes
-}
-
 // Preset is a well-known public STAC API a model or a person can name
 // instead of typing its URL.
 type Preset struct {
@@ -68,12 +56,12 @@ type Preset struct {
 	Why  string // one line: what the catalog holds
 }
 
-// DefaultCatalog is the reference used when neither --catalog,
+// DefaultPreset is the reference used when neither --catalog,
 // STAC_MCP_CATALOG_URL nor a tool's catalog_url names one.
-const DefaultCatalog = "earth-search"
+const DefaultPreset = "earth-search"
 
-// DemoCatalog names the embedded demo catalog, served in-process.
-const DemoCatalog = "demo"
+// Demo names the embedded demo catalog, served in-process.
+const Demo = "demo"
 
 // presets are public, unauthenticated STAC APIs that answer item search.
 // Beyond the three the Python stac-mcp users know (earth-search,
@@ -100,10 +88,10 @@ func presetURL(name string) (string, bool) {
 	return "", false
 }
 
-// CatalogsOptions configure how references become clients.
-type CatalogsOptions struct {
+// Options configure how references become clients.
+type Options struct {
 	// Default is the reference used for "" (a preset, "demo", a URL or a
-	// path); empty means DefaultCatalog.
+	// path); empty means DefaultPreset.
 	Default string
 	// HTTPClient makes every request (the reliability layer's client).
 	HTTPClient *http.Client
@@ -119,7 +107,7 @@ type CatalogsOptions struct {
 	// UserAgent for upstream requests; empty means stacclient's default.
 	UserAgent string
 	// Named are extra catalogs by name (STAC_MCP_CATALOGS), read with
-	// ParseNamedCatalogs so they cannot shadow a preset.
+	// ParseNamed so they cannot shadow a preset.
 	Named []Preset
 	// UntrustedCallers is set for the http transport: a catalog_url
 	// argument may then not name a local path (only the operator's --catalog
@@ -144,13 +132,13 @@ type CatalogsOptions struct {
 	WritableLocal bool
 }
 
-// Catalogs resolves catalog references and caches one client per URL. The
+// Registry resolves catalog references and caches one client per URL. The
 // demo catalog and local static catalogs are served by an in-process STAC
 // API on a loopback listener, started on first use and stopped by Close;
 // a local catalog is keyed by its real path, so every spelling of it
 // (./x, x/catalog.json, a symlink, file://...) shares one server.
-type Catalogs struct {
-	opts         CatalogsOptions
+type Registry struct {
+	opts         Options
 	headersByURL map[string]http.Header // operator-configured headers, by catalog root URL
 
 	loads singleflight.Group // one load per in-process key at a time, outside mu
@@ -162,13 +150,13 @@ type Catalogs struct {
 	closed  bool
 }
 
-// NewCatalogs returns a resolver; call Close when done to stop in-process
+// New returns a resolver; call Close when done to stop in-process
 // servers.
-func NewCatalogs(opts CatalogsOptions) *Catalogs {
+func New(opts Options) *Registry {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = http.DefaultClient
 	}
-	c := &Catalogs{
+	c := &Registry{
 		opts:         opts,
 		headersByURL: map[string]http.Header{},
 		byURL:        map[string]*Catalog{},
@@ -201,9 +189,9 @@ func NewCatalogs(opts CatalogsOptions) *Catalogs {
 	return c
 }
 
-// KnowsCatalogName reports whether name is a preset or one of named, i.e.
+// KnowsName reports whether name is a preset or one of named, i.e.
 // a catalog STAC_MCP_CATALOG_HEADERS_<NAME> may configure headers for.
-func KnowsCatalogName(name string, named []Preset) (remote, ok bool) {
+func KnowsName(name string, named []Preset) (remote, ok bool) {
 	name = strings.ToLower(name)
 	if _, found := presetURL(name); found {
 		return true, true
@@ -224,10 +212,32 @@ func rootKey(rawURL string) string {
 	return strings.TrimRight(rawURL, "/")
 }
 
+// OperatorHosts are the hosts of the catalogs the operator configured or
+// the server knows by name: the presets, the named catalogs and a default
+// given as a URL. The reliability layer pins them (never evicted, their own
+// metrics label) and every session of a shared server may see their health.
+func (c *Registry) OperatorHosts() []string {
+	var urls []string
+	for _, p := range presets {
+		urls = append(urls, p.URL)
+	}
+	for _, p := range c.opts.Named {
+		urls = append(urls, p.URL)
+	}
+	urls = append(urls, c.Default())
+	var hosts []string
+	for _, raw := range urls {
+		if u, err := url.Parse(raw); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && !slices.Contains(hosts, u.Host) {
+			hosts = append(hosts, u.Host)
+		}
+	}
+	return hosts
+}
+
 // Default is the reference "" resolves to.
-func (c *Catalogs) Default() string {
+func (c *Registry) Default() string {
 	if c.opts.Default == "" {
-		return DefaultCatalog
+		return DefaultPreset
 	}
 	return c.opts.Default
 }
@@ -235,7 +245,7 @@ func (c *Catalogs) Default() string {
 // Resolve turns a reference ("" = the configured default) into a Catalog.
 // A static catalog is loaded under ctx, outside any lock shared by other
 // references: a slow or broken file delays only the calls that name it.
-func (c *Catalogs) Resolve(ctx context.Context, ref string) (*Catalog, error) {
+func (c *Registry) Resolve(ctx context.Context, ref string) (*Catalog, error) {
 	r, err := c.classify(ref, strings.TrimSpace(ref) == "")
 	if err != nil {
 		return nil, err
@@ -251,7 +261,7 @@ func (c *Catalogs) Resolve(ctx context.Context, ref string) (*Catalog, error) {
 	case refDemo:
 		// The embedded demo is trusted and small (about 0.1 s to load): a
 		// caller's deadline does not cut its first load short.
-		return c.inProcess(context.WithoutCancel(ctx), r.ref, DemoCatalog, DemoCatalog, func(context.Context) (*staticStore, error) { return loadDemoStore() })
+		return c.inProcess(context.WithoutCancel(ctx), r.ref, Demo, Demo, func(context.Context) (*staticStore, error) { return loadDemoStore() })
 	default:
 		name := r.name
 		if name == "" {
@@ -268,7 +278,7 @@ var errClosed = errors.New("catalogs: already closed (the server is shutting dow
 // Check reports whether ref ("" = the default) is usable without loading
 // or contacting anything, so a bad --catalog refuses to start while the
 // demo catalog still starts lazily. It judges ref as the operator's.
-func (c *Catalogs) Check(ref string) error {
+func (c *Registry) Check(ref string) error {
 	_, err := c.classify(ref, true)
 	return err
 }
@@ -287,7 +297,7 @@ type ConfiguredLoad struct {
 // that a dangling link or a broken file shows in the startup log rather
 // than at the first tool call. Remote catalogs and the demo are not
 // touched.
-func (c *Catalogs) LoadConfigured(ctx context.Context) []ConfiguredLoad {
+func (c *Registry) LoadConfigured(ctx context.Context) []ConfiguredLoad {
 	var out []ConfiguredLoad
 	load := func(ref string, isDefault bool) {
 		cat, err := c.Resolve(ctx, ref)
@@ -330,7 +340,7 @@ type classifiedRef struct {
 // default and at startup; a tool argument over http (UntrustedCallers) may
 // not name a local path, and is refused before the path is looked at, so
 // the answer says nothing about which files exist.
-func (c *Catalogs) classify(ref string, fromOperator bool) (classifiedRef, error) {
+func (c *Registry) classify(ref string, fromOperator bool) (classifiedRef, error) {
 	given := strings.TrimSpace(ref)
 	if given == "" {
 		given = c.Default()
@@ -349,7 +359,7 @@ func (c *Catalogs) classify(ref string, fromOperator bool) (classifiedRef, error
 		}
 		return classifiedRef{kind: refRemote, ref: given, name: lower, url: p.URL}, nil
 	}
-	if lower == DemoCatalog {
+	if lower == Demo {
 		return classifiedRef{kind: refDemo, ref: given}, nil
 	}
 	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
@@ -408,7 +418,7 @@ func localCatalogPath(given string) (string, error) {
 
 // remoteLocked returns the cached client for a remote STAC API URL. Only
 // an operator-configured catalog URL gets headers.
-func (c *Catalogs) remoteLocked(ref, name, rawURL string) (*Catalog, error) {
+func (c *Registry) remoteLocked(ref, name, rawURL string) (*Catalog, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, refError(ref, fmt.Sprintf("it is not a valid URL (%v)", err))
@@ -430,7 +440,7 @@ func (c *Catalogs) remoteLocked(ref, name, rawURL string) (*Catalog, error) {
 // on first use. Concurrent first uses of one key share a single load
 // (singleflight); each caller waits only as long as its own ctx allows, and
 // no lock is held while the files are read.
-func (c *Catalogs) inProcess(ctx context.Context, ref, name, key string, load func(context.Context) (*staticStore, error)) (*Catalog, error) {
+func (c *Registry) inProcess(ctx context.Context, ref, name, key string, load func(context.Context) (*staticStore, error)) (*Catalog, error) {
 	c.mu.Lock()
 	cat, closed := c.inProc[key], c.closed
 	c.mu.Unlock()
@@ -459,7 +469,7 @@ func (c *Catalogs) inProcess(ctx context.Context, ref, name, key string, load fu
 }
 
 // start loads a static catalog and serves it on a loopback port.
-func (c *Catalogs) start(ctx context.Context, name, key string, load func(context.Context) (*staticStore, error)) (*Catalog, error) {
+func (c *Registry) start(ctx context.Context, name, key string, load func(context.Context) (*staticStore, error)) (*Catalog, error) {
 	c.mu.Lock()
 	cat := c.inProc[key] // started while this call queued for the flight
 	c.mu.Unlock()
@@ -471,7 +481,7 @@ func (c *Catalogs) start(ctx context.Context, name, key string, load func(contex
 		return nil, fmt.Errorf("loading the static catalog failed: %w", err)
 	}
 	handler := store.handler
-	if key == DemoCatalog && c.opts.WrapDemo != nil {
+	if key == Demo && c.opts.WrapDemo != nil {
 		handler = c.opts.WrapDemo(handler)
 	}
 	srv, err := startInProcessServer(handler)
@@ -500,12 +510,12 @@ func (c *Catalogs) start(ctx context.Context, name, key string, load func(contex
 	return cat, nil
 }
 
-func (c *Catalogs) clientOptions(headers http.Header) stacclient.Options {
+func (c *Registry) clientOptions(headers http.Header) stacclient.Options {
 	return stacclient.Options{HTTPClient: c.opts.HTTPClient, Headers: headers, UserAgent: c.opts.UserAgent}
 }
 
 // Close stops the in-process servers. Resolve fails afterwards.
-func (c *Catalogs) Close() error {
+func (c *Registry) Close() error {
 	c.mu.Lock()
 	servers := c.servers
 	c.servers, c.closed = nil, true
@@ -540,7 +550,7 @@ func refError(ref, why string) error {
 	sort.Strings(names)
 	return fmt.Errorf("catalog_url %q: %s. Accepted: an http(s) STAC API URL (e.g. %s), a preset name (%s), "+
 		"%q for the embedded demo catalog, or the path of a local static catalog.json",
-		redact.Secrets(ref), why, presets[0].URL, strings.Join(names, ", "), DemoCatalog)
+		redact.Secrets(ref), why, presets[0].URL, strings.Join(names, ", "), Demo)
 }
 
 func statReason(err error) string {
