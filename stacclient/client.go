@@ -225,15 +225,6 @@ func (c *Client) Search(params SearchParams, lim SearchLimits) *Search {
 	return s
 }
 
-// ContinueSearch resumes a search from a cursor returned by Search.Cursor.
-func (c *Client) ContinueSearch(cur Cursor, lim SearchLimits) *Search {
-	start := cur.Request
-	s := &Search{client: c, start: &start, lim: lim,
-		resume: pagerStart{skip: cur.Skip, seen: cur.Seen, offset: cur.Offset, replay: cur.Replay}}
-	s.pager()
-	return s
-}
-
 // Queryables fetches /queryables, or /collections/{id}/queryables when
 // collectionID is not empty.
 func (c *Client) Queryables(ctx context.Context, collectionID string) (*Queryables, error) {

@@ -607,7 +607,7 @@ func TestErrorPageOverCapKeepsItsStatus(t *testing.T) {
 	}
 }
 
-func TestCursorMethodIsNormalised(t *testing.T) {
+func TestPositionMethodIsNormalised(t *testing.T) {
 	var method string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		method = r.Method
@@ -615,7 +615,7 @@ func TestCursorMethodIsNormalised(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, _ := New(srv.URL, Options{})
-	s := c.ContinueSearch(Cursor{Request: Request{Method: "post", URL: srv.URL + "/search", Body: json.RawMessage(`{}`)}}, SearchLimits{})
+	s := c.ContinueSearch(Position{Request: Request{Method: "post", URL: srv.URL + "/search", Body: json.RawMessage(`{}`)}}, SearchLimits{})
 	collectIDs(t, s)
 	if method != "POST" {
 		t.Errorf("sent method %q, want POST", method)

@@ -172,8 +172,8 @@ func TestReplayEarthSearchPostPagingEndsOnEmptyPage(t *testing.T) {
 	if want := recordedIDs(t, rs, "0019-POST-v1-search-6026bb.json"); !reflect.DeepEqual(got, want) {
 		t.Errorf("page 1 ids = %v, want %v", got, want)
 	}
-	if len(pages[1].Items) != 0 || s.StopReason() != StopEmptyPage || s.Cursor() != nil {
-		t.Errorf("end: %d items, stop %q, cursor %+v; want 0, empty_page, nil", len(pages[1].Items), s.StopReason(), s.Cursor())
+	if len(pages[1].Items) != 0 || s.StopReason() != StopEmptyPage || s.Position() != nil {
+		t.Errorf("end: %d items, stop %q, cursor %+v; want 0, empty_page, nil", len(pages[1].Items), s.StopReason(), s.Position())
 	}
 	// The second request is the next link's body exactly (merge: false).
 	var link struct {
@@ -209,7 +209,7 @@ func TestReplayEarthSearchTokenBodyCursor(t *testing.T) {
 	if s.StopReason() != StopMaxPages {
 		t.Fatalf("stop = %s, want max_pages", s.StopReason())
 	}
-	cur := s.Cursor()
+	cur := s.Position()
 	if cur == nil || cur.Request.Method != "POST" || cur.Skip != 0 {
 		t.Fatalf("cursor = %+v, want the POST of page 3", cur)
 	}
@@ -230,8 +230,8 @@ func TestReplayEarthSearchTokenBodyCursor(t *testing.T) {
 	if last := reqs[len(reqs)-1]; !sameJSON(t, last.Body, []byte(wantBody)) {
 		t.Errorf("resumed request body = %s, want %s", last.Body, wantBody)
 	}
-	if resumed.StopReason() != StopError || resumed.Cursor() == nil {
-		t.Errorf("after an error: stop %q cursor %+v; want error and a cursor to retry", resumed.StopReason(), resumed.Cursor())
+	if resumed.StopReason() != StopError || resumed.Position() == nil {
+		t.Errorf("after an error: stop %q cursor %+v; want error and a cursor to retry", resumed.StopReason(), resumed.Position())
 	}
 }
 
@@ -290,7 +290,7 @@ func TestReplayAstraeaPostMergeChain(t *testing.T) {
 	c := replayClient(t, rs.URL)
 	first := Request{Method: "POST", URL: rs.URL + "/search",
 		Body: json.RawMessage(`{"limit":10,"bbox":[-73.21,43.99,-73.12,44.05],"collections":["naip"]}`)}
-	s := c.ContinueSearch(Cursor{Request: first}, SearchLimits{})
+	s := c.ContinueSearch(Position{Request: first}, SearchLimits{})
 	ids := collectIDs(t, s)
 	if len(ids) != 30 || s.StopReason() != StopEmptyPage {
 		t.Fatalf("%d items, stop %s; want 30 and empty_page", len(ids), s.StopReason())
@@ -322,7 +322,7 @@ func TestReplaySageTokenOnlyNextBody(t *testing.T) {
 	if want := recordedIDs(t, rs, "0004-POST-search-fc909d.json"); !reflect.DeepEqual(ids, want) {
 		t.Errorf("ids = %v, want %v", ids, want)
 	}
-	cur := s.Cursor()
+	cur := s.Position()
 	if s.StopReason() != StopMaxPages || cur == nil {
 		t.Fatalf("stop %s cursor %+v; want max_pages with a cursor", s.StopReason(), cur)
 	}

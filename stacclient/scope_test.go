@@ -122,8 +122,8 @@ func TestNextLinksOutsideTheCatalogAreNotFollowed(t *testing.T) {
 			if got := keysOf(t, s); len(got) != 1 {
 				t.Errorf("got %v, want only the first page", got)
 			}
-			if s.StopReason() != StopNextRefused || !strings.Contains(s.Refusal(), c.want) || s.Cursor() != nil {
-				t.Errorf("stop %s, refusal %q, cursor %+v; want next_link_refused naming %q and no cursor", s.StopReason(), s.Refusal(), s.Cursor(), c.want)
+			if s.StopReason() != StopNextRefused || !strings.Contains(s.Refusal(), c.want) || s.Position() != nil {
+				t.Errorf("stop %s, refusal %q, cursor %+v; want next_link_refused naming %q and no cursor", s.StopReason(), s.Refusal(), s.Position(), c.want)
 			}
 			for _, r := range cat.requests() {
 				if r != "GET /stac" && r != "GET /stac/search" {
@@ -174,7 +174,7 @@ func TestContinuedSearchDropsItemsItsCursorSaw(t *testing.T) {
 	c := cat.client(t)
 	s := c.Search(SearchParams{}, SearchLimits{MaxItems: 3})
 	keysOf(t, s)
-	cur := s.Cursor()
+	cur := s.Position()
 	if cur == nil || cur.Offset != 3 || len(cur.Seen) != 3 {
 		t.Fatalf("cursor %+v, want the page at offset 3 with 3 fingerprints", cur)
 	}
@@ -183,24 +183,24 @@ func TestContinuedSearchDropsItemsItsCursorSaw(t *testing.T) {
 	}
 }
 
-// A replay cursor (Cursor.Replay) pages again from the first request to its
+// A replay position (Position.Replay) pages again from the first request to its
 // position without yielding what it passes, and fetches the page holding
 // the position once.
-func TestReplayCursorPagesBackToItsPosition(t *testing.T) {
+func TestReplayPositionPagesBackToItsPlace(t *testing.T) {
 	cat := newPagedCatalog(t, []string{"c/0", "c/1", "c/2"}, []string{"c/3", "c/4", "c/5"}, []string{"c/6", "c/7", "c/8"}, []string{"c/9"})
 	c := cat.client(t)
 	first := Request{Method: "GET", URL: cat.URL + "/stac/search"}
-	s := c.ContinueSearch(Cursor{Request: first, Replay: true, Offset: 5, Skip: 2}, SearchLimits{MaxItems: 2})
+	s := c.ContinueSearch(Position{Request: first, Replay: true, Offset: 5, Skip: 2}, SearchLimits{MaxItems: 2})
 	if got := keysOf(t, s); strings.Join(got, " ") != "c/7 c/8" {
 		t.Errorf("got %v, want c/7 c/8", got)
 	}
-	if cur := s.Cursor(); cur == nil || cur.Offset != 9 || cur.Skip != 0 || cur.Replay {
+	if cur := s.Position(); cur == nil || cur.Offset != 9 || cur.Skip != 0 || cur.Replay {
 		t.Errorf("cursor %+v, want the start of the page at offset 9", cur)
 	}
 	if n := len(cat.requests()); n != 3 {
 		t.Errorf("%d requests (%v), want 3: the three pages up to the position, once each", n, cat.requests())
 	}
-	past := c.ContinueSearch(Cursor{Request: first, Replay: true, Offset: 10}, SearchLimits{})
+	past := c.ContinueSearch(Position{Request: first, Replay: true, Offset: 10}, SearchLimits{})
 	if got := keysOf(t, past); len(got) != 0 || past.StopReason() != StopNoNext {
 		t.Errorf("replaying past the end: got %v, stop %s", got, past.StopReason())
 	}
@@ -217,7 +217,7 @@ func TestContinueSearchSendsOnlyRequestsInTheCatalogsScope(t *testing.T) {
 		"userinfo":     {Method: "GET", URL: "http://" + strings.TrimPrefix(cat.URL, "http://") + "@" + strings.TrimPrefix(other.URL, "http://") + "/stac/search"},
 	} {
 		var pe *ParamError
-		if err := lastItemError(c.ContinueSearch(Cursor{Request: r}, SearchLimits{})); !errors.As(err, &pe) || pe.Param != "cursor" {
+		if err := lastItemError(c.ContinueSearch(Position{Request: r}, SearchLimits{})); !errors.As(err, &pe) || pe.Param != "cursor" {
 			t.Errorf("%s: err %v, want a cursor ParamError", name, err)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 type Search struct {
 	client     *Client
 	params     SearchParams
-	fromParams bool     // built by Client.Search (else resumed from a cursor)
+	fromParams bool     // built by Client.Search (else resumed from a Position)
 	start      *Request // the first request of a resumed search
 	resume     pagerStart
 	lim        SearchLimits
@@ -83,13 +83,13 @@ func pageOf(pp *pagerPage[Item]) *Page {
 }
 
 // Items yields each item across pages. Breaking out of the loop leaves a
-// Cursor just after the last item received.
+// Position just after the last item received.
 func (s *Search) Items(ctx context.Context) iter.Seq2[*Item, error] {
 	engine := s.pager()
 	return func(yield func(*Item, error) bool) {
-		var stoppedAt *Cursor
+		var stoppedAt *Position
 		defer func() {
-			// Runs after the engine recorded its own cursor (the next page),
+			// Runs after the engine recorded its own position (the next page),
 			// so the finer position within the page wins.
 			if stoppedAt != nil {
 				engine.finish(StopConsumer, stoppedAt)
@@ -107,13 +107,13 @@ func (s *Search) Items(ctx context.Context) iter.Seq2[*Item, error] {
 				consumed := pp.rawIndex[i] + 1
 				undelivered := make(map[uint32]bool)
 				for j := range pp.elems[i+1:] {
-					undelivered[KeyFingerprint(itemKey(&pp.elems[i+1+j]))] = true
+					undelivered[keyFingerprint(itemKey(&pp.elems[i+1+j]))] = true
 				}
 				switch {
 				case consumed < pp.rawLen:
-					stoppedAt = engine.cursorAt(pp.req, consumed, pp.offset, undelivered)
+					stoppedAt = engine.positionAt(pp.req, consumed, pp.offset, undelivered)
 				case pp.next != nil:
-					stoppedAt = engine.cursorAt(*pp.next, 0, pp.offset+pp.rawLen, undelivered)
+					stoppedAt = engine.positionAt(*pp.next, 0, pp.offset+pp.rawLen, undelivered)
 				default:
 					engine.finish(StopNoNext, nil)
 				}
@@ -133,9 +133,9 @@ func (s *Search) StopReason() StopReason {
 // StopReason is StopNextRefused.
 func (s *Search) Refusal() string { return s.pager().refusal() }
 
-// Cursor is where to continue, or nil when the results are exhausted (or
+// Position is where to continue, or nil when the results are exhausted (or
 // cannot be reached: StopNextRefused).
-func (s *Search) Cursor() *Cursor {
+func (s *Search) Position() *Position {
 	_, cur, _, _ := s.pager().state()
 	if cur == nil {
 		return nil
@@ -171,7 +171,7 @@ func (s *Search) Method() string {
 	return method
 }
 
-// firstRequest builds the first request: the resumed cursor's, or one
+// firstRequest builds the first request: the resumed position's, or one
 // built from the parameters with the method the landing page allows.
 func (s *Search) firstRequest(ctx context.Context) (Request, error) {
 	if !s.fromParams {
@@ -179,7 +179,7 @@ func (s *Search) firstRequest(ctx context.Context) (Request, error) {
 			return Request{}, &ParamError{Param: "cursor", Got: "a cursor without a request URL",
 				Accepted: "a cursor returned by a previous search", Reason: "it has no request to continue from"}
 		}
-		// A cursor comes back from outside: the same rules as a next link.
+		// A position comes back from outside (in a cursor): the same rules as a next link.
 		if why, _ := s.client.checkScope(*s.start); why != "" {
 			return Request{}, &ParamError{Param: "cursor", Got: upstream.TrimMessage(s.start.URL),
 				Accepted: "a cursor returned by a previous search of this catalog", Reason: "its request may not be sent: " + why}

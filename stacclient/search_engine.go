@@ -52,7 +52,7 @@ type pagerPage[E any] struct {
 	offset   int    // items served on the pages before this one
 }
 
-// pagerStart is where an iteration begins (see Cursor): how many elements
+// pagerStart is where an iteration begins (see Position): how many elements
 // of the first request's page were consumed already, the fingerprints of
 // keys yielded before, how many elements the pages before it served, and
 // whether to page from the search's start to offset+skip first.
@@ -73,40 +73,40 @@ type pager[E any] struct {
 	mu          sync.Mutex
 	stop        StopReason
 	refused     string
-	cursor      *Cursor
+	position    *Position
 	matched     *int
 	unusable    string // the last unusable match count a page sent
 	firstMethod string
-	seenOrder   []uint32 // fingerprints of keys yielded, oldest first (for cursors)
+	seenOrder   []uint32 // fingerprints of keys yielded, oldest first (for positions)
 }
 
-// cursorAt is a cursor for r (whose page starts offset elements into the
+// positionAt is the position at r (whose page starts offset elements into the
 // results) that carries the keys yielded so far, except those in
 // undelivered (yielded by the engine but not received by the caller, who
 // stopped early).
-func (p *pager[E]) cursorAt(r Request, skip, offset int, undelivered map[uint32]bool) *Cursor {
+func (p *pager[E]) positionAt(r Request, skip, offset int, undelivered map[uint32]bool) *Position {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var seen []uint32
-	for i := len(p.seenOrder) - 1; i >= 0 && len(seen) < MaxCursorSeen; i-- {
+	for i := len(p.seenOrder) - 1; i >= 0 && len(seen) < MaxPositionSeen; i-- {
 		if fp := p.seenOrder[i]; !undelivered[fp] {
 			seen = append(seen, fp)
 		}
 	}
 	slices.Reverse(seen)
-	return &Cursor{Request: r, Skip: skip, Seen: seen, Offset: offset}
+	return &Position{Request: r, Skip: skip, Seen: seen, Offset: offset}
 }
 
-func (p *pager[E]) finish(stop StopReason, cur *Cursor) {
+func (p *pager[E]) finish(stop StopReason, cur *Position) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.stop, p.cursor = stop, cur
+	p.stop, p.position = stop, cur
 }
 
-func (p *pager[E]) state() (StopReason, *Cursor, *int, string) {
+func (p *pager[E]) state() (StopReason, *Position, *int, string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.stop, p.cursor, p.matched, p.firstMethod
+	return p.stop, p.position, p.matched, p.firstMethod
 }
 
 func (p *pager[E]) refusal() string {
@@ -124,7 +124,7 @@ func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request
 			carried[fp] = true
 		}
 		p.mu.Lock()
-		p.stop, p.refused, p.cursor, p.matched, p.unusable, p.firstMethod = "", "", nil, nil, "", ""
+		p.stop, p.refused, p.position, p.matched, p.unusable, p.firstMethod = "", "", nil, nil, "", ""
 		p.seenOrder = append([]uint32(nil), start.seen...)
 		p.mu.Unlock()
 
@@ -171,7 +171,7 @@ func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request
 			if prefetched != nil {
 				doc, prefetched = *prefetched, nil
 			} else if doc, err = p.fetch(ctx, req, isFirst); err != nil {
-				p.finish(StopError, p.cursorAt(req, skip, offset, nil))
+				p.finish(StopError, p.positionAt(req, skip, offset, nil))
 				yield(nil, err)
 				return
 			}
@@ -191,7 +191,7 @@ func (p *pager[E]) run(ctx context.Context, first func(context.Context) (Request
 			}
 			if !yield(page, nil) {
 				if stop == "" {
-					stop, cur = StopConsumer, p.cursorAt(*page.next, 0, offset+page.rawLen, nil)
+					stop, cur = StopConsumer, p.positionAt(*page.next, 0, offset+page.rawLen, nil)
 				}
 				p.finish(stop, cur)
 				return
@@ -260,14 +260,14 @@ func (p *pager[E]) replay(ctx context.Context, req Request, target int) (*pagerD
 // selectElems fills page.elems with the elements from skip on that are new
 // and fit under MaxItems, and returns how many of the served elements were
 // consumed (yielded or dropped as duplicates). A key counts as seen when
-// this iteration yielded it, or when its fingerprint came in the cursor.
+// this iteration yielded it, or when its fingerprint came in the position continued from.
 func (p *pager[E]) selectElems(page *pagerPage[E], elems []E, skip, yielded int, seenKeys map[string]bool, carried map[uint32]bool) int {
 	consumed := min(skip, len(elems))
 	for i := consumed; i < len(elems); i++ {
 		key := p.keyOf(&elems[i])
 		var fp uint32
 		if key != "" {
-			fp = KeyFingerprint(key)
+			fp = keyFingerprint(key)
 		}
 		duplicate := key != "" && (seenKeys[key] || carried[fp])
 		full := p.lim.MaxItems > 0 && yielded+len(page.elems) >= p.lim.MaxItems
@@ -294,13 +294,13 @@ func (p *pager[E]) selectElems(page *pagerPage[E], elems []E, skip, yielded int,
 
 // stopAfter decides whether the iteration ends after page, and where a
 // later call would continue.
-func (p *pager[E]) stopAfter(page *pagerPage[E], elems []E, skip, consumed, yielded, pages, maxPages int, seenRequests map[string]bool) (StopReason, *Cursor) {
+func (p *pager[E]) stopAfter(page *pagerPage[E], elems []E, skip, consumed, yielded, pages, maxPages int, seenRequests map[string]bool) (StopReason, *Position) {
 	considered := len(elems) - min(skip, len(elems))
 	switch {
 	case len(elems) == 0:
 		return StopEmptyPage, nil
 	case page.skipped > 0:
-		return StopMaxItems, p.cursorAt(page.req, consumed, page.offset, nil)
+		return StopMaxItems, p.positionAt(page.req, consumed, page.offset, nil)
 	case considered > 0 && len(page.elems) == 0 && page.dropped == considered:
 		return StopNoNewIDs, nil
 	case page.next == nil && page.refused != "":
@@ -308,11 +308,11 @@ func (p *pager[E]) stopAfter(page *pagerPage[E], elems []E, skip, consumed, yiel
 	case page.next == nil:
 		return StopNoNext, nil
 	case p.lim.MaxItems > 0 && yielded >= p.lim.MaxItems:
-		return StopMaxItems, p.cursorAt(*page.next, 0, page.offset+page.rawLen, nil)
+		return StopMaxItems, p.positionAt(*page.next, 0, page.offset+page.rawLen, nil)
 	case seenRequests[requestKey(*page.next)]:
 		return StopCycle, nil
 	case pages >= maxPages:
-		return StopMaxPages, p.cursorAt(*page.next, 0, page.offset+page.rawLen, nil)
+		return StopMaxPages, p.positionAt(*page.next, 0, page.offset+page.rawLen, nil)
 	}
 	return "", nil
 }

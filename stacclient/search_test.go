@@ -38,8 +38,8 @@ func TestSearchFollowsEveryNextLinkStyle(t *testing.T) {
 			if want := allIDs(f.pages); !reflect.DeepEqual(got, want) {
 				t.Errorf("ids = %v, want %v", got, want)
 			}
-			if s.StopReason() != StopNoNext || s.Cursor() != nil {
-				t.Errorf("stop %s cursor %+v, want no_next_link and nil", s.StopReason(), s.Cursor())
+			if s.StopReason() != StopNoNext || s.Position() != nil {
+				t.Errorf("stop %s cursor %+v, want no_next_link and nil", s.StopReason(), s.Position())
 			}
 			log := f.log()
 			last := log[len(log)-1]
@@ -71,8 +71,8 @@ func TestSearchStopsOnCycle(t *testing.T) {
 	if want := allIDs(f.pages); !reflect.DeepEqual(got, want) {
 		t.Errorf("ids = %v, want %v", got, want)
 	}
-	if s.StopReason() != StopCycle || s.Cursor() != nil {
-		t.Errorf("stop %s cursor %+v, want cycle and nil", s.StopReason(), s.Cursor())
+	if s.StopReason() != StopCycle || s.Position() != nil {
+		t.Errorf("stop %s cursor %+v, want cycle and nil", s.StopReason(), s.Position())
 	}
 	if n := f.count("GET", "/search") + f.count("POST", "/search"); n != 3 {
 		t.Errorf("%d search requests, want 3 (the repeated link is not fetched)", n)
@@ -122,8 +122,8 @@ func TestSearchStopsOnEmptyPageEvenWithNextLink(t *testing.T) {
 	if got := collectIDs(t, s); !reflect.DeepEqual(got, []string{"a"}) {
 		t.Errorf("ids = %v, want [a]", got)
 	}
-	if s.StopReason() != StopEmptyPage || s.Cursor() != nil {
-		t.Errorf("stop %s cursor %+v, want empty_page, nil", s.StopReason(), s.Cursor())
+	if s.StopReason() != StopEmptyPage || s.Position() != nil {
+		t.Errorf("stop %s cursor %+v, want empty_page, nil", s.StopReason(), s.Position())
 	}
 }
 
@@ -133,7 +133,7 @@ func TestSearchMaxPages(t *testing.T) {
 	if got := collectIDs(t, s); len(got) != 4 {
 		t.Errorf("got %d items, want 4", len(got))
 	}
-	cur := s.Cursor()
+	cur := s.Position()
 	if s.StopReason() != StopMaxPages || cur == nil || cur.Request.URL != f.URL+"/search?page=3" || cur.Skip != 0 {
 		t.Errorf("stop %s cursor %+v, want max_pages at page 3", s.StopReason(), cur)
 	}
@@ -172,26 +172,26 @@ func drain(t *testing.T, c *Client, maxItems int, useItems bool) []string {
 		if n > maxItems {
 			t.Fatalf("a leg yielded %d items, over MaxItems %d", n, maxItems)
 		}
-		cur := s.Cursor()
+		cur := s.Position()
 		if cur == nil {
 			return got
 		}
 		if s.StopReason() != StopMaxItems {
 			t.Fatalf("cursor %+v with stop %s", cur, s.StopReason())
 		}
-		roundTripped := roundTripCursor(t, *cur)
+		roundTripped := roundTripPosition(t, *cur)
 		s = c.ContinueSearch(roundTripped, SearchLimits{MaxItems: maxItems})
 	}
 }
 
-// roundTripCursor passes a cursor through JSON, as a tool call would.
-func roundTripCursor(t *testing.T, cur Cursor) Cursor {
+// roundTripPosition passes a position through JSON, as a tool call would.
+func roundTripPosition(t *testing.T, cur Position) Position {
 	t.Helper()
 	b, err := json.Marshal(cur)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Cursor
+	var back Position
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestSearchMaxItemsSkippedAndCursorMidPage(t *testing.T) {
 	if len(pages) != 2 || len(pages[1].Items) != 2 || pages[1].Skipped != 2 {
 		t.Fatalf("pages %d, last page items/skipped = %d/%d; want 2 pages, 2 yielded, 2 skipped", len(pages), len(pages[len(pages)-1].Items), pages[len(pages)-1].Skipped)
 	}
-	cur := s.Cursor()
+	cur := s.Position()
 	if cur == nil || cur.Skip != 2 || cur.Request.URL != f.URL+"/search?page=2" {
 		t.Errorf("cursor = %+v, want page 2 with skip 2", cur)
 	}
@@ -250,7 +250,7 @@ func TestSearchItemsBreakLeavesCursorAfterLastItem(t *testing.T) {
 	if s.StopReason() != StopConsumer {
 		t.Errorf("stop = %s, want %s", s.StopReason(), StopConsumer)
 	}
-	rest := collectIDs(t, c.ContinueSearch(*s.Cursor(), SearchLimits{}))
+	rest := collectIDs(t, c.ContinueSearch(*s.Position(), SearchLimits{}))
 	if all := append(got, rest...); !reflect.DeepEqual(all, allIDs(f.pages)) {
 		t.Errorf("before+after break = %v, want %v", all, allIDs(f.pages))
 	}
@@ -326,7 +326,7 @@ func TestSearchErrorKeepsCursorToRetry(t *testing.T) {
 	if len(got) != 4 || s.StopReason() != StopError {
 		t.Errorf("got %v stop %s", got, s.StopReason())
 	}
-	if cur := s.Cursor(); cur == nil || cur.Request.URL != f.URL+"/search?page=3" {
+	if cur := s.Position(); cur == nil || cur.Request.URL != f.URL+"/search?page=3" {
 		t.Errorf("cursor = %+v, want the failed request", cur)
 	}
 }
@@ -369,10 +369,10 @@ func TestCursorCarriesRecentKeysOnly(t *testing.T) {
 	f := newFakeSearch(t, idPages(30, 10), "GET")
 	s := fakeClient(t, f).Search(SearchParams{}, SearchLimits{MaxItems: 255})
 	collectIDs(t, s)
-	cur := s.Cursor()
+	cur := s.Position()
 	// fakeItemJSON items have no collection: the key is "\x00" + id.
-	if cur == nil || len(cur.Seen) != MaxCursorSeen || cur.Seen[len(cur.Seen)-1] != KeyFingerprint("\x00i254") ||
-		cur.Seen[0] != KeyFingerprint("\x00i239") || cur.Skip != 5 || cur.Offset != 250 {
+	if cur == nil || len(cur.Seen) != MaxPositionSeen || cur.Seen[len(cur.Seen)-1] != keyFingerprint("\x00i254") ||
+		cur.Seen[0] != keyFingerprint("\x00i239") || cur.Skip != 5 || cur.Offset != 250 {
 		t.Fatalf("cursor = %+v; want skip 5 on the page at offset 250 and the fingerprints of i239..i254", cur)
 	}
 }

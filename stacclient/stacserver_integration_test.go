@@ -136,8 +136,8 @@ func TestStacserverEveryNextLinkStyle(t *testing.T) {
 			if got := sortedIDs(items); !slices.Equal(got, want) {
 				t.Errorf("got %d items, want the %d joplin items", len(got), len(want))
 			}
-			if s.StopReason() != stacclient.StopNoNext || s.Cursor() != nil {
-				t.Errorf("stop %s cursor %+v", s.StopReason(), s.Cursor())
+			if s.StopReason() != stacclient.StopNoNext || s.Position() != nil {
+				t.Errorf("stop %s cursor %+v", s.StopReason(), s.Position())
 			}
 			if n, ok := s.Matched(); ok && n != len(want) {
 				t.Errorf("Matched = %d, want %d", n, len(want))
@@ -169,7 +169,7 @@ func TestStacserverMaxItemsAcrossPagesAndCursor(t *testing.T) {
 					t.Fatalf("leg %d yielded %d items, over max_items", leg, len(items))
 				}
 				all = append(all, items...)
-				cur := s.Cursor()
+				cur := s.Position()
 				if cur == nil {
 					break
 				}

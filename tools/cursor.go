@@ -37,7 +37,7 @@ import (
 // them), the page size, and for items the first request and the position
 // as RequestDiffs against the parameters, the offset and the skip. seen
 // are the 32-bit fingerprints of the most recent items returned
-// (stacclient.MaxCursorSeen at most), raw because they do not compress.
+// (stacclient.MaxPositionSeen at most), raw because they do not compress.
 
 const (
 	cursorVersion = 2
@@ -101,7 +101,7 @@ type pageCursor struct {
 	ExplicitLimit bool
 
 	// Items: the search's first request, and the request of the page the
-	// position is in (nil: replay from First), with stacclient.Cursor's
+	// position is in (nil: replay from First), with stacclient.Position's
 	// Offset, Skip and Seen.
 	First  stacclient.RequestDiff
 	Pos    *stacclient.RequestDiff
@@ -353,7 +353,7 @@ func readCursor(payload []byte) (pageCursor, error) {
 		return pageCursor{}, fmt.Errorf("%d bytes after its content", len(core.b))
 	}
 	seen := r.b
-	if len(seen)%4 != 0 || len(seen)/4 > stacclient.MaxCursorSeen || (kind != cursorItems && len(seen) > 0) {
+	if len(seen)%4 != 0 || len(seen)/4 > stacclient.MaxPositionSeen || (kind != cursorItems && len(seen) > 0) {
 		return pageCursor{}, fmt.Errorf("%d trailing bytes", len(seen))
 	}
 	for i := 0; i < len(seen); i += 4 {

@@ -186,7 +186,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		out.Matched = &n
 	}
 	out.Notes = append(out.Notes, unusableMatchedNotes(search)...)
-	out.HasMore = search.Cursor() != nil
+	out.HasMore = search.Position() != nil
 	for _, k := range keys {
 		if !seenKeys[k] && out.ItemCount > 0 {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("asset key %q is on none of the items (call get_collection for the item_assets keys)", k))

@@ -236,7 +236,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	if check != nil && check.dropped > 0 {
 		out.ClientFiltered = check.dropped
 	}
-	if cur := search.Cursor(); cur != nil {
+	if cur := search.Position(); cur != nil {
 		out.HasMore, out.Truncated = true, true
 		var warning string
 		out.Cursor, out.Resend, warning = position.cursor(c, cur)

@@ -77,14 +77,14 @@ func continueItems(ctx context.Context, c *Call, token string, params stacclient
 	if err != nil {
 		return refuse("its request may not be sent: " + err.Error())
 	}
-	sc := stacclient.Cursor{Request: req, Skip: cur.Skip, Seen: cur.Seen, Offset: cur.Offset, Replay: cur.Pos == nil}
+	sc := stacclient.Position{Request: req, Skip: cur.Skip, Seen: cur.Seen, Offset: cur.Offset, Replay: cur.Pos == nil}
 	return c.Catalog.Client.ContinueSearch(sc, limits), pos, notes, nil
 }
 
 // cursor writes the token that continues at cur, and the arguments the
 // caller must send again with it. A position that cannot be continued from
 // a cursor (outside the catalog's scope) gives no token and a warning.
-func (pos itemsPosition) cursor(c *Call, cur *stacclient.Cursor) (token string, requires []string, warning string) {
+func (pos itemsPosition) cursor(c *Call, cur *stacclient.Position) (token string, requires []string, warning string) {
 	client := c.Catalog.Client
 	if pos.first == nil {
 		return "", nil, "more items match, but the search's first request could not be recorded for a cursor"

@@ -81,7 +81,7 @@ func runBoundedSearch(ctx context.Context, c *Call, tool string, params stacclie
 	if n, ok := search.Matched(); ok {
 		out.matched = &n
 	}
-	out.hasMore = search.Cursor() != nil
+	out.hasMore = search.Position() != nil
 	return out, nil
 }
 

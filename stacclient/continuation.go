@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,80 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability/origin"
 )
+
+// Continuing a search: where an iteration stopped (Position, with the
+// Request of its page), and that request written small, as a RequestDiff
+// against the search's own parameters, so that a cursor token (package
+// tools) can carry it across tool calls and ApplyDiff can rebuild it on
+// the catalog's own base URL. The token's format and signature are the
+// tools' business (tools/internal/cursor); this file knows nothing of them.
+
+// Request is one HTTP request the client makes or will make: the first page
+// of a search, or a next link resolved exactly as the server gave it. It is
+// plain data so that a Position can hold it.
+type Request struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Body    json.RawMessage   `json:"body,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Position says where an iteration stopped: the request of the page it was in
+// and how many of that page's items were already yielded. Continuing from it
+// yields exactly the items that were not yet seen. ContinueSearch sends its
+// request only when it is in the catalog's scope (GET or POST, the
+// catalog's origin, under its root path), like a next link.
+type Position struct {
+	Request Request
+	// Skip counts the items of that page, as served, already consumed
+	// (yielded, or dropped as duplicates).
+	Skip int
+	// Seen are keyFingerprints of the most recently yielded items (at most
+	// MaxPositionSeen, oldest first), so that a continued search still drops
+	// items a catalog repeats across pages.
+	Seen []uint32
+	// Offset counts the items served (as served, duplicates included)
+	// on the pages before Request's, from the search's first request.
+	Offset int
+	// Replay says that Request is the search's first request and the
+	// position is Offset+Skip items further on: ContinueSearch pages there
+	// again without yielding what it passes. It is how a position is kept
+	// when the next request itself is too large to carry; the page size
+	// may differ from the one the position was reached with.
+	Replay bool
+}
+
+// MaxPositionSeen bounds Position.Seen. Duplicates seen in the wild repeat
+// items at the boundary of adjacent pages (Planetary Computer, when sort
+// keys tie), so the most recent keys are the ones worth remembering; a
+// cursor is handed to a model and must stay small.
+const MaxPositionSeen = 16
+
+// keyFingerprint is the 32-bit fingerprint of a de-duplication key that a
+// Position carries. A false match needs two keys to share 32 bits of SHA-256:
+// about one in 270 million per item against a full set of 16.
+func keyFingerprint(key string) uint32 {
+	sum := sha256.Sum256([]byte(key))
+	return binary.BigEndian.Uint32(sum[:4])
+}
+
+// ContinueSearch resumes a search from a position returned by Search.Position.
+func (c *Client) ContinueSearch(pos Position, lim SearchLimits) *Search {
+	start := pos.Request
+	s := &Search{client: c, start: &start, lim: lim,
+		resume: pagerStart{skip: pos.Skip, seen: pos.Seen, offset: pos.Offset, replay: pos.Replay}}
+	s.pager()
+	return s
+}
+
+// itemKey identifies an item for de-duplication: STAC ids are unique only
+// within a collection, so the same id in two collections is two items.
+func itemKey(it *Item) string {
+	if it.ID == "" {
+		return ""
+	}
+	return it.Collection + "\x00" + it.ID
+}
 
 // A cursor must stay small whatever the search, yet the request it
 // continues with (a next link) usually repeats the whole search: the POST
