@@ -80,6 +80,7 @@ func callHTTP(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]
 // not name a local path or a private address; what the operator configured
 // (the default, STAC_MCP_CATALOGS names, the demo) is still served.
 func TestHTTPClientsReachOnlyWhatTheOperatorConfigured(t *testing.T) {
+	t.Parallel()
 	internal, internalHits, _ := loopbackCatalog(t)
 	stray, strayHits, _ := loopbackCatalog(t)
 	local := writeStaticCatalog(t, "")
@@ -111,6 +112,7 @@ func TestHTTPClientsReachOnlyWhatTheOperatorConfigured(t *testing.T) {
 }
 
 func TestHTTPPrivateNetworksWhenTheOperatorAllows(t *testing.T) {
+	t.Parallel()
 	stray, strayHits, _ := loopbackCatalog(t)
 	for _, env := range []map[string]string{
 		{"STAC_MCP_ALLOW_PRIVATE_NETWORKS": "true"},
@@ -128,6 +130,7 @@ func TestHTTPPrivateNetworksWhenTheOperatorAllows(t *testing.T) {
 // Over stdio (and call) the person who started the server is the operator:
 // local paths and loopback URLs work.
 func TestStdioTrustsTheOperator(t *testing.T) {
+	t.Parallel()
 	stray, strayHits, _ := loopbackCatalog(t)
 	local := writeStaticCatalog(t, "")
 	for _, ref := range []string{stray.URL, local} {
@@ -144,6 +147,7 @@ func TestStdioTrustsTheOperator(t *testing.T) {
 // Issue 9 item 1, from the environment: STAC_MCP_CATALOG_HEADERS_<NAME>
 // goes to that catalog only, STAC_MCP_HEADERS to the default only.
 func TestPerCatalogHeadersFromTheEnvironment(t *testing.T) {
+	t.Parallel()
 	def, _, defSeen := loopbackCatalog(t)
 	internal, _, internalSeen := loopbackCatalog(t)
 	other, _, otherSeen := loopbackCatalog(t)
@@ -179,6 +183,7 @@ func TestPerCatalogHeadersFromTheEnvironment(t *testing.T) {
 }
 
 func TestBoundarySettingsRefuseBadValues(t *testing.T) {
+	t.Parallel()
 	local := writeStaticCatalog(t, "")
 	cases := []struct {
 		env  map[string]string
@@ -201,6 +206,7 @@ func TestBoundarySettingsRefuseBadValues(t *testing.T) {
 // Issue 10: load problems of the operator's local catalogs show at startup;
 // a default that cannot load at all refuses to start.
 func TestStartupLoadsConfiguredLocalCatalogs(t *testing.T) {
+	t.Parallel()
 	dangling := writeStaticCatalog(t, `,{"rel":"item","href":"gone.json"}`)
 	s := startHTTPForTest(t, map[string]string{"STAC_MCP_CATALOGS": "archive=" + dangling}, "--catalog", "demo", "--log-level", "info")
 	logs := s.logs.String()
@@ -225,6 +231,7 @@ func TestStartupLoadsConfiguredLocalCatalogs(t *testing.T) {
 
 // Credentials under a misspelt catalog name would silently go nowhere.
 func TestMisspeltCatalogHeadersAreReported(t *testing.T) {
+	t.Parallel()
 	named := []tools.Preset{{Name: "internal", URL: "https://stac.internal.example/v1"}}
 	got := unknownCatalogHeaderWarnings([]string{
 		"STAC_MCP_CATALOG_HEADERS_INTERNAL=X-Api-Key=k",

@@ -21,6 +21,8 @@ import (
 // reason in e2e/conformance/baseline.yml; every other one must pass, and a
 // listed one that starts passing fails the run (stale baseline).
 func TestConformanceSuiteOverStreamableHTTP(t *testing.T) {
+	// Not parallel: the binary listens on a port found free and released
+	// (startBinaryHTTP), which another test's listener could take meanwhile.
 	conformance, env := nodeTool(t, "conformance")
 	url, stop := startBinaryHTTP(t)
 

@@ -14,6 +14,7 @@ import (
 )
 
 func TestDemoFaultRateIsRefusedOutsideTheDemoCatalog(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
@@ -39,6 +40,7 @@ func TestDemoFaultRateIsRefusedOutsideTheDemoCatalog(t *testing.T) {
 // and the reliability layer retries them: the receipts show retries, and the
 // calls still succeed.
 func TestDemoFaultRateMakesRetriesVisible(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"STAC_MCP_DEMO_FAULT_RATE": "0.5", "STAC_MCP_BACKOFF_BASE_SECS": "0.01",
 		"STAC_MCP_RETRY_AFTER_CAP_SECS": "0.01", "STAC_MCP_CACHE_TTL_SECS": "0", "STAC_MCP_MAX_ATTEMPTS": "6", "STAC_MCP_DEMO_FAULT_SEED": "7"}
 	cfg, err := loadConfig([]string{"--catalog", "demo", "call"}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })

@@ -38,6 +38,7 @@ func repoRoot(t *testing.T) string {
 // (STAC_MCP_CATALOGS) as a catalog on a private address would be, gives
 // get_item_preview an image to fetch, decode and scale.
 func TestEndToEndWithTypeScriptSDK(t *testing.T) {
+	t.Parallel()
 	node := typeScriptClient(t)
 	preview := previewCatalog(t, repoRoot(t))
 	out := runTypeScriptClient(t, node, []string{"STAC_MCP_CATALOGS=preview=" + preview, "STAC_MCP_E2E_PREVIEW_CATALOG=preview"},
@@ -52,6 +53,7 @@ func TestEndToEndWithTypeScriptSDK(t *testing.T) {
 // server started with --allow-writes: every write tool, a duplicate, a
 // conflict, a bad document and the read-only demo catalog's refusal.
 func TestEndToEndWritesWithTypeScriptSDK(t *testing.T) {
+	t.Parallel()
 	node := typeScriptClient(t)
 	runTypeScriptClient(t, node, []string{"E2E_CALLS=write_calls.json", "STAC_MCP_STATE_DIR=" + t.TempDir()},
 		binary(t), "--allow-writes", "--catalog", copyJoplin(t), "stdio")
@@ -133,6 +135,7 @@ func previewCatalog(t *testing.T, root string) string {
 // logging and fails if any stdout line is not a JSON-RPC 2.0 message, across
 // a session with successful, failing and invalid tool calls.
 func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(binary(t), "--catalog", "demo", "stdio")
 	cmd.Env = append(os.Environ(), "STAC_MCP_LOG_LEVEL=debug", "XDG_STATE_HOME="+t.TempDir())
 	stdin, err := cmd.StdinPipe()

@@ -14,6 +14,7 @@ import (
 // silently ignored; now startup warns on stderr and names the closest
 // setting.
 func TestUnknownSettingsAreReported(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := runForTest(t, map[string]string{
 		"STAC_MCP_TOOL_TIMEOUT_SEC":  "30", // missing S
 		"STAC_MCP_HTTP_MAX_SESSION":  "9",  // missing S
@@ -44,6 +45,7 @@ func TestUnknownSettingsAreReported(t *testing.T) {
 // TestEverySettingIsAKnownVariable: the known names come from the settings
 // tables, so no documented variable is ever reported as unknown.
 func TestEverySettingIsAKnownVariable(t *testing.T) {
+	t.Parallel()
 	var environ []string
 	for _, name := range knownEnvNames() {
 		environ = append(environ, name+"=x")
@@ -65,6 +67,7 @@ func TestEverySettingIsAKnownVariable(t *testing.T) {
 // adr/0010 went with the sessions (adr/0015); a command line or an
 // environment that still sets them starts, and the log says they do nothing.
 func TestRetiredSessionSettingsStartWithAWarning(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"STAC_MCP_HTTP_SESSION_IDLE_SECS": "90"}
 	cfg, err := loadConfig([]string{"http", "--http-max-sessions", "9"}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
@@ -91,6 +94,7 @@ func TestRetiredSessionSettingsStartWithAWarning(t *testing.T) {
 // TestLimitSettingsParseAndValidate: every new limit is a flag and a
 // variable (the flag wins), and a bad value refuses to start naming it.
 func TestLimitSettingsParseAndValidate(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"STAC_MCP_MAX_HOSTS": "40"}
 	cfg, err := loadConfig([]string{"http", "--http-max-conns", "100", "--http-max-conns-per-ip", "0",
 		"--http-idle-timeout-secs", "5", "--http-body-timeout-secs", "2.5", "--http-max-body-bytes", "4096", "--body-budget-bytes", "134217728"},

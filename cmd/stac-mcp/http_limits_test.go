@@ -47,6 +47,7 @@ const healthzRequest = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 // keep-alive connection used to stay open forever; it is closed after
 // STAC_MCP_HTTP_IDLE_TIMEOUT_SECS.
 func TestHTTPClosesIdleKeepAliveConnections(t *testing.T) {
+	t.Parallel()
 	s := startHTTPForTest(t, map[string]string{"STAC_MCP_HTTP_IDLE_TIMEOUT_SECS": "1"}, "--catalog", "demo", "--log-level", "error")
 	c := dialRaw(t, s)
 	br := bufio.NewReader(c)
@@ -69,6 +70,7 @@ func TestHTTPClosesIdleKeepAliveConnections(t *testing.T) {
 // never runs out of descriptors); a waiting client is served as soon as a
 // slot frees.
 func TestHTTPCapsOpenConnections(t *testing.T) {
+	t.Parallel()
 	s := startHTTPForTest(t, map[string]string{"STAC_MCP_HTTP_MAX_CONNS": "2"}, "--catalog", "demo", "--log-level", "error")
 	held := []net.Conn{dialRaw(t, s), dialRaw(t, s)} // accepted, silent
 	third := dialRaw(t, s)
@@ -95,6 +97,7 @@ func TestHTTPCapsOpenConnections(t *testing.T) {
 // gets 413 naming the setting. Neither limit cuts a tool call that runs
 // longer than the body deadline.
 func TestHTTPBodyDeadlineAndSizeCap(t *testing.T) {
+	t.Parallel()
 	catalog, entered, release := slowCatalog(t)
 	s := startHTTPForTest(t, map[string]string{"STAC_MCP_HTTP_BODY_TIMEOUT_SECS": "1", "STAC_MCP_HTTP_MAX_BODY_BYTES": "65536"},
 		"--catalog", catalog.URL, "--log-level", "error", "--tool-timeout-secs", "30", "--attempt-timeout-secs", "30")
@@ -165,6 +168,7 @@ func (s *httpServerForTest) metricValue(t *testing.T, name string) float64 {
 // TestHTTPMetricsRejectsForeignHost (issue 9, low): /metrics without a
 // token (loopback) had no Host check, so a DNS-rebinding page could read it.
 func TestHTTPMetricsRejectsForeignHost(t *testing.T) {
+	t.Parallel()
 	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "error")
 	hc := newTestHTTPClient(t)
 	for _, c := range []struct {
@@ -195,6 +199,7 @@ func TestHTTPMetricsRejectsForeignHost(t *testing.T) {
 // (RFC 9110), a refused request's connection is closed, and off loopback a
 // token shorter than 16 bytes refuses to start.
 func TestHTTPTokenRules(t *testing.T) {
+	t.Parallel()
 	const token = "tok-3f9a2c77d1e04b6b"
 	s := startHTTPForTest(t, map[string]string{envHTTPToken: token}, "--catalog", "demo", "--log-level", "error")
 	hc := newTestHTTPClient(t)
@@ -228,6 +233,7 @@ func TestHTTPTokenRules(t *testing.T) {
 // a token; now it refuses to start without one, and with one /metrics
 // requires it.
 func TestMetricsAddrFollowsTheHTTPExposureRule(t *testing.T) {
+	// Not parallel: runStdio takes the process's SIGINT and SIGTERM.
 	code, _, stderr := runForTest(t, map[string]string{"STAC_MCP_METRICS_ADDR": "192.0.2.1:9464"}, "--catalog", "demo")
 	if code != 2 || !strings.Contains(stderr, "STAC_MCP_METRICS_ADDR") || !strings.Contains(stderr, "STAC_MCP_HTTP_TOKEN") {
 		t.Errorf("non-loopback metrics address without a token: exit %d, stderr %q; want 2 naming both settings", code, stderr)
@@ -260,6 +266,7 @@ func TestMetricsAddrFollowsTheHTTPExposureRule(t *testing.T) {
 // exist at 0 from the start (the ASR counters and each tool_calls_total
 // outcome), with the Go and process collectors.
 func TestMetricsAreCompleteBeforeTheFirstCall(t *testing.T) {
+	t.Parallel()
 	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "error")
 	_, body := get(t, newTestHTTPClient(t), s.url+"/metrics", "")
 	for _, want := range []string{
@@ -282,6 +289,7 @@ func TestMetricsAreCompleteBeforeTheFirstCall(t *testing.T) {
 // its holder cancel the session's calls, so it is in no log, not even at
 // debug level (the server keeps no session to debug).
 func TestHTTPNeverLogsSessionIDs(t *testing.T) {
+	t.Parallel()
 	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "debug")
 	cs := connectHTTPAt(t, s.url, newTestHTTPClient(t), "2025-11-25")
 	id := cs.ID()
@@ -305,6 +313,7 @@ func TestHTTPNeverLogsSessionIDs(t *testing.T) {
 // revision the clients speak; a client sees its own catalog by naming it.
 // Nothing about a client is remembered, so this holds on every replica.
 func TestHTTPServiceHealthShowsOnlyConfiguredOrNamedHosts(t *testing.T) {
+	t.Parallel()
 	store := func(name string) *httptest.Server {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")

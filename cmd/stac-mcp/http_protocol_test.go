@@ -125,6 +125,7 @@ func mapsWith(m map[string]string, k, v string) map[string]string {
 // client fell back to 2025-11-25. Now the raw request is answered, the
 // client negotiates 2026-07-28, and no response carries a session id.
 func TestHTTPServesRevision20260728(t *testing.T) {
+	t.Parallel()
 	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "error")
 	hc := newTestHTTPClient(t)
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
@@ -193,6 +194,7 @@ func (h *headerRecorder) sessionIDs() []string {
 // a replica that did not know its session (404), and a 2026-07-28 client
 // was refused.
 func TestHTTPReplicasNeedNoStickySessions(t *testing.T) {
+	t.Parallel()
 	replicas := startReplicas(t, 2, nil, "--catalog", "demo", "--log-level", "error")
 	rr := newRoundRobin(t, replicas...)
 	hc := newTestHTTPClient(t)
@@ -318,6 +320,7 @@ func decodeStructured(t *testing.T, res *mcp.CallToolResult, v any) {
 // revisions send notifications/cancelled in a POST of their own, which the
 // stateless handler alone would give a fresh session that knows no call.
 func TestHTTPCancellationReachesTheCatalogRequest(t *testing.T) {
+	t.Parallel()
 	for _, revision := range allRevisions {
 		t.Run(revision, func(t *testing.T) {
 			catalog, entered, cancelled, release := cancellableCatalog(t)
@@ -352,6 +355,7 @@ func TestHTTPCancellationReachesTheCatalogRequest(t *testing.T) {
 // connection closes. (The client here closes each connection after its
 // request; a kept-alive one holds its slot until STAC_MCP_HTTP_IDLE_TIMEOUT_SECS.)
 func TestHTTPRequestsAreBoundedByTheConnectionCap(t *testing.T) {
+	t.Parallel()
 	catalog, _, release := slowCatalog(t)
 	s := startHTTPForTest(t, map[string]string{"STAC_MCP_HTTP_MAX_CONNS": "2", "STAC_MCP_ALLOW_PRIVATE_NETWORKS": "true"},
 		"--catalog", "demo", "--log-level", "error", "--tool-timeout-secs", "30", "--attempt-timeout-secs", "30")
@@ -397,6 +401,7 @@ func TestHTTPRequestsAreBoundedByTheConnectionCap(t *testing.T) {
 // a cursor continued on the other replica), and its requests carry one
 // session id to both replicas.
 func TestEndToEndWithTypeScriptSDKOverHTTP(t *testing.T) {
+	t.Parallel()
 	node := typeScriptClient(t)
 	replicas := startReplicas(t, 2, nil, "--catalog", "demo", "--log-level", "warn")
 	rr := newRoundRobin(t, replicas...)
@@ -426,6 +431,7 @@ func TestEndToEndWithTypeScriptSDKOverHTTP(t *testing.T) {
 // replica, which runs no such call: then the call runs to its end; see
 // adr/0015.)
 func TestTypeScriptSDKCancelsOverHTTP(t *testing.T) {
+	t.Parallel()
 	node := typeScriptClient(t)
 	slow, _, cancelled, release := cancellableCatalog(t)
 	s := startHTTPForTest(t, map[string]string{"STAC_MCP_ALLOW_PRIVATE_NETWORKS": "true"},
@@ -447,6 +453,7 @@ func TestTypeScriptSDKCancelsOverHTTP(t *testing.T) {
 // resources and prompts list. Every request it sent declared 2026-07-28
 // and carried no session id. Its default (legacy) era still gets 2025-11-25.
 func TestInspectorCLIOverHTTP(t *testing.T) {
+	t.Parallel()
 	inspector, env := nodeTool(t, "mcp-inspector")
 	replicas := startReplicas(t, 2, nil, "--catalog", "demo", "--log-level", "warn")
 	rr := newRoundRobin(t, replicas...)

@@ -76,6 +76,7 @@ func sharedErrorsOf(t *testing.T, reg *prometheus.Registry) float64 {
 // is refused (each replica signs with a key of its own) and the catalog
 // gets the read three times.
 func TestHTTPReplicasShareStateThroughRedis(t *testing.T) {
+	t.Parallel()
 	redis := redistest.Start(t)
 	catalog := newCountingCatalog(t)
 	env := map[string]string{"STAC_MCP_REDIS_URL": redis.URL, "STAC_MCP_ALLOW_PRIVATE_NETWORKS": "true"}

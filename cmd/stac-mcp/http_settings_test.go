@@ -10,6 +10,7 @@ import (
 )
 
 func TestHeadersAcceptPairsAndJSON(t *testing.T) {
+	t.Parallel()
 	cases := map[string]http.Header{
 		"Authorization=Bearer abc;X-Api-Key=k":        {"Authorization": {"Bearer abc"}, "X-Api-Key": {"k"}},
 		" Authorization = Bearer abc \n X-Api-Key=k ": {"Authorization": {"Bearer abc"}, "X-Api-Key": {"k"}},
@@ -57,6 +58,7 @@ func TestHeadersAcceptPairsAndJSON(t *testing.T) {
 // secrets in STAC_MCP_HEADERS and STAC_MCP_HTTP_TOKEN: the catalog gets the
 // headers, and no log line holds any of the values.
 func TestHeadersReachTheCatalogButNeverTheLog(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var seen []http.Header
 	catalog := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -94,6 +96,7 @@ func TestHeadersReachTheCatalogButNeverTheLog(t *testing.T) {
 }
 
 func TestNamedCatalogsFromTheEnvironment(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runForTest(t, map[string]string{"STAC_MCP_CATALOGS": "mine=https://stac.mine.example/v1"}, "call", "list_catalogs")
 	if code != 0 || !strings.Contains(stdout, `"name": "mine"`) || !strings.Contains(stdout, `"kind": "named"`) {
 		t.Errorf("list_catalogs with STAC_MCP_CATALOGS: exit %d\n%s\n%s", code, stdout, stderr)
@@ -117,6 +120,7 @@ func TestNamedCatalogsFromTheEnvironment(t *testing.T) {
 // transport and catalog access as settings shown by --help (README
 // coverage of every setting is TestReadmeListsEverySetting's job).
 func TestHTTPAndAccessVariablesAreSettings(t *testing.T) {
+	t.Parallel()
 	_, help, _ := runForTest(t, nil, "--help")
 	names := map[string]bool{}
 	for _, s := range append(append([]setting(nil), serverSettings...), secretSettings...) {

@@ -154,6 +154,7 @@ func get(t *testing.T, hc *http.Client, url, token string) (int, string) {
 }
 
 func TestHTTPRejectsForeignOriginAndHost(t *testing.T) {
+	t.Parallel()
 	s := startHTTPForTest(t, nil, "--catalog", "demo", "--log-level", "error")
 	hc := newTestHTTPClient(t)
 	if code, body := post(t, hc, s.url+"/mcp", nil); code != http.StatusOK || !strings.Contains(body, `"protocolVersion"`) {
@@ -193,6 +194,7 @@ func TestHTTPRejectsForeignOriginAndHost(t *testing.T) {
 }
 
 func TestHTTPTokenIsRequiredAndLeaksNothing(t *testing.T) {
+	t.Parallel()
 	const token = "tok-3f9a2c77d1e04b6b"
 	s := startHTTPForTest(t, map[string]string{envHTTPToken: token}, "--catalog", "demo", "--log-level", "debug")
 	hc := newTestHTTPClient(t)
@@ -244,6 +246,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestHTTPRefusesNonLoopbackWithoutToken(t *testing.T) {
+	// Not parallel: runHTTP takes the process's SIGINT and SIGTERM.
 	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.10:8080"} {
 		code, _, stderr := runForTest(t, nil, "http", "--addr", addr)
 		if code != 2 || !strings.Contains(stderr, "STAC_MCP_HTTP_TOKEN") || !strings.Contains(stderr, addr) {
@@ -300,6 +303,7 @@ func cancellableCatalog(t *testing.T) (srv *httptest.Server, entered, cancelled 
 }
 
 func TestHTTPGracefulShutdownFinishesTheCallInFlight(t *testing.T) {
+	t.Parallel()
 	catalog, entered, release := slowCatalog(t)
 	s := startHTTPForTest(t, nil, "--catalog", catalog.URL, "--log-level", "error", "--tool-timeout-secs", "20")
 	defer release() // before the server's cleanup, which waits for calls in flight
@@ -349,6 +353,7 @@ func TestHTTPGracefulShutdownFinishesTheCallInFlight(t *testing.T) {
 }
 
 func TestHTTPOneSessionsHangingCatalogDoesNotStarveAnother(t *testing.T) {
+	t.Parallel()
 	hanging, entered, release := slowCatalog(t)
 	// The hanging catalog is a loopback server named by catalog_url, which
 	// http mode refuses unless private networks are allowed.

@@ -96,6 +96,7 @@ func decodeResult[T any](t *testing.T, what, stdout string) T {
 // tool with the first successful call e2e/calls.json lists for it, an
 // expected tool error, resources/list and prompts/list.
 func TestInspectorCLIOverStdio(t *testing.T) {
+	t.Parallel()
 	inspector, env := nodeTool(t, "mcp-inspector")
 
 	code, stdout, stderr := inspect(t, inspector, env, "--method", "tools/list")

@@ -65,6 +65,7 @@ func runForTest(t *testing.T, env map[string]string, args ...string) (code int, 
 }
 
 func TestCallPrintsStructuredContentAsJSON(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runForTest(t, nil, "--catalog", "demo", "call", "search_items", `{"collections":["naip"],"max_items":2}`)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
@@ -88,6 +89,7 @@ func TestCallPrintsStructuredContentAsJSON(t *testing.T) {
 }
 
 func TestCallFlagsAfterTheCommandAndText(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runForTest(t, map[string]string{"STAC_MCP_CATALOG_URL": "demo"}, "call", "--text", "get_root")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
@@ -98,6 +100,7 @@ func TestCallFlagsAfterTheCommandAndText(t *testing.T) {
 }
 
 func TestCallImageDirSavesTheMap(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "images")
 	code, stdout, stderr := runForTest(t, nil, "--catalog", "demo", "call", "--image-dir", dir, "map_items", `{"collections":["joplin"]}`)
 	if code != 0 {
@@ -117,6 +120,7 @@ func TestCallImageDirSavesTheMap(t *testing.T) {
 }
 
 func TestCallToolErrorGoesToStderrWithExit1(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runForTest(t, nil, "--catalog", "demo", "call", "get_item", `{"collection_id":"naip","item_id":"no-such-item"}`)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stdout %q stderr %q", code, stdout, stderr)
@@ -130,6 +134,7 @@ func TestCallToolErrorGoesToStderrWithExit1(t *testing.T) {
 }
 
 func TestUsageErrorsExit2WithActionableMessages(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		env  map[string]string
@@ -172,6 +177,7 @@ func TestUsageErrorsExit2WithActionableMessages(t *testing.T) {
 }
 
 func TestFlagsWinOverEnvironment(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"STAC_MCP_CATALOG_URL": "planetary-computer", "STAC_MCP_MAX_ITEMS_CEILING": "50", "STAC_MCP_TOOL_TIMEOUT_SECS": "20"}
 	cfg, err := loadConfig([]string{"--catalog", "demo", "--tool-timeout-secs", "7", "tools"}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
@@ -184,6 +190,7 @@ func TestFlagsWinOverEnvironment(t *testing.T) {
 }
 
 func TestHelpListsEveryFlagAndVariable(t *testing.T) {
+	t.Parallel()
 	code, stdout, _ := runForTest(t, nil, "--help")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -201,6 +208,7 @@ func TestHelpListsEveryFlagAndVariable(t *testing.T) {
 }
 
 func TestToolsListsEveryToolAndJSONHasSchemas(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runForTest(t, nil, "--catalog", "demo", "tools")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -240,6 +248,7 @@ func TestToolsListsEveryToolAndJSONHasSchemas(t *testing.T) {
 // TestToolsetsNarrowWhatIsListed: --toolsets and --tools (or their
 // variables) choose the tools a client lists.
 func TestToolsetsNarrowWhatIsListed(t *testing.T) {
+	t.Parallel()
 	listed := func(env map[string]string, args ...string) []string {
 		t.Helper()
 		code, stdout, stderr := runForTest(t, env, append([]string{"--catalog", "demo", "tools"}, args...)...)
@@ -331,6 +340,7 @@ func TestMetricsEndpointServesPrometheusText(t *testing.T) {
 // which variables it reads, so a variable added there cannot be missing
 // from --help, the flags and the settings table (docs/configuration.md).
 func TestEveryReliabilityVariableIsASetting(t *testing.T) {
+	t.Parallel()
 	var asked []string
 	if _, err := reliability.PolicyFromEnv(func(name string) (string, bool) {
 		asked = append(asked, name)
@@ -362,6 +372,7 @@ func TestEveryReliabilityVariableIsASetting(t *testing.T) {
 // directory lets a cursor printed by one run continue in the next without
 // repeating items.
 func TestCallCursorContinuesInANewProcess(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := map[string]string{"XDG_STATE_HOME": state}
 	get := func(args string) callPage {
@@ -417,6 +428,7 @@ func callSearch(t *testing.T, env map[string]string, args string) (callPage, str
 // stdio and call, STAC_MCP_CURSOR_KEY shared by replicas, else a key that
 // dies with the process.
 func TestCursorKeySources(t *testing.T) {
+	t.Parallel()
 	next := func(env1, env2 map[string]string) string {
 		t.Helper()
 		first, stderr := callSearch(t, env1, `{"collections":["naip"],"max_items":1}`)
@@ -482,6 +494,7 @@ func TestCursorKeySources(t *testing.T) {
 // busy the machine is, so the short timeouts start the server (the timeout
 // in force, the tools listed) and the call runs under the longest one.
 func TestShortToolTimeoutAloneStarts(t *testing.T) {
+	t.Parallel()
 	for _, secs := range []string{"1", "2", "3", "3600"} {
 		env := map[string]string{"STAC_MCP_TOOL_TIMEOUT_SECS": secs}
 		cfg, err := loadConfig([]string{"--catalog", "demo"}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })

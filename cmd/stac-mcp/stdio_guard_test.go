@@ -71,6 +71,7 @@ func (s *stdioSession) next() map[string]any {
 // not a valid request; the id when it has a valid one, else null), and the
 // server keeps answering.
 func TestStdioAnswersMalformedLinesAndKeepsServing(t *testing.T) {
+	// Not parallel: runStdio takes the process's SIGINT and SIGTERM.
 	s := startStdio(t, "--catalog", "demo", "--log-level", "error")
 	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	if m := s.next(); m["result"] == nil {

@@ -13,7 +13,8 @@ import (
 )
 
 // linkTimeFacts sets the link-time variables as the release builds'
-// -ldflags -X do, for the duration of the test.
+// -ldflags -X do, for the duration of the test. Every app reads them
+// (version()), so a test that calls it does not run in parallel.
 func linkTimeFacts(t *testing.T, v, commit, date string) {
 	t.Helper()
 	oldV, oldC, oldD := buildVersion, buildCommit, buildDate
@@ -83,6 +84,7 @@ func TestServerInfoVersionIsTheVersion(t *testing.T) {
 // artefact itself (built with -trimpath) is checked by .ci/run's packaging
 // step (scripts/release/snapshot.sh: its --version names the commit).
 func TestLinkerFlagsReachTheBinary(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -11,6 +11,7 @@ import (
 )
 
 func TestWriteSettings(t *testing.T) {
+	t.Parallel()
 	env := func(m map[string]string) func(string) (string, bool) {
 		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 	}
@@ -48,6 +49,7 @@ func TestWriteSettings(t *testing.T) {
 }
 
 func TestToolsListsWriteToolsOnlyWithAllowWrites(t *testing.T) {
+	t.Parallel()
 	state := map[string]string{"STAC_MCP_STATE_DIR": t.TempDir()}
 	code, stdout, stderr := runForTest(t, state, "--catalog", "demo", "tools")
 	if code != 0 || strings.Contains(stdout, "create_item") {
@@ -83,6 +85,7 @@ func copyJoplin(t *testing.T) string {
 // second answers duplicate: true from the SQLite store, and the catalog on
 // disk has the item once.
 func TestWriteSurvivesARestart(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	catalog := copyJoplin(t)
 	state := t.TempDir()

@@ -47,6 +47,7 @@ func (c *fakeConn) isClosed() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.
 // other addresses are unaffected, loopback peers are exempt, and a closed
 // connection frees its address's slot.
 func TestPerAddressConnectionLimit(t *testing.T) {
+	t.Parallel()
 	fl := &fakeListener{conns: make(chan net.Conn, 16)}
 	refused := prometheus.NewCounter(prometheus.CounterOpts{Name: "refused"})
 	ln := limitListener(fl, Limits{MaxConns: 100, MaxConnsPerIP: 2}, refused)
@@ -87,6 +88,7 @@ func TestPerAddressConnectionLimit(t *testing.T) {
 // never runs out of descriptors) until one closes. In a synctest bubble,
 // "the third Accept is still waiting" is a state, not a timeout.
 func TestConnectionCapMakesAcceptWait(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		fl := &fakeListener{conns: make(chan net.Conn, 3)}
 		ln := limitListener(fl, Limits{MaxConns: 2}, prometheus.NewCounter(prometheus.CounterOpts{Name: "refused"}))

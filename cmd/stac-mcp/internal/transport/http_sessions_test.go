@@ -19,6 +19,7 @@ import (
 // another's calls. In a synctest bubble: synctest.Wait lets every goroutine
 // the cancellations start (context.AfterFunc's) run before the checks.
 func TestLegacyCancellationNeedsTheCallersSessionID(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, testLegacyCancellation)
 }
 

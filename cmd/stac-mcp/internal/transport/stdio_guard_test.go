@@ -8,6 +8,7 @@ import (
 )
 
 func TestStdioSkipsAnOverlongLine(t *testing.T) {
+	t.Parallel()
 	r := &validatingReader{src: bufio.NewReaderSize(strings.NewReader(
 		`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", maxStdioLine)+`"}}`+"\n"+
 			`{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n"), 4096), out: &strings.Builder{}}
