@@ -154,13 +154,15 @@ func (r *replica) get(path string) (reliability.Receipt, string, error) {
 	return r.do(http.MethodGet, path, "")
 }
 
-// outageDeadline bounds a read while Redis is gone or hung. The shared
-// state gives up on Redis after 250 ms (and go-redis's own timeouts are
-// as short); without those bounds a read would wait on Redis for go-redis's
-// defaults (a 5 s dial, 3 s reads) or for ever, and miss this deadline. The
-// deadline caps a call, it does not measure one: a loaded machine does not
-// make it flaky.
-const outageDeadline = 3 * time.Second
+// outageDeadline bounds a read while Redis is gone or hung: it only fails a
+// read that waits on Redis for ever. What keeps a read short is proven
+// without a clock elsewhere: the layer gives every shared-state operation
+// a 250 ms deadline (reliability's TestHungSharedStoreCostsOneBoundedOperationPerRest,
+// in virtual time) and the client's own dial and I/O timeouts are checked
+// in TestOpen. Here the counts show that one read per rest period meets
+// Redis at all. (Until issue 21 this was 3 s, between the 250 ms bound
+// and go-redis's defaults: a measure of the machine as much as the code.)
+const outageDeadline = time.Minute
 
 // getWithin reads path under outageDeadline: the call fails with a
 // time-out if the shared state held it longer.
@@ -342,12 +344,14 @@ func TestReadClaimedAfterAnotherReplicaFinishedIsNotRepeated(t *testing.T) {
 	}
 }
 
+// waitFor polls cond; the bound only ends a test whose condition never
+// holds.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5 s")
+			t.Fatal("condition not reached in a minute")
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

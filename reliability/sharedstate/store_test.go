@@ -49,8 +49,11 @@ func (b backend) open(t *testing.T) *Store {
 	return s
 }
 
+// ctxT is the context of a test's store operations; its bound only ends
+// a test that hangs on Redis (it is shared by all of the test's operations,
+// which a loaded machine may take seconds to run).
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -435,10 +438,11 @@ func TestOpen(t *testing.T) {
 	if o := s2.client.Options(); o.DialTimeout != 3*time.Second || o.ReadTimeout != 2*time.Second {
 		t.Errorf("URL timeouts ignored: dial %v read %v", o.DialTimeout, o.ReadTimeout)
 	}
-	start := time.Now()
+	// Nothing listens on port 1: the ping fails (bounded by the options
+	// checked above, not by a clock) without showing the password.
 	err = s.Ping(context.Background())
-	if err == nil || strings.Contains(err.Error(), "secret") || time.Since(start) > 2*time.Second {
-		t.Errorf("ping of a closed port: %v after %v", err, time.Since(start))
+	if err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("ping of a closed port: %v", err)
 	}
 	if _, err := Open("http://:secret@x/"); err == nil || strings.Contains(err.Error(), "secret") {
 		t.Errorf("bad URL: %v", err)
