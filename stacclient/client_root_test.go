@@ -31,7 +31,7 @@ func TestColdCapabilitiesFetchLandingPageAndConformanceSideBySide(t *testing.T) 
 			select {
 			case <-conformanceAsked:
 				sawConformanceFirst = true
-			case <-time.After(2 * time.Second): // a client that asks in turn: answer anyway
+			case <-time.After(30 * time.Second): // a client that asks in turn: answer anyway (only then does the test wait this long)
 			case <-r.Context().Done():
 			}
 			fmt.Fprint(w, `{"type":"Catalog","id":"c","conformsTo":[`+confCore+`],"links":[{"rel":"conformance","href":"/conformance"}]}`)

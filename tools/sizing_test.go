@@ -393,15 +393,16 @@ func TestEstimateDataSizeStopsProbingBeforeTheDeadline(t *testing.T) {
 		"slow":  map[string]any{"href": host.URL + "/sized/100", "type": "image/tiff"},
 		"sized": map[string]any{"href": host.URL + "/x.tif", "type": "image/tiff", "file:size": 42},
 	}))
+	// 3 s: the search and the sized asset must be done before the deadline
+	// even on a loaded machine; the probe of the slow one is cut before it.
 	policy := testPolicy()
-	policy.ToolTimeout, policy.AttemptTimeout = time.Second, time.Second
+	policy.ToolTimeout, policy.AttemptTimeout = 3*time.Second, 3*time.Second
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url, Policy: &policy})
-	start := time.Now()
+	// The slow asset answers after 10 s with a size (100 bytes): a call that
+	// waited for it past its 3 s deadline would count it. So the answer
+	// below shows the deadline was kept, without reading a clock.
 	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing"}))
 	if out.TotalBytes != 42 || out.NotSizedCount != 1 || !strings.Contains(out.NotSized[0].Reason, "deadline") {
 		t.Errorf("total %d, not sized %+v; want the sized asset counted and the slow one reported at the deadline", out.TotalBytes, out.NotSized)
-	}
-	if elapsed := time.Since(start); elapsed > 5*time.Second {
-		t.Errorf("the call took %s, past its 1 s deadline", elapsed)
 	}
 }

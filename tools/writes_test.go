@@ -462,11 +462,14 @@ func faultFirstWrite(t testing.TB, kind faultinject.Kind) func(http.Handler) htt
 	}
 }
 
-// writePolicy keeps hang faults short.
+// writePolicy keeps hang faults short: a hung write is cut after 1 s. The
+// lookups that follow get the same 1 s per attempt, far more than an
+// in-process catalog needs even on a loaded machine, so a slow machine
+// does not turn a lookup into an unknown outcome.
 func writePolicy() *reliability.Policy {
 	p := testPolicy()
-	p.AttemptTimeout = 300 * time.Millisecond
-	p.ToolTimeout = 3 * time.Second
+	p.AttemptTimeout = time.Second
+	p.ToolTimeout = 5 * time.Second
 	p.MinUsefulAttempt = 10 * time.Millisecond
 	return &p
 }
