@@ -206,17 +206,6 @@ func (l *legacySessions) cancel(session string, id json.RawMessage) bool {
 	return len(calls) > 0
 }
 
-// inFlight is the number of legacy calls registered (for tests).
-func (l *legacySessions) inFlight() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, calls := range l.calls {
-		n += len(calls)
-	}
-	return n
-}
-
 type cancelSignalKey struct{}
 
 // cancelOnClientRequest is the server middleware that ends a handler's

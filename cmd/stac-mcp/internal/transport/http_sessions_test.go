@@ -68,6 +68,17 @@ func testLegacyCancellation(t *testing.T) {
 	}
 }
 
+// inFlight is the number of legacy calls registered .
+func (l *legacySessions) inFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, calls := range l.calls {
+		n += len(calls)
+	}
+	return n
+}
+
 // cancelOnClientRequestHandler runs fn, for a call legacySessions
 // registered, in the context a tool handler would see: the request's,
 // through the cancelOnClientRequest middleware. Other messages (the
