@@ -101,7 +101,7 @@ func (l *Layer) attemptContext(ctx context.Context, h *hostState, req *http.Requ
 func (t *attemptTransport) send(attemptCtx context.Context, rec *callRecord, h *hostState, req *http.Request) (*http.Response, error) {
 	out, base := t.outgoing(attemptCtx, req)
 	var conns atomic.Int32
-	out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{
+	out = out.WithContext(httptrace.WithClientTrace(attemptCtx, &httptrace.ClientTrace{
 		GotConn: func(httptrace.GotConnInfo) { conns.Add(1) },
 	}))
 	resp, err := base.RoundTrip(out)

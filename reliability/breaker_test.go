@@ -59,7 +59,7 @@ func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 				t.Fatalf("half-open probe %d: status %d err %v", probe+1, status, err)
 			}
 		}
-		if h := tl.Health(); h[0].Breaker != BreakerClosed {
+		if h := tl.Health(t.Context()); h[0].Breaker != BreakerClosed {
 			t.Errorf("after %d good probes the breaker is %s, want closed", breakerProbes, h[0].Breaker)
 		}
 		if state := testutil.ToFloat64(tl.metrics.breakerState.WithLabelValues(testHost)); state != 0 {

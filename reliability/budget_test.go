@@ -54,7 +54,7 @@ func TestRetryBudgetRunsDryUnderSustainedFaults(t *testing.T) {
 		if hits := tl.up.hitCount(); hits != 50*3+1 {
 			t.Errorf("upstream hits %d, want %d", hits, 50*3+1)
 		}
-		if h := tl.Health(); len(h) != 1 || h[0].BudgetTokens != 0 || h[0].Breaker != BreakerClosed {
+		if h := tl.Health(t.Context()); len(h) != 1 || h[0].BudgetTokens != 0 || h[0].Breaker != BreakerClosed {
 			t.Errorf("health %+v, want an empty budget and a closed breaker", h)
 		}
 		g := tl.logs.named(t, eventRetryGiveUp)

@@ -28,7 +28,7 @@ func TestSuccessfulReadsAreCachedForTheTTL(t *testing.T) {
 		if third, _, _ := tl.get("get_collection", "/v1/collections/c"); third.CacheHit || tl.up.hitCount() != 2 {
 			t.Errorf("after the TTL: cache hit %v with %d hits, want a fresh request", third.CacheHit, tl.up.hitCount())
 		}
-		if h := tl.Health(); h[0].CacheLookups5m != 3 || h[0].CacheHitRate != 1.0/3 {
+		if h := tl.Health(t.Context()); h[0].CacheLookups5m != 3 || h[0].CacheHitRate != 1.0/3 {
 			t.Errorf("health cache lookups %d rate %v, want 3 and 1/3", h[0].CacheLookups5m, h[0].CacheHitRate)
 		}
 	})

@@ -1,6 +1,9 @@
 package reliability
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // HostHealth is one catalog host's reliability state, for get_service_health.
 // Counts cover the last five minutes.
@@ -20,12 +23,14 @@ type HostHealth struct {
 
 // Health reports every host whose state the layer keeps (the hosts it has
 // talked to, at most Policy.MaxHosts besides the pinned ones), sorted by
-// host. Reading it does not count as using a host.
-func (l *Layer) Health() []HostHealth {
+// host. Reading it does not count as using a host. With a shared store it
+// first reads the hosts' breakers and budgets from the store (see
+// sharedState.do for how ctx bounds that read).
+func (l *Layer) Health(ctx context.Context) []HostHealth {
 	now := l.now()
 	var out []HostHealth
 	hosts := l.hosts.snapshot()
-	l.refreshShared(hosts)
+	l.refreshShared(ctx, hosts)
 	for _, h := range hosts {
 		name := h.name
 		state, until := h.breaker.status()

@@ -25,7 +25,7 @@ func TestHealthCountsTheLastFiveMinutesPerHost(t *testing.T) {
 		tl.Run(context.Background(), "get_root", other, func(ctx context.Context) error { return nil })
 
 		synctest.Wait() // the timed-out call's attempt unwinds after Run returned
-		h := tl.Health()
+		h := tl.Health(t.Context())
 		if len(h) != 1 || h[0].Host != testHost {
 			t.Fatalf("health %+v, want only %s (no request reached %s)", h, testHost, other)
 		}
@@ -35,7 +35,7 @@ func TestHealthCountsTheLastFiveMinutesPerHost(t *testing.T) {
 			t.Errorf("health %+v, want 2 retries, 1 give-up, 1 timeout, closed breaker, 490 tokens", got)
 		}
 		time.Sleep(healthWindow)
-		if got := tl.Health()[0]; got.Retries5m != 0 || got.GiveUps5m != 0 || got.Timeouts5m != 0 {
+		if got := tl.Health(t.Context())[0]; got.Retries5m != 0 || got.GiveUps5m != 0 || got.Timeouts5m != 0 {
 			t.Errorf("five minutes later: %+v, want the counts gone", got)
 		}
 	})

@@ -25,7 +25,7 @@ func (tl *testLayer) getHost(ctx context.Context, host string) error {
 
 func trackedNames(l *Layer) map[string]HostHealth {
 	out := map[string]HostHealth{}
-	for _, h := range l.Health() {
+	for _, h := range l.Health(context.Background()) {
 		out[h.Host] = h
 	}
 	return out

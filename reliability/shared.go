@@ -153,11 +153,14 @@ func (s *sharedState) usable() bool {
 // do runs f against the store with a bounded context. While the store
 // rests after a failure it returns errSharedDown at once; the first call
 // after the rest probes it (passing on the pending invalidations first).
-func (s *sharedState) do(op string, f func(ctx context.Context) error) error {
-	if !s.enter() {
+// The operation keeps ctx's values but not its cancellation: it is bounded
+// by sharedOpTimeout alone, so that a write's invalidation or a cache write
+// still reaches the store after its caller has gone.
+func (s *sharedState) do(ctx context.Context, op string, f func(ctx context.Context) error) error {
+	if !s.enter(ctx) {
 		return errSharedDown
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), sharedOpTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedOpTimeout)
 	defer cancel()
 	err := f(ctx)
 	if err != nil {
@@ -167,8 +170,8 @@ func (s *sharedState) do(op string, f func(ctx context.Context) error) error {
 }
 
 // enter reports whether the store may be used now; at the end of a rest
-// one caller probes it.
-func (s *sharedState) enter() bool {
+// one caller probes it (bounded like do).
+func (s *sharedState) enter(ctx context.Context) bool {
 	s.mu.Lock()
 	if !s.down {
 		s.mu.Unlock()
@@ -188,7 +191,7 @@ func (s *sharedState) enter() bool {
 
 	// The writes made while the store was away go first: until they are
 	// passed on, other replicas may read answers from before them.
-	ctx, cancel := context.WithTimeout(context.Background(), sharedOpTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedOpTimeout)
 	var err error
 	if len(hosts) > 0 || all {
 		err = s.store.Invalidate(ctx, hosts, all)
@@ -247,8 +250,8 @@ func (s *sharedState) failed(op string, err error) {
 
 // invalidate moves host's shared cache generation on, or remembers to do
 // so when the store is back.
-func (s *sharedState) invalidate(host string) {
-	err := s.do("invalidate", func(ctx context.Context) error { return s.store.Invalidate(ctx, []string{host}, false) })
+func (s *sharedState) invalidate(ctx context.Context, host string) {
+	err := s.do(ctx, "invalidate", func(ctx context.Context) error { return s.store.Invalidate(ctx, []string{host}, false) })
 	if err == nil {
 		return
 	}

@@ -34,9 +34,9 @@ func (g readGen) String() string {
 // cache is the only one used: a local entry could not see writes made
 // through other replicas. When the store does not answer, the local cache
 // stands in.
-func (l *Layer) lookup(host, key string, withEntry bool) (readGen, *snapshot, bool) {
+func (l *Layer) lookup(ctx context.Context, host, key string, withEntry bool) (readGen, *snapshot, bool) {
 	if l.shared != nil && l.cache.enabled() {
-		if gen, snap, err := l.sharedLookup(host, key, withEntry); err == nil {
+		if gen, snap, err := l.sharedLookup(ctx, host, key, withEntry); err == nil {
 			return gen, snap, snap != nil
 		}
 	}
@@ -50,13 +50,13 @@ func (l *Layer) lookup(host, key string, withEntry bool) (readGen, *snapshot, bo
 
 // sharedLookup reads host's shared generation and, with withEntry, the
 // entry under key if it was stored in that generation.
-func (l *Layer) sharedLookup(host, key string, withEntry bool) (readGen, *snapshot, error) {
+func (l *Layer) sharedLookup(ctx context.Context, host, key string, withEntry bool) (readGen, *snapshot, error) {
 	if !withEntry {
 		key = ""
 	}
 	var token string
 	var entry []byte
-	err := l.shared.do("cache_read", func(ctx context.Context) (err error) {
+	err := l.shared.do(ctx, "cache_read", func(ctx context.Context) (err error) {
 		token, entry, err = l.shared.store.CacheRead(ctx, host, key)
 		return err
 	})
@@ -95,7 +95,7 @@ func (l *Layer) remember(key string, gen readGen, req *http.Request, snap *snaps
 	if int64(len(entry)) > l.policy.CacheMaxBytes/4 {
 		return // as in the local cache: one huge page must not flush the rest
 	}
-	_ = l.shared.do("cache_write", func(ctx context.Context) error {
+	_ = l.shared.do(req.Context(), "cache_write", func(ctx context.Context) error {
 		_, err := l.shared.store.CacheWrite(ctx, req.URL.Host, key, gen.token, entry, ttl, l.policy.CacheMaxBytes)
 		return err
 	})
@@ -104,10 +104,10 @@ func (l *Layer) remember(key string, gen readGen, req *http.Request, snap *snaps
 // invalidate makes every answer from host read so far stale, in the local
 // cache and in the shared one (see sharedState.invalidate when the store
 // is away).
-func (l *Layer) invalidate(host string) {
+func (l *Layer) invalidate(ctx context.Context, host string) {
 	l.cache.invalidate(host)
 	if l.shared != nil && l.cache.enabled() {
-		l.shared.invalidate(host)
+		l.shared.invalidate(ctx, host)
 	}
 }
 
@@ -132,21 +132,21 @@ func (l *Layer) leadOrWait(ctx context.Context, host, key string, gen readGen) (
 	token := newClaimToken()
 	lead := func() (bool, error) {
 		var ok bool
-		err := l.shared.do("lead", func(c context.Context) (err error) {
+		err := l.shared.do(ctx, "lead", func(c context.Context) (err error) {
 			ok, err = l.shared.store.Lead(c, claim, token, l.policy.ToolTimeout)
 			return err
 		})
 		return ok, err
 	}
 	release := func() {
-		_ = l.shared.do("lead", func(c context.Context) error { return l.shared.store.Unlead(c, claim, token) })
+		_ = l.shared.do(ctx, "lead", func(c context.Context) error { return l.shared.store.Unlead(c, claim, token) })
 	}
 	// fetchUnderClaim is taken when this replica holds the claim: the
 	// replica that held it before may have stored its answer between our
 	// cache miss and our claim (it stores, then releases), so the cache is
 	// read once more before asking the catalog.
 	fetchUnderClaim := func() (*snapshot, func()) {
-		now, snap, err := l.sharedLookup(host, key, true)
+		now, snap, err := l.sharedLookup(ctx, host, key, true)
 		if err == nil && now.token == gen.token && snap != nil {
 			release()
 			return snap, noop
@@ -172,7 +172,7 @@ func (l *Layer) leadOrWait(ctx context.Context, host, key string, gen readGen) (
 		case <-t.C:
 		}
 		poll = min(2*poll, peerPollMax)
-		now, snap, err := l.sharedLookup(host, key, true)
+		now, snap, err := l.sharedLookup(ctx, host, key, true)
 		switch {
 		case err != nil || now.token != gen.token:
 			return nil, noop // the store is away, or a write moved the host on

@@ -24,7 +24,7 @@ type sharedBudget struct {
 func (b *sharedBudget) take(cost int) bool {
 	var ok bool
 	var tokens int
-	err := b.s.do("budget", func(ctx context.Context) (err error) {
+	err := b.s.do(context.Background(), "budget", func(ctx context.Context) (err error) {
 		ok, tokens, err = b.s.store.BudgetTake(ctx, b.host, cost, budgetCapacity)
 		return err
 	})
@@ -48,7 +48,7 @@ func (b *sharedBudget) succeeded(lastRetryCost int) {
 		}
 	}
 	var tokens int
-	err := b.s.do("budget", func(ctx context.Context) (err error) {
+	err := b.s.do(context.Background(), "budget", func(ctx context.Context) (err error) {
 		tokens, err = b.s.store.BudgetRefund(ctx, b.host, lastRetryCost+budgetSuccessBonus, budgetCapacity)
 		return err
 	})
@@ -113,7 +113,7 @@ func (b *sharedBreaker) allow() (bool, probeTicket) {
 		return false, noProbe
 	}
 	var admitted, probe bool
-	err := b.s.do("breaker", func(ctx context.Context) (err error) {
+	err := b.s.do(context.Background(), "breaker", func(ctx context.Context) (err error) {
 		admitted, probe, v, err = b.s.store.BreakerAllow(ctx, b.host, now, b.rules)
 		return err
 	})
@@ -141,7 +141,7 @@ func (b *sharedBreaker) record(probe probeTicket, failed, neutral bool) {
 	now := b.layer.now()
 	openFor := breakerOpenFor + time.Duration(b.layer.rng.Float64()*float64(breakerOpenJitter))
 	var v BreakerView
-	err := b.s.do("breaker", func(ctx context.Context) (err error) {
+	err := b.s.do(context.Background(), "breaker", func(ctx context.Context) (err error) {
 		v, err = b.s.store.BreakerRecord(ctx, b.host, BreakerOutcome{Probe: probe == sharedProbe, Failed: failed, Neutral: neutral},
 			now, openFor, b.rules)
 		return err
@@ -185,7 +185,7 @@ func (b *sharedBreaker) saw(v BreakerView, now time.Time) {
 
 // refreshShared reads the shared breakers and budgets of hosts in one
 // round trip (Health), when the store is in use.
-func (l *Layer) refreshShared(hosts []*hostState) {
+func (l *Layer) refreshShared(ctx context.Context, hosts []*hostState) {
 	if l.shared == nil || !l.shared.usable() || len(hosts) == 0 {
 		return
 	}
@@ -195,7 +195,7 @@ func (l *Layer) refreshShared(hosts []*hostState) {
 	}
 	var views []BreakerView
 	var tokens []int
-	err := l.shared.do("peek", func(ctx context.Context) (err error) {
+	err := l.shared.do(ctx, "peek", func(ctx context.Context) (err error) {
 		views, tokens, err = l.shared.store.Peek(ctx, names, budgetCapacity)
 		return err
 	})

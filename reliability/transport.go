@@ -36,8 +36,8 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// cached or in flight from before it are not served after it. The
 		// generation moves again once it is answered, because reads made
 		// while it ran may have seen either state.
-		l.invalidate(req.URL.Host)
-		defer l.invalidate(req.URL.Host)
+		l.invalidate(ctx, req.URL.Host)
+		defer l.invalidate(ctx, req.URL.Host)
 		snap, err := l.execute(ctx, rec, req, body)
 		if err != nil {
 			return nil, err
@@ -52,7 +52,7 @@ func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	defer l.releaseHost(h)
 	key := requestKey(req, body)
 	bypass := bypassesCache(req)
-	gen, cached, hit := l.lookup(req.URL.Host, key, !bypass && l.cache.enabled())
+	gen, cached, hit := l.lookup(ctx, req.URL.Host, key, !bypass && l.cache.enabled())
 	// Reads are shared only within one write generation of their host, so
 	// a read asked after a write never joins one asked before it.
 	flightKey := key + "@" + gen.String()

@@ -67,7 +67,7 @@ func getServiceHealth(ctx context.Context, c *Call, in GetServiceHealthIn) (GetS
 	if c.Deps.Shared && filter == "" {
 		visible = c.Deps.operatorHostSet(ctx)
 	}
-	for _, h := range c.Deps.Layer.Health() {
+	for _, h := range c.Deps.Layer.Health(ctx) {
 		if (filter != "" && h.Host != filter) || !visible(h.Host) {
 			continue
 		}

@@ -271,7 +271,7 @@ func TestCancelStopsUpstreamAtOnce(t *testing.T) {
 // catalog host.
 func inFlight(d *Deps) int {
 	n := 0
-	for _, h := range d.Layer.Health() {
+	for _, h := range d.Layer.Health(context.Background()) {
 		n += h.InFlight
 	}
 	return n

@@ -379,7 +379,7 @@ func TestHTTPOneSessionsHangingCatalogDoesNotStarveAnother(t *testing.T) {
 	<-entered
 	<-entered // the bulkhead (2) is full; the third call waits for a slot
 	hangingHost := strings.TrimPrefix(hanging.URL, "http://")
-	for _, h := range s.app.deps.Layer.Health() {
+	for _, h := range s.app.deps.Layer.Health(t.Context()) {
 		if h.Host == hangingHost && h.InFlight != 2 {
 			t.Errorf("the hanging host has %d requests in flight, want its bulkhead's 2", h.InFlight)
 		}
@@ -400,7 +400,7 @@ func TestHTTPOneSessionsHangingCatalogDoesNotStarveAnother(t *testing.T) {
 	}
 	// Both sessions share one layer: it saw both hosts.
 	hosts := map[string]bool{}
-	for _, h := range s.app.deps.Layer.Health() {
+	for _, h := range s.app.deps.Layer.Health(t.Context()) {
 		hosts[h.Host] = true
 	}
 	if !hosts[hangingHost] || len(hosts) < 2 {

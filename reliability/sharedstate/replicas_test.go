@@ -463,7 +463,7 @@ func TestBreakerOpenedByOneReplicaIsOpenForAll(t *testing.T) {
 				if !strings.Contains(r.logs.String(), `"event":"breaker_open"`) {
 					t.Errorf("replica %d did not log the breaker it found open", i+1)
 				}
-				for _, h := range r.Health() {
+				for _, h := range r.Health(t.Context()) {
 					if h.Host == catalogHost && h.Breaker != reliability.BreakerOpen {
 						t.Errorf("replica %d's health shows the breaker %s", i+1, h.Breaker)
 					}
