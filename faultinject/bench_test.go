@@ -43,5 +43,6 @@ func BenchmarkOversizedBody(b *testing.B) {
 		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 			b.Fatal(err)
 		}
+		resp.Body.Close()
 	}
 }

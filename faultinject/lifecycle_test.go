@@ -55,7 +55,7 @@ func TestServerHoldsOnPostEndWhenClientLeaves(t *testing.T) {
 func TestConnectionFaultWithoutHijackerAborts(t *testing.T) {
 	in := newEffectInjector(t, ResetBeforeResponse)
 	defer func() {
-		if got := recover(); got != http.ErrAbortHandler {
+		if got := recover(); got != http.ErrAbortHandler { //nolint:errorlint // net/http compares the panic value itself: only http.ErrAbortHandler unwrapped aborts silently
 			t.Errorf("recovered %v; want http.ErrAbortHandler", got)
 		}
 	}()
@@ -107,6 +107,7 @@ func TestOversizedBodyIsStreamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	n, err := io.Copy(io.Discard, resp.Body)
 	runtime.ReadMemStats(&after)
 	if err != nil || n != size {

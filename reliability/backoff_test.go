@@ -59,7 +59,7 @@ func TestRetryWaitsInVirtualTime(t *testing.T) {
 				return answer(503, ""), nil
 			})
 			tl.Layer.rng = newLockedRand(rand.New(rand.NewPCG(uint64(run), 5)))
-			tl.get("t", "/x")
+			_, _, _ = tl.get("t", "/x")
 			if len(at) != 3 {
 				t.Fatalf("%d hits, want 3", len(at))
 			}

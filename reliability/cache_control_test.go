@@ -27,7 +27,7 @@ func TestResponsesSayingNoStoreOrNoCacheAreNotCached(t *testing.T) {
 				p := DefaultPolicy()
 				p.CacheTTL = time.Minute
 				tl := newTestLayer(t, p, always(200, `{"token":"t"}`, "Cache-Control", cc))
-				tl.getWith("/token/c")
+				_, _ = tl.getWith("/token/c")
 				second, err := tl.getWith("/token/c")
 				if err != nil || second.CacheHit || tl.up.hitCount() != 2 {
 					t.Errorf("Cache-Control %q: second read cache hit %v, upstream hits %d, err %v; want 2 upstream hits", cc, second.CacheHit, tl.up.hitCount(), err)
@@ -42,7 +42,7 @@ func TestPragmaNoCacheWithoutCacheControlIsNotCached(t *testing.T) {
 		p := DefaultPolicy()
 		p.CacheTTL = time.Minute
 		tl := newTestLayer(t, p, always(200, `{}`, "Pragma", "no-cache"))
-		tl.getWith("/x")
+		_, _ = tl.getWith("/x")
 		if rc, _ := tl.getWith("/x"); rc.CacheHit || tl.up.hitCount() != 2 {
 			t.Errorf("Pragma: no-cache answer was reused (hits %d)", tl.up.hitCount())
 		}
@@ -54,7 +54,7 @@ func TestResponseMaxAgeShortensTheTTL(t *testing.T) {
 		p := DefaultPolicy()
 		p.CacheTTL = time.Minute
 		tl := newTestLayer(t, p, always(200, `{}`, "Cache-Control", "public, max-age=5"))
-		tl.getWith("/c")
+		_, _ = tl.getWith("/c")
 		time.Sleep(4 * time.Second)
 		if rc, _ := tl.getWith("/c"); !rc.CacheHit {
 			t.Fatalf("within max-age=5: want a cache hit, got a miss (hits %d)", tl.up.hitCount())
@@ -71,7 +71,7 @@ func TestLongerMaxAgeDoesNotExtendTheTTL(t *testing.T) {
 		p := DefaultPolicy()
 		p.CacheTTL = 10 * time.Second
 		tl := newTestLayer(t, p, always(200, `{}`, "Cache-Control", "max-age=3600"))
-		tl.getWith("/c")
+		_, _ = tl.getWith("/c")
 		time.Sleep(11 * time.Second)
 		if rc, _ := tl.getWith("/c"); rc.CacheHit {
 			t.Errorf("max-age=3600 kept the answer past the 10 s policy TTL")
@@ -86,7 +86,7 @@ func TestRequestNoCacheSkipsTheCachedAnswerAndRefreshesIt(t *testing.T) {
 		tl := newTestLayer(t, p, func(n int, _ *http.Request) (*http.Response, error) {
 			return answer(200, `{"n":`+itoa(n)+`}`), nil
 		})
-		tl.getWith("/token/c") // cached: n=1
+		_, _ = tl.getWith("/token/c") // cached: n=1
 		fresh, err := tl.getWith("/token/c", "Cache-Control", "no-cache")
 		if err != nil || fresh.CacheHit || tl.up.hitCount() != 2 {
 			t.Fatalf("no-cache request: cache hit %v, upstream hits %d, err %v; want a request upstream", fresh.CacheHit, tl.up.hitCount(), err)
@@ -113,7 +113,7 @@ func TestRequestNoStoreIsNeitherServedFromNorStoredInTheCache(t *testing.T) {
 		p := DefaultPolicy()
 		p.CacheTTL = time.Minute
 		tl := newTestLayer(t, p, always(200, `{}`))
-		tl.getWith("/c", "Cache-Control", "no-store")
+		_, _ = tl.getWith("/c", "Cache-Control", "no-store")
 		if rc, _ := tl.getWith("/c"); rc.CacheHit || tl.up.hitCount() != 2 {
 			t.Errorf("answer to a no-store request was cached (hits %d)", tl.up.hitCount())
 		}

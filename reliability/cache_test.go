@@ -37,7 +37,7 @@ func TestSuccessfulReadsAreCachedForTheTTL(t *testing.T) {
 func TestFailuresAreNeverCached(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tl := newTestLayer(t, DefaultPolicy(), always(404, `{"description":"gone"}`))
-		tl.get("get_item", "/v1/collections/c/items/i")
+		_, _, _ = tl.get("get_item", "/v1/collections/c/items/i")
 		rc, status, _ := tl.get("get_item", "/v1/collections/c/items/i")
 		if status != 404 || rc.CacheHit || tl.up.hitCount() != 2 {
 			t.Errorf("second 404: cache hit %v, %d hits; want no caching", rc.CacheHit, tl.up.hitCount())
@@ -48,7 +48,7 @@ func TestFailuresAreNeverCached(t *testing.T) {
 func TestCacheOffWithZeroTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tl := newTestLayer(t, noCache(), always(200, `{}`))
-		tl.get("t", "/v1/")
+		_, _, _ = tl.get("t", "/v1/")
 		if rc, _, _ := tl.get("t", "/v1/"); rc.CacheHit || tl.up.hitCount() != 2 {
 			t.Errorf("TTL 0 still cached (hits %d)", tl.up.hitCount())
 		}

@@ -42,10 +42,10 @@ func TestOrdinary4xxErrorsPassThroughUnchanged(t *testing.T) {
 		tl := newTestLayer(t, noCache(), always(403, `{"message":"Missing Authentication Token"}`))
 		toolErr := errors.New("unauthorized")
 		_, err := tl.Run(t.Context(), "get_item", testHost, func(ctx contextLike) error {
-			tl.getIn(ctx, "/v1/x")
+			_, _, _ = tl.getIn(ctx, "/v1/x")
 			return toolErr
 		})
-		if err != toolErr {
+		if err != toolErr { //nolint:errorlint // the tool's own error unchanged, not wrapped
 			t.Fatalf("error %v, want the tool's own error unchanged", err)
 		}
 	})

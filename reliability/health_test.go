@@ -19,10 +19,10 @@ func TestHealthCountsTheLastFiveMinutesPerHost(t *testing.T) {
 			}
 			return answer(503, ""), nil
 		})
-		tl.get("search_items", "/v1/search") // 2 retries, 1 give-up
-		tl.get("search_items", "/hang")      // 1 tool timeout
+		_, _, _ = tl.get("search_items", "/v1/search") // 2 retries, 1 give-up
+		_, _, _ = tl.get("search_items", "/hang")      // 1 tool timeout
 		other := "other.test"
-		tl.Run(context.Background(), "get_root", other, func(ctx context.Context) error { return nil })
+		_, _ = tl.Run(context.Background(), "get_root", other, func(ctx context.Context) error { return nil })
 
 		synctest.Wait() // the timed-out call's attempt unwinds after Run returned
 		h := tl.Health(t.Context())

@@ -185,6 +185,6 @@ func (t *hedgeTransport) launch(ctx context.Context, loop *retryLoop, req *http.
 		}
 		attempt.Body = body
 	}
-	resp, err := t.attempt.RoundTrip(attempt)
+	resp, err := t.attempt.RoundTrip(attempt) //nolint:bodyclose // handed over on out: RoundTrip returns the winner's; attemptTransport buffered every body (bufferBody)
 	out <- attemptResult{resp: resp, err: err, hedge: hedge}
 }

@@ -97,7 +97,7 @@ func TestNewLogger(t *testing.T) {
 func TestMetricsHandlerServesTheRequiredNames(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tl := newTestLayer(t, noCache(), always(503, ""))
-		tl.get("search_items", "/v1/search")
+		_, _, _ = tl.get("search_items", "/v1/search")
 		_, _ = tl.Run(context.Background(), "noop", testHost, func(context.Context) error { return nil })
 		rec := &responseRecorder{header: http.Header{}}
 		req, _ := http.NewRequest(http.MethodGet, "/metrics", nil)

@@ -226,7 +226,7 @@ func (r *retryLoop) deny(code string, cause error) *Denial {
 		s.BodyLimit = l.policy.MaxBodyBytes // the answer came; it was only too long to buffer
 	}
 	d.AssetHost = r.rec.host != "" && r.host.name != r.rec.host
-	l.advise(r.rec.annotate(d), s)
+	d = l.advise(r.rec.annotate(d), s)
 	r.rec.update(func(c *callRecord) { c.denial = d })
 	if code != CodeTimeout {
 		r.host.counts.add(now, evGiveUp)

@@ -39,7 +39,7 @@ func TestResetMidBodyIsRetried(t *testing.T) {
 			w.WriteHeader(200)
 			w.Write([]byte(`{"type":"F`))
 			conn, _, _ := w.(http.Hijacker).Hijack()
-			conn.(*net.TCPConn).SetLinger(0)
+			_ = conn.(*net.TCPConn).SetLinger(0)
 			conn.Close()
 			return
 		}
@@ -167,7 +167,7 @@ func TestADeadKeepAliveConnectionReplaysASearchAndCountsIt(t *testing.T) {
 			// The second request is the search, on the connection the
 			// first one left idle: read it, then drop the connection.
 			conn, _, _ := w.(http.Hijacker).Hijack()
-			conn.(*net.TCPConn).SetLinger(0)
+			_ = conn.(*net.TCPConn).SetLinger(0)
 			conn.Close()
 			return
 		}

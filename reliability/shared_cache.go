@@ -71,7 +71,7 @@ func (l *Layer) sharedLookup(ctx context.Context, host, key string, withEntry bo
 	if err != nil {
 		// Stored in another generation (stale after a write), or not
 		// ours: a miss either way.
-		return gen, nil, nil
+		return gen, nil, nil //nolint:nilerr // an entry that does not decode is a miss, not a failure of the store
 	}
 	return gen, snap, nil
 }

@@ -50,7 +50,7 @@ func TestWritesAreNotReplayedByNetHTTPOnAReusedConnection(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				conn.(*net.TCPConn).SetLinger(0)
+				_ = conn.(*net.TCPConn).SetLinger(0)
 				conn.Close()
 			}))
 			defer srv.Close()

@@ -115,7 +115,7 @@ func datetimePeriod(s string) (start, end time.Time, whole bool, err error) {
 	}
 	instant, err := parseFullTimestamp(m)
 	if err != nil {
-		return time.Time{}, time.Time{}, false, fmt.Errorf("%q: %v", s, err)
+		return time.Time{}, time.Time{}, false, fmt.Errorf("%q: %w", s, err)
 	}
 	return instant, instant, false, nil
 }

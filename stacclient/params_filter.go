@@ -105,7 +105,7 @@ func describeFilterForm(form string) string {
 func compactJSONObject(data []byte) (json.RawMessage, error) {
 	decoded, err := decodeLooseJSON(data)
 	if err != nil {
-		return nil, fmt.Errorf("is not valid JSON: %v", err)
+		return nil, fmt.Errorf("is not valid JSON: %w", err)
 	}
 	obj, ok := decoded.(map[string]any)
 	if !ok {
@@ -116,7 +116,7 @@ func compactJSONObject(data []byte) (json.RawMessage, error) {
 	}
 	canonical, err := marshalWithoutHTMLEscape(obj)
 	if err != nil {
-		return nil, fmt.Errorf("cannot be re-encoded: %v", err)
+		return nil, fmt.Errorf("cannot be re-encoded: %w", err)
 	}
 	return canonical, nil
 }

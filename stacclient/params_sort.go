@@ -1,6 +1,7 @@
 package stacclient
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -258,7 +259,11 @@ func (f *Fields) setMembers(members map[string]any, bad func(reason string) erro
 		}
 		names, err := ParseStringList("fields."+key, value)
 		if err != nil {
-			return bad(fmt.Sprintf("%s: %v", key, err.(*ParamError).Reason))
+			var pe *ParamError
+			if !errors.As(err, &pe) {
+				return err // not reached: ParseStringList reports a *ParamError
+			}
+			return bad(fmt.Sprintf("%s: %v", key, pe.Reason))
 		}
 		for _, name := range names {
 			if err := checkFieldName(name); err != nil {

@@ -41,7 +41,7 @@ func (c *pagedCatalog) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"type":"Catalog","id":"c","links":[{"rel":"search","href":%q}]}`, c.URL+"/stac/search")
 	case "/stac/search":
 		page := 1
-		fmt.Sscan(r.URL.Query().Get("page"), &page)
+		_, _ = fmt.Sscan(r.URL.Query().Get("page"), &page) // no page parameter: the first
 		if page < 1 || page > len(c.pages) {
 			http.Error(w, `{"description":"no such page"}`, http.StatusBadRequest)
 			return

@@ -34,8 +34,11 @@ func demoItems(t *testing.T) []stacclient.Item {
 
 var loadDemoItems = sync.OnceValues(func() ([]stacclient.Item, error) {
 	files, err := fs.Glob(demo.FS, "*/items/*.json")
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no items in the demo catalog: %v", err)
+	if err != nil {
+		return nil, fmt.Errorf("no items in the demo catalog: %w", err)
+	}
+	if len(files) == 0 {
+		return nil, errors.New("no items in the demo catalog")
 	}
 	items := make([]stacclient.Item, 0, len(files))
 	for _, f := range files {
@@ -85,7 +88,7 @@ func startDemo(t *testing.T, opts stacserver.Options) (*stacclient.Client, *stac
 func searchAll(t *testing.T, s *stacclient.Search) []stacclient.Item {
 	t.Helper()
 	var items []stacclient.Item
-	for it, err := range s.Items(context.Background()) {
+	for it, err := range s.Items(t.Context()) {
 		if err != nil {
 			t.Fatalf("after %d items: %v", len(items), err)
 		}
@@ -155,7 +158,6 @@ func TestStacserverEveryNextLinkStyle(t *testing.T) {
 // next call may ask for, and every item still comes exactly once.
 func TestStacserverMaxItemsAcrossPagesAndCursor(t *testing.T) {
 	want := demoIDs(t, func(it *stacclient.Item) bool { return it.Collection == "naip" })
-	ctx := context.Background()
 	for name, style := range nextLinkStyles {
 		t.Run(name, func(t *testing.T) {
 			c, _ := startDemo(t, stacserver.Options{NextLinkStyle: style, DisablePOSTSearch: name == "get-only-disabled"})
@@ -180,12 +182,12 @@ func TestStacserverMaxItemsAcrossPagesAndCursor(t *testing.T) {
 				if b, _ := json.Marshal(diff); len(b) > 200 {
 					t.Errorf("leg %d: the diff is %d bytes: %s", leg, len(b), b)
 				}
-				same, err := c.ApplyDiff(ctx, params, diff)
+				same, err := c.ApplyDiff(t.Context(), params, diff)
 				if err != nil || same.Method != methodOf(cur.Request) || same.URL != cur.Request.URL || !sameJSON(same.Body, cur.Request.Body) {
 					t.Fatalf("leg %d: diff %+v applied gives %+v (%v), want %+v", leg, diff, same, err, cur.Request)
 				}
 				params.Limit = 3 + leg%3
-				next, err := c.ApplyDiff(ctx, params, diff)
+				next, err := c.ApplyDiff(t.Context(), params, diff)
 				if err != nil {
 					t.Fatal(err)
 				}

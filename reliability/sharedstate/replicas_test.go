@@ -367,10 +367,8 @@ func newFakeClock() *fakeClock {
 	return c
 }
 
-func (c *fakeClock) now() time.Time            { return time.Unix(0, c.ns.Load()) }
-func (c *fakeClock) advance(d time.Duration)   { c.ns.Add(int64(d)) }
-func (c *fakeClock) set(t time.Time)           { c.ns.Store(t.UnixNano()) }
-func (c *fakeClock) since(t time.Time) float64 { return c.now().Sub(t).Seconds() }
+func (c *fakeClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // An always-failing catalog sees no more retries in total than one budget
 // allows (500 tokens at 5 a retry: 100), whatever the number of replicas.

@@ -59,12 +59,12 @@ func readFacts(root string) (facts, error) {
 	var f facts
 	var err error
 	if f.Commit, err = git("rev-parse", "HEAD"); err != nil {
-		return f, fmt.Errorf("git rev-parse HEAD: %v (set VERSION and SOURCE_DATE_EPOCH to build outside a git checkout)", err)
+		return f, fmt.Errorf("git rev-parse HEAD: %w (set VERSION and SOURCE_DATE_EPOCH to build outside a git checkout)", err)
 	}
 	epoch := os.Getenv("SOURCE_DATE_EPOCH")
 	if epoch == "" {
 		if epoch, err = git("log", "-1", "--format=%ct", "HEAD"); err != nil {
-			return f, fmt.Errorf("git log: %v", err)
+			return f, fmt.Errorf("git log: %w", err)
 		}
 	}
 	secs, err := strconv.ParseInt(epoch, 10, 64)

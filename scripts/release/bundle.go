@@ -109,7 +109,7 @@ func runCLI(cli string, args ...string) error {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%v\n%s", err, out.Bytes())
+		return fmt.Errorf("%w\n%s", err, out.Bytes())
 	}
 	return nil
 }
@@ -216,7 +216,7 @@ func checkBundle(cli, bundle string, f facts) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(dir) //nolint:errcheck // a leftover temporary directory is not a failed check
 	if err := runCLI(cli, "unpack", bundle, dir); err != nil {
 		return fmt.Errorf("mcpb unpack: %w", err)
 	}
@@ -235,7 +235,7 @@ func checkBundle(cli, bundle string, f facts) error {
 	}
 	out, err := exec.Command(command, "--version").CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("the unpacked bundle's command %s --version: %v\n%s", command, err, out)
+		return fmt.Errorf("the unpacked bundle's command %s --version: %w\n%s", command, err, out)
 	}
 	want := "stac-mcp " + f.Version + " (commit " + f.Commit + ", built " + f.Date()
 	if !strings.HasPrefix(string(out), want) {

@@ -2,6 +2,7 @@ package stacserver
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -148,8 +149,8 @@ func writeJSON(w http.ResponseWriter, status int, mediaType string, v any) {
 }
 
 func writeError(w http.ResponseWriter, err error) {
-	e, ok := err.(*apiError)
-	if !ok {
+	var e *apiError
+	if !errors.As(err, &e) {
 		e = &apiError{status: 500, code: "InternalServerError", description: err.Error()}
 	}
 	writeJSON(w, e.status, mediaJSON, map[string]any{"code": e.code, "description": e.description})

@@ -48,7 +48,7 @@ func applyFields(doc map[string]any, f *fieldsSpec) map[string]any {
 	if f == nil || (len(f.Include) == 0 && len(f.Exclude) == 0) {
 		return doc
 	}
-	out := doc
+	var out map[string]any
 	if len(f.Include) > 0 {
 		out = map[string]any{}
 		for _, k := range alwaysKept {
