@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/cursor"
 )
 
 // How a call with a cursor finds its catalog (issue 10): the cursor knows
@@ -15,14 +18,33 @@ import (
 // cursorInput is implemented by the inputs of tools that continue from a
 // cursor.
 type cursorInput interface {
-	cursorToken() (string, cursorKind)
+	cursorToken() (string, cursor.Kind)
 }
 
-func (in SearchItemsIn) cursorToken() (string, cursorKind)       { return in.Cursor, cursorItems }
-func (in SearchCollectionsIn) cursorToken() (string, cursorKind) { return in.Cursor, cursorCollections }
+func (in SearchItemsIn) cursorToken() (string, cursor.Kind) { return in.Cursor, cursor.Items }
+func (in SearchCollectionsIn) cursorToken() (string, cursor.Kind) {
+	return in.Cursor, cursor.Collections
+}
+
+// cursorRefusal is a cursor ParamError.
+func cursorRefusal(token, reason string) error {
+	return &stacclient.ParamError{Param: "cursor", Got: trimText(token, 80), Reason: reason, Accepted: cursorAccepted}
+}
+
+const cursorAccepted = "the cursor string exactly as returned by the previous call of the same tool, or no cursor to start from the first page"
+
+// decodeCursor verifies and reads a cursor argument (tools/internal/cursor);
+// a token it refuses is an argument error naming the cursor.
+func decodeCursor(key []byte, token string, kind cursor.Kind) (cursor.Cursor, error) {
+	c, err := cursor.Decode(key, token, kind)
+	if err != nil {
+		return cursor.Cursor{}, cursorRefusal(token, err.Error())
+	}
+	return c, nil
+}
 
 // resolveCall resolves the catalog of a call, and verifies its cursor.
-func resolveCall(ctx context.Context, d *Deps, in catalogInput) (*Catalog, *pageCursor, error) {
+func resolveCall(ctx context.Context, d *Deps, in catalogInput) (*Catalog, *cursor.Cursor, error) {
 	ref := strings.TrimSpace(in.catalogRef())
 	ci, ok := in.(cursorInput)
 	if !ok {
@@ -46,7 +68,7 @@ func resolveCall(ctx context.Context, d *Deps, in catalogInput) (*Catalog, *page
 		if err != nil {
 			return nil, nil, err
 		}
-		if sum64([]byte(catalogKey(cat))) != cur.CatalogSum {
+		if cursor.Sum64([]byte(catalogKey(cat))) != cur.CatalogSum {
 			return nil, nil, cursorRefusal(token, fmt.Sprintf("it was issued for another catalog than catalog_url %q", ref))
 		}
 		return cat, &cur, nil
@@ -112,18 +134,18 @@ func resendText(requires []string) string {
 // when it carries only their fingerprint, those the caller sends again,
 // which must match. given is the JSON of what the call sent; sent says
 // whether it sent any.
-func cursorParams(cur *pageCursor, token string, given []byte, sent bool) ([]byte, error) {
+func cursorParams(cur *cursor.Cursor, token string, given []byte, sent bool) ([]byte, error) {
 	const different = "it continues a different search than the parameters given with it; send the cursor alone " +
 		"(with what cursor_requires lists, unchanged), or drop it to start a new search"
 	switch {
-	case cur.Params != nil && sent && sum64(given) != sum64(cur.Params):
+	case cur.Params != nil && sent && cursor.Sum64(given) != cursor.Sum64(cur.Params):
 		return nil, cursorRefusal(token, different)
 	case cur.Params != nil:
 		return cur.Params, nil
 	case !sent:
 		return nil, cursorRefusal(token, "it does not carry its search parameters (they are too large to fit in a cursor): "+
 			"send it together with exactly the parameters of the call that returned it (its cursor_requires lists them)")
-	case sum64(given) != cur.ParamsSum:
+	case cursor.Sum64(given) != cur.ParamsSum:
 		return nil, cursorRefusal(token, different)
 	}
 	return given, nil

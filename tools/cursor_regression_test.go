@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/tools/internal/cursor"
 )
 
 // Regression tests for the cursor findings of issues 9, 10 and 11. The
@@ -223,8 +224,8 @@ func TestCursorsStaySmallAtAnyDepth(t *testing.T) {
 				if !out.HasMore {
 					t.Fatalf("page %d: no more results; the test needs 12 pages", page)
 				}
-				if len(out.Cursor) > maxCursorBytes {
-					t.Fatalf("page %d: cursor is %d bytes, want at most %d", page, len(out.Cursor), maxCursorBytes)
+				if len(out.Cursor) > cursor.MaxBytes {
+					t.Fatalf("page %d: cursor is %d bytes, want at most %d", page, len(out.Cursor), cursor.MaxBytes)
 				}
 				next := map[string]any{"cursor": out.Cursor, "max_items": 3}
 				if strings.Contains(resultText(res), "same search parameters") {
@@ -336,7 +337,7 @@ func TestCursorOfGrowingNextLinksReplaysItsPosition(t *testing.T) {
 		if !out.HasMore {
 			break
 		}
-		if len(out.Cursor) > maxCursorBytes {
+		if len(out.Cursor) > cursor.MaxBytes {
 			t.Fatalf("call %d: %d-byte cursor", call, len(out.Cursor))
 		}
 		args = map[string]any{"cursor": out.Cursor, "max_items": 4}

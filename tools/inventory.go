@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/tools/internal/cursor"
 )
 
 // Tools are the tools a server with d lists: the inventory, and the
@@ -97,7 +98,7 @@ type Call struct {
 	Request *mcp.CallToolRequest
 	// Cursor is the verified cursor the call continues from (tools whose
 	// input has a cursor argument), or nil.
-	Cursor *pageCursor
+	Cursor *cursor.Cursor
 }
 
 // CatalogArg is embedded in every tool input: every tool accepts the same

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/stacclient/freetext"
+	"github.com/stacmcp/stac-mcp/tools/internal/cursor"
 )
 
 // SearchCollectionsIn narrows the catalog's collections.
@@ -152,7 +153,7 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 // continueListing is the listing a cursor continues, and its offset: the
 // cursor's filters (the caller may repeat them; other ones are refused),
 // the page size given now or else the cursor's.
-func continueListing(cur *pageCursor, in SearchCollectionsIn, given collectionListing) (collectionListing, int, error) {
+func continueListing(cur *cursor.Cursor, in SearchCollectionsIn, given collectionListing) (collectionListing, int, error) {
 	refuse := func(reason string) (collectionListing, int, error) {
 		return collectionListing{}, 0, cursorRefusal(in.Cursor, reason)
 	}
@@ -170,7 +171,7 @@ func continueListing(cur *pageCursor, in SearchCollectionsIn, given collectionLi
 		return refuse("its bbox is invalid: " + err.Error())
 	}
 	dt, err := stacclient.ParseDatetime(l.Datetime)
-	if err != nil || len(l.Q) > maxCursorString {
+	if err != nil || len(l.Q) > cursor.MaxString {
 		return refuse("its datetime or q is invalid")
 	}
 	l.BBox, l.Datetime, l.Limit = bbox, dt, given.Limit
@@ -187,9 +188,9 @@ func continueListing(cur *pageCursor, in SearchCollectionsIn, given collectionLi
 // arguments the caller must send again with it.
 func listingCursor(c *Call, l collectionListing, listed int, explicitLimit bool) (string, []string) {
 	filters, _ := json.Marshal(l)
-	pc := pageCursor{Kind: cursorCollections, Catalog: cursorCatalogRef(c.Catalog), Params: filters,
+	pc := cursor.Cursor{Kind: cursor.Collections, Catalog: cursorCatalogRef(c.Catalog), Params: filters,
 		PageSize: l.Limit, ExplicitLimit: explicitLimit, Listed: listed}
-	token, form := fitCursor(c.Deps.cursorKey(), pc, filters, []byte(catalogKey(c.Catalog)))
+	token, form := cursor.Fit(c.Deps.cursorKey(), pc, filters, []byte(catalogKey(c.Catalog)))
 	var requires []string
 	if form.Catalog == "" {
 		requires = append(requires, "catalog_url")

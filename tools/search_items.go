@@ -239,7 +239,7 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 	if cur := search.Position(); cur != nil {
 		out.HasMore, out.Truncated = true, true
 		var warning string
-		out.Cursor, out.Resend, warning = position.cursor(c, cur)
+		out.Cursor, out.Resend, warning = position.nextCursor(c, cur)
 		if warning != "" {
 			out.Warnings = append(out.Warnings, warning)
 		}

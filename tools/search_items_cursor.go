@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/cursor"
 )
 
 // The cursor side of search_items: continuing from a verified cursor, and
@@ -81,16 +82,16 @@ func continueItems(ctx context.Context, c *Call, token string, params stacclient
 	return c.Catalog.Client.ContinueSearch(sc, limits), pos, notes, nil
 }
 
-// cursor writes the token that continues at cur, and the arguments the
+// nextCursor writes the token that continues at cur, and the arguments the
 // caller must send again with it. A position that cannot be continued from
 // a cursor (outside the catalog's scope) gives no token and a warning.
-func (pos itemsPosition) cursor(c *Call, cur *stacclient.Position) (token string, requires []string, warning string) {
+func (pos itemsPosition) nextCursor(c *Call, cur *stacclient.Position) (token string, requires []string, warning string) {
 	client := c.Catalog.Client
 	if pos.first == nil {
 		return "", nil, "more items match, but the search's first request could not be recorded for a cursor"
 	}
 	params := searchParamsJSON(pos.search)
-	pc := pageCursor{Kind: cursorItems, Catalog: cursorCatalogRef(c.Catalog), Params: params,
+	pc := cursor.Cursor{Kind: cursor.Items, Catalog: cursorCatalogRef(c.Catalog), Params: params,
 		PageSize: pos.sent.Limit, ExplicitLimit: pos.explicit,
 		First: *pos.first, Offset: cur.Offset, Skip: cur.Skip, Seen: cur.Seen}
 	if diff, err := client.DiffRequest(pos.sent, cur.Request); err == nil {
@@ -99,7 +100,7 @@ func (pos itemsPosition) cursor(c *Call, cur *stacclient.Position) (token string
 	if len(cur.Request.Headers) > 0 {
 		warning = "the catalog's next link asks for request headers, which a cursor does not carry: the next page is requested without them"
 	}
-	token, form := fitCursor(c.Deps.cursorKey(), pc, params, []byte(catalogKey(c.Catalog)))
+	token, form := cursor.Fit(c.Deps.cursorKey(), pc, params, []byte(catalogKey(c.Catalog)))
 	if token == "" {
 		return "", nil, "more items match, but this search's position is too large to carry in a cursor; narrow the search or raise max_items"
 	}

@@ -3,11 +3,6 @@ package main
 import (
 	"context"
 	"crypto/hmac"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -29,9 +24,10 @@ import (
 //     continues in the next, and a Claude Desktop conversation survives a
 //     server restart. If that file cannot be used, a random key, with a
 //     warning.
-
-// cursorKeyFile is the key file's name inside the state directory.
-const cursorKeyFile = "cursor.key"
+//
+// This file is that policy; the key file itself (its checks, its atomic
+// creation) and the token are tools/internal/cursor's, reached through
+// tools.LoadCursorKeyFile.
 
 // stateDir is where stac-mcp keeps state for the user: $XDG_STATE_HOME
 // (XDG base directories), else the platform's per-user application
@@ -77,8 +73,8 @@ func cursorKeyFor(cfg *config, log zerolog.Logger) []byte {
 		log.Warn().Msg("no state directory (HOME or XDG_STATE_HOME unset): cursors are signed with a key of this process only and end with it; set " + envCursorKey + " to keep them")
 		return nil
 	}
-	path := filepath.Join(cfg.StateDir, cursorKeyFile)
-	key, err := loadOrCreateKeyFile(path)
+	path := filepath.Join(cfg.StateDir, tools.CursorKeyFile)
+	key, err := tools.LoadCursorKeyFile(path)
 	if err != nil {
 		log.Warn().Err(err).Str("path", path).Msg("cannot use the cursor key file: cursors are signed with a key of this process only; set " + envCursorKey + " to keep them")
 		return nil
@@ -151,63 +147,4 @@ func sharedCursorKey(store *sharedstate.Store, log zerolog.Logger) ([]byte, func
 		}
 	}
 	return key, keep
-}
-
-// loadOrCreateKeyFile reads the key at path, creating it (0600, in a 0700
-// directory) when it does not exist. Two processes starting at once agree
-// on one key: the file appears whole, by a hard link, or not at all.
-func loadOrCreateKeyFile(path string) ([]byte, error) {
-	key, err := readKeyFile(path)
-	if !errors.Is(err, fs.ErrNotExist) {
-		return key, err
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(dir, cursorKeyFile+".*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.WriteString(hex.EncodeToString(tools.NewCursorKey()) + "\n")
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return nil, werr
-	}
-	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
-		return nil, err
-	}
-	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, err
-	}
-	return readKeyFile(path) // ours, or the one another process linked first
-}
-
-// readKeyFile reads a key file, refusing one that others may read or
-// write (they could forge cursors) or that is not a regular file.
-func readKeyFile(path string) ([]byte, error) {
-	info, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case !info.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	case runtime.GOOS != "windows" && info.Mode().Perm()&0o077 != 0:
-		return nil, fmt.Errorf("%s has mode %v: others could read it; make it 0600 (chmod 600) or delete it", path, info.Mode().Perm())
-	case info.Size() > 1024:
-		return nil, fmt.Errorf("%s is %d bytes, not a key file", path, info.Size())
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	key, err := hex.DecodeString(strings.TrimSpace(string(raw)))
-	if err != nil || len(key) < 32 {
-		return nil, fmt.Errorf("%s does not hold a key (64 hex digits); delete it to make a new one", path)
-	}
-	return key, nil
 }

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/tools"
 )
 
 // TestMain checks for goroutine leaks and removes the binary the stdio
@@ -454,7 +455,7 @@ func TestCursorKeySources(t *testing.T) {
 	if msg := next(env, env); msg != "" {
 		t.Fatalf("key file: %s", msg)
 	}
-	path := filepath.Join(state, "stac-mcp", cursorKeyFile)
+	path := filepath.Join(state, "stac-mcp", tools.CursorKeyFile)
 	info, err := os.Stat(path)
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("key file %s: %v, mode %v; want 0600", path, err, info.Mode().Perm())

@@ -1,4 +1,11 @@
-package tools
+// Package cursor is the signed cursor token that search_items and
+// search_collections return and accept (adr/0009): its binary layout, the
+// bounds every decoded field is checked against, the HMAC that makes it
+// unforgeable, the fitting that keeps it under MaxBytes, and the key it is
+// signed with (NewKey, and the key file stdio and call keep in the state
+// directory). What a call does with a cursor (which catalog, which search
+// parameters, the argument errors a model sees) is the tools' business.
+package cursor
 
 import (
 	"bytes"
@@ -12,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"unicode/utf8"
 
@@ -20,7 +26,7 @@ import (
 )
 
 // A cursor is opaque to the model and small (adr/0009): a signed binary
-// record, base64url, at most maxCursorBytes whatever the search and the
+// record, base64url, at most MaxBytes whatever the search and the
 // depth. It is stateless, so any replica with the same key continues it.
 // It is bound to its tool (kind), its catalog and its search parameters,
 // and the HMAC makes it unforgeable: a token that was cut, edited or made
@@ -40,32 +46,34 @@ import (
 // (stacclient.MaxPositionSeen at most), raw because they do not compress.
 
 const (
-	cursorVersion = 2
-	// maxCursorBytes bounds every token (adr/0009; issue 11).
-	maxCursorBytes   = 512
-	cursorMACLen     = 16
-	maxCursorPayload = maxCursorBytes/4*3 - cursorMACLen
-	// maxCursorCore bounds an inflated core: a cursor whose compressed
+	formatVersion = 2
+	// MaxBytes bounds every token (adr/0009; issue 11).
+	MaxBytes = 512
+	// MACLen is the length of the truncated HMAC a token starts with.
+	MACLen     = 16
+	maxPayload = MaxBytes/4*3 - MACLen
+	// maxCore bounds an inflated core: a cursor whose compressed
 	// core inflates past it is refused rather than read.
-	maxCursorCore = 32 << 10
-	// minCursorSeen is how many fingerprints a cursor keeps before it
+	maxCore = 32 << 10
+	// minSeenKept is how many fingerprints a cursor keeps before it
 	// gives up carrying the search parameters.
-	minCursorSeen = 4
+	minSeenKept = 4
 )
 
-// cursorKind binds a cursor to the tool that issued it.
-type cursorKind byte
+// Kind binds a cursor to the tool that issued it.
+type Kind byte
 
+// The kinds: the tool a cursor continues.
 const (
-	cursorItems       cursorKind = 1
-	cursorCollections cursorKind = 2
+	Items       Kind = 1 // search_items
+	Collections Kind = 2 // search_collections
 )
 
-func (k cursorKind) tool() string {
+func (k Kind) tool() string {
 	switch k {
-	case cursorItems:
+	case Items:
 		return "search_items"
-	case cursorCollections:
+	case Collections:
 		return "search_collections"
 	}
 	return fmt.Sprintf("an unknown tool (%d)", k)
@@ -73,26 +81,26 @@ func (k cursorKind) tool() string {
 
 // Cursor flags.
 const (
-	cursorCatalogHashed = 1 << iota // Catalog is empty, CatalogSum set
-	cursorParamsHashed              // Params is empty, ParamsSum set
-	cursorReplay                    // items: no Pos; page from First to Offset+Skip
-	cursorDeflated                  // the core is DEFLATE-compressed
-	cursorExplicitLimit             // the caller chose the page size (limit)
-	cursorKnownFlags    = cursorExplicitLimit<<1 - 1
+	flagCatalogHashed = 1 << iota // Catalog is empty, CatalogSum set
+	flagParamsHashed              // Params is empty, ParamsSum set
+	flagReplay                    // items: no Pos; page from First to Offset+Skip
+	flagDeflated                  // the core is DEFLATE-compressed
+	flagExplicitLimit             // the caller chose the page size (limit)
+	knownFlags        = flagExplicitLimit<<1 - 1
 )
 
-// pageCursor is the decoded content of a cursor token.
-type pageCursor struct {
-	Kind cursorKind
+// Cursor is the decoded content of a cursor token.
+type Cursor struct {
+	Kind Kind
 	// Catalog is the reference the call's catalog resolves from (a name,
 	// "demo", a URL or a path); empty when only CatalogSum, the
-	// fingerprint of its catalogKey, fits.
+	// fingerprint of its key (the tools' catalogKey), fits.
 	Catalog    string
 	CatalogSum uint64
 	// Params are the selecting parameters as JSON (items: SearchParams
-	// without limit; collections: collectionListing without limit); empty
-	// when only ParamsSum, their fingerprint, fits: the caller must send
-	// them again.
+	// without limit; collections: the tools' collectionListing without
+	// limit); empty when only ParamsSum, their fingerprint, fits: the
+	// caller must send them again.
 	Params    []byte
 	ParamsSum uint64
 	// PageSize is the page size (items: the limit sent; collections: the
@@ -116,166 +124,146 @@ type pageCursor struct {
 // Bounds on decoded fields (a signed cursor is still checked: the key
 // may leak, and a bug must not become an unbounded request).
 const (
-	maxCursorString = 4 << 10
-	maxCursorQuery  = 64
-	maxCursorPage   = 10000   // page size and skip: the largest limit accepted
-	maxCursorOffset = 1 << 30 // items or collections before the position
-	maxCursorListed = 1 << 20
+	MaxString = 4 << 10 // a text field (the tools bound a listing's q by it too)
+	maxQuery  = 64
+	maxPage   = 10000   // page size and skip: the largest limit accepted
+	maxOffset = 1 << 30 // items or collections before the position
+	maxListed = 1 << 20
 )
 
-// cursorKeyState holds the process's cursor key, made on first use.
-type cursorKeyState struct {
-	once sync.Once
-	key  []byte
-}
-
-// cursorKey is Deps.CursorKey, or a random key for this process when none
-// was configured (cursors then die with the process: adr/0009).
-func (d *Deps) cursorKey() []byte {
-	d.cursorKeys.once.Do(func() {
-		if len(d.CursorKey) > 0 {
-			d.cursorKeys.key = slices.Clone(d.CursorKey)
-		} else {
-			d.cursorKeys.key = NewCursorKey()
-		}
-	})
-	return d.cursorKeys.key
-}
-
-// NewCursorKey returns a random 32-byte key for Deps.CursorKey.
-func NewCursorKey() []byte {
+// NewKey returns a random 32-byte key to sign cursors with.
+func NewKey() []byte {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key) // crypto/rand never returns an error (Go 1.24+): it crashes the program instead
 	return key
 }
 
-// cursorMAC is the truncated HMAC-SHA256 of a payload.
-func cursorMAC(key, payload []byte) []byte {
+// macOf is the truncated HMAC-SHA256 of a payload.
+func macOf(key, payload []byte) []byte {
 	m := hmac.New(sha256.New, key)
 	m.Write(payload)
-	return m.Sum(nil)[:cursorMACLen]
+	return m.Sum(nil)[:MACLen]
 }
 
-// sum64 is the 64-bit fingerprint of a catalog key or of parameters.
-func sum64(b []byte) uint64 {
+// Sum64 is the 64-bit fingerprint of a catalog key or of parameters.
+func Sum64(b []byte) uint64 {
 	s := sha256.Sum256(b)
 	return binary.BigEndian.Uint64(s[:8])
 }
 
-// encodeCursor signs c as a token, or returns "" when it does not fit in
-// maxCursorBytes with the fingerprints it must keep (minSeen of them).
-func encodeCursor(key []byte, c pageCursor, minSeen int) string {
+// Encode signs c as a token as it is, keeping as many of its fingerprints
+// as fit, or returns "" when it does not fit in MaxBytes. The tools sign
+// with Fit; their tests forge signed cursors with Encode.
+func Encode(key []byte, c Cursor) string { return encode(key, c, 0) }
+
+// encode signs c as a token, or returns "" when it does not fit in
+// MaxBytes with the fingerprints it must keep (minSeen of them).
+func encode(key []byte, c Cursor, minSeen int) string {
 	flags := byte(0)
-	var core cursorWriter
+	var core writer
 	if c.Catalog == "" {
-		flags |= cursorCatalogHashed
+		flags |= flagCatalogHashed
 		core.u64(c.CatalogSum)
 	} else {
 		core.bytes([]byte(c.Catalog))
 	}
 	if c.Params == nil {
-		flags |= cursorParamsHashed
+		flags |= flagParamsHashed
 		core.u64(c.ParamsSum)
 	} else {
 		core.bytes(c.Params)
 	}
 	if c.ExplicitLimit {
-		flags |= cursorExplicitLimit
+		flags |= flagExplicitLimit
 	}
 	core.uvarint(uint64(c.PageSize))
 	switch c.Kind {
-	case cursorItems:
+	case Items:
 		core.diff(c.First)
 		if c.Pos == nil {
-			flags |= cursorReplay
+			flags |= flagReplay
 		} else {
 			core.diff(*c.Pos)
 		}
 		core.uvarint(uint64(c.Offset))
 		core.uvarint(uint64(c.Skip))
-	case cursorCollections:
+	case Collections:
 		core.uvarint(uint64(c.Listed))
 	}
 	body := core.b
 	if packed := deflate(body); len(packed) < len(body) {
-		body, flags = packed, flags|cursorDeflated
+		body, flags = packed, flags|flagDeflated
 	}
-	var w cursorWriter
-	w.b = append(w.b, cursorVersion, byte(c.Kind), flags)
+	var w writer
+	w.b = append(w.b, formatVersion, byte(c.Kind), flags)
 	w.bytes(body)
-	room := (maxCursorPayload - len(w.b)) / 4
+	room := (maxPayload - len(w.b)) / 4
 	if room < min(minSeen, len(c.Seen)) {
 		return ""
 	}
 	for _, fp := range c.Seen[len(c.Seen)-min(room, len(c.Seen)):] {
 		w.b = binary.BigEndian.AppendUint32(w.b, fp)
 	}
-	return base64.RawURLEncoding.EncodeToString(append(cursorMAC(key, w.b), w.b...))
+	return base64.RawURLEncoding.EncodeToString(append(macOf(key, w.b), w.b...))
 }
 
-// fitCursor encodes c in the first form that fits, giving up, in this
+// Fit encodes c in the first form that fits, giving up, in this
 // order of cost: the parameters (the caller resends them); the position's
 // request (the next call pages again from the first request: more
 // upstream requests); both; then the catalog reference (the caller
 // resends catalog_url) with each of those. It returns the token and the
 // form used, or "" when even the last does not fit.
-func fitCursor(key []byte, c pageCursor, params, catalog []byte) (string, pageCursor) {
+func Fit(key []byte, c Cursor, params, catalog []byte) (string, Cursor) {
 	type form struct{ hashParams, replay, hashCatalog bool }
 	forms := []form{{}, {hashParams: true}, {replay: true}, {hashParams: true, replay: true},
 		{hashCatalog: true}, {hashCatalog: true, hashParams: true}, {hashCatalog: true, replay: true},
 		{hashCatalog: true, hashParams: true, replay: true}}
 	for _, f := range forms {
-		if f.replay && (c.Kind != cursorItems || c.Pos == nil) {
+		if f.replay && (c.Kind != Items || c.Pos == nil) {
 			continue
 		}
-		try, minSeen := c, minCursorSeen
+		try, minSeen := c, minSeenKept
 		if f.hashParams {
-			try.Params, try.ParamsSum = nil, sum64(params)
+			try.Params, try.ParamsSum = nil, Sum64(params)
 		}
 		if f.replay {
 			try.Pos, minSeen = nil, 0
 		}
 		if f.hashCatalog {
-			try.Catalog, try.CatalogSum, minSeen = "", sum64(catalog), 0
+			try.Catalog, try.CatalogSum, minSeen = "", Sum64(catalog), 0
 		}
-		if token := encodeCursor(key, try, minSeen); token != "" {
+		if token := encode(key, try, minSeen); token != "" {
 			return token, try
 		}
 	}
 	return "", c
 }
 
-// cursorRefusal is a cursor ParamError.
-func cursorRefusal(token, reason string) error {
-	return &stacclient.ParamError{Param: "cursor", Got: trimText(token, 80), Reason: reason, Accepted: cursorAccepted}
-}
-
-const cursorAccepted = "the cursor string exactly as returned by the previous call of the same tool, or no cursor to start from the first page"
-
-// decodeCursor verifies a token's signature, then reads and bounds every
+// Decode verifies a token's signature, then reads and bounds every
 // field. It does not resolve the catalog or the requests: the caller does,
-// through the same checks as for arguments.
-func decodeCursor(key []byte, token string, kind cursorKind) (pageCursor, error) {
-	bad := func(reason string) (pageCursor, error) { return pageCursor{}, cursorRefusal(token, reason) }
-	if len(token) > 2*maxCursorBytes {
-		return bad(fmt.Sprintf("%d characters long: not a cursor of this server (they are at most %d)", len(token), maxCursorBytes))
+// through the same checks as for arguments. An error's text is the reason
+// the token is refused, phrased for the model that sent it.
+func Decode(key []byte, token string, kind Kind) (Cursor, error) {
+	bad := func(reason string) (Cursor, error) { return Cursor{}, errors.New(reason) }
+	if len(token) > 2*MaxBytes {
+		return bad(fmt.Sprintf("%d characters long: not a cursor of this server (they are at most %d)", len(token), MaxBytes))
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
 		return bad("not a cursor issued by this server (not base64url)")
 	}
-	if len(raw) <= cursorMACLen+3 {
+	if len(raw) <= MACLen+3 {
 		return bad("too short to be a cursor; it may have been cut")
 	}
-	mac, payload := raw[:cursorMACLen], raw[cursorMACLen:]
-	if !hmac.Equal(mac, cursorMAC(key, payload)) {
+	mac, payload := raw[:MACLen], raw[MACLen:]
+	if !hmac.Equal(mac, macOf(key, payload)) {
 		if bytes.HasPrefix(raw[6:], []byte(`{"v":1`)) {
 			return bad("issued by an earlier version of stac-mcp, whose cursors are no longer accepted; start the search again without cursor")
 		}
 		return bad("damaged or not issued by this server: its signature does not match (was it cut or edited? " +
 			"A cursor also dies when the server restarts, unless STAC_MCP_CURSOR_KEY or the stdio key file keeps its key)")
 	}
-	c, err := readCursor(payload)
+	c, err := Read(payload)
 	if err != nil {
 		return bad("unreadable content: " + err.Error())
 	}
@@ -285,76 +273,78 @@ func decodeCursor(key []byte, token string, kind cursorKind) (pageCursor, error)
 	return c, nil
 }
 
-func kindNoun(k cursorKind) string {
-	if k == cursorCollections {
+func kindNoun(k Kind) string {
+	if k == Collections {
 		return "collections"
 	}
 	return "items"
 }
 
-// readCursor parses a verified payload.
-func readCursor(payload []byte) (pageCursor, error) {
-	r := cursorReader{b: payload}
-	version, kind, flags := r.byte(), cursorKind(r.byte()), r.byte()
+// Read parses a payload (a token after its MAC) without verifying it;
+// Decode verifies first. Only the tools' fuzz test reads unsigned bytes,
+// to sign what decodes and send it through real calls.
+func Read(payload []byte) (Cursor, error) {
+	r := reader{b: payload}
+	version, kind, flags := r.byte(), Kind(r.byte()), r.byte()
 	switch {
 	case r.err != nil:
-		return pageCursor{}, r.err
-	case version != cursorVersion:
-		return pageCursor{}, fmt.Errorf("version %d, this server reads %d", version, cursorVersion)
-	case kind != cursorItems && kind != cursorCollections:
-		return pageCursor{}, fmt.Errorf("unknown kind %d", kind)
-	case flags&^cursorKnownFlags != 0:
-		return pageCursor{}, fmt.Errorf("unknown flags %#x", flags)
-	case kind == cursorCollections && flags&cursorReplay != 0:
-		return pageCursor{}, errors.New("a collections cursor cannot replay")
+		return Cursor{}, r.err
+	case version != formatVersion:
+		return Cursor{}, fmt.Errorf("version %d, this server reads %d", version, formatVersion)
+	case kind != Items && kind != Collections:
+		return Cursor{}, fmt.Errorf("unknown kind %d", kind)
+	case flags&^knownFlags != 0:
+		return Cursor{}, fmt.Errorf("unknown flags %#x", flags)
+	case kind == Collections && flags&flagReplay != 0:
+		return Cursor{}, errors.New("a collections cursor cannot replay")
 	}
-	body := r.bytes(maxCursorString * 8)
+	body := r.bytes(MaxString * 8)
 	if r.err != nil {
-		return pageCursor{}, r.err
+		return Cursor{}, r.err
 	}
-	if flags&cursorDeflated != 0 {
+	if flags&flagDeflated != 0 {
 		var err error
 		if body, err = inflate(body); err != nil {
-			return pageCursor{}, err
+			return Cursor{}, err
 		}
 	}
-	c := pageCursor{Kind: kind, ExplicitLimit: flags&cursorExplicitLimit != 0}
-	core := cursorReader{b: body}
-	if flags&cursorCatalogHashed != 0 {
+	c := Cursor{Kind: kind, ExplicitLimit: flags&flagExplicitLimit != 0}
+	core := reader{b: body}
+	if flags&flagCatalogHashed != 0 {
 		c.CatalogSum = core.u64()
-	} else if c.Catalog = core.text(maxCursorString); c.Catalog == "" && core.err == nil {
+	} else if c.Catalog = core.text(MaxString); c.Catalog == "" && core.err == nil {
 		core.err = errors.New("empty catalog reference")
 	}
-	if flags&cursorParamsHashed != 0 {
+	if flags&flagParamsHashed != 0 {
 		c.ParamsSum = core.u64()
-	} else if c.Params = core.bytes(maxCursorCore); core.err == nil && !json.Valid(c.Params) {
+	} else if c.Params = core.bytes(maxCore); core.err == nil && !json.Valid(c.Params) {
 		core.err = errors.New("its parameters are not JSON")
 	}
-	c.PageSize = int(core.uvarint(maxCursorPage))
+	c.PageSize = int(core.uvarint(maxPage))
 	if core.err == nil && c.PageSize < 1 {
 		core.err = errors.New("page size 0")
 	}
 	switch kind {
-	case cursorItems:
+	case Items:
 		c.First = core.diff()
-		if flags&cursorReplay == 0 {
+		if flags&flagReplay == 0 {
 			pos := core.diff()
 			c.Pos = &pos
 		}
-		c.Offset = int(core.uvarint(maxCursorOffset))
-		c.Skip = int(core.uvarint(maxCursorPage))
-	case cursorCollections:
-		c.Listed = int(core.uvarint(maxCursorListed))
+		c.Offset = int(core.uvarint(maxOffset))
+		c.Skip = int(core.uvarint(maxPage))
+	case Collections:
+		c.Listed = int(core.uvarint(maxListed))
 	}
 	switch {
 	case core.err != nil:
-		return pageCursor{}, core.err
+		return Cursor{}, core.err
 	case len(core.b) != 0:
-		return pageCursor{}, fmt.Errorf("%d bytes after its content", len(core.b))
+		return Cursor{}, fmt.Errorf("%d bytes after its content", len(core.b))
 	}
 	seen := r.b
-	if len(seen)%4 != 0 || len(seen)/4 > stacclient.MaxPositionSeen || (kind != cursorItems && len(seen) > 0) {
-		return pageCursor{}, fmt.Errorf("%d trailing bytes", len(seen))
+	if len(seen)%4 != 0 || len(seen)/4 > stacclient.MaxPositionSeen || (kind != Items && len(seen) > 0) {
+		return Cursor{}, fmt.Errorf("%d trailing bytes", len(seen))
 	}
 	for i := 0; i < len(seen); i += 4 {
 		c.Seen = append(c.Seen, binary.BigEndian.Uint32(seen[i:]))
@@ -378,26 +368,26 @@ func deflate(b []byte) []byte {
 	return buf.Bytes()
 }
 
-// inflate undoes deflate, refusing output over maxCursorCore.
+// inflate undoes deflate, refusing output over maxCore.
 func inflate(b []byte) ([]byte, error) {
 	r := flate.NewReader(bytes.NewReader(b))
 	defer r.Close()
-	out, err := io.ReadAll(io.LimitReader(r, maxCursorCore+1))
+	out, err := io.ReadAll(io.LimitReader(r, maxCore+1))
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("its compressed content is damaged (%v)", err)
-	case len(out) > maxCursorCore:
-		return nil, fmt.Errorf("its content inflates past %d bytes", maxCursorCore)
+	case len(out) > maxCore:
+		return nil, fmt.Errorf("its content inflates past %d bytes", maxCore)
 	}
 	return out, nil
 }
 
-// cursorWriter appends cursor fields.
-type cursorWriter struct{ b []byte }
+// writer appends cursor fields.
+type writer struct{ b []byte }
 
-func (w *cursorWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
-func (w *cursorWriter) u64(v uint64)     { w.b = binary.BigEndian.AppendUint64(w.b, v) }
-func (w *cursorWriter) bytes(p []byte) {
+func (w *writer) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *writer) u64(v uint64)     { w.b = binary.BigEndian.AppendUint64(w.b, v) }
+func (w *writer) bytes(p []byte) {
 	w.uvarint(uint64(len(p)))
 	w.b = append(w.b, p...)
 }
@@ -405,7 +395,7 @@ func (w *cursorWriter) bytes(p []byte) {
 // diff writes a RequestDiff: method ('G'/'P'), flags (1: answered), path,
 // the query parts (uvarint base<<1, or len<<1|1 and the literal) and the
 // patch.
-func (w *cursorWriter) diff(d stacclient.RequestDiff) {
+func (w *writer) diff(d stacclient.RequestDiff) {
 	method := byte('G')
 	if d.Method == "POST" {
 		method = 'P'
@@ -428,19 +418,19 @@ func (w *cursorWriter) diff(d stacclient.RequestDiff) {
 	w.bytes(d.Patch)
 }
 
-// cursorReader reads cursor fields; the first error sticks.
-type cursorReader struct {
+// reader reads cursor fields; the first error sticks.
+type reader struct {
 	b   []byte
 	err error
 }
 
-func (r *cursorReader) fail(format string, args ...any) {
+func (r *reader) fail(format string, args ...any) {
 	if r.err == nil {
 		r.err = fmt.Errorf(format, args...)
 	}
 }
 
-func (r *cursorReader) byte() byte {
+func (r *reader) byte() byte {
 	if r.err != nil || len(r.b) < 1 {
 		r.fail("cut short")
 		return 0
@@ -450,7 +440,7 @@ func (r *cursorReader) byte() byte {
 	return v
 }
 
-func (r *cursorReader) u64() uint64 {
+func (r *reader) u64() uint64 {
 	if r.err != nil || len(r.b) < 8 {
 		r.fail("cut short")
 		return 0
@@ -460,7 +450,7 @@ func (r *cursorReader) u64() uint64 {
 	return v
 }
 
-func (r *cursorReader) uvarint(limit uint64) uint64 {
+func (r *reader) uvarint(limit uint64) uint64 {
 	if r.err != nil {
 		return 0
 	}
@@ -477,7 +467,7 @@ func (r *cursorReader) uvarint(limit uint64) uint64 {
 	return v
 }
 
-func (r *cursorReader) bytes(limit int) []byte {
+func (r *reader) bytes(limit int) []byte {
 	n := int(r.uvarint(uint64(limit)))
 	if r.err != nil || len(r.b) < n {
 		r.fail("cut short")
@@ -489,7 +479,7 @@ func (r *cursorReader) bytes(limit int) []byte {
 }
 
 // text reads a string that must be valid UTF-8 without control characters.
-func (r *cursorReader) text(limit int) string {
+func (r *reader) text(limit int) string {
 	b := r.bytes(limit)
 	if r.err == nil && (!utf8.Valid(b) || bytes.ContainsFunc(b, func(c rune) bool { return c < 0x20 || c == 0x7f })) {
 		r.fail("a text field is not printable UTF-8")
@@ -497,7 +487,7 @@ func (r *cursorReader) text(limit int) string {
 	return string(b)
 }
 
-func (r *cursorReader) diff() stacclient.RequestDiff {
+func (r *reader) diff() stacclient.RequestDiff {
 	var d stacclient.RequestDiff
 	switch r.byte() {
 	case 'G':
@@ -514,10 +504,10 @@ func (r *cursorReader) diff() stacclient.RequestDiff {
 	default:
 		r.fail("unknown request flags")
 	}
-	d.Path = r.text(maxCursorString)
-	n := int(r.uvarint(maxCursorQuery))
+	d.Path = r.text(MaxString)
+	n := int(r.uvarint(maxQuery))
 	for i := 0; i < n && r.err == nil; i++ {
-		tag := r.uvarint(maxCursorString<<1 | 1)
+		tag := r.uvarint(MaxString<<1 | 1)
 		if tag&1 == 0 {
 			d.Query = append(d.Query, stacclient.QueryPart{Base: int(tag >> 1)})
 			continue
@@ -533,7 +523,7 @@ func (r *cursorReader) diff() stacclient.RequestDiff {
 			d.Query = append(d.Query, stacclient.QueryPart{Base: -1, Literal: string(lit)})
 		}
 	}
-	if patch := r.bytes(maxCursorCore); len(patch) > 0 {
+	if patch := r.bytes(maxCore); len(patch) > 0 {
 		if !json.Valid(patch) {
 			r.fail("its body patch is not JSON")
 		}
