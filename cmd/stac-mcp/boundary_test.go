@@ -221,7 +221,7 @@ func TestStartupLoadsConfiguredLocalCatalogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, err := newApp(cfg, io.Discard); err == nil || !strings.Contains(err.Error(), "cannot be served") || !strings.Contains(err.Error(), "not valid JSON") {
+	if a, err := newApp(t.Context(), cfg, io.Discard); err == nil || !strings.Contains(err.Error(), "cannot be served") || !strings.Contains(err.Error(), "not valid JSON") {
 		if a != nil {
 			a.close()
 		}

@@ -35,7 +35,7 @@ type app struct {
 // newApp builds the reliability layer, the catalogs and the MCP server. The
 // default catalog reference is checked now (without loading or contacting
 // it), so a typo refuses to start instead of failing every tool call.
-func newApp(cfg *config, stderr io.Writer) (*app, error) {
+func newApp(ctx context.Context, cfg *config, stderr io.Writer) (*app, error) {
 	level := cfg.LogLevel
 	if level == "" && cfg.Command != "" && cfg.Command != "stdio" && cfg.Command != "http" {
 		// A person running call or tools wants the answer, not logs; a tool
@@ -64,7 +64,7 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	if err != nil {
 		return nil, usageError("--toolsets / --tools: %v", err)
 	}
-	shared, err := openShared(cfg, logger)
+	shared, err := openShared(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 		closeShared()
 		return nil, usageError("--catalog / STAC_MCP_CATALOG_URL: %v", err)
 	}
-	writes, err := openWrites(cfg, logger)
+	writes, err := openWrites(ctx, cfg, logger)
 	if err != nil {
 		_ = catalogs.Close()
 		closeShared()
@@ -113,7 +113,7 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 	}
 	layer.DeclareTools(names...)
 	if cfg.Command == "" || cfg.Command == "stdio" || cfg.Command == "http" {
-		if err := loadConfiguredCatalogs(catalogs, cfg.Policy.ToolTimeout, &logger); err != nil {
+		if err := loadConfiguredCatalogs(ctx, catalogs, cfg.Policy.ToolTimeout, &logger); err != nil {
 			_ = catalogs.Close()
 			closeShared()
 			if writes != nil {
@@ -144,7 +144,7 @@ func newApp(cfg *config, stderr io.Writer) (*app, error) {
 // state in (STAC_MCP_REDIS_URL); nil without one. A Redis that does not
 // answer at startup is not fatal: the layer uses this process's own state
 // until it does (adr/0016).
-func openShared(cfg *config, logger zerolog.Logger) (*sharedstate.Store, error) {
+func openShared(ctx context.Context, cfg *config, logger zerolog.Logger) (*sharedstate.Store, error) {
 	if cfg.RedisURL == "" {
 		return nil, nil
 	}
@@ -153,7 +153,7 @@ func openShared(cfg *config, logger zerolog.Logger) (*sharedstate.Store, error) 
 	if err != nil {
 		return nil, usageError("--redis-url / STAC_MCP_REDIS_URL: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	ev := logger.Info()
 	if err := store.Ping(ctx); err != nil {
@@ -196,10 +196,14 @@ func networkPolicy(cfg *config) reliability.NetworkPolicy {
 // startup and logs what each skipped; a default catalog that cannot load
 // refuses to start, a named one is logged as an error (its calls fail with
 // the same message).
-func loadConfiguredCatalogs(catalogs *tools.Catalogs, timeout time.Duration, logger *zerolog.Logger) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+func loadConfiguredCatalogs(ctx context.Context, catalogs *tools.Catalogs, timeout time.Duration, logger *zerolog.Logger) error {
+	loadCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	for _, res := range catalogs.LoadConfigured(ctx) {
+	results := catalogs.LoadConfigured(loadCtx)
+	if err := ctx.Err(); err != nil {
+		return err // stopped (SIGINT, SIGTERM) while loading: not the catalog's fault
+	}
+	for _, res := range results {
 		if res.Err != nil {
 			if res.Default {
 				return usageError("--catalog / STAC_MCP_CATALOG_URL: the local catalog cannot be served: %v", res.Err)
@@ -220,7 +224,7 @@ func loadConfiguredCatalogs(catalogs *tools.Catalogs, timeout time.Duration, log
 // openWrites opens the idempotency store when writes are allowed: Redis
 // when STAC_MCP_REDIS_URL is set (replicas share it), else SQLite in the
 // state directory. nil without --allow-writes: no write tool is listed.
-func openWrites(cfg *config, logger zerolog.Logger) (*tools.Writes, error) {
+func openWrites(ctx context.Context, cfg *config, logger zerolog.Logger) (*tools.Writes, error) {
 	if !cfg.writes() {
 		return nil, nil
 	}
@@ -230,7 +234,7 @@ func openWrites(cfg *config, logger zerolog.Logger) (*tools.Writes, error) {
 		if err != nil {
 			return nil, usageError("--redis-url / STAC_MCP_REDIS_URL: %v", err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		if err := store.Ping(ctx); err != nil {
 			// Reads do not need Redis; writes refuse (nothing sent) until it answers.
@@ -269,7 +273,7 @@ func (a *app) close() {
 // process: the set-up the one-shot CLI commands (call, tools) share. The
 // returned func closes the session, then the app.
 func openInProcessSession(ctx context.Context, cfg *config, stderr io.Writer) (*mcp.ClientSession, func(), error) {
-	a, err := newApp(cfg, stderr)
+	a, err := newApp(ctx, cfg, stderr)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -81,7 +81,7 @@ func TestRetiredSessionSettingsStartWithAWarning(t *testing.T) {
 		t.Errorf("a retired variable is reported as unknown: %q", w)
 	}
 	var logs syncBuffer
-	a, err := newApp(cfg, &logs)
+	a, err := newApp(t.Context(), cfg, &logs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func runHTTP(ctx context.Context, cfg *config, stderr io.Writer) error {
 	if err := checkHTTPExposure(addr, cfg.HTTPToken); err != nil {
 		return err
 	}
-	a, err := newApp(cfg, stderr)
+	a, err := newApp(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}

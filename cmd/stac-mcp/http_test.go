@@ -34,7 +34,7 @@ func startHTTPForTest(t *testing.T, env map[string]string, args ...string) *http
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	a, err := newApp(cfg, logs)
+	a, err := newApp(t.Context(), cfg, logs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -291,7 +291,7 @@ func newDemoApp(t *testing.T) *app {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := newApp(cfg, io.Discard)
+	a, err := newApp(t.Context(), cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 func runStdio(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	a, err := newApp(cfg, stderr)
+	a, err := newApp(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
