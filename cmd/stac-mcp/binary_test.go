@@ -66,7 +66,7 @@ func binary(t *testing.T) string {
 		}
 		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			buildErr = fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
 			return
 		}
 		binPath = builtPath

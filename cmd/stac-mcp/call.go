@@ -83,10 +83,10 @@ func saveImages(dir, tool string, res *mcp.CallToolResult, stderr io.Writer) err
 		if err := os.WriteFile(path, ic.Data, 0o644); err != nil {
 			return fmt.Errorf("--image-dir: %w", err)
 		}
-		fmt.Fprintf(stderr, "wrote %s (%s, %d bytes)\n", path, ic.MIMEType, len(ic.Data))
+		_, _ = fmt.Fprintf(stderr, "wrote %s (%s, %d bytes)\n", path, ic.MIMEType, len(ic.Data)) // a note beside the result
 	}
 	if n == 0 {
-		fmt.Fprintf(stderr, "%s returned no image\n", tool)
+		_, _ = fmt.Fprintf(stderr, "%s returned no image\n", tool)
 	}
 	return nil
 }

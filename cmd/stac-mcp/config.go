@@ -438,7 +438,7 @@ func parseHeaders(v string) (http.Header, error) {
 	if strings.HasPrefix(v, "{") {
 		var m map[string]string
 		if err := json.Unmarshal([]byte(v), &m); err != nil {
-			return nil, fmt.Errorf(`not a JSON object of header names to string values (%v); want {"Authorization":"Bearer TOKEN"} or Authorization=Bearer TOKEN;X-Api-Key=KEY`, err)
+			return nil, fmt.Errorf(`not a JSON object of header names to string values (%w); want {"Authorization":"Bearer TOKEN"} or Authorization=Bearer TOKEN;X-Api-Key=KEY`, err)
 		}
 		for name, val := range m {
 			if err := add(strings.TrimSpace(name), val); err != nil {

@@ -88,12 +88,12 @@ func startBinaryHTTP(t *testing.T) (url string, stop func() error) {
 		select {
 		case err := <-exited:
 			if err != nil {
-				return fmt.Errorf("%v; stderr:\n%s", err, stderr.String())
+				return fmt.Errorf("%w; stderr:\n%s", err, stderr.String())
 			}
 			return nil
 		case <-time.After(patience):
 			_ = cmd.Process.Kill()
-			<-exited
+			<-exited //nolint:errcheck // killed: its exit error says nothing the message below does not
 			return fmt.Errorf("did not exit within %v of SIGTERM", patience)
 		}
 	}

@@ -45,11 +45,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "stac-mcp:", err)
+	_, _ = fmt.Fprintln(stderr, "stac-mcp:", err) // stderr is the last place to report to
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.code == 2 {
-			fmt.Fprintln(stderr, "Run 'stac-mcp --help' for the commands, flags and environment variables.")
+			_, _ = fmt.Fprintln(stderr, "Run 'stac-mcp --help' for the commands, flags and environment variables.")
 		}
 		return ee.code
 	}

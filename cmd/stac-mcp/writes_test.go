@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,7 +100,8 @@ func TestWriteSurvivesARestart(t *testing.T) {
 		out, err := cmd.Output()
 		if err != nil {
 			var stderr string
-			if ee, ok := err.(*exec.ExitError); ok {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
 				stderr = string(ee.Stderr)
 			}
 			t.Fatalf("stac-mcp call create_item: %v\n%s", err, stderr)

@@ -211,6 +211,7 @@ type cancelSignalKey struct{}
 // cancelOnClientRequest is the server middleware that ends a handler's
 // context when legacySessions cancels its call.
 func cancelOnClientRequest(next mcp.MethodHandler) mcp.MethodHandler {
+	//nolint:contextcheck // signal is a context legacySessions cancels, carried in ctx; the handler's context derives from ctx
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		signal, ok := ctx.Value(cancelSignalKey{}).(context.Context)
 		if !ok {
