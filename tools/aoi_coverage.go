@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -34,7 +35,8 @@ func requestedArea(p stacclient.SearchParams) (area *footprint.Area, why string)
 
 // paramReason is the reason of a ParamError, else the error's text.
 func paramReason(err error) string {
-	if pe, ok := err.(*stacclient.ParamError); ok && pe.Reason != "" {
+	var pe *stacclient.ParamError
+	if errors.As(err, &pe) && pe.Reason != "" {
 		return pe.Reason
 	}
 	return err.Error()

@@ -46,7 +46,7 @@ func renderError(toolName string, err error) error {
 		return nil
 	}
 	var done *toolError
-	if errors.As(err, &done) && err == error(done) {
+	if errors.As(err, &done) && err == error(done) { //nolint:errorlint // already rendered: err is itself a toolError, not one wrapped in another error
 		return err
 	}
 	var pe *stacclient.ParamError

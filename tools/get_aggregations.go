@@ -68,7 +68,6 @@ func GetAggregations() Tool {
 }
 
 func getAggregations(ctx context.Context, c *Call, in GetAggregationsIn) (GetAggregationsOut, string, error) {
-	const tool = "get_aggregations"
 	fail := failWith[GetAggregationsOut]()
 	names, err := in.Aggregations.Strings("aggregations")
 	if err != nil {

@@ -259,7 +259,7 @@ func fetchPreview(ctx context.Context, c *Call, href string) (pic *picture.Pictu
 	case errors.As(err, &tooLarge):
 		return nil, len(body.Body), "refused before decoding: " + err.Error(), nil
 	case err != nil:
-		return nil, len(body.Body), "could not be decoded: " + err.Error(), nil
+		return nil, len(body.Body), "could not be decoded: " + err.Error(), nil //nolint:nilerr // a preview that does not decode is reported in the result, as the cases above
 	}
 	return pic, len(body.Body), "", nil
 }

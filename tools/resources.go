@@ -126,7 +126,9 @@ func resourceNotFound(uri string, suggestions []string) error {
 		uris[i] = collectionURIPrefix + id + suffix
 	}
 	data, _ := json.Marshal(map[string]any{"uri": uri, "did_you_mean": uris})
-	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Data: data,
+	// -32602 (invalid params): the MCP specification's code for a resource
+	// that does not exist (SEP-2164), the one mcp.ResourceNotFoundError uses.
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Data: data,
 		Message: "Resource not found: did you mean " + strings.Join(uris, " or ") + "?"}
 }
 

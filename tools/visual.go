@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -187,7 +186,7 @@ func searchArea(params stacclient.SearchParams) (area footprint.Shape, ok bool, 
 		}
 		return s, true, nil
 	case params.Intersects != nil:
-		s, err := footprint.ParseArea(json.RawMessage(params.Intersects))
+		s, err := footprint.ParseArea(params.Intersects)
 		if err == nil {
 			err = s.Valid()
 		}

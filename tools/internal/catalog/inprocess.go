@@ -29,8 +29,8 @@ func (s *staticStore) close() error {
 	return s.dir.Close()
 }
 
-func loadDemoStore() (*staticStore, error) {
-	return loadStaticStore(context.Background(), demo.FS, demo.RootFile, stacserver.LoadOptions{}, nil)
+func loadDemoStore(ctx context.Context) (*staticStore, error) {
+	return loadStaticStore(ctx, demo.FS, demo.RootFile, stacserver.LoadOptions{}, nil)
 }
 
 // loadDirStore loads the local static catalog whose root file is path (a

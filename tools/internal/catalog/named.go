@@ -85,7 +85,7 @@ func namedLocal(source, name, target string) (Preset, bool, error) {
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return Preset{}, true, fmt.Errorf("%s: catalog %q: path %q: %v", source, name, target, err)
+		return Preset{}, true, fmt.Errorf("%s: catalog %q: path %q: %w", source, name, target, err)
 	}
 	return Preset{Name: name, Path: abs, Why: "local static catalog configured with STAC_MCP_CATALOGS"}, true, nil
 }

@@ -261,7 +261,7 @@ func (c *Registry) Resolve(ctx context.Context, ref string) (*Catalog, error) {
 	case refDemo:
 		// The embedded demo is trusted and small (about 0.1 s to load): a
 		// caller's deadline does not cut its first load short.
-		return c.inProcess(context.WithoutCancel(ctx), r.ref, Demo, Demo, func(context.Context) (*staticStore, error) { return loadDemoStore() })
+		return c.inProcess(context.WithoutCancel(ctx), r.ref, Demo, Demo, loadDemoStore)
 	default:
 		name := r.name
 		if name == "" {
@@ -353,7 +353,7 @@ func (c *Registry) classify(ref string, fromOperator bool) (classifiedRef, error
 		if p.Path != "" {
 			path, err := localCatalogPath(p.Path)
 			if err != nil {
-				return classifiedRef{}, fmt.Errorf("catalog %q (STAC_MCP_CATALOGS): %v", p.Name, err)
+				return classifiedRef{}, fmt.Errorf("catalog %q (STAC_MCP_CATALOGS): %w", p.Name, err)
 			}
 			return classifiedRef{kind: refLocal, ref: given, name: lower, path: path}, nil
 		}
