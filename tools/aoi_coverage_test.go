@@ -14,6 +14,7 @@ import (
 // the item's footprint, in the text too, measured as check_coverage does
 // (footprint.Area: concave areas as drawn); without an area there is none.
 func TestSummariesSayHowMuchOfTheAreaEachItemCovers(t *testing.T) {
+	t.Parallel()
 	square := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 2}, [2]float64{0, 2})
 	url := sizingCatalog(t,
 		sizingItem("square", square, []float64{0, 0, 2, 2}, map[string]any{}),
@@ -88,6 +89,7 @@ func TestSummariesSayHowMuchOfTheAreaEachItemCovers(t *testing.T) {
 // (footprint.Area): on the ellipsoid, not in planar degrees, and with a
 // footprint written across the antimeridian joined into one piece.
 func TestOneCoverageForSearchAndCheckCoverage(t *testing.T) {
+	t.Parallel()
 	// An area from 170°E to 176°W (14°) and 60°N to 80°N; the item, written
 	// with a jump from 178 to -178, spans 178°E to 178°W (4°) and 60°N to
 	// 70°N. Planar degrees would give 4/14 × 1/2 = 14.3 %; the lower half

@@ -11,6 +11,7 @@ import (
 )
 
 func TestStringListForms(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string][]string{
 		`["a","b"]`:       {"a", "b"},
 		`"[\"a\",\"b\"]"`: {"a", "b"},
@@ -31,6 +32,7 @@ func TestStringListForms(t *testing.T) {
 }
 
 func TestIntArg(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]int{``: 7, `null`: 7, `5`: 5, `"12"`: 12, `" "`: 7} {
 		got, err := IntArg(raw).Int("max_items", 7, 1, 50, "")
 		if err != nil || got != want {
@@ -47,6 +49,7 @@ func TestIntArg(t *testing.T) {
 }
 
 func TestLooseArgumentsRoundTripThroughJSON(t *testing.T) {
+	t.Parallel()
 	var in SearchItemsIn
 	const args = `{"collections":"[\"a\"]","bbox":[1,2,3,4],"query":{"gsd":{"lt":10}},"max_items":"3"}`
 	if err := json.Unmarshal([]byte(args), &in); err != nil {
@@ -66,6 +69,7 @@ func TestLooseArgumentsRoundTripThroughJSON(t *testing.T) {
 }
 
 func TestArgTypeSchemasAdmitStrings(t *testing.T) {
+	t.Parallel()
 	s := mustInputSchema[SearchItemsIn]("search_items")
 	for _, name := range []string{"collections", "ids", "bbox", "intersects", "query", "filter", "sortby", "fields", "limit", "max_items"} {
 		p := s.Properties[name]

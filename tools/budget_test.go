@@ -39,6 +39,7 @@ func modelBytes(t *testing.T, tools []*mcp.Tool) int {
 // shared argument forms belong in instructions.md, once) rather than raise
 // the budget. BenchmarkToolsListBytes (bench/) reports the same figure.
 func TestToolsListBudget(t *testing.T) {
+	t.Parallel()
 	listed := listTools(t, newTestSession(t, testSessionOptions{}))
 	var names []string
 	for _, tool := range listed {

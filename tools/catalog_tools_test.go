@@ -10,6 +10,7 @@ import (
 )
 
 func TestGetRootDescribesTheDemoCatalog(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	res := callOK(t, cs, "get_root", map[string]any{})
 	out := structured[GetRootOut](t, res)
@@ -34,6 +35,7 @@ func TestGetRootDescribesTheDemoCatalog(t *testing.T) {
 }
 
 func TestGetRootUnreachableCatalogIsAnError(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(nil)
 	url := srv.URL
 	srv.Close() // nothing listens there any more
@@ -45,6 +47,7 @@ func TestGetRootUnreachableCatalogIsAnError(t *testing.T) {
 }
 
 func TestGetConformanceChecksAreVersionTolerant(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	out := structured[GetConformanceOut](t, callOK(t, cs, "get_conformance", map[string]any{
 		// A JSON-encoded list, as some clients send it; v1.1.0 must match the server's v1.0.0.
@@ -63,6 +66,7 @@ func TestGetConformanceChecksAreVersionTolerant(t *testing.T) {
 }
 
 func TestGetConformanceAnswersCapabilityNames(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{CatalogURL: demoServer(t, stacserver.Options{DisableAggregation: true})})
 	out := structured[GetConformanceOut](t, callOK(t, cs, "get_conformance", map[string]any{"check": "sort,aggregation"}))
 	if len(out.Checks) != 2 || !out.Checks[0].Satisfied || !strings.Contains(out.Checks[0].Evidence, "sort") || out.Checks[1].Satisfied || out.AllSatisfied {
@@ -71,6 +75,7 @@ func TestGetConformanceAnswersCapabilityNames(t *testing.T) {
 }
 
 func TestGetConformanceRejectsABadCheck(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	msg := callErr(t, cs, "get_conformance", map[string]any{"check": `["unterminated`})
 	if !strings.Contains(msg, `"check"`) {
@@ -83,6 +88,7 @@ func TestGetConformanceRejectsABadCheck(t *testing.T) {
 }
 
 func TestGetCapabilitiesGivesEvidenceAndMeaning(t *testing.T) {
+	t.Parallel()
 	url := demoServer(t, stacserver.Options{ConformsTo: conformanceWithout("filter", "cql2"),
 		DisableQueryables: true, DisableAggregation: true})
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})

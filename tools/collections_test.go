@@ -35,6 +35,7 @@ func allCollectionIDs(t *testing.T, url string, args map[string]any) ([]string, 
 }
 
 func TestSearchCollectionsPagesThroughEveryCollection(t *testing.T) {
+	t.Parallel()
 	ids, first := allCollectionIDs(t, "", map[string]any{"limit": 4})
 	if len(first.Collections) != 4 || first.Matched == nil || *first.Matched != 14 {
 		t.Fatalf("first page: %d collections, matched %v; want 4 of 14", len(first.Collections), first.Matched)
@@ -47,6 +48,7 @@ func TestSearchCollectionsPagesThroughEveryCollection(t *testing.T) {
 }
 
 func TestSearchCollectionsServerSideFreeText(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	out := structured[SearchCollectionsOut](t, callOK(t, cs, "search_collections", map[string]any{"q": "landsat", "limit": 20}))
 	if out.FilteredClientSide || out.Returned == 0 {
@@ -60,6 +62,7 @@ func TestSearchCollectionsServerSideFreeText(t *testing.T) {
 }
 
 func TestSearchCollectionsFiltersClientSideWithoutCollectionSearch(t *testing.T) {
+	t.Parallel()
 	url := demoServer(t, stacserver.Options{ConformsTo: conformanceWithout("collection-search")})
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
 	out := structured[SearchCollectionsOut](t, callOK(t, cs, "search_collections", map[string]any{
@@ -93,6 +96,7 @@ func TestSearchCollectionsFiltersClientSideWithoutCollectionSearch(t *testing.T)
 }
 
 func TestSearchCollectionsBadArguments(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	for _, c := range []struct {
 		args  map[string]any
@@ -111,6 +115,7 @@ func TestSearchCollectionsBadArguments(t *testing.T) {
 }
 
 func TestGetCollectionIsCompact(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	res := callOK(t, cs, "get_collection", map[string]any{"collection_id": "sentinel-2-l2a"})
 	out := structured[GetCollectionOut](t, res)
@@ -131,6 +136,7 @@ func TestGetCollectionIsCompact(t *testing.T) {
 }
 
 func TestGetCollectionNotFound(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	msg := callErr(t, cs, "get_collection", map[string]any{"collection_id": "sentinel-9"})
 	if !strings.Contains(msg, "collection 'sentinel-9' not found") || !strings.Contains(msg, "search_collections") {
@@ -146,6 +152,7 @@ func TestGetCollectionNotFound(t *testing.T) {
 // whether the catalog searches (the in-process stacserver) or this server
 // filters the list itself; both use package freetext.
 func TestSearchCollectionsFreeTextMatchesWords(t *testing.T) {
+	t.Parallel()
 	clientSide := demoServer(t, stacserver.Options{ConformsTo: conformanceWithout("collection-search")})
 	for _, c := range []struct {
 		name, url  string

@@ -18,6 +18,7 @@ func complete(t *testing.T, cs *mcp.ClientSession, ref *mcp.CompleteReference, a
 }
 
 func TestCollectionIDsAreCompletedForPromptsAndTemplates(t *testing.T) {
+	t.Parallel()
 	rec := &callRecorder{}
 	cs := newTestSession(t, testSessionOptions{Transport: rec})
 
@@ -56,6 +57,7 @@ func TestCollectionIDsAreCompletedForPromptsAndTemplates(t *testing.T) {
 }
 
 func TestOtherArgumentsGetNoCompletions(t *testing.T) {
+	t.Parallel()
 	rec := &callRecorder{}
 	cs := newTestSession(t, testSessionOptions{Transport: rec})
 	for _, c := range []struct {

@@ -27,6 +27,7 @@ import (
 // that the corners are most likely swapped (issue 10: it was silently read
 // as a 340°-wide box).
 func TestSwappedBBoxCornersAreWarnedAbout(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	swapped := []float64{10, 0, -10, 5}
 	for _, call := range []struct {
@@ -86,6 +87,7 @@ func (o *offlineTransport) requests() []string {
 // every matched item with the basis stated (issue 10: it sent HEADs to
 // sentinel-cogs.s3.us-west-2.amazonaws.com and counted red and red-jp2).
 func TestEstimateDataSizeOnTheDemoIsOfflineAndCountsABandOnce(t *testing.T) {
+	t.Parallel()
 	tr := &offlineTransport{}
 	cs := newTestSession(t, testSessionOptions{Transport: tr})
 	res := callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sentinel-2-l2a", "max_items": 2})
@@ -129,6 +131,7 @@ func TestEstimateDataSizeOnTheDemoIsOfflineAndCountsABandOnce(t *testing.T) {
 // When no asset can be sized the answer is "unknown" with the reason, not
 // a "0 B" that reads like a result (issue 10).
 func TestEstimateDataSizeSaysUnknownWhenNothingCouldBeSized(t *testing.T) {
+	t.Parallel()
 	url := sizingCatalog(t, sizingItem("s3only", nil, []float64{0, 0, 1, 1}, map[string]any{
 		"data": map[string]any{"href": "s3://bucket/data.tif", "type": "image/tiff"},
 		"meta": map[string]any{"href": "s3://bucket/meta.xml", "type": "application/xml"},
@@ -149,6 +152,7 @@ func TestEstimateDataSizeSaysUnknownWhenNothingCouldBeSized(t *testing.T) {
 // are one band, two JP2s at different resolutions are two files; and
 // asset_keys naming both copies counts both.
 func TestEstimateDataSizeCopiesOfABand(t *testing.T) {
+	t.Parallel()
 	cog, jp2 := "image/tiff; application=geotiff; profile=cloud-optimized", "image/jp2"
 	b04 := []any{map[string]any{"name": "B04", "common_name": "red"}}
 	url := sizingCatalog(t, sizingItem("bands", nil, []float64{0, 0, 1, 1}, map[string]any{
@@ -172,6 +176,7 @@ func TestEstimateDataSizeCopiesOfABand(t *testing.T) {
 
 // An asset host that does not answer is not blamed on catalog_url.
 func TestEstimateDataSizeBlamesTheAssetHostNotTheCatalog(t *testing.T) {
+	t.Parallel()
 	gone := httptest.NewServer(http.NotFoundHandler())
 	dead := gone.URL
 	gone.Close() // connection refused from now on
@@ -229,6 +234,7 @@ func ignoringCatalog(t *testing.T, ignored ...string) string {
 // pass the catalog's unfiltered count off as the match count (issue 10:
 // only a "may be ignored" warning, and 60 % cloud cover for "lt 5").
 func TestSearchItemsCatchesACatalogThatIgnoresItsFilter(t *testing.T) {
+	t.Parallel()
 	honest := newTestSession(t, testSessionOptions{CatalogURL: serveStore(t, demoStore(t), stacserver.Options{})})
 	ignoring := newTestSession(t, testSessionOptions{CatalogURL: ignoringCatalog(t, "query", "filter", "filter-lang")})
 	for _, c := range []struct {
@@ -268,6 +274,7 @@ func TestSearchItemsCatchesACatalogThatIgnoresItsFilter(t *testing.T) {
 // A page continued with the cursor alone is checked too: the cursor carries
 // the search's conditions.
 func TestSearchItemsChecksACursorContinuation(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{CatalogURL: ignoringCatalog(t, "query")})
 	first := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "sentinel-2-l2a",
 		"query": map[string]any{"eo:cloud_cover": map[string]any{"lt": 5}}, "limit": 2, "max_items": 1}))
@@ -290,6 +297,7 @@ func TestSearchItemsChecksACursorContinuation(t *testing.T) {
 // catalog, templates filled with a demo collection id (issue 10: the README
 // listed stac://conformance, which does not exist).
 func TestReadmeResourceURIsAreReadable(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join("..", "docs", "tools.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -350,6 +358,7 @@ func rewritingCatalog(t *testing.T, matched string) string {
 // one is ignored with a note, and the search still answers (issue 9: 12.0
 // failed the whole search while -5 was shown as the match count).
 func TestSearchItemsToleratesOddMatchCounts(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		raw     string
 		matched int // 0: none
@@ -405,6 +414,7 @@ func deepItemCatalog(t *testing.T, depth int) string {
 // allows is refused as a clear isError result, never a JSON-RPC error with
 // code 0 (issue 9); a deep but sane item still comes back.
 func TestDeeplyNestedItemsAreAToolError(t *testing.T) {
+	t.Parallel()
 	calls := []struct {
 		tool string
 		args map[string]any

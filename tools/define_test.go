@@ -67,6 +67,7 @@ func probeTool() Tool {
 }
 
 func TestDefineSuccessCarriesTextStructuredAndReceipt(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{Tools: []Tool{probeTool()}})
 	res := callOK(t, cs, "probe", map[string]any{})
 	out := structured[probeOut](t, res)
@@ -89,6 +90,7 @@ func TestDefineSuccessCarriesTextStructuredAndReceipt(t *testing.T) {
 }
 
 func TestDefineErrorsAreIsErrorWithReceiptAndDenial(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{Tools: []Tool{probeTool()}})
 
 	res := callTool(t, cs, "probe", map[string]any{"fail": "denial"})
@@ -123,6 +125,7 @@ func TestDefineErrorsAreIsErrorWithReceiptAndDenial(t *testing.T) {
 }
 
 func TestDefineRejectsUnknownArgumentsBeforeTheHandler(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int32
 	tool := define(&mcp.Tool{Name: "counted", Description: "Example: {}"}, false,
 		func(ctx context.Context, c *Call, in probeIn) (probeOut, string, error) {
@@ -146,6 +149,7 @@ func TestDefineRejectsUnknownArgumentsBeforeTheHandler(t *testing.T) {
 }
 
 func TestDefineResolvesCatalogArgument(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -179,6 +183,7 @@ func TestDefineResolvesCatalogArgument(t *testing.T) {
 }
 
 func TestDefineServesLocalStaticCatalog(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) {
 		t.Helper()
@@ -205,6 +210,7 @@ func TestDefineServesLocalStaticCatalog(t *testing.T) {
 }
 
 func TestOutputSchemaArraysAreNonNullableExceptInUpstreamDocuments(t *testing.T) {
+	t.Parallel()
 	s := mustOutputSchema[probeOut]("probe")
 	if got := s.Properties["tags"]; got.Type != "array" || got.Types != nil {
 		t.Errorf("tags schema type=%q types=%v, want type array", got.Type, got.Types)
@@ -223,6 +229,7 @@ func TestOutputSchemaArraysAreNonNullableExceptInUpstreamDocuments(t *testing.T)
 }
 
 func TestDefineToolDeadlineIsADenialWithReceipt(t *testing.T) {
+	t.Parallel()
 	slow := define(&mcp.Tool{Name: "slow", Description: "Example: {}"}, true,
 		func(ctx context.Context, c *Call, in probeIn) (probeOut, string, error) {
 			<-ctx.Done() // a handler that only stops when the layer's deadline fires

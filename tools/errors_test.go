@@ -15,6 +15,7 @@ import (
 )
 
 func TestRenderError(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		err  error
@@ -45,6 +46,7 @@ func TestRenderError(t *testing.T) {
 }
 
 func TestRenderErrorIsIdempotentAndKeepsTheCause(t *testing.T) {
+	t.Parallel()
 	cause := &stacclient.Error{Kind: stacclient.KindServer, Status: 502}
 	once := renderError("get_root", cause)
 	if twice := renderError("get_root", once); twice != once {
@@ -60,6 +62,7 @@ func TestRenderErrorIsIdempotentAndKeepsTheCause(t *testing.T) {
 }
 
 func TestUpstreamFailuresReachTheModelWithStatusAndMessage(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
@@ -92,6 +95,7 @@ func TestUpstreamFailuresReachTheModelWithStatusAndMessage(t *testing.T) {
 // and does not tell the model to narrow a search it never got to make
 // (issue 10: it said "ask for less, a narrower bbox").
 func TestTimeoutOnTheLandingPageIsNotBlamedOnTheSearch(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 	}))

@@ -30,6 +30,7 @@ func (anyHostCatalog) RoundTrip(req *http.Request) (*http.Response, error) {
 // how many it left out; /metrics gives the first 64 unconfigured hosts
 // their own label and the rest share "other".
 func TestManyCatalogHostsKeepHealthAndMetricsBounded(t *testing.T) {
+	t.Parallel()
 	d := newTestDeps(t, testSessionOptions{Transport: anyHostCatalog{}})
 	cs := connect(t, newServer(d, "test", Inventory()))
 	const hosts = 120
@@ -64,6 +65,7 @@ func TestManyCatalogHostsKeepHealthAndMetricsBounded(t *testing.T) {
 // client whose calls land on fresh sessions, or on several replicas, gets
 // the same answer; per-session memory would forget its own hosts there.
 func TestServiceHealthOfASharedServerListsOnlyConfiguredOrNamedHosts(t *testing.T) {
+	t.Parallel()
 	d := newTestDeps(t, testSessionOptions{Transport: anyHostCatalog{}, CatalogURL: "https://configured.example/stac"})
 	d.Shared = true
 	srv := newServer(d, "test", Inventory())

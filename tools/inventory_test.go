@@ -29,6 +29,7 @@ func listTools(t *testing.T, cs *mcp.ClientSession) []*mcp.Tool {
 }
 
 func TestInventoryHasEveryIssueTool(t *testing.T) {
+	t.Parallel()
 	var names []string
 	for _, tool := range Inventory() {
 		names = append(names, tool.Def.Name)
@@ -48,6 +49,7 @@ func TestInventoryHasEveryIssueTool(t *testing.T) {
 }
 
 func TestToolsListMatchesInventory(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	var listed, inventory []string
 	for _, tool := range listTools(t, cs) {
@@ -68,6 +70,7 @@ func TestToolsListMatchesInventory(t *testing.T) {
 // (read-only tools otherwise make hosts ask for approval), and schemas that
 // every client dialect accepts.
 func TestToolMetadataGuard(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	network := map[string]bool{}
 	for _, tool := range Inventory() {
@@ -118,6 +121,7 @@ func TestToolMetadataGuard(t *testing.T) {
 }
 
 func TestServerAnnouncesInstructionsAndStaticToolCapability(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	init := cs.InitializeResult()
 	if init.ServerInfo.Name != ServerName || init.ServerInfo.Version != "test" {
@@ -188,6 +192,7 @@ func nullableArrays(s map[string]any, path string) []string {
 }
 
 func TestNullableArraysFindsThemOutsideOpenObjects(t *testing.T) {
+	t.Parallel()
 	schema := map[string]any{
 		"type": "object", "additionalProperties": false,
 		"properties": map[string]any{

@@ -9,6 +9,7 @@ import (
 )
 
 func TestGetItemReturnsTheCompleteItem(t *testing.T) {
+	t.Parallel()
 	id := demoItemIDs(t, "sentinel-2-l2a")[0]
 	for name, opts := range map[string]stacserver.Options{
 		"features endpoint":          {},
@@ -58,6 +59,7 @@ func TestGetItemReturnsTheCompleteItem(t *testing.T) {
 }
 
 func TestGetItemNotFoundSaysWhatToDo(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	msg := callErr(t, cs, "get_item", map[string]any{"collection_id": "joplin", "item_id": "no-such-item"})
 	if !strings.Contains(msg, "item 'no-such-item' not found in collection 'joplin'") || !strings.Contains(msg, "search_items") {
@@ -78,6 +80,7 @@ func TestGetItemNotFoundSaysWhatToDo(t *testing.T) {
 }
 
 func TestGetQueryablesGlobalAndPerCollection(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	global := structured[GetQueryablesOut](t, callOK(t, cs, "get_queryables", map[string]any{}))
 	if global.CollectionID != "" || global.Count == 0 || global.Count != len(global.Queryables) {
@@ -102,6 +105,7 @@ func TestGetQueryablesGlobalAndPerCollection(t *testing.T) {
 }
 
 func TestGetQueryablesUnsupportedCatalog(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{CatalogURL: demoServer(t, stacserver.Options{DisableQueryables: true})})
 	msg := callErr(t, cs, "get_queryables", map[string]any{})
 	if !strings.Contains(msg, "does not publish queryables") || !strings.Contains(msg, "get_collection") {
@@ -110,6 +114,7 @@ func TestGetQueryablesUnsupportedCatalog(t *testing.T) {
 }
 
 func TestGetAggregationsListsAndComputes(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	listed := structured[GetAggregationsOut](t, callOK(t, cs, "get_aggregations", map[string]any{}))
 	if !listed.Supported || len(listed.Available) == 0 || len(listed.Results) != 0 {
@@ -141,6 +146,7 @@ func TestGetAggregationsListsAndComputes(t *testing.T) {
 }
 
 func TestGetAggregationsUnsupportedIsStructuredNotAnError(t *testing.T) {
+	t.Parallel()
 	url := demoServer(t, stacserver.Options{DisableAggregation: true})
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
 	out := structured[GetAggregationsOut](t, callOK(t, cs, "get_aggregations", map[string]any{"aggregations": "total_count"}))

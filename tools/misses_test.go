@@ -6,6 +6,7 @@ import (
 )
 
 func TestClosestIDs(t *testing.T) {
+	t.Parallel()
 	ids := []string{"sentinel-2-l2a", "sentinel-2-l1c", "sentinel2_l2a", "landsat-c2-l2", "landsat-8-l1", "cop-dem-glo-30", "naip"}
 	for _, c := range []struct {
 		id   string

@@ -50,6 +50,7 @@ func panickingTool() Tool {
 // resource, a prompt or the completion handler is an error answer with
 // the stack in the log (error level), never a process exit.
 func TestPanicsBecomeErrorsAndTheServerKeepsServing(t *testing.T) {
+	t.Parallel()
 	d := newTestDeps(t, testSessionOptions{})
 	var logs syncBuffer
 	d.Logger = zerolog.New(&logs).Level(zerolog.WarnLevel)
@@ -92,6 +93,7 @@ func TestPanicsBecomeErrorsAndTheServerKeepsServing(t *testing.T) {
 // estimate_data_size) marks that unit of work failed and is logged; the
 // process goes on.
 func TestPanicInAToolGoroutineIsContained(t *testing.T) {
+	t.Parallel()
 	var logs syncBuffer
 	ctx := zerolog.New(&logs).WithContext(context.Background())
 	probes := []*headProbe{{href: "https://example.test/a.tif"}, {href: "https://example.test/b.tif"}}

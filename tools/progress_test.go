@@ -62,6 +62,7 @@ func callWithProgress(t *testing.T, cs *mcp.ClientSession, name string, args any
 }
 
 func TestProgressIsReportedPerPageAndProbeWhenAskedFor(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		tool      string
 		args      map[string]any
@@ -104,6 +105,7 @@ func TestProgressIsReportedPerPageAndProbeWhenAskedFor(t *testing.T) {
 }
 
 func TestNoProgressWithoutAToken(t *testing.T) {
+	t.Parallel()
 	log := &progressLog{}
 	d := newTestDeps(t, testSessionOptions{})
 	cs := newClientSession(t, d, &mcp.ClientOptions{ProgressNotificationHandler: log.handle})
@@ -212,6 +214,7 @@ const eventGuard = time.Minute
 // sends notifications/cancelled) ends the upstream request, no retry
 // follows, and nothing keeps running (TestMain's goleak check).
 func TestCancelStopsUpstreamAtOnce(t *testing.T) {
+	t.Parallel()
 	isSearch := func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/search") }
 	cases := []struct {
 		tool  string
@@ -304,6 +307,7 @@ func newSizingCatalog(t *testing.T, assets http.Handler) (catalogURL, assetsURL 
 // TestEstimateReportsEachHEADProbe: assets without size metadata are sized
 // by HEAD, and each finished probe is a progress step.
 func TestEstimateReportsEachHEADProbe(t *testing.T) {
+	t.Parallel()
 	catalogURL, assetsURL := newSizingCatalog(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000")
 	}))
@@ -328,6 +332,7 @@ func TestEstimateReportsEachHEADProbe(t *testing.T) {
 // TestCancelStopsHEADProbesAtOnce: cancelling estimate_data_size while its
 // HEAD probes hang ends both probes.
 func TestCancelStopsHEADProbesAtOnce(t *testing.T) {
+	t.Parallel()
 	started, ended := make(chan struct{}, 2), make(chan struct{}, 2)
 	catalogURL, _ := newSizingCatalog(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		started <- struct{}{}

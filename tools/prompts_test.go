@@ -25,6 +25,7 @@ func getPromptText(t *testing.T, cs *mcp.ClientSession, name string, args map[st
 }
 
 func TestPromptsAreListedWithTheirArguments(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	required := map[string][]string{}
 	for p, err := range cs.Prompts(context.Background(), nil) {
@@ -51,6 +52,7 @@ func TestPromptsAreListedWithTheirArguments(t *testing.T) {
 }
 
 func TestFindImageryPromptGuidesTheToolOrder(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	text, err := getPromptText(t, cs, "find_imagery", map[string]string{"area": "11.0, 46.0, 11.5, 46.5", "period": "2024-06", "max_cloud": "15"})
 	if err != nil {
@@ -85,6 +87,7 @@ func TestFindImageryPromptGuidesTheToolOrder(t *testing.T) {
 }
 
 func TestOtherPromptsNameTheirArguments(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	explore, err := getPromptText(t, cs, "explore_catalog", map[string]string{"catalog": "earth-search"})
 	if err != nil || !strings.Contains(explore, `catalog_url "earth-search"`) || !strings.Contains(explore, "get_queryables") {
@@ -101,6 +104,7 @@ func TestOtherPromptsNameTheirArguments(t *testing.T) {
 }
 
 func TestPromptArgumentsAreValidated(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	cases := []struct {
 		prompt string

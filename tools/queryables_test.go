@@ -12,6 +12,7 @@ import (
 // wins; remote references to well-known STAC fields get their type, other
 // remote ones stay visible as "$ref URL"; a reference cycle ends.
 func TestQueryablesResolveLocalRefs(t *testing.T) {
+	t.Parallel()
 	doc := `{
 	  "$schema": "https://json-schema.org/draft/2019-09/schema", "type": "object",
 	  "$defs": {

@@ -82,6 +82,7 @@ var networkToolArgs = map[string]map[string]any{
 // a network tool makes reaches the base transport inside Run, under the
 // calling tool's name, and every network tool makes at least one.
 func TestNoToolBypassesTheReliabilityLayer(t *testing.T) {
+	t.Parallel()
 	for _, tool := range Inventory() {
 		if !tool.Network {
 			continue

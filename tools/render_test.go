@@ -10,6 +10,7 @@ import (
 )
 
 func TestSummarizeItem(t *testing.T) {
+	t.Parallel()
 	assets := map[string]stacclient.Asset{
 		"thumbnail": {Href: "https://x/thumb.png", Type: "image/png", Roles: []string{"thumbnail"}},
 		"metadata":  {Href: "https://x/meta.xml", Roles: []string{"metadata"}},
@@ -47,6 +48,7 @@ func TestSummarizeItem(t *testing.T) {
 }
 
 func TestSummaryOfABareItemHasNonNilArrays(t *testing.T) {
+	t.Parallel()
 	s := summarizeItem(&stacclient.Item{ID: "bare"})
 	b, _ := json.Marshal(s)
 	if strings.Contains(string(b), "null") {
@@ -55,6 +57,7 @@ func TestSummaryOfABareItemHasNonNilArrays(t *testing.T) {
 }
 
 func TestKeyLinksKeepsActionableRelsOnce(t *testing.T) {
+	t.Parallel()
 	links := []stacclient.Link{
 		{Rel: "child", Href: "c1"}, {Rel: "search", Href: "s", Method: "GET"}, {Rel: "search", Href: "s", Method: "POST"},
 		{Rel: "self", Href: "a"}, {Rel: "self", Href: "a"}, {Rel: "item", Href: "i"},
@@ -66,6 +69,7 @@ func TestKeyLinksKeepsActionableRelsOnce(t *testing.T) {
 }
 
 func TestHumanBytes(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.00 KiB", 1536: "1.50 KiB", 5 << 30: "5.00 GiB"} {
 		if got := humanBytes(n); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)

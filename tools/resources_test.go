@@ -28,6 +28,7 @@ func readJSONResource(t *testing.T, cs *mcp.ClientSession, uri string) (map[stri
 }
 
 func TestResourcesAreListedWithMIMETypes(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	ctx := context.Background()
 	got := map[string]string{}
@@ -58,6 +59,7 @@ func TestResourcesAreListedWithMIMETypes(t *testing.T) {
 }
 
 func TestReadingEachResourceFromTheDefaultCatalog(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 
 	root, c := readJSONResource(t, cs, ResourceCatalog)
@@ -88,6 +90,7 @@ func TestReadingEachResourceFromTheDefaultCatalog(t *testing.T) {
 }
 
 func TestMissingCollectionResourceIsNotFound(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	for _, uri := range []string{"stac://collections/no-such-collection", "stac://collections/no-such-collection/queryables"} {
 		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
@@ -101,6 +104,7 @@ func TestMissingCollectionResourceIsNotFound(t *testing.T) {
 // TestMissingCollectionResourceSuggestsTheClosest: a near miss names the
 // resources of the closest collections.
 func TestMissingCollectionResourceSuggestsTheClosest(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	for uri, want := range map[string]string{
 		"stac://collections/Joplin":                   "did you mean stac://collections/joplin?",
@@ -116,6 +120,7 @@ func TestMissingCollectionResourceSuggestsTheClosest(t *testing.T) {
 }
 
 func TestResourceReadsGoThroughTheReliabilityLayer(t *testing.T) {
+	t.Parallel()
 	rec := &callRecorder{}
 	cs := newTestSession(t, testSessionOptions{Transport: rec})
 	readJSONResource(t, cs, "stac://collections/joplin")
@@ -131,6 +136,7 @@ func TestResourceReadsGoThroughTheReliabilityLayer(t *testing.T) {
 }
 
 func TestCollectionIDFromURIRefusesOtherShapes(t *testing.T) {
+	t.Parallel()
 	for _, uri := range []string{"stac://collections/", "stac://collections/a/b", "stac://elsewhere/a"} {
 		if _, err := collectionIDFromURI(uri, ""); err == nil || !strings.Contains(err.Error(), ResourceCollectionTmpl) {
 			t.Errorf("%s: err %v, want a refusal naming the accepted form", uri, err)

@@ -30,6 +30,7 @@ func listedInputSchemas(t *testing.T, opts testSessionOptions) map[string]map[st
 // ranges for the counts (max_items up to the configured ceiling), and no
 // argument a tool would ignore.
 func TestSchemasSayWhatIsAccepted(t *testing.T) {
+	t.Parallel()
 	schemas := listedInputSchemas(t, testSessionOptions{Limits: Limits{MaxItemsDefault: 10, MaxItemsCeiling: 250}})
 	prop := func(tool, name string) map[string]any {
 		p, _ := inputProperties(t, schemas, tool)[name].(map[string]any)
@@ -91,6 +92,7 @@ func TestSchemasSayWhatIsAccepted(t *testing.T) {
 // sortby object pass the schema and reach the catalog as their canonical
 // forms.
 func TestLooseBBoxAndSortByForms(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{
 		"collections": []string{"sentinel-2-l2a"}, "bbox": []string{"-180", "-90", "180", "90"},

@@ -15,6 +15,7 @@ import (
 )
 
 func TestSearchItemsSummaryPage(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	res := callOK(t, cs, "search_items", map[string]any{"collections": []string{"joplin"}, "max_items": 5})
 	out := structured[SearchItemsOut](t, res)
@@ -45,6 +46,7 @@ func TestSearchItemsSummaryPage(t *testing.T) {
 }
 
 func TestSearchItemsSummaryCapsAssetsAndSaysSo(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "sentinel-2-l2a", "max_items": 1}))
 	it := out.Items[0]
@@ -65,6 +67,7 @@ func TestSearchItemsSummaryCapsAssetsAndSaysSo(t *testing.T) {
 }
 
 func TestSearchItemsFullDetailReturnsCompleteItems(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "max_items": 2, "detail": "full"}))
 	if len(out.Features) != 2 || len(out.Items) != 0 {
@@ -83,6 +86,7 @@ func TestSearchItemsFullDetailReturnsCompleteItems(t *testing.T) {
 // with max_items 3, under several next-link styles, and checks that no item
 // is lost or repeated.
 func TestSearchItemsCursorWalksWholeCollection(t *testing.T) {
+	t.Parallel()
 	want := demoItemIDs(t, "joplin")
 	for name, opts := range map[string]stacserver.Options{
 		"default (POST merge:false)": {},
@@ -124,6 +128,7 @@ func TestSearchItemsCursorWalksWholeCollection(t *testing.T) {
 }
 
 func TestSearchItemsCursorWithTheSameParametersContinues(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	args := map[string]any{"collections": "joplin", "max_items": 4}
 	first := structured[SearchItemsOut](t, callOK(t, cs, "search_items", args))
@@ -140,6 +145,7 @@ func TestSearchItemsCursorWithTheSameParametersContinues(t *testing.T) {
 }
 
 func TestSearchItemsCursorMisuseIsAClearError(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	first := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "max_items": 2}))
 	other := demoServer(t, stacserver.Options{})
@@ -182,6 +188,7 @@ func collectionsCursor(t *testing.T, cs *mcp.ClientSession) string {
 }
 
 func TestSearchItemsAcceptsLooseForms(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	ids := func(args map[string]any) []string {
 		out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", args))
@@ -214,6 +221,7 @@ func TestSearchItemsAcceptsLooseForms(t *testing.T) {
 }
 
 func TestSearchItemsRejectsGarbageNamingTheParameter(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	for _, c := range []struct {
 		args  map[string]any
@@ -241,6 +249,7 @@ func TestSearchItemsRejectsGarbageNamingTheParameter(t *testing.T) {
 }
 
 func TestSearchItemsWarnsAboutUndeclaredCapabilities(t *testing.T) {
+	t.Parallel()
 	url := demoServer(t, stacserver.Options{ConformsTo: conformanceWithout("#query", "#sort")})
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
 	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{
@@ -258,6 +267,7 @@ func TestSearchItemsWarnsAboutUndeclaredCapabilities(t *testing.T) {
 }
 
 func TestSearchItemsEmptyResultSaysWhatToRelax(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "datetime": "1990"}))
 	if out.Returned != 0 || out.HasMore {
@@ -281,6 +291,7 @@ func TestSearchItemsEmptyResultSaysWhatToRelax(t *testing.T) {
 // collection id (with the closest real ones), are named; the same notes
 // reach get_aggregations and estimate_data_size.
 func TestEmptySearchSaysWhichConstraintEmptiedIt(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	notes := func(tool string, args map[string]any) string {
 		t.Helper()
@@ -314,6 +325,7 @@ func TestEmptySearchSaysWhichConstraintEmptiedIt(t *testing.T) {
 // TestUnknownCollectionIDsGetSuggestions: every tool that takes one
 // collection id answers a near miss with the closest real ids.
 func TestUnknownCollectionIDsGetSuggestions(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	for _, c := range []struct {
 		tool string
@@ -338,6 +350,7 @@ func TestUnknownCollectionIDsGetSuggestions(t *testing.T) {
 // search naming an unknown collection (as some do) gets the same
 // suggestion in the error.
 func TestSearchRefusedForAnUnknownCollection(t *testing.T) {
+	t.Parallel()
 	upstream := demoServer(t, stacserver.Options{})
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/search" {
@@ -371,6 +384,7 @@ func TestSearchRefusedForAnUnknownCollection(t *testing.T) {
 }
 
 func TestSearchItemsLimitCapsTheTotalOnlyWithoutMaxItems(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	pyStyle := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "limit": 1}))
 	if pyStyle.Returned != 1 || !strings.Contains(strings.Join(pyStyle.Notes, " "), "follows limit") {
@@ -383,6 +397,7 @@ func TestSearchItemsLimitCapsTheTotalOnlyWithoutMaxItems(t *testing.T) {
 }
 
 func TestSearchItemsWarnsWhenFullDetailIsLarge(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "sentinel-2-l2a", "max_items": 7, "detail": "full"}))
 	if out.Returned != 7 || !strings.Contains(strings.Join(out.Warnings, " "), "detail=full output is") {
@@ -391,6 +406,7 @@ func TestSearchItemsWarnsWhenFullDetailIsLarge(t *testing.T) {
 }
 
 func TestSearchItemsExplainsCatalogsThatRequireCollections(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{CatalogURL: demoServer(t, stacserver.Options{RequireCollections: true})})
 	msg := callErr(t, cs, "search_items", map[string]any{"bbox": "-94.7,37.0,-94.4,37.2"})
 	if !strings.Contains(msg, "pass collections") || !strings.Contains(msg, "search_collections") {

@@ -12,6 +12,7 @@ import (
 // search need the same page, so fetching it again could only repeat the
 // failure (reported by the SLO harness as two landing-page fetches per call).
 func TestSearchToolsFetchAnUnusableLandingPageOnce(t *testing.T) {
+	t.Parallel()
 	catalog := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"not":"a landing page"}`))

@@ -95,6 +95,7 @@ func newFakePC(t *testing.T) *fakePC {
 }
 
 func TestGetItemSignsPlanetaryComputerAssetsThroughTheLayer(t *testing.T) {
+	t.Parallel()
 	pc := newFakePC(t)
 	cs := newClientSession(t, pc.deps, nil)
 	res := callOK(t, cs, "get_item", map[string]any{"collection_id": "naip", "item_id": "item-1", "sign_assets": true})
@@ -126,6 +127,7 @@ func TestGetItemSignsPlanetaryComputerAssetsThroughTheLayer(t *testing.T) {
 }
 
 func TestSearchItemsSignsWithOneTokenPerCollection(t *testing.T) {
+	t.Parallel()
 	pc := newFakePC(t)
 	cs := newClientSession(t, pc.deps, nil)
 	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": []string{"naip"}, "sign_assets": true}))
@@ -147,6 +149,7 @@ func TestSearchItemsSignsWithOneTokenPerCollection(t *testing.T) {
 }
 
 func TestUnsignedPlanetaryComputerHrefsCarryANote(t *testing.T) {
+	t.Parallel()
 	pc := newFakePC(t)
 	cs := newClientSession(t, pc.deps, nil)
 	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": []string{"naip"}}))
@@ -159,6 +162,7 @@ func TestUnsignedPlanetaryComputerHrefsCarryANote(t *testing.T) {
 }
 
 func TestSigningFailureReturnsUnsignedItemsWithAWarning(t *testing.T) {
+	t.Parallel()
 	pc := newFakePC(t)
 	pc.tokens.fail = true
 	cs := newClientSession(t, pc.deps, nil)
@@ -188,6 +192,7 @@ func TestSigningFailureReturnsUnsignedItemsWithAWarning(t *testing.T) {
 }
 
 func TestSignAssetsIsRefusedForOtherCatalogs(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{}) // the demo catalog
 	for _, call := range []struct {
 		tool string

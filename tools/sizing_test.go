@@ -26,6 +26,7 @@ func extraOf(t *testing.T, members string) stacclient.Extra {
 }
 
 func TestMetadataSize(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name       string
 		extra      string
@@ -76,6 +77,7 @@ func footprintFraction(t *testing.T, p stacclient.SearchParams, geometry json.Ra
 const nearEquator = 2e-3
 
 func TestCoverageFractionOnSimpleGeometries(t *testing.T) {
+	t.Parallel()
 	square := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 2}, [2]float64{0, 2})
 	triangle := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{0, 2})
 	for _, c := range []struct {
@@ -102,6 +104,7 @@ func TestCoverageFractionOnSimpleGeometries(t *testing.T) {
 }
 
 func TestCoverageAcrossTheAntimeridianAndFromBBox(t *testing.T) {
+	t.Parallel()
 	// Footprint from the item bbox only: [170, 0, 180, 10]; a box crossing
 	// the antimeridian, 175°E to 170°W, holds half of it.
 	across := stacclient.SearchParams{BBox: []float64{175, -5, -170, 20}}
@@ -120,6 +123,7 @@ func TestCoverageAcrossTheAntimeridianAndFromBBox(t *testing.T) {
 }
 
 func TestRequestedAreaIsTheSearchArea(t *testing.T) {
+	t.Parallel()
 	if area, why := requestedArea(stacclient.SearchParams{}); area != nil || why != "" {
 		t.Errorf("no area: %v %q, want none and no reason", area, why)
 	}
@@ -134,6 +138,7 @@ func TestRequestedAreaIsTheSearchArea(t *testing.T) {
 }
 
 func TestCoverageAgainstIntersectsPolygons(t *testing.T) {
+	t.Parallel()
 	square := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 2}, [2]float64{0, 2})
 	lShape := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 1}, [2]float64{1, 1}, [2]float64{1, 2}, [2]float64{0, 2})
 	for _, c := range []struct {
@@ -230,6 +235,7 @@ func sizingItem(id string, geometry json.RawMessage, bbox []float64, assets map[
 }
 
 func TestEstimateDataSizeMethodsTotalsAndCoverage(t *testing.T) {
+	t.Parallel()
 	host := newAssetHost(t, 0)
 	tiff := "image/tiff; application=geotiff; profile=cloud-optimized"
 	square := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 2}, [2]float64{0, 2})
@@ -294,6 +300,7 @@ func TestEstimateDataSizeMethodsTotalsAndCoverage(t *testing.T) {
 }
 
 func TestEstimateDataSizeMetadataOnlySendsNoHEAD(t *testing.T) {
+	t.Parallel()
 	host := newAssetHost(t, 0)
 	url := sizingCatalog(t, sizingItem("a", nil, []float64{0, 0, 1, 1}, map[string]any{
 		"probed": map[string]any{"href": host.URL + "/sized/5000", "type": "image/tiff"},
@@ -306,6 +313,7 @@ func TestEstimateDataSizeMetadataOnlySendsNoHEAD(t *testing.T) {
 }
 
 func TestEstimateDataSizeBoundsHEADParallelism(t *testing.T) {
+	t.Parallel()
 	host := newAssetHost(t, 20*time.Millisecond)
 	assets := map[string]any{}
 	for i := range 12 {
@@ -327,6 +335,7 @@ func TestEstimateDataSizeBoundsHEADParallelism(t *testing.T) {
 }
 
 func TestEstimateDataSizeOnTheDemoCatalog(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{
 		"collections": "sentinel-2-l2a", "asset_keys": "red,nir,no-such-band", "max_items": 2, "force_metadata_only": true}))
@@ -344,6 +353,7 @@ func TestEstimateDataSizeOnTheDemoCatalog(t *testing.T) {
 }
 
 func TestEstimateDataSizeWithIntersects(t *testing.T) {
+	t.Parallel()
 	square := polygonJSON([2]float64{0, 0}, [2]float64{2, 0}, [2]float64{2, 2}, [2]float64{0, 2})
 	url := sizingCatalog(t, sizingItem("square", square, []float64{0, 0, 2, 2}, map[string]any{
 		"data": map[string]any{"href": "https://assets.invalid/data.tif", "type": "image/tiff", "file:size": 1000},
@@ -388,6 +398,7 @@ func TestEstimateDataSizeWithIntersects(t *testing.T) {
 }
 
 func TestEstimateDataSizeStopsProbingBeforeTheDeadline(t *testing.T) {
+	t.Parallel()
 	host := newAssetHost(t, 10*time.Second)
 	url := sizingCatalog(t, sizingItem("slow", nil, []float64{0, 0, 1, 1}, map[string]any{
 		"slow":  map[string]any{"href": host.URL + "/sized/100", "type": "image/tiff"},

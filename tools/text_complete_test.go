@@ -117,6 +117,7 @@ func collectPropertyNames(s map[string]any, names map[string]bool) {
 // no text points to "the structured output" a Claude Desktop model never
 // sees.
 func TestTextCarriesTheStructuredData(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	previews, _, _ := newPreviewCatalog(t)
 	previewSession := newTestSession(t, testSessionOptions{CatalogURL: previews})
@@ -182,6 +183,7 @@ var textExemptTools = []string{}
 // --allow-writes) answer in text with everything their structured output
 // says, first time and on a duplicate.
 func TestWriteToolTextsCarryTheStructuredData(t *testing.T) {
+	t.Parallel()
 	wc := newWritableCatalog(t, nil)
 	cs := writeSession(t, wc.URL, sqliteWrites(t, t.TempDir()), nil)
 	defs := map[string]*mcp.Tool{}

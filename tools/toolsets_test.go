@@ -15,6 +15,7 @@ func toolNames(tools []Tool) []string {
 }
 
 func TestEveryToolIsInADocumentedToolset(t *testing.T) {
+	t.Parallel()
 	sets := toolsetNames()
 	for _, tool := range Inventory() {
 		if !slices.Contains(sets, tool.Toolset) {
@@ -24,6 +25,7 @@ func TestEveryToolIsInADocumentedToolset(t *testing.T) {
 }
 
 func TestNewSurfaceSelectsToolsetsAndTools(t *testing.T) {
+	t.Parallel()
 	all := Inventory()
 	for _, c := range []struct {
 		name string
@@ -53,6 +55,7 @@ func TestNewSurfaceSelectsToolsetsAndTools(t *testing.T) {
 // TestSurfaceWithWrites: with writes allowed the write toolset is part of
 // "all" and can be named alone; --read-only drops it whatever is asked.
 func TestSurfaceWithWrites(t *testing.T) {
+	t.Parallel()
 	candidates := Candidates(true)
 	writes := toolNames(WriteTools())
 	for _, c := range []struct {
@@ -95,6 +98,7 @@ func TestSurfaceWithWrites(t *testing.T) {
 }
 
 func TestNewSurfaceRefusesUnknownNamesListingTheValidOnes(t *testing.T) {
+	t.Parallel()
 	all := Inventory()
 	for _, c := range []struct {
 		opts SurfaceOptions
@@ -123,6 +127,7 @@ func TestNewSurfaceRefusesUnknownNamesListingTheValidOnes(t *testing.T) {
 // TestServerListsAndInstructsOnlyTheSurface: tools/list holds exactly the
 // selected tools and the instructions name those and no other.
 func TestServerListsAndInstructsOnlyTheSurface(t *testing.T) {
+	t.Parallel()
 	all := Inventory()
 	for _, opts := range []SurfaceOptions{
 		{},

@@ -135,6 +135,7 @@ func imageOf(t *testing.T, res *mcp.CallToolResult) *mcp.ImageContent {
 }
 
 func TestGetItemPreviewShowsThePreviewAsImageContent(t *testing.T) {
+	t.Parallel()
 	catalog, assets, _ := newPreviewCatalog(t)
 	cs := newTestSession(t, testSessionOptions{CatalogURL: catalog})
 	cases := []struct {
@@ -189,6 +190,7 @@ func TestGetItemPreviewShowsThePreviewAsImageContent(t *testing.T) {
 }
 
 func TestGetItemPreviewSaysWhyThereIsNoPreview(t *testing.T) {
+	t.Parallel()
 	catalog, _, _ := newPreviewCatalog(t)
 	cs := newTestSession(t, testSessionOptions{CatalogURL: catalog})
 	cases := map[string][]string{
@@ -236,6 +238,7 @@ func TestGetItemPreviewSaysWhyThereIsNoPreview(t *testing.T) {
 }
 
 func TestGetItemPreviewOnTheDemoCatalogIsAQuickOfflineAnswer(t *testing.T) {
+	t.Parallel()
 	rec := &callRecorder{}
 	cs := newTestSession(t, testSessionOptions{Transport: rec})
 	res := callOK(t, cs, "get_item_preview", map[string]any{"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"})
@@ -267,6 +270,7 @@ func (b blobRedirect) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestGetItemPreviewSignsPlanetaryComputerHrefsAndNeverShowsTheToken(t *testing.T) {
+	t.Parallel()
 	_, assets, assetURL := newPreviewCatalog(t)
 	store := stacserver.NewStore()
 	_ = store.AddCollection([]byte(`{"type":"Collection","stac_version":"1.0.0","id":"previews","description":"d","license":"CC0-1.0",
@@ -346,6 +350,7 @@ func countColor(img image.Image, r, g, b uint8, tol int) int {
 func abs(x int) int { return max(x, -x) }
 
 func TestMapItemsDrawsTheDemoSearchOffline(t *testing.T) {
+	t.Parallel()
 	rec := &callRecorder{}
 	cs := newTestSession(t, testSessionOptions{Transport: rec})
 	args := map[string]any{"collections": "sentinel-2-l2a", "bbox": []float64{-40.5, -5.3, -37.5, -3.5}}
@@ -392,6 +397,7 @@ func TestMapItemsDrawsTheDemoSearchOffline(t *testing.T) {
 }
 
 func TestMapItemsArguments(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	if msg := callErr(t, cs, "map_items", map[string]any{"collections": "naip", "color_by": "rainbow"}); !strings.Contains(msg, "color_by") {
 		t.Errorf("bad color_by: %q", msg)
@@ -429,6 +435,7 @@ func TestMapItemsArguments(t *testing.T) {
 }
 
 func TestCheckCoverageOnDemoFootprints(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	bbox := []float64{-73.3, 43.9, -73.0, 44.1}
 	res := callOK(t, cs, "check_coverage", map[string]any{"collections": "naip", "bbox": bbox, "window_days": 365})
@@ -513,6 +520,7 @@ func demoItemsOf(t *testing.T, collection string) []stacclient.Item {
 }
 
 func TestCheckCoverageArguments(t *testing.T) {
+	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
 	cases := []struct {
 		args map[string]any
@@ -540,6 +548,7 @@ func TestCheckCoverageArguments(t *testing.T) {
 }
 
 func TestCheckCoverageAcrossTheAntimeridian(t *testing.T) {
+	t.Parallel()
 	store := stacserver.NewStore()
 	_ = store.AddCollection([]byte(`{"type":"Collection","stac_version":"1.0.0","id":"fiji","description":"d","license":"CC0-1.0",
 		"extent":{"spatial":{"bbox":[[179,-18,-179,-16]]},"temporal":{"interval":[["2024-01-01T00:00:00Z",null]]}},"links":[]}`))
@@ -571,6 +580,7 @@ func TestCheckCoverageAcrossTheAntimeridian(t *testing.T) {
 }
 
 func TestMapCacheReturnsTheSameMapAndStaysBounded(t *testing.T) {
+	t.Parallel()
 	var c mapCache
 	spec := func(i int) mapimage.Spec {
 		return mapimage.Spec{Title: fmt.Sprint("map ", i), AOI: orb.MultiPolygon{orb.Bound{Min: orb.Point{10, 45}, Max: orb.Point{11, 46}}.ToPolygon()}}
@@ -608,6 +618,7 @@ func TestMapCacheReturnsTheSameMapAndStaysBounded(t *testing.T) {
 // drawing does. The drawing finishes in the background and lands in the
 // cache, where the same call asked again finds it.
 func TestMapDrawingDoesNotOutliveTheCallDeadline(t *testing.T) {
+	t.Parallel()
 	var c mapCache
 	spec := mapimage.Spec{Title: "late", AOI: orb.MultiPolygon{orb.Bound{Min: orb.Point{10, 45}, Max: orb.Point{11, 46}}.ToPolygon()}}
 	ctx, cancel := context.WithCancel(t.Context())
