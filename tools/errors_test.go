@@ -49,7 +49,7 @@ func TestRenderErrorIsIdempotentAndKeepsTheCause(t *testing.T) {
 	t.Parallel()
 	cause := &stacclient.Error{Kind: stacclient.KindServer, Status: 502}
 	once := renderError("get_root", cause)
-	if twice := renderError("get_root", once); twice != once {
+	if twice := renderError("get_root", once); twice != once { //nolint:errorlint // the same error, not one that wraps it
 		t.Errorf("rendering twice changed the error: %q → %q", once, twice)
 	}
 	var se *stacclient.Error

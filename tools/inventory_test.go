@@ -131,8 +131,10 @@ func TestServerAnnouncesInstructionsAndStaticToolCapability(t *testing.T) {
 	if caps.Tools == nil || caps.Tools.ListChanged {
 		t.Errorf("tools capability = %+v, want present without listChanged", caps.Tools)
 	}
-	if caps.Logging != nil {
-		t.Errorf("logging capability advertised but the server logs to stderr only")
+	// As clients read it: the SDK deprecates ServerCapabilities.Logging
+	// with the logging feature (SEP-2577).
+	if raw, err := json.Marshal(caps); err != nil || strings.Contains(string(raw), `"logging"`) {
+		t.Errorf("logging capability advertised but the server logs to stderr only: %s %v", raw, err)
 	}
 	order := []string{"get_root", "get_capabilities", "search_collections", "get_queryables", "search_items", "get_item", "estimate_data_size"}
 	last := -1

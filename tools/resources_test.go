@@ -95,8 +95,8 @@ func TestMissingCollectionResourceIsNotFound(t *testing.T) {
 	for _, uri := range []string{"stac://collections/no-such-collection", "stac://collections/no-such-collection/queryables"} {
 		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 		var rpcErr *jsonrpc.Error
-		if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeResourceNotFound || !strings.Contains(string(rpcErr.Data), uri) {
-			t.Errorf("read %s: err %#v, want code %d with the URI in its data", uri, err, mcp.CodeResourceNotFound)
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams || !strings.Contains(string(rpcErr.Data), uri) {
+			t.Errorf("read %s: err %#v, want code %d with the URI in its data", uri, err, jsonrpc.CodeInvalidParams)
 		}
 	}
 }
@@ -112,7 +112,7 @@ func TestMissingCollectionResourceSuggestsTheClosest(t *testing.T) {
 	} {
 		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 		var rpcErr *jsonrpc.Error
-		if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeResourceNotFound || !strings.Contains(rpcErr.Message, want) ||
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams || !strings.Contains(rpcErr.Message, want) ||
 			!strings.Contains(string(rpcErr.Data), uri) {
 			t.Errorf("read %s: err %#v, want not found with %q", uri, err, want)
 		}

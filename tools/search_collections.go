@@ -77,7 +77,6 @@ func SearchCollections() Tool {
 }
 
 func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (SearchCollectionsOut, string, error) {
-	const tool = "search_collections"
 	fail := failWith[SearchCollectionsOut]()
 	listing, err := in.listing()
 	if err != nil {

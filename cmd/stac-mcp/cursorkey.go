@@ -113,8 +113,8 @@ const sharedCursorKeyEvery = 30 * time.Second
 // another replica stored a different key meanwhile (a replica that started
 // while the key was gone): cursors then continue only on replicas with the
 // same key until the odd ones restart. STAC_MCP_CURSOR_KEY avoids both.
-func sharedCursorKey(store *sharedstate.Store, log zerolog.Logger) ([]byte, func(context.Context)) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+func sharedCursorKey(ctx context.Context, store *sharedstate.Store, log zerolog.Logger) ([]byte, func(context.Context)) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	key, err := store.CursorKey(ctx, tools.NewCursorKey())
 	if err != nil {

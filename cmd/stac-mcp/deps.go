@@ -125,7 +125,7 @@ func newApp(ctx context.Context, cfg *config, stderr io.Writer) (*app, error) {
 	a := &app{logger: logger, shared: shared}
 	cursorKey := cursorKeyFor(cfg, logger)
 	if cursorKey == nil && cfg.Command == "http" && shared != nil {
-		cursorKey, a.keepCursorKey = sharedCursorKey(shared, logger)
+		cursorKey, a.keepCursorKey = sharedCursorKey(ctx, shared, logger)
 	}
 	a.deps = &tools.Deps{
 		Surface:   surface,

@@ -375,7 +375,7 @@ func inflate(b []byte) ([]byte, error) {
 	out, err := io.ReadAll(io.LimitReader(r, maxCore+1))
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("its compressed content is damaged (%v)", err)
+		return nil, fmt.Errorf("its compressed content is damaged (%w)", err)
 	case len(out) > maxCore:
 		return nil, fmt.Errorf("its content inflates past %d bytes", maxCore)
 	}

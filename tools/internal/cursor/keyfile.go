@@ -33,7 +33,7 @@ func LoadOrCreateKeyFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
+	defer os.Remove(tmp.Name()) //nolint:errcheck // the temporary name: linked to path by then, or abandoned; a leftover holds no key anyone reads
 	_, werr := tmp.WriteString(hex.EncodeToString(NewKey()) + "\n")
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr
