@@ -37,7 +37,9 @@ func modelBytes(t *testing.T, tools []*mcp.Tool) int {
 // the write toolset is listed only with --allow-writes, so its cost is
 // logged, not budgeted. When the test fails, shorten descriptions (the
 // shared argument forms belong in instructions.md, once) rather than raise
-// the budget. BenchmarkToolsListBytes (bench/) reports the same figure.
+// the budget. BenchmarkToolsListBytes (bench/) reports the same figure, and
+// tools/internal/gen (go generate) writes both figures into
+// docs/configuration.md.
 func TestToolsListBudget(t *testing.T) {
 	t.Parallel()
 	listed := listTools(t, newTestSession(t, testSessionOptions{}))

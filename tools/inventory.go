@@ -7,6 +7,11 @@
 // receipt) and shapes the result. No tool registers itself any other way.
 package tools
 
+// The files derived from the inventory (tools/__toolsnaps__, the tool and
+// toolset tables of the README and docs/) are written by internal/gen.
+//
+//go:generate go run ./internal/gen
+
 import (
 	"context"
 	"errors"

@@ -22,8 +22,8 @@ import (
 // checked here like code: every command they show runs, every output they
 // show is what the command prints now, every image a command writes is the
 // committed one, every relative link reaches a file and heading, and the
-// settings table is complete. The tool tables are checked in
-// tools/docs_test.go.
+// settings table is complete. The tool tables are generated and checked by
+// tools/internal/gen.
 
 // docsRoot is the repository root as seen from this package's directory,
 // where go test runs.

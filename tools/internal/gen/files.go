@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// derivedFile is one file of the repository that the code renders.
+type derivedFile struct {
+	path string // from the repository root, slash-separated
+	want []byte // the content; nil: the file must not exist (the snapshot of a tool no longer listed)
+}
+
+// committed reads the file as it is in the working tree; nil when it does
+// not exist.
+func (f derivedFile) committed(root string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.path)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// write brings the file to its rendered content (or removes it), touching
+// it only when it differs, and reports whether it did.
+func (f derivedFile) write(root string) (bool, error) {
+	have, err := f.committed(root)
+	if err != nil {
+		return false, err
+	}
+	path := filepath.Join(root, filepath.FromSlash(f.path))
+	switch {
+	case f.want == nil && have == nil, f.want != nil && have != nil && bytes.Equal(have, f.want):
+		return false, nil
+	case f.want == nil:
+		return true, os.Remove(path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
+	}
+	return true, os.WriteFile(path, f.want, 0o644)
+}
+
+// repoRoot is the directory of the module's go.mod, found upwards from the
+// working directory (go generate runs in the package's directory, go test
+// in the test's).
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory: run from inside the repository")
+		}
+		dir = parent
+	}
+}
+
+// firstDifference shows the first differing line with a little context.
+func firstDifference(committed, rendered string) string {
+	w, g := strings.Split(committed, "\n"), strings.Split(rendered, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			start := max(0, i-3)
+			ctx := strings.Join(g[start:min(i, len(g))], "\n")
+			return fmt.Sprintf("line %d:\n%s\n- committed: %s\n+ rendered:  %s", i+1, ctx, wl, gl)
+		}
+	}
+	return "(equal)"
+}
