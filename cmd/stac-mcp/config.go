@@ -8,100 +8,24 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/transport"
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/reliability/idempotency"
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
-// setting is one option that can come from a flag or an environment
-// variable; the flag wins. Environment variables exist for every setting
-// because MCP hosts (Claude Desktop) pass configuration through "env".
-type setting struct {
-	flag, env, value, help string
-}
-
 // booleanSettings are flags without a value (--allow-writes; also
 // --allow-writes=false); their variables take true or false.
-var booleanSettings = map[string]bool{setAllowWrites.env: true, setReadOnly.env: true}
+var booleanSettings = map[string]bool{settings.AllowWrites.Env: true, settings.ReadOnly.Env: true}
 
-// Settings of the server itself.
-var (
-	setCatalog    = setting{"catalog", "STAC_MCP_CATALOG_URL", "REF", "default catalog: URL, preset name, demo, or path to a catalog.json (default earth-search)"}
-	setCeiling    = setting{"max-items-ceiling", "STAC_MCP_MAX_ITEMS_CEILING", "N", "largest max_items a search accepts (default 100)"}
-	setHeaders    = setting{"headers", "STAC_MCP_HEADERS", "HEADERS", `headers sent to the default catalog's own origin only (never to another catalog, never logged): Name=value pairs separated by ';' or newlines, e.g. "Authorization=Bearer abc;X-Api-Key=k", or a JSON object {"Authorization":"Bearer abc"}; other catalogs: STAC_MCP_CATALOG_HEADERS_<NAME>`}
-	setCatalogs   = setting{"catalogs", "STAC_MCP_CATALOGS", "LIST", "extra catalogs by name, usable wherever a preset name is: name=url or name=path pairs separated by ',', ';' or newlines, e.g. internal=https://stac.internal.example/v1,archive=/srv/stac/catalog.json (a path is absolute, starts with '.', or is file://; over http the only way to serve a local catalog besides --catalog)"}
-	setAllowPriv  = setting{"allow-private-networks", "STAC_MCP_ALLOW_PRIVATE_NETWORKS", "BOOL", "http: let catalog_url, next links, redirects and asset probes reach loopback, private and link-local addresses (default false; stdio always may)"}
-	setAllowHosts = setting{"allowed-catalog-hosts", "STAC_MCP_ALLOWED_CATALOG_HOSTS", "LIST", "http: hosts reachable even when private: names, IPs or CIDR prefixes separated by ',', e.g. stac.internal.example,10.20.0.0/16 (configured catalogs are always reachable)"}
-	setHTTPAddr   = setting{"addr", "STAC_MCP_HTTP_ADDR", "ADDR", "http: listen address (default " + defaultHTTPAddr + "); a non-loopback address needs STAC_MCP_HTTP_TOKEN"}
-	setLogLevel   = setting{"log-level", "STAC_MCP_LOG_LEVEL", "LEVEL", "trace, debug, info, warn or error (default info); logs go to stderr"}
-	setLogFmt     = setting{"log-format", "STAC_MCP_LOG_FORMAT", "FORMAT", "json (default) or console"}
-	setDemoFaults = setting{"demo-fault-rate", "STAC_MCP_DEMO_FAULT_RATE", "RATE", "demo catalog only: inject transient faults (5xx, resets, 429) into this fraction of upstream attempts, to watch retries happen (0 to 0.9; default off)"}
-	setDemoSeed   = setting{"demo-fault-seed", "STAC_MCP_DEMO_FAULT_SEED", "N", "seed of the demo fault schedule, to replay a run (default: from the clock, logged at startup)"}
-	setToolsets   = setting{"toolsets", "STAC_MCP_TOOLSETS", "LIST", "toolsets to list, separated by ',': all (default), discover, search, size, visual, ops, write (write needs --allow-writes); each listed tool costs the model context"}
-	setTools      = setting{"tools", "STAC_MCP_TOOLS", "LIST", "single tools to list besides --toolsets, separated by ',', e.g. search_items,get_item; alone, only these are listed"}
-	setReadOnly   = setting{"read-only", "STAC_MCP_READ_ONLY", "", "list no tool that changes a catalog, even with --allow-writes (default false)"}
-	setMetrics    = setting{"metrics-addr", "STAC_MCP_METRICS_ADDR", "ADDR", "serve Prometheus /metrics on this address, e.g. 127.0.0.1:9464 (stdio mode; default off); like --addr, a non-loopback address needs STAC_MCP_HTTP_TOKEN"}
-
-	// Writes (adr/0014-idempotent-writes.md).
-	setAllowWrites = setting{"allow-writes", "STAC_MCP_ALLOW_WRITES", "", "add the write tools (create_item, update_item, delete_item, create_collection, update_collection) for catalogs that declare the STAC Transaction extension and for local catalog.json files; true or false (default false: read-only)"}
-	setStateDir    = setting{"state-dir", "STAC_MCP_STATE_DIR", "DIR", "directory of the idempotency store (idempotency.db, with --allow-writes) and of cursor.key (stdio and call); default: the user's state directory, $XDG_STATE_HOME/stac-mcp or ~/.local/state/stac-mcp"}
-	setIdemTTL     = setting{"idempotency-ttl-secs", "STAC_MCP_IDEMPOTENCY_TTL_SECS", "SECS", "how long a write's outcome answers repeats of its idempotency key (default 86400, 24 h; 60 to 2592000)"}
-	setRedisURL    = setting{"redis-url", "STAC_MCP_REDIS_URL", "URL", "Redis shared by replicas, redis://host:6379/0 (rediss:// for TLS): they share the response cache, retry budgets and circuit breakers there (each uses its own while Redis does not answer), http replicas without STAC_MCP_CURSOR_KEY their cursor key, and with --allow-writes the idempotency records. Put a password in the environment variable, not the flag (command lines are visible to every user)"}
-)
-
-// reliabilitySettings are read by reliability.PolicyFromEnv; a flag
-// overrides its variable by being looked up first.
-var reliabilitySettings = []setting{
-	{"tool-timeout-secs", "STAC_MCP_TOOL_TIMEOUT_SECS", "SECS", "deadline of one tool call, all attempts, waits and pages included: 1 to 3600 (default 15)"},
-	{"attempt-timeout-secs", "STAC_MCP_ATTEMPT_TIMEOUT_SECS", "SECS", "deadline of one upstream HTTP attempt but the last of a read, which gets the rest of the call (default: 4/15 of the tool timeout, i.e. 4)"},
-	{"max-attempts", "STAC_MCP_MAX_ATTEMPTS", "N", "attempts per upstream request, first try included (default 3)"},
-	{"backoff-base-secs", "STAC_MCP_BACKOFF_BASE_SECS", "SECS", "base of the full-jitter exponential backoff (default 0.4)"},
-	{"retry-after-cap-secs", "STAC_MCP_RETRY_AFTER_CAP_SECS", "SECS", "longest Retry-After the server waits for inside a call (default 5)"},
-	{"cache-ttl-secs", "STAC_MCP_CACHE_TTL_SECS", "SECS", "how long successful GET answers are reused; 0 disables the cache (default 30)"},
-	{"cache-max-bytes", "STAC_MCP_CACHE_MAX_BYTES", "BYTES", "memory bound of the response cache (default 33554432, i.e. 32 MiB)"},
-	{"bulkhead-max", "STAC_MCP_BULKHEAD_MAX", "N", "most concurrent upstream requests per catalog host (default 16)"},
-	{"max-hosts", "STAC_MCP_MAX_HOSTS", "N", "most catalog hosts whose reliability state (breaker, retry budget, health) is kept besides the configured catalogs; the least recently used idle one is forgotten past it (default 512)"},
-	{"body-budget-bytes", "STAC_MCP_BODY_BUDGET_BYTES", "BYTES", "memory bound of upstream response bodies being read at once, across all calls; past it reads wait, then are refused (default 268435456, 256 MiB)"},
-	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: off (default), on (after the host's p95 latency), or a delay in seconds"},
-}
-
-var serverSettings = []setting{setCatalog, setCatalogs, setCeiling, setHeaders, setToolsets, setTools, setReadOnly, setLogLevel, setLogFmt, setMetrics,
-	setHTTPAddr, setAllowPriv, setAllowHosts, setDemoFaults, setDemoSeed, setAllowWrites, setStateDir, setIdemTTL, setRedisURL}
-
-// flagSettings are every setting that has a flag and a variable: the flags
-// loadConfig registers and, with secretSettings, the variables the unknown
-// STAC_MCP_* check knows. A new table of settings goes here.
-func flagSettings() []setting {
-	return slices.Concat(serverSettings, httpSettings, reliabilitySettings, retiredSettings)
-}
-
-// envHTTPToken and envCursorKey are secrets, so they have no flag
-// (command lines are visible to every user of the machine) and are never
-// logged.
-const (
-	envHTTPToken = "STAC_MCP_HTTP_TOKEN"
-	envCursorKey = "STAC_MCP_CURSOR_KEY"
-	// minCursorKeyLen: a key shorter than 32 characters is guessable.
-	minCursorKeyLen = 32
-)
-
-// envCatalogHeaders is the prefix of the per-catalog header variables:
-// STAC_MCP_CATALOG_HEADERS_<NAME>, NAME a preset or STAC_MCP_CATALOGS name
-// in uppercase with '-' as '_' (tools.HeadersEnvSuffix).
-const envCatalogHeaders = "STAC_MCP_CATALOG_HEADERS_"
-
-// secretSettings are read from the environment only.
-var secretSettings = []setting{
-	{"", envHTTPToken, "SECRET", "http and --metrics-addr: bearer token every request must carry (Authorization: Bearer …); required for a non-loopback address, then at least 16 bytes; enforced whenever set"},
-	{"", envCursorKey, "SECRET", "key that signs cursors (at least 32 characters, e.g. openssl rand -hex 32): replicas sharing it continue each other's cursors (default: http replicas with STAC_MCP_REDIS_URL share one kept in Redis, else a random key per http process; stdio and call keep one in the user's state directory)"},
-	{"", envCatalogHeaders + "<NAME>", "HEADERS", "headers for one preset or STAC_MCP_CATALOGS catalog, sent to its origin only, same forms as STAC_MCP_HEADERS, e.g. STAC_MCP_CATALOG_HEADERS_INTERNAL=X-Api-Key=k"},
-}
+// minCursorKeyLen: a STAC_MCP_CURSOR_KEY shorter than 32 characters is
+// guessable.
+const minCursorKeyLen = 32
 
 // defaultMaxItemsCeiling bounds search_items output for a model's context.
 const (
@@ -200,12 +124,12 @@ type settingSource struct {
 // lookup returns a setting's value (trimmed), the name it was given under
 // ("--flag" or the variable, for messages) and whether it was given at
 // all: the flag when it is on the command line, else a non-blank variable.
-func (src settingSource) lookup(s setting) (value, name string, ok bool) {
-	if src.given[s.flag] {
-		return *src.values[s.env], "--" + s.flag, true
+func (src settingSource) lookup(s settings.Setting) (value, name string, ok bool) {
+	if src.given[s.Flag] {
+		return *src.values[s.Env], "--" + s.Flag, true
 	}
-	v, ok := src.env(s.env)
-	return strings.TrimSpace(v), s.env, ok && strings.TrimSpace(v) != ""
+	v, ok := src.env(s.Env)
+	return strings.TrimSpace(v), s.Env, ok && strings.TrimSpace(v) != ""
 }
 
 // parseCommandLine registers a flag for every setting and the command
@@ -216,14 +140,14 @@ func parseCommandLine(cfg *config, args []string, env func(string) (string, bool
 	fs := flag.NewFlagSet("stac-mcp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported once, by run
 	src := settingSource{values: map[string]*string{}, given: map[string]bool{}, env: env}
-	for _, s := range flagSettings() {
-		if booleanSettings[s.env] {
+	for _, s := range settings.WithFlags() {
+		if booleanSettings[s.Env] {
 			v := new(string)
-			src.values[s.env] = v
-			fs.BoolFunc(s.flag, s.help, func(arg string) error { *v = arg; return nil })
+			src.values[s.Env] = v
+			fs.BoolFunc(s.Flag, s.Help, func(arg string) error { *v = arg; return nil })
 			continue
 		}
-		src.values[s.env] = fs.String(s.flag, "", s.help)
+		src.values[s.Env] = fs.String(s.Flag, "", s.Help)
 	}
 	fs.BoolVar(&cfg.Text, "text", false, "call: print the text block instead of the structured JSON")
 	fs.StringVar(&cfg.ImageDir, "image-dir", "", "call: also write each image the result carries (map_items, get_item_preview) into this directory")
@@ -254,25 +178,25 @@ func parseCommandLine(cfg *config, args []string, env func(string) (string, bool
 // default catalog's headers, the named catalogs and their headers, and
 // whether http callers may reach private networks.
 func loadCatalogSettings(cfg *config, src settingSource) error {
-	if v, _, ok := src.lookup(setCatalog); ok {
+	if v, _, ok := src.lookup(settings.Catalog); ok {
 		cfg.Catalog = v
 	}
 	cfg.MaxItemsCeiling = defaultMaxItemsCeiling
-	if v, name, ok := src.lookup(setCeiling); ok {
+	if v, name, ok := src.lookup(settings.MaxItemsCeiling); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxItemsCeilingLimit {
 			return usageError("%s=%q: want a whole number from 1 to %d", name, v, maxItemsCeilingLimit)
 		}
 		cfg.MaxItemsCeiling = n
 	}
-	if v, name, ok := src.lookup(setHeaders); ok {
+	if v, name, ok := src.lookup(settings.Headers); ok {
 		h, err := parseHeaders(v)
 		if err != nil {
 			return usageError("%s: %v", name, err)
 		}
 		cfg.Headers = h
 	}
-	if v, name, ok := src.lookup(setCatalogs); ok {
+	if v, name, ok := src.lookup(settings.Catalogs); ok {
 		named, err := tools.ParseNamedCatalogs(name, v)
 		if err != nil {
 			return usageError("%v", err)
@@ -282,7 +206,7 @@ func loadCatalogSettings(cfg *config, src settingSource) error {
 	if err := loadCatalogHeaders(cfg, src.env); err != nil {
 		return err
 	}
-	if v, name, ok := src.lookup(setAllowPriv); ok {
+	if v, name, ok := src.lookup(settings.AllowPrivateNetworks); ok {
 		allow, err := strconv.ParseBool(v)
 		if err != nil {
 			return usageError("%s=%q: want true or false", name, v)
@@ -297,34 +221,34 @@ func loadCatalogSettings(cfg *config, src settingSource) error {
 // address, the limits, the retired settings still set, the token and the
 // metrics address.
 func loadListenerSettings(cfg *config, src settingSource) error {
-	if v, name, ok := src.lookup(setAllowHosts); ok {
+	if v, name, ok := src.lookup(settings.AllowedCatalogHosts); ok {
 		hosts, err := reliability.ParseAllowedHosts(name, v)
 		if err != nil {
 			return usageError("%v", err)
 		}
 		cfg.AllowedHosts = hosts
 	}
-	cfg.HTTPAddr, _, _ = src.lookup(setHTTPAddr)
+	cfg.HTTPAddr, _, _ = src.lookup(settings.HTTPAddr)
 	limits, err := loadHTTPLimits(src.lookup)
 	if err != nil {
 		return err
 	}
 	cfg.HTTP = limits
 	cfg.Retired = retiredWarnings(src.lookup)
-	if v, ok := src.env(envHTTPToken); ok {
+	if v, ok := src.env(settings.EnvHTTPToken); ok {
 		cfg.HTTPToken = strings.TrimSpace(v)
 	}
-	cfg.MetricsAddr, _, _ = src.lookup(setMetrics)
+	cfg.MetricsAddr, _, _ = src.lookup(settings.MetricsAddr)
 	return nil
 }
 
 // loadCursorKey reads STAC_MCP_CURSOR_KEY, refusing a guessable one.
 func loadCursorKey(cfg *config, src settingSource) error {
-	if v, ok := src.env(envCursorKey); ok && strings.TrimSpace(v) != "" {
+	if v, ok := src.env(settings.EnvCursorKey); ok && strings.TrimSpace(v) != "" {
 		cfg.CursorKey = strings.TrimSpace(v)
 		if len(cfg.CursorKey) < minCursorKeyLen {
 			return usageError("%s is %d characters long (value not shown); want at least %d, e.g. the output of: openssl rand -hex 32",
-				envCursorKey, len(cfg.CursorKey), minCursorKeyLen)
+				settings.EnvCursorKey, len(cfg.CursorKey), minCursorKeyLen)
 		}
 	}
 	return nil
@@ -333,8 +257,8 @@ func loadCursorKey(cfg *config, src settingSource) error {
 // loadLogSettings reads the log level and format, and checks them now by
 // building a logger, so a bad one refuses to start.
 func loadLogSettings(cfg *config, src settingSource) error {
-	cfg.LogLevel, _, _ = src.lookup(setLogLevel)
-	cfg.LogFormat, _, _ = src.lookup(setLogFmt)
+	cfg.LogLevel, _, _ = src.lookup(settings.LogLevel)
+	cfg.LogFormat, _, _ = src.lookup(settings.LogFormat)
 	if _, err := reliability.NewLogger(cfg.LogLevel, cfg.LogFormat, io.Discard); err != nil {
 		return usageError("%v", err)
 	}
@@ -344,7 +268,7 @@ func loadLogSettings(cfg *config, src settingSource) error {
 // loadDemoFaultSettings reads the demo catalog's fault rate and seed; a
 // rate is refused with any other catalog.
 func loadDemoFaultSettings(cfg *config, src settingSource) error {
-	if v, name, ok := src.lookup(setDemoFaults); ok {
+	if v, name, ok := src.lookup(settings.DemoFaultRate); ok {
 		rate, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(rate >= 0 && rate <= maxDemoFaultRate) {
 			return usageError("%s=%q: want a fraction from 0 to %g", name, v, maxDemoFaultRate)
@@ -354,7 +278,7 @@ func loadDemoFaultSettings(cfg *config, src settingSource) error {
 		}
 		cfg.DemoFaultRate = rate
 	}
-	if v, name, ok := src.lookup(setDemoSeed); ok {
+	if v, name, ok := src.lookup(settings.DemoFaultSeed); ok {
 		seed, err := strconv.ParseUint(v, 10, 64)
 		if err != nil || seed == 0 {
 			return usageError("%s=%q: want a whole number from 1 to %d", name, v, uint64(math.MaxUint64))
@@ -370,8 +294,8 @@ func loadDemoFaultSettings(cfg *config, src settingSource) error {
 // message names the flag first.
 func loadPolicy(cfg *config, src settingSource) error {
 	policy, err := reliability.PolicyFromEnv(func(name string) (string, bool) {
-		for _, s := range reliabilitySettings {
-			if s.env == name {
+		for _, s := range settings.Reliability {
+			if s.Env == name {
 				v, _, ok := src.lookup(s)
 				return v, ok
 			}
@@ -379,9 +303,9 @@ func loadPolicy(cfg *config, src settingSource) error {
 		return src.env(name)
 	})
 	if err != nil {
-		for _, s := range reliabilitySettings {
-			if src.given[s.flag] && strings.Contains(err.Error(), s.env) {
-				return usageError("--%s: %v", s.flag, err)
+		for _, s := range settings.Reliability {
+			if src.given[s.Flag] && strings.Contains(err.Error(), s.Env) {
+				return usageError("--%s: %v", s.Flag, err)
 			}
 		}
 		return usageError("%v", err)
@@ -402,7 +326,7 @@ func loadCatalogHeaders(cfg *config, env func(string) (string, bool)) error {
 		names = append(names, p.Name)
 	}
 	for _, name := range names {
-		variable := envCatalogHeaders + tools.HeadersEnvSuffix(name)
+		variable := settings.EnvCatalogHeaders + tools.HeadersEnvSuffix(name)
 		v, ok := env(variable)
 		if !ok || strings.TrimSpace(v) == "" {
 			continue
@@ -479,7 +403,7 @@ func truncate(s string, n int) string {
 // file's).
 func loadWriteSettings(cfg *config, src settingSource) error {
 	lookup := src.lookup
-	if v, name, ok := lookup(setAllowWrites); ok {
+	if v, name, ok := lookup(settings.AllowWrites); ok {
 		allow, err := parseBool(v)
 		if err != nil {
 			return usageError("%s=%q: want true or false", name, v)
@@ -487,21 +411,21 @@ func loadWriteSettings(cfg *config, src settingSource) error {
 		cfg.AllowWrites = allow
 	}
 	cfg.IdempotencyTTL = defaultIdempotencyTTL
-	if v, name, ok := lookup(setIdemTTL); ok {
+	if v, name, ok := lookup(settings.IdempotencyTTL); ok {
 		secs, err := strconv.Atoi(v)
 		if err != nil || secs < minIdempotencyTTLSecs || secs > maxIdempotencyTTLSecs {
 			return usageError("%s=%q: want a whole number of seconds from %d to %d (30 days)", name, v, minIdempotencyTTLSecs, maxIdempotencyTTLSecs)
 		}
 		cfg.IdempotencyTTL = time.Duration(secs) * time.Second
 	}
-	if v, name, ok := lookup(setRedisURL); ok {
+	if v, name, ok := lookup(settings.RedisURL); ok {
 		if err := idempotency.CheckRedisURL(v); err != nil {
 			return usageError("%s: %v", name, err)
 		}
 		cfg.RedisURL = v
 	}
 	cfg.StateDir = stateDir(src.env)
-	if v, _, ok := lookup(setStateDir); ok {
+	if v, _, ok := lookup(settings.StateDir); ok {
 		cfg.StateDir = v // else the user's state directory (stateDir)
 	}
 	return nil
@@ -525,13 +449,13 @@ func loadSurfaceSettings(cfg *config, src settingSource) error {
 	split := func(v string) []string {
 		return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == ';' || r == '\n' })
 	}
-	if v, _, ok := lookup(setToolsets); ok {
+	if v, _, ok := lookup(settings.Toolsets); ok {
 		cfg.Surface.Toolsets = split(v)
 	}
-	if v, _, ok := lookup(setTools); ok {
+	if v, _, ok := lookup(settings.Tools); ok {
 		cfg.Surface.Tools = split(v)
 	}
-	if v, name, ok := lookup(setReadOnly); ok {
+	if v, name, ok := lookup(settings.ReadOnly); ok {
 		readOnly, err := parseBool(v)
 		if err != nil {
 			return usageError("%s=%q: want true or false", name, v)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 	"github.com/stacmcp/stac-mcp/reliability/sharedstate"
 	"github.com/stacmcp/stac-mcp/tools"
 )
@@ -70,13 +71,13 @@ func cursorKeyFor(cfg *config, log zerolog.Logger) []byte {
 		return nil
 	}
 	if cfg.StateDir == "" {
-		log.Warn().Msg("no state directory (HOME or XDG_STATE_HOME unset): cursors are signed with a key of this process only and end with it; set " + envCursorKey + " to keep them")
+		log.Warn().Msg("no state directory (HOME or XDG_STATE_HOME unset): cursors are signed with a key of this process only and end with it; set " + settings.EnvCursorKey + " to keep them")
 		return nil
 	}
 	path := filepath.Join(cfg.StateDir, tools.CursorKeyFile)
 	key, err := tools.LoadCursorKeyFile(path)
 	if err != nil {
-		log.Warn().Err(err).Str("path", path).Msg("cannot use the cursor key file: cursors are signed with a key of this process only; set " + envCursorKey + " to keep them")
+		log.Warn().Err(err).Str("path", path).Msg("cannot use the cursor key file: cursors are signed with a key of this process only; set " + settings.EnvCursorKey + " to keep them")
 		return nil
 	}
 	return key
@@ -89,7 +90,7 @@ func cursorKeyFor(cfg *config, log zerolog.Logger) []byte {
 func cursorKeySource(cfg *config, sharedKey bool) string {
 	switch {
 	case cfg.CursorKey != "":
-		return envCursorKey
+		return settings.EnvCursorKey
 	case sharedKey:
 		return "redis"
 	}
@@ -119,7 +120,7 @@ func sharedCursorKey(ctx context.Context, store *sharedstate.Store, log zerolog.
 	key, err := store.CursorKey(ctx, tools.NewCursorKey())
 	if err != nil {
 		log.Error().Str("event", "cursor_key_per_process").Err(err).
-			Msg("the cursor key shared through Redis cannot be read: this replica signs cursors with a key of its own, which the other replicas refuse, until it restarts with Redis answering; set " + envCursorKey + " on every replica to avoid this")
+			Msg("the cursor key shared through Redis cannot be read: this replica signs cursors with a key of its own, which the other replicas refuse, until it restarts with Redis answering; set " + settings.EnvCursorKey + " on every replica to avoid this")
 		return nil, nil
 	}
 	log.Info().Str("event", "cursor_key_shared").Msg("cursors are signed with the key the replicas share in Redis")
@@ -142,7 +143,7 @@ func sharedCursorKey(ctx context.Context, store *sharedstate.Store, log zerolog.
 			case !hmac.Equal(now, key) && !warned:
 				warned = true
 				log.Error().Str("event", "cursor_key_diverged").
-					Msg("Redis holds another cursor key than this replica's (it lost its data and another replica started meanwhile): cursors continue only on replicas with the same key; restart this replica, or set " + envCursorKey + " on every replica")
+					Msg("Redis holds another cursor key than this replica's (it lost its data and another replica started meanwhile): cursors continue only on replicas with the same key; restart this replica, or set " + settings.EnvCursorKey + " on every replica")
 			}
 		}
 	}

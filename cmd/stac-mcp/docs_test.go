@@ -15,6 +15,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 	"github.com/stacmcp/stac-mcp/reliability"
 )
 
@@ -504,12 +505,12 @@ func shellWords(s string) ([]string, error) {
 // against PolicyFromEnv in TestEveryReliabilityVariableIsASetting).
 func TestConfigurationDocListsEverySetting(t *testing.T) {
 	doc := readDoc(t, configurationDoc)
-	for _, s := range slices.Concat(flagSettings(), secretSettings) {
-		if !strings.Contains(doc, "`"+s.env+"`") {
-			t.Errorf("%s lacks %s", configurationDoc, s.env)
+	for _, s := range slices.Concat(settings.WithFlags(), settings.Secrets) {
+		if !strings.Contains(doc, "`"+s.Env+"`") {
+			t.Errorf("%s lacks %s", configurationDoc, s.Env)
 		}
-		if s.flag != "" && !strings.Contains(doc, "`--"+s.flag+"`") {
-			t.Errorf("%s lacks --%s", configurationDoc, s.flag)
+		if s.Flag != "" && !strings.Contains(doc, "`--"+s.Flag+"`") {
+			t.Errorf("%s lacks --%s", configurationDoc, s.Flag)
 		}
 	}
 }
@@ -533,23 +534,23 @@ func TestReliabilitySettingsShowTheirDefaults(t *testing.T) {
 		"STAC_MCP_BULKHEAD_MAX":         fmt.Sprint(p.BulkheadMax),
 		"STAC_MCP_HEDGE":                "off",
 	}
-	for _, s := range reliabilitySettings {
-		want, ok := defaults[s.env]
+	for _, s := range settings.Reliability {
+		want, ok := defaults[s.Env]
 		if !ok {
-			t.Errorf("%s: no default known to this test", s.env)
+			t.Errorf("%s: no default known to this test", s.Env)
 			continue
 		}
-		if !containsWord(s.help, want) || !strings.Contains(s.help, "default") {
-			t.Errorf("--help for %s %q does not give its default %s", s.env, s.help, want)
+		if !containsWord(s.Help, want) || !strings.Contains(s.Help, "default") {
+			t.Errorf("--help for %s %q does not give its default %s", s.Env, s.Help, want)
 		}
 		row := ""
 		for line := range strings.Lines(doc) {
-			if strings.HasPrefix(line, "|") && strings.Contains(line, "`"+s.env+"`") {
+			if strings.HasPrefix(line, "|") && strings.Contains(line, "`"+s.Env+"`") {
 				row = line
 			}
 		}
 		if !containsWord(row, "("+want) && !containsWord(row, want+")") && !containsWord(row, "("+humanBytes(want)+")") {
-			t.Errorf("%s row for %s %q does not give its default (%s)", configurationDoc, s.env, strings.TrimSpace(row), want)
+			t.Errorf("%s row for %s %q does not give its default (%s)", configurationDoc, s.Env, strings.TrimSpace(row), want)
 		}
 	}
 }

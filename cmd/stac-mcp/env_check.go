@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 	"github.com/stacmcp/stac-mcp/stacclient/freetext"
 	"github.com/stacmcp/stac-mcp/tools"
 )
@@ -16,13 +17,13 @@ const envPrefix = "STAC_MCP_"
 // pattern rather than from a settings table, and of variables other parts
 // of the project read (the SLO benchmark harness): names under them are not
 // reported as unknown.
-var envPrefixFamilies = []string{"STAC_MCP_SLO_", envCatalogHeaders}
+var envPrefixFamilies = []string{"STAC_MCP_SLO_", settings.EnvCatalogHeaders}
 
 // knownEnvNames are the variables the settings tables declare.
 func knownEnvNames() []string {
 	var names []string
-	for _, s := range slices.Concat(flagSettings(), secretSettings) {
-		names = append(names, s.env)
+	for _, s := range slices.Concat(settings.WithFlags(), settings.Secrets) {
+		names = append(names, s.Env)
 	}
 	return names
 }
@@ -58,12 +59,12 @@ func unknownEnvWarnings(environ []string) []string {
 func unknownCatalogHeaderWarnings(environ []string, named []tools.Preset) []string {
 	var suffixes []string
 	for _, p := range slices.Concat(tools.Presets(), named) {
-		suffixes = append(suffixes, envCatalogHeaders+tools.HeadersEnvSuffix(p.Name))
+		suffixes = append(suffixes, settings.EnvCatalogHeaders+tools.HeadersEnvSuffix(p.Name))
 	}
 	var warnings []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, envCatalogHeaders) || slices.Contains(suffixes, name) {
+		if !strings.HasPrefix(name, settings.EnvCatalogHeaders) || slices.Contains(suffixes, name) {
 			continue
 		}
 		closest, _ := closestName(name, suffixes)

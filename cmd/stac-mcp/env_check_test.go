@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/transport"
 	"github.com/stacmcp/stac-mcp/stacclient/freetext"
 )
@@ -50,9 +51,9 @@ func TestEverySettingIsAKnownVariable(t *testing.T) {
 	for _, name := range knownEnvNames() {
 		environ = append(environ, name+"=x")
 	}
-	for _, table := range [][]setting{serverSettings, httpSettings, reliabilitySettings, secretSettings} {
-		if !slices.Contains(knownEnvNames(), table[0].env) {
-			t.Errorf("%s is not known: its settings table is missing from flagSettings", table[0].env)
+	for _, table := range [][]settings.Setting{settings.Server, settings.HTTP, settings.Reliability, settings.Secrets} {
+		if !slices.Contains(knownEnvNames(), table[0].Env) {
+			t.Errorf("%s is not known: its settings table is missing from settings.WithFlags", table[0].Env)
 		}
 	}
 	if w := unknownEnvWarnings(environ); len(w) != 0 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
@@ -35,19 +36,19 @@ func writeHelp(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(helpIntro)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	section := func(title string, settings []setting) {
+	section := func(title string, table []settings.Setting) {
 		fmt.Fprintf(tw, "\n%s (flag / environment variable; the flag wins):\n", title)
-		for _, s := range settings {
-			fmt.Fprintf(tw, "  --%s %s\t%s\t%s\n", s.flag, s.value, s.env, s.help)
+		for _, s := range table {
+			fmt.Fprintf(tw, "  --%s %s\t%s\t%s\n", s.Flag, s.Value, s.Env, s.Help)
 		}
 	}
-	section("Server settings", serverSettings)
-	section("HTTP server limits (stac-mcp http)", httpSettings)
-	section("Reliability settings", reliabilitySettings)
-	section("Retired settings (accepted, no effect)", retiredSettings)
+	section("Server settings", settings.Server)
+	section("HTTP server limits (stac-mcp http)", settings.HTTP)
+	section("Reliability settings", settings.Reliability)
+	section("Retired settings (accepted, no effect)", settings.Retired)
 	fmt.Fprintf(tw, "\nSecrets (environment only, never logged):\n")
-	for _, s := range secretSettings {
-		fmt.Fprintf(tw, "  %s=%s\t%s\n", s.env, s.value, s.help)
+	for _, s := range settings.Secrets {
+		fmt.Fprintf(tw, "  %s=%s\t%s\n", s.Env, s.Value, s.Help)
 	}
 	fmt.Fprintf(tw, "\nCommand flags:\n")
 	fmt.Fprintf(tw, "  --text\tcall: print the text block instead of the structured JSON\n")

@@ -8,13 +8,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/transport"
 	"github.com/stacmcp/stac-mcp/reliability"
 )
-
-// defaultHTTPAddr is loopback: a server reachable from other machines must
-// be asked for, and then needs a token.
-const defaultHTTPAddr = "127.0.0.1:8080"
 
 // runHTTP serves MCP over Streamable HTTP at /mcp, with /metrics and
 // /healthz on the same listener, until SIGINT or SIGTERM.
@@ -23,7 +20,7 @@ func runHTTP(ctx context.Context, cfg *config, stderr io.Writer) error {
 	defer stop()
 	addr := cfg.HTTPAddr
 	if addr == "" {
-		addr = defaultHTTPAddr
+		addr = settings.DefaultHTTPAddr
 	}
 	if err := checkHTTPExposure(addr, cfg.HTTPToken); err != nil {
 		return err
@@ -46,7 +43,7 @@ func runHTTP(ctx context.Context, cfg *config, stderr io.Writer) error {
 	if cursorKeySource(cfg, a.keepCursorKey != nil) == "per-process" {
 		a.logger.Info().Str("event", "cursor_key_per_process").
 			Msg("cursors are signed with a key of this process: they end when it stops, and other replicas refuse them; " +
-				"replicas behind a load balancer need the same " + envCursorKey + " (adr/0009)")
+				"replicas behind a load balancer need the same " + settings.EnvCursorKey + " (adr/0009)")
 	}
 	return serveHTTP(ctx, a, ln, cfg)
 }
@@ -69,7 +66,7 @@ func checkHTTPExposure(addr, token string) error {
 func checkExposure(setting, addr, token string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usageError("%s=%q: want host:port, e.g. %s (%v)", setting, addr, defaultHTTPAddr, err)
+		return usageError("%s=%q: want host:port, e.g. %s (%v)", setting, addr, settings.DefaultHTTPAddr, err)
 	}
 	if transport.IsLoopbackHost(host) {
 		return nil
@@ -102,8 +99,8 @@ func serveHTTP(ctx context.Context, a *app, ln net.Listener, cfg *config) error 
 		Server:             a.server,
 		Token:              cfg.HTTPToken,
 		Limits:             cfg.HTTP,
-		MaxBodySetting:     setHTTPMaxBody.env,
-		BodyTimeoutSetting: setHTTPBodyTimeout.env,
+		MaxBodySetting:     settings.HTTPMaxBody.Env,
+		BodyTimeoutSetting: settings.HTTPBodyTimeout.Env,
 		Metrics:            a.deps.Layer.MetricsHandler(),
 		Registry:           a.deps.Layer.Registry(),
 		ShutdownGrace:      a.deps.Layer.Policy().ToolTimeout + time.Second,

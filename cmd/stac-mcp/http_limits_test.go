@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 )
 
 // dialRaw opens a plain TCP connection to the test server, closed at the
@@ -201,7 +203,7 @@ func TestHTTPMetricsRejectsForeignHost(t *testing.T) {
 func TestHTTPTokenRules(t *testing.T) {
 	t.Parallel()
 	const token = "tok-3f9a2c77d1e04b6b"
-	s := startHTTPForTest(t, map[string]string{envHTTPToken: token}, "--catalog", "demo", "--log-level", "error")
+	s := startHTTPForTest(t, map[string]string{settings.EnvHTTPToken: token}, "--catalog", "demo", "--log-level", "error")
 	hc := newTestHTTPClient(t)
 	for _, auth := range []string{"bearer " + token, "BEARER " + token, "Bearer   " + token} {
 		if code, _ := post(t, hc, s.url+"/mcp", map[string]string{"Authorization": auth}); code != http.StatusOK {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 )
 
 // Header names and the first stateless revision of the protocol, as
@@ -104,7 +106,7 @@ func (rr *roundRobin) requests() []forwardedRequest {
 // replicas behind a load balancer must.
 func startReplicas(t *testing.T, n int, env map[string]string, args ...string) []*httpServerForTest {
 	t.Helper()
-	env = mapsWith(env, envCursorKey, "replicas-share-this-cursor-key-0123456789")
+	env = mapsWith(env, settings.EnvCursorKey, "replicas-share-this-cursor-key-0123456789")
 	var replicas []*httpServerForTest
 	for range n {
 		replicas = append(replicas, startHTTPForTest(t, env, args...))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 )
 
 func TestHeadersAcceptPairsAndJSON(t *testing.T) {
@@ -72,7 +74,7 @@ func TestHeadersReachTheCatalogButNeverTheLog(t *testing.T) {
 	const bearer, apiKey, token = "sekrit-bearer-71f2", "sekrit-key-99a0", "sekrit-token-5c3e"
 	env := map[string]string{
 		"STAC_MCP_HEADERS":    "Authorization=Bearer " + bearer + ";X-Api-Key=" + apiKey,
-		envHTTPToken:          token,
+		settings.EnvHTTPToken: token,
 		"STAC_MCP_LOG_LEVEL":  "trace",
 		"STAC_MCP_LOG_FORMAT": "json",
 	}
@@ -123,10 +125,10 @@ func TestHTTPAndAccessVariablesAreSettings(t *testing.T) {
 	t.Parallel()
 	_, help, _ := runForTest(t, nil, "--help")
 	names := map[string]bool{}
-	for _, s := range append(append([]setting(nil), serverSettings...), secretSettings...) {
-		names[s.env] = true
+	for _, s := range append(append([]settings.Setting(nil), settings.Server...), settings.Secrets...) {
+		names[s.Env] = true
 	}
-	for _, want := range []string{"STAC_MCP_HTTP_ADDR", envHTTPToken, "STAC_MCP_CATALOGS", "STAC_MCP_HEADERS"} {
+	for _, want := range []string{"STAC_MCP_HTTP_ADDR", settings.EnvHTTPToken, "STAC_MCP_CATALOGS", "STAC_MCP_HEADERS"} {
 		if !names[want] {
 			t.Errorf("%s is not a setting", want)
 		}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 )
 
 // httpServerForTest is `stac-mcp http` in-process on a free loopback port.
@@ -196,7 +198,7 @@ func TestHTTPRejectsForeignOriginAndHost(t *testing.T) {
 func TestHTTPTokenIsRequiredAndLeaksNothing(t *testing.T) {
 	t.Parallel()
 	const token = "tok-3f9a2c77d1e04b6b"
-	s := startHTTPForTest(t, map[string]string{envHTTPToken: token}, "--catalog", "demo", "--log-level", "debug")
+	s := startHTTPForTest(t, map[string]string{settings.EnvHTTPToken: token}, "--catalog", "demo", "--log-level", "debug")
 	hc := newTestHTTPClient(t)
 	for name, headers := range map[string]map[string]string{
 		"missing":      nil,

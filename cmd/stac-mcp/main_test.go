@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/tools"
 )
@@ -196,9 +197,9 @@ func TestHelpListsEveryFlagAndVariable(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, s := range append(append([]setting(nil), serverSettings...), reliabilitySettings...) {
-		if !strings.Contains(stdout, "--"+s.flag) || !strings.Contains(stdout, s.env) {
-			t.Errorf("--help lacks --%s / %s", s.flag, s.env)
+	for _, s := range append(append([]settings.Setting(nil), settings.Server...), settings.Reliability...) {
+		if !strings.Contains(stdout, "--"+s.Flag) || !strings.Contains(stdout, s.Env) {
+			t.Errorf("--help lacks --%s / %s", s.Flag, s.Env)
 		}
 	}
 	for _, w := range []string{"stdio", "call", "tools", "--text", "--json", "--version", "earth-search", "planetary-computer", "usgs-landsat", "demo", "catalog.json"} {
@@ -353,13 +354,13 @@ func TestEveryReliabilityVariableIsASetting(t *testing.T) {
 		t.Fatal("PolicyFromEnv read no variables")
 	}
 	known := map[string]bool{}
-	for _, s := range reliabilitySettings {
-		known[s.env] = true
+	for _, s := range settings.Reliability {
+		known[s.Env] = true
 	}
 	doc := readDoc(t, configurationDoc)
 	for _, name := range asked {
 		if !known[name] {
-			t.Errorf("reliability reads %s but it is not in reliabilitySettings (no flag, not in --help)", name)
+			t.Errorf("reliability reads %s but it is not in settings.Reliability (no flag, not in --help)", name)
 		}
 		if !strings.Contains(doc, name) {
 			t.Errorf("%s's settings table lacks %s", configurationDoc, name)
@@ -443,10 +444,10 @@ func TestCursorKeySources(t *testing.T) {
 	if msg := next(nil, nil); !strings.Contains(msg, "signature does not match") {
 		t.Errorf("without a state directory or key, a cursor outlived its process: %q", msg)
 	}
-	if msg := next(map[string]string{envCursorKey: keyA}, map[string]string{envCursorKey: keyA}); msg != "" {
-		t.Errorf("replicas sharing %s: %s", envCursorKey, msg)
+	if msg := next(map[string]string{settings.EnvCursorKey: keyA}, map[string]string{settings.EnvCursorKey: keyA}); msg != "" {
+		t.Errorf("replicas sharing %s: %s", settings.EnvCursorKey, msg)
 	}
-	if msg := next(map[string]string{envCursorKey: keyA}, map[string]string{envCursorKey: keyB}); !strings.Contains(msg, "signature does not match") {
+	if msg := next(map[string]string{settings.EnvCursorKey: keyA}, map[string]string{settings.EnvCursorKey: keyB}); !strings.Contains(msg, "signature does not match") {
 		t.Errorf("another key accepted the cursor: %q", msg)
 	}
 
@@ -483,8 +484,8 @@ func TestCursorKeySources(t *testing.T) {
 		t.Errorf("call: key of %d bytes, want the file's 32", len(key))
 	}
 
-	code, _, stderr := runForTest(t, map[string]string{envCursorKey: "short"}, "--catalog", "demo", "tools")
-	if code != 2 || !strings.Contains(stderr, envCursorKey) || strings.Contains(stderr, "short") {
+	code, _, stderr := runForTest(t, map[string]string{settings.EnvCursorKey: "short"}, "--catalog", "demo", "tools")
+	if code != 2 || !strings.Contains(stderr, settings.EnvCursorKey) || strings.Contains(stderr, "short") {
 		t.Errorf("a 5-character key: exit %d, %q; want a usage error naming the variable, not the value", code, stderr)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/tools"
 )
@@ -40,13 +41,13 @@ type bundleOption struct {
 
 // bundleOptions are offered by the bundle, in the form's order.
 var bundleOptions = []bundleOption{
-	{key: "catalog", env: setCatalog.env, title: "Catalog", kind: "string", def: tools.DefaultCatalog},
-	{key: "headers", env: setHeaders.env, title: "Private catalog headers", kind: "string", def: "", sensitive: true},
-	{key: "catalogs", env: setCatalogs.env, title: "Named catalogs", kind: "string", def: ""},
+	{key: "catalog", env: settings.Catalog.Env, title: "Catalog", kind: "string", def: tools.DefaultCatalog},
+	{key: "headers", env: settings.Headers.Env, title: "Private catalog headers", kind: "string", def: "", sensitive: true},
+	{key: "catalogs", env: settings.Catalogs.Env, title: "Named catalogs", kind: "string", def: ""},
 	{key: "tool_timeout_secs", env: "STAC_MCP_TOOL_TIMEOUT_SECS", title: "Tool timeout (seconds)", kind: "number",
 		def: reliability.DefaultPolicy().ToolTimeout.Seconds(), min: 1, max: 3600},
-	{key: "log_level", env: setLogLevel.env, title: "Log level", kind: "string", def: "info"},
-	{key: "toolsets", env: setToolsets.env, title: "Toolsets", kind: "string", def: "all"},
+	{key: "log_level", env: settings.LogLevel.Env, title: "Log level", kind: "string", def: "info"},
+	{key: "toolsets", env: settings.Toolsets.Env, title: "Toolsets", kind: "string", def: "all"},
 }
 
 // leftOutOfBundle are the settings the form does not offer, and why. Every
@@ -54,13 +55,13 @@ var bundleOptions = []bundleOption{
 // setting fails TestEverySettingIsClassifiedForTheBundle until someone
 // decides.
 var leftOutOfBundle = map[string]string{
-	setCeiling.env:                    "output shaping for a model's context; the default suits Claude",
-	setLogFmt.env:                     "Claude Desktop stores stderr as text either way",
-	setMetrics.env:                    "operators' Prometheus endpoint, not a desktop concern",
-	setHTTPAddr.env:                   "http mode only; the bundle runs stdio",
-	envHTTPToken:                      "http mode only; the bundle runs stdio",
-	setDemoFaults.env:                 "demo catalog fault injection, for watching retries by hand",
-	setDemoSeed.env:                   "demo catalog fault injection, for watching retries by hand",
+	settings.MaxItemsCeiling.Env:      "output shaping for a model's context; the default suits Claude",
+	settings.LogFormat.Env:            "Claude Desktop stores stderr as text either way",
+	settings.MetricsAddr.Env:          "operators' Prometheus endpoint, not a desktop concern",
+	settings.HTTPAddr.Env:             "http mode only; the bundle runs stdio",
+	settings.EnvHTTPToken:             "http mode only; the bundle runs stdio",
+	settings.DemoFaultRate.Env:        "demo catalog fault injection, for watching retries by hand",
+	settings.DemoFaultSeed.Env:        "demo catalog fault injection, for watching retries by hand",
 	"STAC_MCP_ATTEMPT_TIMEOUT_SECS":   "reliability tuning; the defaults are the documented policy (adr/0002)",
 	"STAC_MCP_MAX_ATTEMPTS":           "reliability tuning; the defaults are the documented policy (adr/0002)",
 	"STAC_MCP_BACKOFF_BASE_SECS":      "reliability tuning; the defaults are the documented policy (adr/0002)",
@@ -71,45 +72,36 @@ var leftOutOfBundle = map[string]string{
 	"STAC_MCP_HEDGE":                  "reliability tuning; the defaults are the documented policy (adr/0002)",
 	"STAC_MCP_MAX_HOSTS":              "bounds for a shared server (adr/0010); one desktop user never reaches them",
 	"STAC_MCP_BODY_BUDGET_BYTES":      "bounds for a shared server (adr/0010); one desktop user never reaches them",
-	setHTTPMaxConns.env:               "http mode only; the bundle runs stdio",
-	setHTTPMaxConnsPerIP.env:          "http mode only; the bundle runs stdio",
-	setHTTPIdle.env:                   "http mode only; the bundle runs stdio",
-	setHTTPBodyTimeout.env:            "http mode only; the bundle runs stdio",
-	setHTTPMaxBody.env:                "http mode only; the bundle runs stdio",
+	settings.HTTPMaxConns.Env:         "http mode only; the bundle runs stdio",
+	settings.HTTPMaxConnsPerIP.Env:    "http mode only; the bundle runs stdio",
+	settings.HTTPIdleTimeout.Env:      "http mode only; the bundle runs stdio",
+	settings.HTTPBodyTimeout.Env:      "http mode only; the bundle runs stdio",
+	settings.HTTPMaxBody.Env:          "http mode only; the bundle runs stdio",
 	"STAC_MCP_HTTP_MAX_SESSIONS":      "retired, no effect (adr/0015)",
 	"STAC_MCP_HTTP_SESSION_IDLE_SECS": "retired, no effect (adr/0015)",
-	setAllowPriv.env:                  "http mode only: stdio may always reach private addresses",
-	setAllowHosts.env:                 "http mode only: stdio may always reach private addresses",
-	setAllowWrites.env:                "the bundle is read-only; write tools are an explicit choice made by hand-configuring the server",
-	setStateDir.env:                   "the default (the user's state directory) suits a desktop install",
-	setIdemTTL.env:                    "write tools only, which the bundle does not enable",
-	setRedisURL.env:                   "state shared by server replicas, not a desktop concern",
-	envCursorKey:                      "stdio keeps its own key in the user's state directory",
-	setTools.env:                      "single tools are a finer choice than the form's toolsets; hand-configure the server for them",
-	setReadOnly.env:                   "the bundle never enables the write tools, so it is read-only already",
+	settings.AllowPrivateNetworks.Env: "http mode only: stdio may always reach private addresses",
+	settings.AllowedCatalogHosts.Env:  "http mode only: stdio may always reach private addresses",
+	settings.AllowWrites.Env:          "the bundle is read-only; write tools are an explicit choice made by hand-configuring the server",
+	settings.StateDir.Env:             "the default (the user's state directory) suits a desktop install",
+	settings.IdempotencyTTL.Env:       "write tools only, which the bundle does not enable",
+	settings.RedisURL.Env:             "state shared by server replicas, not a desktop concern",
+	settings.EnvCursorKey:             "stdio keeps its own key in the user's state directory",
+	settings.Tools.Env:                "single tools are a finer choice than the form's toolsets; hand-configure the server for them",
+	settings.ReadOnly.Env:             "the bundle never enables the write tools, so it is read-only already",
 	"STAC_MCP_CATALOG_HEADERS_<NAME>": "one variable per catalog name, which a fixed settings form cannot offer; the form's headers go to the default catalog",
 }
 
-func allSettings() []setting {
-	return slices.Concat(flagSettings(), secretSettings)
-}
+func allSettings() []settings.Setting { return settings.All() }
 
-func settingByEnv(env string) (setting, bool) {
-	for _, s := range allSettings() {
-		if s.env == env {
-			return s, true
-		}
-	}
-	return setting{}, false
-}
+func settingByEnv(env string) (settings.Setting, bool) { return settings.ByEnv(env) }
 
 // description is the setting's --help text as a sentence, so the form says
 // what --help says; the catalog also lists the preset names.
 func (o bundleOption) description() string {
 	s, _ := settingByEnv(o.env)
-	r, n := utf8.DecodeRuneInString(s.help)
-	d := string(unicode.ToUpper(r)) + s.help[n:] + "."
-	if o.env == setCatalog.env {
+	r, n := utf8.DecodeRuneInString(s.Help)
+	d := string(unicode.ToUpper(r)) + s.Help[n:] + "."
+	if o.env == settings.Catalog.Env {
 		names := make([]string, 0, len(tools.Presets())+1)
 		for _, p := range tools.Presets() {
 			names = append(names, p.Name)
@@ -375,9 +367,9 @@ func TestEverySettingIsClassifiedForTheBundle(t *testing.T) {
 		}
 	}
 	for _, s := range allSettings() {
-		if _, out := leftOutOfBundle[s.env]; !offered[s.env] && !out {
+		if _, out := leftOutOfBundle[s.Env]; !offered[s.Env] && !out {
 			t.Errorf("setting %s is neither offered by the bundle (bundleOptions) nor left out with a reason (leftOutOfBundle) "+
-				"in cmd/stac-mcp/manifest_test.go; decide, then UPDATE_MANIFEST=true go test ./cmd/stac-mcp -run Manifest", s.env)
+				"in cmd/stac-mcp/manifest_test.go; decide, then UPDATE_MANIFEST=true go test ./cmd/stac-mcp -run Manifest", s.Env)
 		}
 	}
 }
