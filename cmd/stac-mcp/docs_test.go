@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"image/png"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +13,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/doccmd"
 	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 	"github.com/stacmcp/stac-mcp/reliability"
 )
@@ -37,20 +36,9 @@ const configurationDoc = "docs/configuration.md"
 // relative to the repository root.
 func docFiles(t *testing.T) []string {
 	t.Helper()
-	files := []string{"README.md", "bench/RESULTS.md"}
-	pages, err := filepath.Glob(filepath.Join(docsRoot, "docs", "*.md"))
+	files, err := doccmd.Files(docsRoot)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if len(pages) == 0 {
-		t.Fatal("docs/ has no pages")
-	}
-	for _, p := range pages {
-		rel, err := filepath.Rel(docsRoot, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, filepath.ToSlash(rel))
 	}
 	return files
 }
@@ -65,51 +53,6 @@ func readDoc(t *testing.T, rel string) string {
 	return string(raw)
 }
 
-// mdBlock is a part of a Markdown file: a fenced code block (fenced true,
-// lang its info string's first word) or one line of prose.
-type mdBlock struct {
-	fenced   bool
-	unclosed bool // a fence that runs to the end of the file
-	lang     string
-	text     string // the block's lines, or the prose line
-	line     int    // 1-based line of the opening fence or of the prose line
-}
-
-// splitMarkdown cuts a Markdown file into fenced blocks and prose lines.
-// Fences are the ``` kind at the start of a line, all the docs use.
-func splitMarkdown(doc string) []mdBlock {
-	var blocks []mdBlock
-	var cur *mdBlock
-	var body strings.Builder
-	n := 0
-	for line := range strings.Lines(doc) {
-		n++
-		trimmed := strings.TrimRight(line, "\r\n")
-		if cur != nil {
-			if strings.HasPrefix(trimmed, "```") {
-				cur.text = body.String()
-				blocks = append(blocks, *cur)
-				cur = nil
-				body.Reset()
-				continue
-			}
-			body.WriteString(line)
-			continue
-		}
-		if info, ok := strings.CutPrefix(trimmed, "```"); ok {
-			lang, _, _ := strings.Cut(strings.TrimSpace(info), " ")
-			cur = &mdBlock{fenced: true, lang: lang, line: n}
-			continue
-		}
-		blocks = append(blocks, mdBlock{text: trimmed, line: n})
-	}
-	if cur != nil {
-		cur.text, cur.unclosed = body.String(), true
-		blocks = append(blocks, *cur)
-	}
-	return blocks
-}
-
 // excerptMarker, on the prose line right before a command block, says that
 // the output block after it shows only some consecutive lines of the output.
 const excerptMarker = "<!-- output: excerpt -->"
@@ -119,45 +62,35 @@ const excerptMarker = "<!-- output: excerpt -->"
 type docCommand struct {
 	file    string
 	line    int
-	command string   // the line as written
-	args    []string // its arguments after "go run ./cmd/stac-mcp"
-	output  *mdBlock // the text or json block right after the command block
+	command string        // the line as written
+	args    []string      // its arguments after "go run ./cmd/stac-mcp"
+	output  *doccmd.Block // the text or json block right after the command block
 	excerpt bool
 }
-
-const goRunPrefix = "go run ./cmd/stac-mcp "
 
 // docCommands finds every command line of a doc and the output block shown
 // after it. A text block that no command precedes is reported in
 // unproduced: every output a doc shows must come from a checked command.
-func docCommands(t *testing.T, file, doc string) (cmds []docCommand, unproduced []mdBlock) {
+func docCommands(t *testing.T, file, doc string) (cmds []docCommand, unproduced []doccmd.Block) {
 	t.Helper()
-	blocks := splitMarkdown(doc)
+	blocks := doccmd.Split(doc)
 	produced := map[int]bool{} // index of output blocks that follow a command
 	for i, b := range blocks {
-		if !b.fenced || b.lang != "sh" {
-			continue
+		lines, err := doccmd.Commands(b)
+		if err != nil {
+			t.Fatalf("%s:%v", file, err)
 		}
 		var found []docCommand
-		for j, line := range strings.Split(b.text, "\n") {
-			line = strings.TrimSpace(line)
-			rest, ok := strings.CutPrefix(line, goRunPrefix)
-			if !ok {
-				continue
-			}
-			args, err := shellWords(rest)
-			if err != nil {
-				t.Fatalf("%s:%d: %q: %v", file, b.line+1+j, line, err)
-			}
-			found = append(found, docCommand{file: file, line: b.line + 1 + j, command: line, args: args})
+		for _, c := range lines {
+			found = append(found, docCommand{file: file, line: c.Line, command: c.Text, args: c.Args})
 		}
 		if len(found) == 0 {
 			continue
 		}
 		out := nextBlock(blocks, i)
-		if out >= 0 && blocks[out].fenced && (blocks[out].lang == "text" || blocks[out].lang == "json") {
+		if out >= 0 && blocks[out].Fenced && (blocks[out].Lang == "text" || blocks[out].Lang == "json") {
 			if len(found) > 1 {
-				t.Errorf("%s:%d: an output block follows a block of %d commands: give each command shown with its output a block of its own", file, blocks[out].line, len(found))
+				t.Errorf("%s:%d: an output block follows a block of %d commands: give each command shown with its output a block of its own", file, blocks[out].Line, len(found))
 			} else {
 				found[0].output = &blocks[out]
 				found[0].excerpt = prevProse(blocks, i) == excerptMarker
@@ -167,7 +100,7 @@ func docCommands(t *testing.T, file, doc string) (cmds []docCommand, unproduced 
 		cmds = append(cmds, found...)
 	}
 	for i, b := range blocks {
-		if b.fenced && b.lang == "text" && !produced[i] {
+		if b.Fenced && b.Lang == "text" && !produced[i] {
 			unproduced = append(unproduced, b)
 		}
 	}
@@ -176,9 +109,9 @@ func docCommands(t *testing.T, file, doc string) (cmds []docCommand, unproduced 
 
 // nextBlock is the index of the first block after i that is not a blank
 // prose line, or -1.
-func nextBlock(blocks []mdBlock, i int) int {
+func nextBlock(blocks []doccmd.Block, i int) int {
 	for j := i + 1; j < len(blocks); j++ {
-		if blocks[j].fenced || strings.TrimSpace(blocks[j].text) != "" {
+		if blocks[j].Fenced || strings.TrimSpace(blocks[j].Text) != "" {
 			return j
 		}
 	}
@@ -186,12 +119,12 @@ func nextBlock(blocks []mdBlock, i int) int {
 }
 
 // prevProse is the last non-blank prose line before block i.
-func prevProse(blocks []mdBlock, i int) string {
+func prevProse(blocks []doccmd.Block, i int) string {
 	for j := i - 1; j >= 0; j-- {
-		if blocks[j].fenced {
+		if blocks[j].Fenced {
 			return ""
 		}
-		if s := strings.TrimSpace(blocks[j].text); s != "" {
+		if s := strings.TrimSpace(blocks[j].Text); s != "" {
 			return s
 		}
 	}
@@ -214,30 +147,30 @@ func prevProse(blocks []mdBlock, i int) string {
 //
 // A command with `--image-dir DIR` writes its images to a temporary
 // directory instead, and each must be the file of that name committed in
-// DIR (on amd64, byte for byte; elsewhere, same dimensions); with
-// UPDATE_DOCS=true the committed files are rewritten (not when CI=true).
+// DIR (on amd64, byte for byte; elsewhere, same dimensions:
+// doccmd.SameImage); go generate ./... writes them (internal/gen).
 // A text block that no command produces fails the test: show the command,
 // or show no output.
 func TestDocCommands(t *testing.T) {
 	total := 0
 	for _, file := range docFiles(t) {
 		doc := readDoc(t, file)
-		for _, b := range splitMarkdown(doc) {
-			if b.unclosed {
-				t.Errorf("%s:%d: this code block is never closed: the rest of the file renders as code", file, b.line)
+		for _, b := range doccmd.Split(doc) {
+			if b.Unclosed {
+				t.Errorf("%s:%d: this code block is never closed: the rest of the file renders as code", file, b.Line)
 			}
 		}
 		cmds, unproduced := docCommands(t, file, doc)
 		for _, b := range unproduced {
-			t.Errorf("%s:%d: this text block is not the output of a command the test can run; put the `go run ./cmd/stac-mcp …` line that prints it in a sh block right before it (the test then checks it), or do not show it as output", file, b.line)
+			t.Errorf("%s:%d: this text block is not the output of a command the test can run; put the `go run ./cmd/stac-mcp …` line that prints it in a sh block right before it (the test then checks it), or do not show it as output", file, b.Line)
 		}
 		for _, c := range cmds {
 			total++
 			t.Run(fmt.Sprintf("%s:%d", file, c.line), func(t *testing.T) { checkDocCommand(t, c) })
 		}
 	}
-	if !strings.Contains(readDoc(t, "README.md"), "\n"+goRunPrefix) {
-		t.Errorf("README.md has no %q command (the demo call)", goRunPrefix)
+	if !strings.Contains(readDoc(t, "README.md"), "\n"+doccmd.GoRunPrefix) {
+		t.Errorf("README.md has no %q command (the demo call)", doccmd.GoRunPrefix)
 	}
 	if total == 0 {
 		t.Fatal("the docs have no commands")
@@ -285,10 +218,10 @@ func normaliseDocOutput(s string) string {
 
 func compareDocOutput(t *testing.T, c docCommand, stdout string) {
 	t.Helper()
-	shown, got := normaliseDocOutput(c.output.text), normaliseDocOutput(stdout)
-	where := fmt.Sprintf("%s:%d", c.file, c.output.line)
+	shown, got := normaliseDocOutput(c.output.Text), normaliseDocOutput(stdout)
+	where := fmt.Sprintf("%s:%d", c.file, c.output.Line)
 	switch {
-	case c.output.lang == "json":
+	case c.output.Lang == "json":
 		var shownV, gotV any
 		if err := json.Unmarshal([]byte(shown), &shownV); err != nil {
 			t.Fatalf("%s: the JSON block shown is not JSON: %v", where, err)
@@ -331,30 +264,11 @@ func compareDocImages(t *testing.T, c docCommand, imageDir, tmp string) {
 		switch {
 		case err != nil:
 			reason = err.Error()
-		case sameDocImage(committed, got):
+		case doccmd.SameImage(committed, got):
 			continue
 		}
-		if os.Getenv("UPDATE_DOCS") == "true" && os.Getenv("CI") != "true" { // CI never blesses an image nobody looked at
-			if err := os.WriteFile(committedPath, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%s rewritten from %q", rel, c.command)
-			continue
-		}
-		t.Errorf("%s:%d: %s is not the image %q writes now (%s); run UPDATE_DOCS=true go test ./cmd/stac-mcp -run DocCommands and look at it", c.file, c.line, rel, c.command, reason)
+		t.Errorf("%s:%d: %s is not the image %q writes now (%s); run go generate ./... and look at it", c.file, c.line, rel, c.command, reason)
 	}
-}
-
-// sameDocImage compares byte for byte on amd64, where the committed images
-// are made; elsewhere fused multiply-adds may change a few anti-aliased
-// pixels, so only the dimensions must match.
-func sameDocImage(committed, got []byte) bool {
-	if runtime.GOARCH == "amd64" {
-		return bytes.Equal(committed, got)
-	}
-	a, errA := png.DecodeConfig(bytes.NewReader(committed))
-	b, errB := png.DecodeConfig(bytes.NewReader(got))
-	return errA == nil && errB == nil && a.Width == b.Width && a.Height == b.Height
 }
 
 // TestDocLinksResolve: every relative link in the README, docs/,
@@ -418,14 +332,14 @@ var (
 // and code spans: [text](target), ![alt](target), and src/href attributes.
 func docLinks(doc string) []docLink {
 	var links []docLink
-	for _, b := range splitMarkdown(doc) {
-		if b.fenced {
+	for _, b := range doccmd.Split(doc) {
+		if b.Fenced {
 			continue
 		}
-		prose := codeSpan.ReplaceAllString(b.text, "")
+		prose := codeSpan.ReplaceAllString(b.Text, "")
 		for _, re := range []*regexp.Regexp{mdLink, htmlSrc} {
 			for _, m := range re.FindAllStringSubmatch(prose, -1) {
-				links = append(links, docLink{target: m[1], line: b.line})
+				links = append(links, docLink{target: m[1], line: b.Line})
 			}
 		}
 	}
@@ -438,11 +352,11 @@ func docLinks(doc string) []docLink {
 func headingIDs(doc string) []string {
 	var ids []string
 	seen := map[string]int{}
-	for _, b := range splitMarkdown(doc) {
-		if b.fenced || !strings.HasPrefix(b.text, "#") {
+	for _, b := range doccmd.Split(doc) {
+		if b.Fenced || !strings.HasPrefix(b.Text, "#") {
 			continue
 		}
-		text := strings.TrimLeft(b.text, "#")
+		text := strings.TrimLeft(b.Text, "#")
 		if text == "" || text[0] != ' ' {
 			continue
 		}
@@ -464,40 +378,6 @@ func headingIDs(doc string) []string {
 		seen[s]++
 	}
 	return ids
-}
-
-// shellWords splits a command line on spaces, honouring single quotes (all
-// the docs use).
-func shellWords(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord, quoted := false, false
-	for _, r := range s {
-		switch {
-		case quoted && r == '\'':
-			quoted = false
-		case quoted:
-			cur.WriteRune(r)
-		case r == '\'':
-			quoted, inWord = true, true
-		case r == ' ' || r == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if quoted {
-		return nil, os.ErrInvalid
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }
 
 // TestConfigurationDocListsEverySetting keeps the settings table complete:
@@ -599,9 +479,9 @@ func TestReadmeTestCommandIsCIs(t *testing.T) {
 		section = section[:end]
 	}
 	var command string
-	for _, b := range splitMarkdown(section) {
-		if b.fenced && b.lang == "sh" {
-			command = strings.TrimSpace(b.text)
+	for _, b := range doccmd.Split(section) {
+		if b.Fenced && b.Lang == "sh" {
+			command = strings.TrimSpace(b.Text)
 			break
 		}
 	}
@@ -664,15 +544,15 @@ func docRepoPaths(doc string) []docLink {
 			}
 		}
 	}
-	for _, b := range splitMarkdown(doc) {
-		if b.fenced {
-			if b.lang == "sh" {
-				add(b.text, b.line)
+	for _, b := range doccmd.Split(doc) {
+		if b.Fenced {
+			if b.Lang == "sh" {
+				add(b.Text, b.Line)
 			}
 			continue
 		}
-		for _, span := range codeSpan.FindAllString(b.text, -1) {
-			add(strings.Trim(span, "`"), b.line)
+		for _, span := range codeSpan.FindAllString(b.Text, -1) {
+			add(strings.Trim(span, "`"), b.Line)
 		}
 	}
 	return refs

@@ -10,6 +10,12 @@
 // every log line goes to stderr.
 package main
 
+// The files derived from this command's settings, tools and docs
+// (manifest.json, server.json, the docs' images) are written by
+// internal/gen.
+//
+//go:generate go run ./internal/gen
+
 import (
 	"context"
 	"errors"

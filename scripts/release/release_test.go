@@ -96,8 +96,9 @@ func TestServerJSONValidationRejects(t *testing.T) {
 }
 
 // TestServerJSONEnvironmentMatchesManifest: the registry entry offers the
-// settings the bundle's form offers (manifest.json, generated from the code
-// by cmd/stac-mcp), with the same defaults, secrecy and descriptions.
+// settings the bundle's form offers, with the same defaults, secrecy and
+// descriptions (both files are generated from the code by
+// cmd/stac-mcp/internal/gen; this holds the committed pair together).
 func TestServerJSONEnvironmentMatchesManifest(t *testing.T) {
 	var m struct {
 		Server struct {

@@ -13,7 +13,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// The registry entry. server.json at the repository root is a template: the
+// The registry entry. server.json at the repository root is a template
+// (generated with manifest.json by cmd/stac-mcp/internal/gen): the
 // release step fills in the version (in the bundle's URL and the image tag)
 // and the bundle's SHA-256, then validates the result against the
 // registry's schema, vendored in testdata/registry (source and licence
