@@ -8,7 +8,8 @@
 package tools
 
 // The files derived from the inventory (tools/__toolsnaps__, the tool and
-// toolset tables of the README and docs/) are written by internal/gen.
+// toolset tables of the README and docs/) and the golden images of
+// internal/picture and internal/mapimage are written by internal/gen.
 //
 //go:generate go run ./internal/gen
 

@@ -16,6 +16,8 @@ import (
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/tools"
 	"github.com/stacmcp/stac-mcp/tools/advice"
+	"github.com/stacmcp/stac-mcp/tools/internal/golden"
+	"github.com/stacmcp/stac-mcp/tools/internal/picture/picturetest"
 )
 
 // snapshotDir holds one snapshot per listed tool.
@@ -43,7 +45,30 @@ func derivedFiles(ctx context.Context, root string) ([]derivedFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(files, docs...), nil
+	images, err := goldenFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(files, docs, images), nil
+}
+
+// goldenFiles are the pinned images of the visual tools' machinery
+// (tools/internal/golden), each left alone while the committed one is
+// within the tolerance its test allows, so a platform whose encoders differ
+// a little does not rewrite it.
+func goldenFiles(root string) ([]derivedFile, error) {
+	var files []derivedFile
+	for _, g := range golden.Files(root) {
+		data, err := g.Render()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", g.Path, err)
+		}
+		tolerance := g.Tolerance
+		files = append(files, derivedFile{path: g.Path, want: data, same: func(committed, want []byte) bool {
+			return picturetest.WithinTolerance(committed, want, tolerance)
+		}})
+	}
+	return files, nil
 }
 
 // listSurface lists the tools of a server with the defaults and of one

@@ -14,6 +14,9 @@ import (
 type derivedFile struct {
 	path string // from the repository root, slash-separated
 	want []byte // the content; nil: the file must not exist (the snapshot of a tool no longer listed)
+	// same says whether the committed content (not nil) already is want;
+	// nil: byte for byte.
+	same func(committed, want []byte) bool
 }
 
 // committed reads the file as it is in the working tree; nil when it does
@@ -35,7 +38,7 @@ func (f derivedFile) write(root string) (bool, error) {
 	}
 	path := filepath.Join(root, filepath.FromSlash(f.path))
 	switch {
-	case f.want == nil && have == nil, f.want != nil && have != nil && bytes.Equal(have, f.want):
+	case f.want == nil && have == nil, f.want != nil && have != nil && f.upToDate(have):
 		return false, nil
 	case f.want == nil:
 		return true, os.Remove(path)
@@ -44,6 +47,14 @@ func (f derivedFile) write(root string) (bool, error) {
 		return false, err
 	}
 	return true, os.WriteFile(path, f.want, 0o644)
+}
+
+// upToDate reports whether the committed content have is f's.
+func (f derivedFile) upToDate(have []byte) bool {
+	if f.same != nil {
+		return f.same(have, f.want)
+	}
+	return bytes.Equal(have, f.want)
 }
 
 // repoRoot is the directory of the module's go.mod, found upwards from the

@@ -6,11 +6,16 @@
 //   - the tool and toolset tables between <!-- name:start --> and
 //     <!-- name:end --> markers in README.md, docs/tools.md, docs/writes.md
 //     and docs/configuration.md;
-//   - the tools/list cost figures stated in docs/configuration.md.
+//   - the tools/list cost figures stated in docs/configuration.md;
+//   - the golden images of tools/internal/picture and tools/internal/mapimage
+//     (tools/internal/golden lists them).
 //
 // It runs from `go generate ./...` (the directive is in tools/inventory.go),
-// offline, and writes only the files whose content changed; the tests of
-// this package fail when a committed file differs from what it would write.
+// offline, and writes only the files whose content changed (a golden image
+// only when the committed one is missing or beyond its test's tolerance, so
+// a platform whose encoders differ a little does not rewrite it); the tests
+// of this package, picture and mapimage fail when a committed file differs
+// from what it would write.
 package main
 
 import (
