@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,4 +121,24 @@ func TestMarkerBlockAndFigureEdits(t *testing.T) {
 	if _, err := statedFigure("d.md", "cost", costWithWrites, 1).apply(doc + doc); err == nil {
 		t.Error("statedFigure accepted a figure stated twice")
 	}
+}
+
+// firstDifference shows the first differing line with a little context.
+func firstDifference(committed, rendered string) string {
+	w, g := strings.Split(committed, "\n"), strings.Split(rendered, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			start := max(0, i-3)
+			ctx := strings.Join(g[start:min(i, len(g))], "\n")
+			return fmt.Sprintf("line %d:\n%s\n- committed: %s\n+ rendered:  %s", i+1, ctx, wl, gl)
+		}
+	}
+	return "(equal)"
 }

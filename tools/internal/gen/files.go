@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // derivedFile is one file of the repository that the code renders.
@@ -75,24 +73,4 @@ func repoRoot() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-// firstDifference shows the first differing line with a little context.
-func firstDifference(committed, rendered string) string {
-	w, g := strings.Split(committed, "\n"), strings.Split(rendered, "\n")
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			start := max(0, i-3)
-			ctx := strings.Join(g[start:min(i, len(g))], "\n")
-			return fmt.Sprintf("line %d:\n%s\n- committed: %s\n+ rendered:  %s", i+1, ctx, wl, gl)
-		}
-	}
-	return "(equal)"
 }
