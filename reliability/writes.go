@@ -16,26 +16,16 @@ const (
 	SideEffectDelete = "delete"
 )
 
-// Replay decisions: how a write call reached its outcome.
-const (
-	// DecisionExecuted: the write was sent and answered (once).
-	DecisionExecuted = "executed"
-	// DecisionDuplicate: the key had a stored outcome; nothing was sent.
-	DecisionDuplicate = "duplicate"
-	// DecisionLookedUp: the answer to the write was lost, and a read showed
-	// the catalog holds the document as written, so nothing was sent again.
-	DecisionLookedUp = "looked-up"
-	// DecisionReplayed: the answer was lost and a read showed the write had
-	// not been applied, so it was sent a second (and last) time.
-	DecisionReplayed = "replayed"
-)
-
 // WriteNote is what a write tool tells the layer about its call, for the
 // receipt, the denial and the write metrics.
 type WriteNote struct {
-	SideEffect            string // SideEffectCreate, …
-	IdempotencyKey        string
-	ReplayDecision        string // Decision*; empty while undecided (a denial before anything was sent)
+	SideEffect     string // SideEffectCreate, …
+	IdempotencyKey string
+	// ReplayDecision is how the write reached its outcome, in the write
+	// protocol's words (tools/internal/writeflow: executed, duplicate,
+	// looked-up, replayed); empty while undecided (a denial before anything
+	// was sent). The layer records it as given.
+	ReplayDecision        string
 	Duplicate             bool   // the stored outcome of an earlier call was returned
 	OriginalCorrelationID string // of the call whose outcome a duplicate returns
 }

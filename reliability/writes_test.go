@@ -191,7 +191,7 @@ func TestReceiptAndDenialCarryTheWrite(t *testing.T) {
 			t.Errorf("read receipt %+v", rc)
 		}
 		rc, err := tl.Run(context.Background(), "update_item", testHost, func(ctx context.Context) error {
-			NoteWrite(ctx, WriteNote{SideEffect: SideEffectUpdate, IdempotencyKey: "k-7", ReplayDecision: DecisionExecuted})
+			NoteWrite(ctx, WriteNote{SideEffect: SideEffectUpdate, IdempotencyKey: "k-7", ReplayDecision: "executed"})
 			if now, ok := CurrentReceipt(ctx); !ok || now.IdempotencyKey != "k-7" || now.CorrelationID == "" {
 				t.Errorf("CurrentReceipt = %+v, %v", now, ok)
 			}
@@ -200,7 +200,7 @@ func TestReceiptAndDenialCarryTheWrite(t *testing.T) {
 			_, _, err := tl.readThrough(req)
 			return err
 		})
-		if rc.SideEffect != SideEffectUpdate || rc.IdempotencyKey != "k-7" || rc.ReplayDecision != DecisionExecuted {
+		if rc.SideEffect != SideEffectUpdate || rc.IdempotencyKey != "k-7" || rc.ReplayDecision != "executed" {
 			t.Errorf("write receipt %+v", rc)
 		}
 		var d *Denial
@@ -212,7 +212,7 @@ func TestReceiptAndDenialCarryTheWrite(t *testing.T) {
 			t.Errorf("write denial %+v: want recovery retry_same_key, the key and the side effect", d)
 		}
 		m := rc.meta()
-		if m["side_effect"] != SideEffectUpdate || m["idempotency_key"] != "k-7" || m["replay_decision"] != DecisionExecuted {
+		if m["side_effect"] != SideEffectUpdate || m["idempotency_key"] != "k-7" || m["replay_decision"] != "executed" {
 			t.Errorf("Meta() = %v", m)
 		}
 		raw, _ := json.Marshal(d)
@@ -249,9 +249,9 @@ func TestWriteMetrics(t *testing.T) {
 			return err
 		})
 	}
-	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a", ReplayDecision: DecisionExecuted}, nil)
-	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a", ReplayDecision: DecisionLookedUp}, nil)
-	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a", ReplayDecision: DecisionDuplicate, Duplicate: true}, nil)
+	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a", ReplayDecision: "executed"}, nil)
+	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a", ReplayDecision: "looked-up"}, nil)
+	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a", ReplayDecision: "duplicate", Duplicate: true}, nil)
 	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a"}, &Denial{Code: CodeIdempotencyConflict})
 	run(WriteNote{SideEffect: SideEffectCreate, IdempotencyKey: "a"}, &Denial{Code: CodeInFlight})
 	_, _ = l.Run(context.Background(), "get_item", "h", func(context.Context) error { return nil })
@@ -260,8 +260,8 @@ func TestWriteMetrics(t *testing.T) {
 	for name, c := range map[string]float64{
 		"duplicates":         testutil.ToFloat64(m.idempotencyDuplicates.WithLabelValues("create_item")),
 		"conflicts":          testutil.ToFloat64(m.idempotencyConflicts.WithLabelValues("create_item")),
-		"writes ok executed": testutil.ToFloat64(m.writes.WithLabelValues("create_item", "ok", DecisionExecuted)),
-		"writes ok lookedup": testutil.ToFloat64(m.writes.WithLabelValues("create_item", "ok", DecisionLookedUp)),
+		"writes ok executed": testutil.ToFloat64(m.writes.WithLabelValues("create_item", "ok", "executed")),
+		"writes ok lookedup": testutil.ToFloat64(m.writes.WithLabelValues("create_item", "ok", "looked-up")),
 	} {
 		if c != 1 {
 			t.Errorf("%s = %v, want 1", name, c)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/writeflow"
 )
 
 // CreateCollectionIn is the new collection.
@@ -38,20 +39,20 @@ func createCollection(ctx context.Context, c *Call, in CreateCollectionIn) (Writ
 	if err != nil {
 		return fail(err)
 	}
-	doc = normalizeDocument(doc, "")
+	doc = writeflow.NormalizeDocument(doc, "")
 	if err := stacclient.CheckCollectionWrite("", doc); err != nil {
 		return fail(err)
 	}
 	collectionID, _ := doc["id"].(string)
-	return runWrite(ctx, c, writeOp{
-		tool: "create_collection", sideEffect: reliability.SideEffectCreate, scope: stacclient.TxCollections, key: in.IdempotencyKey,
-		args:     map[string]any{"collection": doc},
-		out:      WriteOut{CollectionID: collectionID},
-		done:     "created",
-		describe: fmt.Sprintf("collection %q", collectionID),
-		send: func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+	return runWrite(ctx, c, writeflow.Op{
+		Tool: "create_collection", SideEffect: reliability.SideEffectCreate, Scope: stacclient.TxCollections, Key: in.IdempotencyKey,
+		Args:     map[string]any{"collection": doc},
+		Out:      WriteOut{CollectionID: collectionID},
+		Done:     "created",
+		Describe: fmt.Sprintf("collection %q", collectionID),
+		Send: func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
 			return c.Catalog.Client.CreateCollection(ctx, doc, o)
 		},
-		applied: collectionTarget(c, collectionID).holdsLookup(doc, false),
+		Applied: collectionDocument(c, collectionID).Holds(doc, false),
 	})
 }

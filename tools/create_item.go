@@ -8,6 +8,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/writeflow"
 )
 
 // CreateItemIn names the collection and the new item.
@@ -43,20 +44,20 @@ func createItem(ctx context.Context, c *Call, in CreateItemIn) (WriteOut, string
 	if err != nil {
 		return fail(err)
 	}
-	doc = normalizeDocument(doc, collectionID)
+	doc = writeflow.NormalizeDocument(doc, collectionID)
 	if err := stacclient.CheckItemWrite(collectionID, "", doc); err != nil {
 		return fail(err)
 	}
 	itemID, _ := doc["id"].(string)
-	return runWrite(ctx, c, writeOp{
-		tool: "create_item", sideEffect: reliability.SideEffectCreate, scope: stacclient.TxItems, key: in.IdempotencyKey,
-		args:     map[string]any{"collection_id": collectionID, "item": doc},
-		out:      WriteOut{CollectionID: collectionID, ItemID: itemID},
-		done:     "created",
-		describe: fmt.Sprintf("item %q in collection %q", itemID, collectionID),
-		send: func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+	return runWrite(ctx, c, writeflow.Op{
+		Tool: "create_item", SideEffect: reliability.SideEffectCreate, Scope: stacclient.TxItems, Key: in.IdempotencyKey,
+		Args:     map[string]any{"collection_id": collectionID, "item": doc},
+		Out:      WriteOut{CollectionID: collectionID, ItemID: itemID},
+		Done:     "created",
+		Describe: fmt.Sprintf("item %q in collection %q", itemID, collectionID),
+		Send: func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
 			return c.Catalog.Client.CreateItem(ctx, collectionID, doc, o)
 		},
-		applied: itemTarget(c, collectionID, itemID).holdsLookup(doc, false),
+		Applied: itemDocument(c, collectionID, itemID).Holds(doc, false),
 	})
 }

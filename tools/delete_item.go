@@ -8,6 +8,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/writeflow"
 )
 
 // DeleteItemIn names the item to delete.
@@ -36,15 +37,15 @@ func deleteItem(ctx context.Context, c *Call, in DeleteItemIn) (WriteOut, string
 	if err != nil {
 		return failWith[WriteOut]()(err)
 	}
-	return runWrite(ctx, c, writeOp{
-		tool: "delete_item", sideEffect: reliability.SideEffectDelete, scope: stacclient.TxItems, key: in.IdempotencyKey,
-		args:     map[string]any{"collection_id": collectionID, "item_id": itemID},
-		out:      WriteOut{CollectionID: collectionID, ItemID: itemID},
-		done:     "deleted",
-		describe: fmt.Sprintf("item %q of collection %q", itemID, collectionID),
-		send: func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
+	return runWrite(ctx, c, writeflow.Op{
+		Tool: "delete_item", SideEffect: reliability.SideEffectDelete, Scope: stacclient.TxItems, Key: in.IdempotencyKey,
+		Args:     map[string]any{"collection_id": collectionID, "item_id": itemID},
+		Out:      WriteOut{CollectionID: collectionID, ItemID: itemID},
+		Done:     "deleted",
+		Describe: fmt.Sprintf("item %q of collection %q", itemID, collectionID),
+		Send: func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {
 			return c.Catalog.Client.DeleteItem(ctx, collectionID, itemID, o)
 		},
-		applied: itemTarget(c, collectionID, itemID).goneLookup,
+		Applied: itemDocument(c, collectionID, itemID).Gone,
 	})
 }

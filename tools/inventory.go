@@ -25,6 +25,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/tools/internal/cursor"
+	"github.com/stacmcp/stac-mcp/tools/internal/writeflow"
 )
 
 // Tools are the tools a server with d lists: the inventory, and the
@@ -207,14 +208,14 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 			return herr
 		})
 		holder.record(receipt, err)
-		var failed *failedResult
+		var failed *writeflow.Failed
 		if errors.As(err, &failed) {
-			if out, ok := failed.out.(Out); ok {
+			if out, ok := any(failed.Outcome).(Out); ok {
 				// A failure with a structured result (a write's stored
 				// failure): isError, with the same structuredContent on
 				// every duplicate.
 				res := &mcp.CallToolResult{IsError: true, Meta: resultMeta(receipt, nil),
-					Content: []mcp.Content{&mcp.TextContent{Text: failed.text}}}
+					Content: []mcp.Content{&mcp.TextContent{Text: failed.Text}}}
 				return res, out, nil
 			}
 		}

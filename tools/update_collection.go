@@ -8,6 +8,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/writeflow"
 )
 
 // UpdateCollectionIn names the collection and its change: a complete
@@ -44,16 +45,16 @@ func updateCollection(ctx context.Context, c *Call, in UpdateCollectionIn) (Writ
 		return fail(err)
 	}
 	if doc != nil {
-		doc = normalizeDocument(doc, "")
+		doc = writeflow.NormalizeDocument(doc, "")
 	}
-	op := writeOp{
-		tool: "update_collection", sideEffect: reliability.SideEffectUpdate, scope: stacclient.TxCollections, key: in.IdempotencyKey,
-		out:      WriteOut{CollectionID: collectionID},
-		done:     "updated",
-		describe: fmt.Sprintf("collection %q", collectionID),
+	op := writeflow.Op{
+		Tool: "update_collection", SideEffect: reliability.SideEffectUpdate, Scope: stacclient.TxCollections, Key: in.IdempotencyKey,
+		Out:      WriteOut{CollectionID: collectionID},
+		Done:     "updated",
+		Describe: fmt.Sprintf("collection %q", collectionID),
 	}
 	err = update{
-		target:   collectionTarget(c, collectionID),
+		target:   collectionDocument(c, collectionID),
 		docParam: "collection",
 		ids:      map[string]any{"collection_id": collectionID},
 		keep:     map[string]string{"id": collectionID},

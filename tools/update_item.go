@@ -8,6 +8,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/writeflow"
 )
 
 // UpdateItemIn names the item and its change: a complete replacement or a
@@ -46,16 +47,16 @@ func updateItem(ctx context.Context, c *Call, in UpdateItemIn) (WriteOut, string
 		return fail(err)
 	}
 	if doc != nil {
-		doc = normalizeDocument(doc, collectionID)
+		doc = writeflow.NormalizeDocument(doc, collectionID)
 	}
-	op := writeOp{
-		tool: "update_item", sideEffect: reliability.SideEffectUpdate, scope: stacclient.TxItems, key: in.IdempotencyKey,
-		out:      WriteOut{CollectionID: collectionID, ItemID: itemID},
-		done:     "updated",
-		describe: fmt.Sprintf("item %q in collection %q", itemID, collectionID),
+	op := writeflow.Op{
+		Tool: "update_item", SideEffect: reliability.SideEffectUpdate, Scope: stacclient.TxItems, Key: in.IdempotencyKey,
+		Out:      WriteOut{CollectionID: collectionID, ItemID: itemID},
+		Done:     "updated",
+		Describe: fmt.Sprintf("item %q in collection %q", itemID, collectionID),
 	}
 	err = update{
-		target:   itemTarget(c, collectionID, itemID),
+		target:   itemDocument(c, collectionID, itemID),
 		docParam: "item",
 		ids:      map[string]any{"collection_id": collectionID, "item_id": itemID},
 		keep:     map[string]string{"id": itemID, "collection": collectionID},

@@ -23,6 +23,7 @@ import (
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/reliability/idempotency"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/tools/internal/writeflow"
 )
 
 var writeToolNames = []string{"create_item", "update_item", "delete_item", "create_collection", "update_collection"}
@@ -202,20 +203,20 @@ func TestCreateItemThenDuplicate(t *testing.T) {
 	first := callOK(t, cs, "create_item", args)
 	out := structured[WriteOut](t, first)
 	rc, _ := receiptOf(t, first)
-	if out.Status != "created" || out.ReplayDecision != reliability.DecisionExecuted || out.Duplicate || out.UpstreamStatus != 201 ||
+	if out.Status != "created" || out.ReplayDecision != writeflow.DecisionExecuted || out.Duplicate || out.UpstreamStatus != 201 ||
 		out.CorrelationID != rc.CorrelationID || out.SideEffect != reliability.SideEffectCreate {
 		t.Fatalf("first call: %+v (receipt %+v)", out, rc)
 	}
-	if rc.SideEffect != reliability.SideEffectCreate || rc.IdempotencyKey != "k-create-1" || rc.ReplayDecision != reliability.DecisionExecuted {
+	if rc.SideEffect != reliability.SideEffectCreate || rc.IdempotencyKey != "k-create-1" || rc.ReplayDecision != writeflow.DecisionExecuted {
 		t.Errorf("receipt %+v", rc)
 	}
 	second := callOK(t, cs, "create_item", args)
 	dup := structured[WriteOut](t, second)
 	rc2, _ := receiptOf(t, second)
-	if !dup.Duplicate || dup.CorrelationID != out.CorrelationID || dup.Status != "created" || dup.ReplayDecision != reliability.DecisionExecuted {
+	if !dup.Duplicate || dup.CorrelationID != out.CorrelationID || dup.Status != "created" || dup.ReplayDecision != writeflow.DecisionExecuted {
 		t.Errorf("repeat: %+v, want the stored outcome with duplicate true", dup)
 	}
-	if !rc2.Duplicate || rc2.ReplayDecision != reliability.DecisionDuplicate || rc2.OriginalCorrelationID != out.CorrelationID || rc2.Attempts != 0 {
+	if !rc2.Duplicate || rc2.ReplayDecision != writeflow.DecisionDuplicate || rc2.OriginalCorrelationID != out.CorrelationID || rc2.Attempts != 0 {
 		t.Errorf("repeat receipt %+v", rc2)
 	}
 	if !strings.Contains(resultText(second), "Duplicate") {
@@ -484,7 +485,7 @@ func TestLostAnswerIsLookedUpNotReplayed(t *testing.T) {
 			cs := writeSession(t, wc.URL, sqliteWrites(t, t.TempDir()), writePolicy())
 			res := callOK(t, cs, "create_item", map[string]any{"collection_id": "survey", "item": itemArg(t, "lost", 2), "idempotency_key": "k"})
 			out := structured[WriteOut](t, res)
-			if out.ReplayDecision != reliability.DecisionLookedUp || out.Status != "created" || len(out.Notes) == 0 {
+			if out.ReplayDecision != writeflow.DecisionLookedUp || out.Status != "created" || len(out.Notes) == 0 {
 				t.Errorf("result %+v, want created by lookup", out)
 			}
 			if n := wc.count("POST /collections/survey/items"); n != 1 || wc.applied.Load() != 1 {
@@ -497,7 +498,7 @@ func TestLostAnswerIsLookedUpNotReplayed(t *testing.T) {
 		cs := writeSession(t, wc.URL, sqliteWrites(t, t.TempDir()), writePolicy())
 		out := structured[WriteOut](t, callOK(t, cs, "update_item", map[string]any{"collection_id": "survey", "item_id": "existing",
 			"item": itemArg(t, "existing", 7), "idempotency_key": "k"}))
-		if out.ReplayDecision != reliability.DecisionLookedUp || wc.count("PUT /collections/survey/items/existing") != 1 {
+		if out.ReplayDecision != writeflow.DecisionLookedUp || wc.count("PUT /collections/survey/items/existing") != 1 {
 			t.Errorf("%+v after %d PUTs; want looked-up after one (the layer must not retry the keyed PUT)", out, wc.count("PUT /collections/survey/items/existing"))
 		}
 	})
@@ -505,7 +506,7 @@ func TestLostAnswerIsLookedUpNotReplayed(t *testing.T) {
 		wc := newWritableCatalog(t, faultFirstWrite(t, faultinject.AppliedThenReset))
 		cs := writeSession(t, wc.URL, sqliteWrites(t, t.TempDir()), writePolicy())
 		out := structured[WriteOut](t, callOK(t, cs, "delete_item", map[string]any{"collection_id": "survey", "item_id": "existing", "idempotency_key": "k"}))
-		if out.ReplayDecision != reliability.DecisionLookedUp || out.Status != "deleted" || wc.count("DELETE /collections/survey/items/existing") != 1 {
+		if out.ReplayDecision != writeflow.DecisionLookedUp || out.Status != "deleted" || wc.count("DELETE /collections/survey/items/existing") != 1 {
 			t.Errorf("%+v", out)
 		}
 	})
@@ -517,7 +518,7 @@ func TestLostRequestIsReplayedOnce(t *testing.T) {
 	wc := newWritableCatalog(t, faultFirstWrite(t, faultinject.ResetBeforeResponse))
 	cs := writeSession(t, wc.URL, sqliteWrites(t, t.TempDir()), writePolicy())
 	out := structured[WriteOut](t, callOK(t, cs, "create_item", map[string]any{"collection_id": "survey", "item": itemArg(t, "lost", 2), "idempotency_key": "k"}))
-	if out.ReplayDecision != reliability.DecisionReplayed || out.Status != "created" {
+	if out.ReplayDecision != writeflow.DecisionReplayed || out.Status != "created" {
 		t.Errorf("result %+v, want created by a replay", out)
 	}
 	if n := wc.count("POST /collections/survey/items"); n != 1 || wc.applied.Load() != 1 {
@@ -552,7 +553,7 @@ func TestUnknownOutcomeIsResolvedByTheNextCall(t *testing.T) {
 	}
 	failGets.Store(false)
 	out := structured[WriteOut](t, callOK(t, cs, "create_item", args))
-	if out.ReplayDecision != reliability.DecisionLookedUp || out.Duplicate {
+	if out.ReplayDecision != writeflow.DecisionLookedUp || out.Duplicate {
 		t.Errorf("second call %+v, want a looked-up success", out)
 	}
 	if n := wc.count("POST /collections/survey/items"); n != 1 || wc.applied.Load() != 1 {
@@ -667,48 +668,5 @@ func TestDemoCatalogStaysReadOnly(t *testing.T) {
 	caps := structured[GetCapabilitiesOut](t, callOK(t, cs, "get_capabilities", map[string]any{}))
 	if slices.Contains(caps.Supported, "transaction") {
 		t.Error("the demo catalog declares transactions")
-	}
-}
-
-func TestCallerScopesKeys(t *testing.T) {
-	stdio := &mcp.CallToolRequest{}
-	withToken := func(tok string) *mcp.CallToolRequest {
-		return &mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: http.Header{"Authorization": {"Bearer " + tok}}}}
-	}
-	a, b := callerOf(withToken("secret-a")), callerOf(withToken("secret-b"))
-	if callerOf(stdio) != "stdio" || callerOf(nil) != "stdio" {
-		t.Errorf("stdio caller %q", callerOf(stdio))
-	}
-	lower := &mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: http.Header{"Authorization": {"bearer secret-a"}}}}
-	if a == b || !strings.HasPrefix(a, "token:") || strings.Contains(a, "secret") || a != callerOf(withToken("secret-a")) || a != callerOf(lower) {
-		t.Errorf("token callers %q %q: want distinct, stable hashes without the token", a, b)
-	}
-	if got := callerOf(&mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: http.Header{}}}); got != "http" {
-		t.Errorf("tokenless HTTP caller without a session %q", got)
-	}
-}
-
-func TestHolds(t *testing.T) {
-	got := map[string]any{"id": "a", "properties": map[string]any{"datetime": "2024-06-01T10:00:00.000Z", "gsd": 10.0, "created": "x"},
-		"links": []any{"server's own"}}
-	for _, c := range []struct {
-		want  string
-		patch bool
-		ok    bool
-	}{
-		{`{"id":"a","properties":{"datetime":"2024-06-01T10:00:00Z","gsd":10}}`, false, true},
-		{`{"id":"a","links":[],"properties":{"gsd":10}}`, false, true},
-		{`{"properties":{"gsd":11}}`, false, false},
-		{`{"properties":{"missing":1}}`, false, false},
-		{`{"properties":{"gone":null}}`, true, true},
-		{`{"properties":{"gsd":null}}`, true, false},
-	} {
-		var want map[string]any
-		if err := json.Unmarshal([]byte(c.want), &want); err != nil {
-			t.Fatal(err)
-		}
-		if holds(got, want, c.patch) != c.ok {
-			t.Errorf("holds(%s, patch %v) = %v", c.want, c.patch, !c.ok)
-		}
 	}
 }

@@ -1,0 +1,53 @@
+package writeflow
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestCallerScopesKeys(t *testing.T) {
+	stdio := &mcp.CallToolRequest{}
+	withToken := func(tok string) *mcp.CallToolRequest {
+		return &mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: http.Header{"Authorization": {"Bearer " + tok}}}}
+	}
+	a, b := CallerOf(withToken("secret-a")), CallerOf(withToken("secret-b"))
+	if CallerOf(stdio) != "stdio" || CallerOf(nil) != "stdio" {
+		t.Errorf("stdio caller %q", CallerOf(stdio))
+	}
+	lower := &mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: http.Header{"Authorization": {"bearer secret-a"}}}}
+	if a == b || !strings.HasPrefix(a, "token:") || strings.Contains(a, "secret") || a != CallerOf(withToken("secret-a")) || a != CallerOf(lower) {
+		t.Errorf("token callers %q %q: want distinct, stable hashes without the token", a, b)
+	}
+	if got := CallerOf(&mcp.CallToolRequest{Extra: &mcp.RequestExtra{Header: http.Header{}}}); got != "http" {
+		t.Errorf("tokenless HTTP caller without a session %q", got)
+	}
+}
+
+func TestHolds(t *testing.T) {
+	got := map[string]any{"id": "a", "properties": map[string]any{"datetime": "2024-06-01T10:00:00.000Z", "gsd": 10.0, "created": "x"},
+		"links": []any{"server's own"}}
+	for _, c := range []struct {
+		want  string
+		patch bool
+		ok    bool
+	}{
+		{`{"id":"a","properties":{"datetime":"2024-06-01T10:00:00Z","gsd":10}}`, false, true},
+		{`{"id":"a","links":[],"properties":{"gsd":10}}`, false, true},
+		{`{"properties":{"gsd":11}}`, false, false},
+		{`{"properties":{"missing":1}}`, false, false},
+		{`{"properties":{"gone":null}}`, true, true},
+		{`{"properties":{"gsd":null}}`, true, false},
+	} {
+		var want map[string]any
+		if err := json.Unmarshal([]byte(c.want), &want); err != nil {
+			t.Fatal(err)
+		}
+		if holds(got, want, c.patch) != c.ok {
+			t.Errorf("holds(%s, patch %v) = %v", c.want, c.patch, !c.ok)
+		}
+	}
+}
