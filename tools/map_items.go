@@ -74,59 +74,107 @@ func MapItems() Tool {
 func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string, error) {
 	const tool = "map_items"
 	fail := failWith[MapItemsOut]()
-	colorBy := strings.ToLower(strings.TrimSpace(string(in.ColorBy)))
-	if colorBy != "" && colorBy != colorByCloud && colorBy != colorByDate {
-		return fail(&stacclient.ParamError{Param: "color_by", Got: string(in.ColorBy), Reason: "unknown colouring",
-			Accepted: `"cloud_cover" or "date" (default: cloud_cover when the items have it, else date)`})
+	colorBy, err := checkColorBy(in.ColorBy)
+	if err != nil {
+		return fail(err)
 	}
 	out := MapItemsOut{Extent: []float64{}, AOI: []float64{}, Items: []MapLegendEntry{}, Skipped: []SkippedItem{}, Warnings: []string{}, Notes: []string{}}
-	params, err := in.AreaSearch.params(nil)
+	fs, err := searchFootprintsToDraw(ctx, c, in, &out)
 	if err != nil {
 		return fail(err)
 	}
-	fs, err := newFootprintSearch(c, tool, params, in.MaxItems, 50)
-	if err != nil {
-		return fail(err)
-	}
-	out.Notes = append(out.Notes, fs.notes...)
-	if err := fs.run(ctx, c); err != nil {
-		return fail(err)
-	}
-	out.Warnings = append(out.Warnings, fs.warnings...)
-	out.Matched, out.HasMore = fs.matched, fs.hasMore
-	out.Skipped = append(out.Skipped, fs.skipped...)
-
-	type drawn struct {
-		item  *stacclient.Item
-		shape footprint.Shape
-		entry MapLegendEntry
-		color color.NRGBA
-	}
-	var items []drawn
-	var shapes []footprint.Shape
-	for _, l := range fs.located {
-		it := l.item
-		items = append(items, drawn{item: it, shape: l.shape, entry: MapLegendEntry{Label: fmt.Sprint(len(items) + 1), ID: it.ID,
-			Collection: it.Collection, Datetime: itemDatetime(it.Properties), CloudCover: propNumber(it.Properties, "eo:cloud_cover")}})
-		shapes = append(shapes, l.shape)
-	}
+	items := drawnItems(fs)
 	if len(items) == 0 && !fs.hasArea {
 		return fail(actionable(nil, "%s: nothing to draw: %s", tool, joinNonEmpty("; ",
 			strings.Join(emptySearchNotes(ctx, c, fs.params, false), " "), skippedSummary(out.Skipped))))
 	}
+	out.ColorBy = chooseColorBy(colorBy, items)
+	first, last := timeSpan(items)
+	colorItems(items, out.ColorBy, first, last, &out)
+	spec := mapSpec(fs, items, out.ColorBy, first, last, &out)
+	if err := ctx.Err(); err != nil {
+		return fail(err) // out of time: do not draw a map nobody will receive
+	}
+	if err := drawMap(ctx, c, spec, &out); err != nil {
+		return fail(err)
+	}
+	if note := searchedNote("drawn", len(fs.items), fs.boundedSearch); note != "" {
+		out.Notes = append(out.Notes, note)
+	}
+	if len(fs.items) == 0 {
+		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, fs.params, false)...)
+	}
+	return out, mapItemsText(out), nil
+}
 
-	// Colour: by cloud cover when asked, or by default when any item has it.
-	if colorBy == "" {
-		colorBy = colorByDate
-		for _, d := range items {
-			if d.entry.CloudCover != nil {
-				colorBy = colorByCloud
-				break
-			}
+// checkColorBy reads color_by: "" (choose), cloud_cover or date.
+func checkColorBy(arg ColorByArg) (string, error) {
+	colorBy := strings.ToLower(strings.TrimSpace(string(arg)))
+	if colorBy != "" && colorBy != colorByCloud && colorBy != colorByDate {
+		return "", &stacclient.ParamError{Param: "color_by", Got: string(arg), Reason: "unknown colouring",
+			Accepted: `"cloud_cover" or "date" (default: cloud_cover when the items have it, else date)`}
+	}
+	return colorBy, nil
+}
+
+// searchFootprintsToDraw runs the search and reports in out what it found
+// besides the footprints: notes, warnings, the match count, the items that
+// cannot be drawn.
+func searchFootprintsToDraw(ctx context.Context, c *Call, in MapItemsIn, out *MapItemsOut) (*footprintSearch, error) {
+	params, err := in.AreaSearch.params(nil)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := newFootprintSearch(c, "map_items", params, in.MaxItems, 50)
+	if err != nil {
+		return nil, err
+	}
+	out.Notes = append(out.Notes, fs.notes...)
+	if err := fs.run(ctx, c); err != nil {
+		return nil, err
+	}
+	out.Warnings = append(out.Warnings, fs.warnings...)
+	out.Matched, out.HasMore = fs.matched, fs.hasMore
+	out.Skipped = append(out.Skipped, fs.skipped...)
+	return fs, nil
+}
+
+// drawnItem is an item on the map: its footprint, its legend entry (its
+// label is its number) and its colour.
+type drawnItem struct {
+	item  *stacclient.Item
+	shape footprint.Shape
+	entry MapLegendEntry
+	color color.NRGBA
+}
+
+// drawnItems are the located items, numbered in the search's order.
+func drawnItems(fs *footprintSearch) []drawnItem {
+	var items []drawnItem
+	for _, l := range fs.located {
+		it := l.item
+		items = append(items, drawnItem{item: it, shape: l.shape, entry: MapLegendEntry{Label: fmt.Sprint(len(items) + 1), ID: it.ID,
+			Collection: it.Collection, Datetime: itemDatetime(it.Properties), CloudCover: propNumber(it.Properties, "eo:cloud_cover")}})
+	}
+	return items
+}
+
+// chooseColorBy is the colouring asked for, else by cloud cover when any
+// item has it, else by date.
+func chooseColorBy(colorBy string, items []drawnItem) string {
+	if colorBy != "" {
+		return colorBy
+	}
+	for _, d := range items {
+		if d.entry.CloudCover != nil {
+			return colorByCloud
 		}
 	}
-	out.ColorBy = colorBy
-	var first, last time.Time
+	return colorByDate
+}
+
+// timeSpan is the earliest and latest item time (zero when none has one).
+func timeSpan(items []drawnItem) (first, last time.Time) {
 	for _, d := range items {
 		if t := itemTime(d.item); !t.IsZero() {
 			if first.IsZero() || t.Before(first) {
@@ -137,7 +185,12 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 			}
 		}
 	}
-	spec := mapimage.Spec{}
+	return first, last
+}
+
+// colorItems gives each item its colour on the ramp colorBy names (brown
+// when it has no value), and lists them in out's legend.
+func colorItems(items []drawnItem, colorBy string, first, last time.Time, out *MapItemsOut) {
 	unknown := 0
 	for i := range items {
 		d := &items[i]
@@ -166,10 +219,18 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	if unknown > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) have no %s and are drawn in brown (%s)", unknown, strings.ReplaceAll(colorBy, "_", " "), hexColor(unknownColor)))
 	}
+}
 
-	// One longitude frame for everything, centred on the area of interest
-	// when there is one. Drawing order: cloudiest (or oldest) first, so the
-	// clearest (or newest) footprints are on top.
+// mapSpec lays the map out. One longitude frame for everything, centred on
+// the area of interest when there is one (out.AOI shows it). Drawing
+// order: cloudiest (or oldest) first, so the clearest (or newest)
+// footprints are on top.
+func mapSpec(fs *footprintSearch, items []drawnItem, colorBy string, first, last time.Time, out *MapItemsOut) mapimage.Spec {
+	spec := mapimage.Spec{}
+	shapes := make([]footprint.Shape, 0, len(items))
+	for _, d := range items {
+		shapes = append(shapes, d.shape)
+	}
 	frame := footprint.FrameFor(shapes)
 	if fs.hasArea {
 		frame = footprint.FrameAround(fs.area)
@@ -192,25 +253,22 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	case colorByDate:
 		spec.Legend = &mapimage.Legend{Title: "date", Ramp: mapimage.DateRamp, Low: orDash(day(first)), High: orDash(day(last))}
 	}
-	if err := ctx.Err(); err != nil {
-		return fail(err) // out of time: do not draw a map nobody will receive
-	}
+	return spec
+}
+
+// drawMap renders spec (or takes it from the map cache) and puts the image
+// and what it shows into out.
+func drawMap(ctx context.Context, c *Call, spec mapimage.Spec, out *MapItemsOut) error {
 	m, err := c.Deps.maps.renderWithin(ctx, spec)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	out.Drawn = len(spec.Footprints)
 	out.Extent = roundBBox(footprint.BBox(m.extent)) // as the text writes it
 	out.ScaleBar = m.scaleBar
 	out.Image = ImageInfo{MIMEType: picture.MIMEPNG, Width: m.width, Height: m.height, Bytes: len(m.png)}
 	out.content = &mcp.ImageContent{Data: m.png, MIMEType: picture.MIMEPNG}
-	if note := searchedNote("drawn", len(fs.items), fs.boundedSearch); note != "" {
-		out.Notes = append(out.Notes, note)
-	}
-	if len(fs.items) == 0 {
-		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, fs.params, false)...)
-	}
-	return out, mapItemsText(out), nil
+	return nil
 }
 
 // drawRank orders drawing: higher ranks are drawn later, on top (the

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 )
 
 // SearchItemsIn is an item search: the STAC search parameters plus how much
@@ -112,122 +113,182 @@ func argGiven(raw []byte) bool {
 }
 
 func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut, string, error) {
-	const tool = "search_items"
 	fail := failWith[SearchItemsOut]()
-	detail, err := parseDetail(in.Detail)
+	call, err := checkSearchItemsArgs(c, in)
 	if err != nil {
 		return fail(err)
+	}
+	out := SearchItemsOut{Detail: call.detail, Items: []ItemSummary{}, Features: []map[string]any{}, Search: map[string]any{},
+		Warnings: []string{}, Notes: []string{}}
+	if call.budgetNote != "" {
+		out.Notes = append(out.Notes, call.budgetNote)
+	}
+	out.Warnings = append(out.Warnings, paramWarnings(call.params)...)
+	search, position, err := startOrContinueSearch(ctx, c, in, call, &out)
+	if err != nil {
+		return fail(err)
+	}
+	read, err := readItemPages(ctx, c, call, search, &position, &out)
+	if err != nil {
+		return fail(err)
+	}
+	reportWhereSearchStopped(c, call, search, position, read, &out)
+	addSearchItemsNotes(ctx, c, in, call, read, &out)
+	return out, searchItemsText(out, read.heads), nil
+}
+
+// searchItemsCall is a search_items call's checked arguments.
+type searchItemsCall struct {
+	detail     string
+	params     stacclient.SearchParams
+	maxItems   int
+	budgetNote string // why max_items was lowered, if it was
+	limits     stacclient.SearchLimits
+	signing    *assetSigning
+}
+
+// checkSearchItemsArgs reads and checks the arguments.
+func checkSearchItemsArgs(c *Call, in SearchItemsIn) (searchItemsCall, error) {
+	detail, err := parseDetail(in.Detail)
+	if err != nil {
+		return searchItemsCall{}, err
 	}
 	params, err := in.params()
 	if err != nil {
-		return fail(err)
+		return searchItemsCall{}, err
 	}
 	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, c.Deps.Limits, "for more, call again with the returned cursor")
 	if err != nil {
-		return fail(err)
+		return searchItemsCall{}, err
 	}
 	signing, err := newAssetSigning(c, in.SignAssets)
 	if err != nil {
-		return fail(err)
+		return searchItemsCall{}, err
 	}
-	out := SearchItemsOut{Detail: detail, Items: []ItemSummary{}, Features: []map[string]any{}, Search: map[string]any{},
-		Warnings: []string{}, Notes: []string{}}
-	if budgetNote != "" {
-		out.Notes = append(out.Notes, budgetNote)
-	}
-	out.Warnings = append(out.Warnings, paramWarnings(params)...)
-	client := c.Catalog.Client
-	limits := stacclient.SearchLimits{MaxItems: maxItems}
+	return searchItemsCall{detail: detail, params: params, maxItems: maxItems, budgetNote: budgetNote,
+		limits: stacclient.SearchLimits{MaxItems: maxItems}, signing: signing}, nil
+}
 
-	var search *stacclient.Search
-	var position itemsPosition // what the next cursor is built from
+// startOrContinueSearch continues the search the call's cursor left off,
+// or starts the one its arguments describe (out.Search shows it, and
+// out.Warnings what the catalog may not support of it); the position is
+// what the next cursor will be built from.
+func startOrContinueSearch(ctx context.Context, c *Call, in SearchItemsIn, call searchItemsCall, out *SearchItemsOut) (*stacclient.Search, itemsPosition, error) {
 	if c.Cursor != nil {
-		var notes []string
-		if search, position, notes, err = continueItems(ctx, c, in.Cursor, params, maxItems, limits); err != nil {
-			return fail(err)
+		search, position, notes, err := continueItems(ctx, c, in.Cursor, call.params, call.maxItems, call.limits)
+		if err != nil {
+			return nil, itemsPosition{}, err
 		}
 		out.Notes = append(out.Notes, notes...)
-	} else {
-		if m, err := toJSONObject(params); err == nil {
-			out.Search = m
-		}
-		warnings, err := searchSupportWarnings(ctx, tool, client, params)
-		if err != nil {
-			return fail(err)
-		}
-		out.Warnings = append(out.Warnings, warnings...)
-		sent := params
-		if sent.Limit == 0 {
-			// Pages no larger than what this call returns: a catalog's default
-			// page (up to 250 full items) would be fetched only to be cut.
-			sent.Limit = maxItems
-		}
-		position = itemsPosition{search: params, sent: sent, explicit: params.Limit > 0}
-		position.search.Limit = 0
-		search = client.Search(sent, limits)
+		return search, position, nil
 	}
+	params := call.params
+	if m, err := toJSONObject(params); err == nil {
+		out.Search = m
+	}
+	warnings, err := searchSupportWarnings(ctx, "search_items", c.Catalog.Client, params)
+	if err != nil {
+		return nil, itemsPosition{}, err
+	}
+	out.Warnings = append(out.Warnings, warnings...)
+	sent := params
+	if sent.Limit == 0 {
+		// Pages no larger than what this call returns: a catalog's default
+		// page (up to 250 full items) would be fetched only to be cut.
+		sent.Limit = call.maxItems
+	}
+	position := itemsPosition{search: params, sent: sent, explicit: params.Limit > 0}
+	position.search.Limit = 0
+	return c.Catalog.Client.Search(sent, call.limits), position, nil
+}
 
-	// The search's conditions, whether given now or carried by the cursor.
-	check := newFilterCheck(position.search)
+// itemPagesRead is what reading a search's pages gathered besides out.
+type itemPagesRead struct {
+	check        *filterCheck    // the search's conditions, whether given now or carried by the cursor
+	heads        []ItemSummary   // the headlines of full items, for the text
+	area         *footprint.Area // the requested area, for aoi_coverage_pct
+	noArea       string          // why there is none
+	bboxMeasured []string        // footprints measured by their bbox
+}
 
+// readItemPages reads the search's pages into out, dropping items that
+// contradict its conditions, and records the search's first request in
+// position (the next cursor's anchor).
+func readItemPages(ctx context.Context, c *Call, call searchItemsCall, search *stacclient.Search, position *itemsPosition, out *SearchItemsOut) (*itemPagesRead, error) {
+	read := &itemPagesRead{check: newFilterCheck(position.search)}
+	read.area, read.noArea = requestedArea(position.search)
 	// Pages rather than Items: the loop never stops early (the engine
 	// enforces max_items), and a page is the unit progress is reported in.
 	prog := newProgress(c)
 	pages := 0
-	var heads []ItemSummary // the headlines of full items, for the text
-	area, noArea := requestedArea(position.search)
-	var bboxMeasured []string // footprints measured by their bbox
 	for page, err := range search.Pages(ctx) {
 		if err != nil {
-			return fail(explainSearchRefusal(ctx, c, tool, err, params, out.Warnings))
+			return nil, explainSearchRefusal(ctx, c, "search_items", err, call.params, out.Warnings)
 		}
 		pages++
 		if position.first == nil {
-			if first, err := client.DiffRequest(position.sent, page.Request); err == nil {
+			if first, err := c.Catalog.Client.DiffRequest(position.sent, page.Request); err == nil {
 				position.first = &first
 			}
 		}
 		for i := range page.Items {
 			it := &page.Items[i]
-			if check.drops(it) {
+			if read.check.drops(it) {
 				continue
 			}
-			signing.sign(ctx, it)
-			if detail == detailFull {
-				m, err := toJSONObject(it)
-				if err != nil {
-					return fail(fmt.Errorf("re-encoding item %q: %w", it.ID, err))
-				}
-				out.Features = append(out.Features, m)
-				heads = append(heads, summarizeItem(it))
-			} else {
-				s := summarizeItem(it)
-				if area != nil {
-					if o, ok := itemOverlap(area, it); ok {
-						pct := round(o.AreaPercent, 1)
-						s.AOICoverage = &pct
-						if o.BBoxFallback {
-							bboxMeasured = append(bboxMeasured, it.ID)
-						}
-					}
-				}
-				out.Items = append(out.Items, s)
-				out.Truncated = out.Truncated || len(s.OtherAssetKeys) > 0
+			call.signing.sign(ctx, it)
+			if err := read.add(call.detail, it, out); err != nil {
+				return nil, err
 			}
 			out.Returned++
 		}
-		prog.step(ctx, 0, "search_items: page %d read, %d of at most %d item(s) so far", pages, out.Returned, maxItems)
+		prog.step(ctx, 0, "search_items: page %d read, %d of at most %d item(s) so far", pages, out.Returned, call.maxItems)
 	}
-	if detail == detailFull && out.Returned > 0 {
+	return read, nil
+}
+
+// add puts one item into out: complete (detail=full), or summarised with
+// its share of the requested area.
+func (read *itemPagesRead) add(detail string, it *stacclient.Item, out *SearchItemsOut) error {
+	if detail == detailFull {
+		m, err := toJSONObject(it)
+		if err != nil {
+			return fmt.Errorf("re-encoding item %q: %w", it.ID, err)
+		}
+		out.Features = append(out.Features, m)
+		read.heads = append(read.heads, summarizeItem(it))
+		return nil
+	}
+	s := summarizeItem(it)
+	if read.area != nil {
+		if o, ok := itemOverlap(read.area, it); ok {
+			pct := round(o.AreaPercent, 1)
+			s.AOICoverage = &pct
+			if o.BBoxFallback {
+				read.bboxMeasured = append(read.bboxMeasured, it.ID)
+			}
+		}
+	}
+	out.Items = append(out.Items, s)
+	out.Truncated = out.Truncated || len(s.OtherAssetKeys) > 0
+	return nil
+}
+
+// reportWhereSearchStopped fills what the search's end says: its size,
+// the signing's caveats, method, stop reason and match count, the items
+// removed client-side, and the cursor when more items match.
+func reportWhereSearchStopped(c *Call, call searchItemsCall, search *stacclient.Search, position itemsPosition, read *itemPagesRead, out *SearchItemsOut) {
+	if call.detail == detailFull && out.Returned > 0 {
 		if b, err := json.Marshal(out.Features); err == nil && len(b) > fullDetailWarnBytes {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("detail=full output is %s for %d items: prefer detail=summary, fields to drop members, or a smaller max_items",
 				humanBytes(int64(len(b))), out.Returned))
 		}
 	}
-	out.Warnings = append(out.Warnings, signing.warnings()...)
-	out.Notes = append(out.Notes, signing.notes()...)
+	out.Warnings = append(out.Warnings, call.signing.warnings()...)
+	out.Notes = append(out.Notes, call.signing.notes()...)
 	out.Method = search.Method()
 	out.StopReason = string(search.StopReason())
+	check := read.check
 	if n, ok := search.Matched(); ok && (check == nil || check.dropped == 0) {
 		out.Matched = &n // a catalog that ignored a condition counted without it
 	}
@@ -251,22 +312,26 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 			"; more items match, but stac-mcp follows next links only with GET or POST, on the catalog's own origin and under its root URL")
 	}
 	out.Notes = append(out.Notes, stopNotes(search.StopReason())...)
-	if detail == detailSummary && out.Returned > 0 {
+}
+
+// addSearchItemsNotes explains aoi_coverage_pct (or its absence) and, when
+// nothing was returned, what to relax.
+func addSearchItemsNotes(ctx context.Context, c *Call, in SearchItemsIn, call searchItemsCall, read *itemPagesRead, out *SearchItemsOut) {
+	if call.detail == detailSummary && out.Returned > 0 {
 		switch {
-		case area != nil:
+		case read.area != nil:
 			out.Notes = append(out.Notes, "aoi_coverage_pct is the share of the requested area inside each item's footprint "+
 				"(equal-area, as check_coverage measures)")
-			if note := bboxFallbackNote(bboxMeasured); note != "" {
+			if note := bboxFallbackNote(read.bboxMeasured); note != "" {
 				out.Notes = append(out.Notes, note)
 			}
-		case noArea != "":
-			out.Notes = append(out.Notes, "no aoi_coverage_pct: "+noArea)
+		case read.noArea != "":
+			out.Notes = append(out.Notes, "no aoi_coverage_pct: "+read.noArea)
 		}
 	}
 	if out.Returned == 0 {
-		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, params, in.Cursor != "")...)
+		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, call.params, in.Cursor != "")...)
 	}
-	return out, searchItemsText(out, heads), nil
 }
 
 // explainSearchRefusal adds the likely cause when a catalog refuses a
