@@ -582,7 +582,7 @@ func TestOutcomeSurvivesARestart(t *testing.T) {
 		cs, _ := mcp.NewClient(&mcp.Implementation{Name: "first"}, nil).Connect(context.Background(), clientT, nil)
 		callOK(t, cs, "create_item", args)
 		cs.Close()
-		ss.Wait()
+		_ = ss.Wait() // the client closed the session: its end needs no check
 	}()
 	cs := writeSession(t, wc.URL, sqliteWrites(t, dir), nil)
 	out := structured[WriteOut](t, callOK(t, cs, "create_item", args))

@@ -185,17 +185,16 @@ func Run(ctx context.Context, env Env, op Op) (Outcome, string, error) {
 	case idempotency.Completed:
 		return duplicateOf(ctx, op, claim.Record.Outcome)
 	}
-	r := &run{ctx: ctx, env: env, op: op, key: key, token: claim.Token, note: note}
+	r := &run{env: env, op: op, key: key, token: claim.Token, note: note}
 	if claim.Status == idempotency.Recovering {
 		// An earlier call's write may have been applied: look before sending.
-		return r.resolve(nil, true)
+		return r.resolve(ctx, nil, true)
 	}
-	return r.execute(DecisionExecuted)
+	return r.execute(ctx, DecisionExecuted)
 }
 
 // run is one claimed write on its way to an outcome.
 type run struct {
-	ctx   context.Context
 	env   Env
 	op    Op
 	key   idempotency.Key
@@ -238,61 +237,61 @@ func classifyAnswer(res *stacclient.WriteResult, err error) answer {
 }
 
 // send makes the write once (no layer retry, no net/http replay).
-func (r *run) send() (*stacclient.WriteResult, error) {
-	return r.op.Send(reliability.OneAttempt(r.ctx), stacclient.WriteOptions{IdempotencyKey: upstreamKey(r.key)})
+func (r *run) send(ctx context.Context) (*stacclient.WriteResult, error) {
+	return r.op.Send(reliability.OneAttempt(ctx), stacclient.WriteOptions{IdempotencyKey: upstreamKey(r.key)})
 }
 
 // execute sends the write and settles what its answer says; decision is
 // executed for the first send and replayed for the second.
-func (r *run) execute(decision string) (Outcome, string, error) {
+func (r *run) execute(ctx context.Context, decision string) (Outcome, string, error) {
 	if r.op.Prepare != nil {
-		if err := r.op.Prepare(r.ctx); err != nil {
-			r.end(func(ctx context.Context) error { return r.env.Store.Release(ctx, r.key, r.token) })
-			r.noteDecision("")
+		if err := r.op.Prepare(ctx); err != nil {
+			r.end(ctx, func(ctx context.Context) error { return r.env.Store.Release(ctx, r.key, r.token) })
+			r.noteDecision(ctx, "")
 			return Outcome{}, "", err
 		}
 	}
-	res, err := r.send()
+	res, err := r.send(ctx)
 	switch classifyAnswer(res, err) {
 	case answerApplied:
-		return r.succeed(decision, res)
+		return r.succeed(ctx, decision, res)
 	case answerRejected:
 		if decision == DecisionReplayed && r.op.SideEffect != reliability.SideEffectUpdate {
 			// A replayed create that finds the document, or a replayed
 			// delete that finds none, may be meeting the first send,
 			// applied late: look once more before calling it a failure.
-			if ok, verr := r.op.Applied(stacclient.Fresh(r.ctx)); verr == nil && ok {
-				return r.succeed(DecisionLookedUp, nil)
+			if ok, verr := r.op.Applied(stacclient.Fresh(ctx)); verr == nil && ok {
+				return r.succeed(ctx, DecisionLookedUp, nil)
 			}
 		}
-		return r.failed(decision, err)
+		return r.failed(ctx, decision, err)
 	case answerNotSent:
-		r.end(func(ctx context.Context) error { return r.env.Store.Release(ctx, r.key, r.token) })
-		r.noteDecision("")
+		r.end(ctx, func(ctx context.Context) error { return r.env.Store.Release(ctx, r.key, r.token) })
+		r.noteDecision(ctx, "")
 		return Outcome{}, "", err
 	}
 	// The answer was lost; after the one replay, only a lookup may settle it.
-	return r.resolve(err, decision != DecisionReplayed)
+	return r.resolve(ctx, err, decision != DecisionReplayed)
 }
 
 // resolve finds out whether a write whose answer was lost (cause; nil when
 // it was an earlier call's) was applied, and when it was not, sends it once
 // more if mayReplay.
-func (r *run) resolve(cause error, mayReplay bool) (Outcome, string, error) {
-	applied, err := r.op.Applied(stacclient.Fresh(r.ctx))
+func (r *run) resolve(ctx context.Context, cause error, mayReplay bool) (Outcome, string, error) {
+	applied, err := r.op.Applied(stacclient.Fresh(ctx))
 	switch {
 	case err != nil:
-		return r.unknown(cause, err)
+		return r.unknown(ctx, cause, err)
 	case applied:
-		return r.succeed(DecisionLookedUp, nil)
+		return r.succeed(ctx, DecisionLookedUp, nil)
 	case !mayReplay:
-		return r.unknown(cause, errors.New("the replayed write's answer was lost too, and a read shows it not applied (yet)"))
+		return r.unknown(ctx, cause, errors.New("the replayed write's answer was lost too, and a read shows it not applied (yet)"))
 	}
-	return r.execute(DecisionReplayed)
+	return r.execute(ctx, DecisionReplayed)
 }
 
 // succeed stores and returns a success.
-func (r *run) succeed(decision string, res *stacclient.WriteResult) (Outcome, string, error) {
+func (r *run) succeed(ctx context.Context, decision string, res *stacclient.WriteResult) (Outcome, string, error) {
 	out := r.op.Out
 	out.Status, out.ReplayDecision = r.op.Done, decision
 	var text strings.Builder
@@ -318,11 +317,11 @@ func (r *run) succeed(decision string, res *stacclient.WriteResult) (Outcome, st
 	case DecisionReplayed:
 		out.Notes = append(out.Notes, "The answer to the first send was lost and a fresh read showed it had not been applied, so the write was sent once more.")
 	}
-	return r.record(out, &text, false, nil)
+	return r.record(ctx, out, &text, false, nil)
 }
 
 // failed stores and returns a definitive failure.
-func (r *run) failed(decision string, cause error) (Outcome, string, error) {
+func (r *run) failed(ctx context.Context, decision string, cause error) (Outcome, string, error) {
 	out := r.op.Out
 	out.Status, out.ReplayDecision = "failed", decision
 	var se *stacclient.Error
@@ -337,12 +336,12 @@ func (r *run) failed(decision string, cause error) (Outcome, string, error) {
 	if isKind(cause, stacclient.KindConflict) && r.op.SideEffect == reliability.SideEffectCreate {
 		text.WriteString(" It exists already: read it with get_item or get_collection, or replace it with the update tool.")
 	}
-	return r.record(out, &text, true, cause)
+	return r.record(ctx, out, &text, true, cause)
 }
 
 // record stores the outcome under the key and returns it.
-func (r *run) record(out Outcome, text *strings.Builder, isError bool, cause error) (Outcome, string, error) {
-	if rc, ok := reliability.CurrentReceipt(r.ctx); ok {
+func (r *run) record(ctx context.Context, out Outcome, text *strings.Builder, isError bool, cause error) (Outcome, string, error) {
+	if rc, ok := reliability.CurrentReceipt(ctx); ok {
 		out.CorrelationID = rc.CorrelationID
 	}
 	// Everything the structured output says, for a host that forwards only
@@ -354,7 +353,7 @@ func (r *run) record(out Outcome, text *strings.Builder, isError bool, cause err
 	}
 	raw, _ := json.Marshal(storedOutcome{Out: out, Text: text.String(), IsError: isError}) // our own struct always encodes
 	var storeErr error
-	r.end(func(ctx context.Context) error {
+	r.end(ctx, func(ctx context.Context) error {
 		storeErr = r.env.Store.Finish(ctx, r.key, r.token, raw)
 		return storeErr
 	})
@@ -363,7 +362,7 @@ func (r *run) record(out Outcome, text *strings.Builder, isError bool, cause err
 		out.Notes = append(out.Notes, note)
 		text.WriteString("\nNote: " + note)
 	}
-	r.noteDecision(out.ReplayDecision)
+	r.noteDecision(ctx, out.ReplayDecision)
 	if isError {
 		return Outcome{}, "", &Failed{Outcome: out, Text: text.String(), cause: cause}
 	}
@@ -371,9 +370,9 @@ func (r *run) record(out Outcome, text *strings.Builder, isError bool, cause err
 }
 
 // unknown leaves the key for the next call to resolve and says so.
-func (r *run) unknown(cause, lookupErr error) (Outcome, string, error) {
-	r.end(func(ctx context.Context) error { return r.env.Store.Abandon(ctx, r.key, r.token) })
-	r.noteDecision("")
+func (r *run) unknown(ctx context.Context, cause, lookupErr error) (Outcome, string, error) {
+	r.end(ctx, func(ctx context.Context) error { return r.env.Store.Abandon(ctx, r.key, r.token) })
+	r.noteDecision(ctx, "")
 	d := idempotencyDenial(r.env, r.op, reliability.CodeOutcomeUnknown, time.Time{},
 		"Call again with the same arguments and idempotency_key (never a new key): the server will look the "+r.op.describeKind()+" up first and send the write again only if it is not there.")
 	d.Err = errors.Join(cause, fmt.Errorf("the lookup failed: %w", lookupErr))
@@ -386,24 +385,24 @@ func (r *run) unknown(cause, lookupErr error) (Outcome, string, error) {
 
 // end runs a store operation even when the call's own deadline is past: a
 // write that was sent must leave its record behind.
-func (r *run) end(f func(ctx context.Context) error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), storeTimeout)
+func (r *run) end(ctx context.Context, f func(ctx context.Context) error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	if err := f(ctx); err != nil && !errors.Is(err, idempotency.ErrNotHolder) {
 		r.env.Logger.Warn().Err(err).Str("tool_name", r.op.Tool).Msg("idempotency store: could not record a write's state")
 	}
 }
 
-func (r *run) noteDecision(decision string) {
+func (r *run) noteDecision(ctx context.Context, decision string) {
 	r.note.ReplayDecision = decision
-	reliability.NoteWrite(r.ctx, r.note)
+	reliability.NoteWrite(ctx, r.note)
 }
 
 // duplicateOf returns a stored outcome unchanged but for duplicate: true.
 func duplicateOf(ctx context.Context, op Op, raw []byte) (Outcome, string, error) {
 	var s storedOutcome
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return Outcome{}, "", fmt.Errorf("%s: the stored outcome of this idempotency_key is unreadable (%v); nothing was sent", op.Tool, err)
+		return Outcome{}, "", fmt.Errorf("%s: the stored outcome of this idempotency_key is unreadable (%w); nothing was sent", op.Tool, err)
 	}
 	reliability.NoteWrite(ctx, reliability.WriteNote{SideEffect: op.SideEffect, IdempotencyKey: op.Key,
 		ReplayDecision: DecisionDuplicate, Duplicate: true, OriginalCorrelationID: s.Out.CorrelationID})
