@@ -86,7 +86,7 @@ type Deps struct {
 	Writes *Writes
 
 	// Per-process state the tools build lazily; the zero value is ready.
-	signing       signingState      // the Planetary Computer Signer (ConfigureSigning sets its options)
+	signing       signingState      // the Planetary Computer Signer (configureSigning sets its options)
 	collectionIDs collectionIDCache // collection-id completions
 	cursorKeys    cursorKeyState    // the key cursors are signed with
 	maps          mapCache          // the last maps map_items drew

@@ -16,9 +16,10 @@ import (
 // collection's SAS token from one process-wide pcsign.Signer whose token
 // requests go through the reliability layer.
 
-// SigningOptions configure asset signing for one Deps. The zero value is
-// production: the real token endpoint and pcsign.IsPlanetaryComputer.
-type SigningOptions struct {
+// signingOptions configure asset signing for one Deps. The zero value is
+// production: the real token endpoint and pcsign.IsPlanetaryComputer; the
+// tests point them at fakes (configureSigning).
+type signingOptions struct {
 	// TokenURL is the SAS token endpoint ("" = pcsign.DefaultTokenURL).
 	TokenURL string
 	// SubscriptionKey is an optional Planetary Computer API key for longer
@@ -33,17 +34,11 @@ type SigningOptions struct {
 // signingState is the lazily built Signer of one Deps: one Signer (one
 // token cache) per process in production, where there is one Deps.
 type signingState struct {
-	opts SigningOptions
+	opts signingOptions
 
 	once   sync.Once
 	signer *pcsign.Signer
 	err    error
-}
-
-// ConfigureSigning sets d's signing options. Call it before the server
-// serves its first call; later calls do not replace a Signer already built.
-func ConfigureSigning(d *Deps, opts SigningOptions) {
-	d.signing.opts = opts
 }
 
 // isPlanetaryComputer reports whether cat is Planetary Computer.

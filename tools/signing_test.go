@@ -12,10 +12,16 @@ import (
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
 
+// configureSigning sets d's signing options. Call it before the server
+// serves its first call; later calls do not replace a Signer already built.
+func configureSigning(d *Deps, opts signingOptions) {
+	d.signing.opts = opts
+}
+
 // A stand-in for Planetary Computer: a loopback STAC API whose items keep
 // their assets on Azure Blob Storage, and a fake SAS token endpoint. The
 // real IsPlanetaryComputer check cannot accept a loopback URL, so the tests
-// inject theirs through ConfigureSigning.
+// inject theirs through configureSigning.
 
 const (
 	fakeBlobHref    = "https://naipeuwest.blob.core.windows.net/naip/v002/ks/2021/ks_060cm_2021/37094/m_3709401_ne_15_060_20210719.tif"
@@ -87,7 +93,7 @@ func newFakePC(t *testing.T) *fakePC {
 
 	pc := &fakePC{tokens: tokens, recorder: &callRecorder{}, catalogURL: catalog.URL}
 	pc.deps = newTestDeps(t, testSessionOptions{CatalogURL: catalog.URL, Transport: pc.recorder})
-	ConfigureSigning(pc.deps, SigningOptions{
+	configureSigning(pc.deps, signingOptions{
 		TokenURL:            tokenSrv.URL + "/token",
 		IsPlanetaryComputer: func(u string) bool { return u == catalog.URL },
 	})

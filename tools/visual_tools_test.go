@@ -284,7 +284,7 @@ func TestGetItemPreviewSignsPlanetaryComputerHrefsAndNeverShowsTheToken(t *testi
 	tokenSrv := httptest.NewServer(tokens)
 	t.Cleanup(tokenSrv.Close)
 	d := newTestDeps(t, testSessionOptions{CatalogURL: catalog, Transport: blobRedirect{assetHost: strings.TrimPrefix(assetURL, "http://"), next: loopbackTransport}})
-	ConfigureSigning(d, SigningOptions{TokenURL: tokenSrv.URL + "/token", IsPlanetaryComputer: func(u string) bool { return u == catalog }})
+	configureSigning(d, signingOptions{TokenURL: tokenSrv.URL + "/token", IsPlanetaryComputer: func(u string) bool { return u == catalog }})
 	cs := newClientSession(t, d, nil)
 
 	res := callOK(t, cs, "get_item_preview", map[string]any{"collection_id": "previews", "item_id": "pc-item"})
@@ -312,7 +312,7 @@ func TestGetItemPreviewSignsPlanetaryComputerHrefsAndNeverShowsTheToken(t *testi
 	refusingSrv := httptest.NewServer(refusing)
 	t.Cleanup(refusingSrv.Close)
 	d2 := newTestDeps(t, testSessionOptions{CatalogURL: catalog, Transport: blobRedirect{assetHost: strings.TrimPrefix(assetURL, "http://"), next: loopbackTransport}})
-	ConfigureSigning(d2, SigningOptions{TokenURL: refusingSrv.URL + "/token", IsPlanetaryComputer: func(u string) bool { return u == catalog }})
+	configureSigning(d2, signingOptions{TokenURL: refusingSrv.URL + "/token", IsPlanetaryComputer: func(u string) bool { return u == catalog }})
 	res = callOK(t, newClientSession(t, d2, nil), "get_item_preview", map[string]any{"collection_id": "previews", "item_id": "pc-item"})
 	if text := resultText(res); !strings.Contains(text, "Note: Planetary Computer signing failed") || refusing.count() == 0 {
 		t.Errorf("refused token: %q", text)

@@ -45,8 +45,8 @@ func TestOverlapAgreesWithMeasure(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if math.Abs(r.CoveredPercent-o.AreaPercent) > 1e-9 || math.Abs(r.AreaKm2-area.Km2()) > 1e-9 {
-			t.Errorf("%s: Measure %.6f%% of %.3f km², Overlap %.6f%% of %.3f km²", name, r.CoveredPercent, r.AreaKm2, o.AreaPercent, area.Km2())
+		if math.Abs(r.CoveredPercent-o.AreaPercent) > 1e-9 || math.Abs(r.AreaKm2-area.km2) > 1e-9 {
+			t.Errorf("%s: Measure %.6f%% of %.3f km², Overlap %.6f%% of %.3f km²", name, r.CoveredPercent, r.AreaKm2, o.AreaPercent, area.km2)
 		}
 	}
 }
