@@ -99,7 +99,7 @@ func docImages(ctx context.Context, root string) (files []derivedFile, cleanup f
 	if err != nil {
 		return nil, func() {}, err
 	}
-	cleanup = func() { os.RemoveAll(tmp) }
+	cleanup = func() { os.RemoveAll(tmp) } //nolint:errcheck // a leftover temporary directory is not a failed generation
 	docs, err := doccmd.Files(root)
 	if err != nil {
 		return nil, cleanup, err
