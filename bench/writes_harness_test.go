@@ -142,7 +142,7 @@ func newWriteHarness(tb testing.TB, class writeFaultClass, seed uint64) *writeHa
 	})
 	h.router = router
 	deps := newBenchDeps(tb, tools.DemoCatalog, writeProofPolicy(), nil, tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100})
-	ist, err := idempotency.OpenSQLite(tb.TempDir(), idempotency.Options{})
+	ist, err := idempotency.OpenSQLite(tb.Context(), tb.TempDir(), idempotency.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

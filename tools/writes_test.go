@@ -31,7 +31,7 @@ var writeToolNames = []string{"create_item", "update_item", "delete_item", "crea
 // sqliteWrites is write support with an SQLite store in a test directory.
 func sqliteWrites(t testing.TB, dir string) *Writes {
 	t.Helper()
-	s, err := idempotency.OpenSQLite(dir, idempotency.Options{})
+	s, err := idempotency.OpenSQLite(t.Context(), dir, idempotency.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -571,7 +571,7 @@ func TestOutcomeSurvivesARestart(t *testing.T) {
 	dir := t.TempDir()
 	args := map[string]any{"collection_id": "survey", "item": itemArg(t, "r-1", 2), "idempotency_key": "k-restart"}
 	func() {
-		store, err := idempotency.OpenSQLite(dir, idempotency.Options{})
+		store, err := idempotency.OpenSQLite(t.Context(), dir, idempotency.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

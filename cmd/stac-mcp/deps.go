@@ -247,7 +247,7 @@ func openWrites(ctx context.Context, cfg *config, logger zerolog.Logger) (*tools
 	if cfg.StateDir == "" {
 		return nil, usageError("--allow-writes needs a directory for its idempotency store, and no home directory is known: set --state-dir / STAC_MCP_STATE_DIR")
 	}
-	store, err := idempotency.OpenSQLite(cfg.StateDir, opts)
+	store, err := idempotency.OpenSQLite(ctx, cfg.StateDir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("--state-dir / STAC_MCP_STATE_DIR: %w", err)
 	}

@@ -52,8 +52,10 @@ CREATE TABLE IF NOT EXISTS idempotency (
 CREATE INDEX IF NOT EXISTS idempotency_expires_at ON idempotency (expires_at);`
 
 // OpenSQLite opens (creating if needed) the store in dir, which is created
-// with mode 0700: the records hold the outcomes of the user's writes.
-func OpenSQLite(dir string, opts Options) (*SQLite, error) {
+// with mode 0700: the records hold the outcomes of the user's writes. ctx
+// bounds creating the schema and purging expired records, which take at
+// most 15 s besides.
+func OpenSQLite(ctx context.Context, dir string, opts Options) (*SQLite, error) {
 	if strings.ContainsRune(dir, '?') {
 		return nil, fmt.Errorf("idempotency store: the directory %q contains '?', which the SQLite driver reads as the start of its options; choose another STAC_MCP_STATE_DIR", dir)
 	}
@@ -70,7 +72,7 @@ func OpenSQLite(dir string, opts Options) (*SQLite, error) {
 		return nil, fmt.Errorf("idempotency store %s: %w", path, err)
 	}
 	s := &SQLite{db: db, opts: opts.withDefaults(), path: path}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if _, err := db.ExecContext(ctx, sqliteSchema); err != nil {
 		db.Close()

@@ -43,7 +43,7 @@ type opener func(t *testing.T, clock *fakeClock) Store
 func stores() map[string]opener {
 	return map[string]opener{
 		"sqlite": func(t *testing.T, clock *fakeClock) Store {
-			s, err := OpenSQLite(t.TempDir(), Options{TTL: time.Hour, Now: clock.Now})
+			s, err := OpenSQLite(t.Context(), t.TempDir(), Options{TTL: time.Hour, Now: clock.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,7 +247,7 @@ func TestStoreRejectsBadKeys(t *testing.T) {
 // new store on the same directory (a restarted process) finds the outcome.
 func TestSQLiteOutcomeSurvivesARestart(t *testing.T) {
 	dir := t.TempDir()
-	first, err := OpenSQLite(dir, Options{})
+	first, err := OpenSQLite(t.Context(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestSQLiteOutcomeSurvivesARestart(t *testing.T) {
 	}
 	first.Close()
 
-	second, err := OpenSQLite(dir, Options{})
+	second, err := OpenSQLite(t.Context(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,12 +279,12 @@ func TestSQLiteOutcomeSurvivesARestart(t *testing.T) {
 // processes of one user) never both claim a key.
 func TestSQLiteTwoProcessesClaimOnce(t *testing.T) {
 	dir := t.TempDir()
-	a, err := OpenSQLite(dir, Options{})
+	a, err := OpenSQLite(t.Context(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := OpenSQLite(dir, Options{})
+	b, err := OpenSQLite(t.Context(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestSQLiteTwoProcessesClaimOnce(t *testing.T) {
 
 func TestSQLitePurgesExpiredRecords(t *testing.T) {
 	clock := newClock()
-	s, err := OpenSQLite(t.TempDir(), Options{TTL: time.Minute, Now: clock.Now})
+	s, err := OpenSQLite(t.Context(), t.TempDir(), Options{TTL: time.Minute, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestSQLitePurgesExpiredRecords(t *testing.T) {
 
 func TestSQLiteStateDirectoryIsPrivate(t *testing.T) {
 	dir := t.TempDir() + "/state/stac-mcp"
-	s, err := OpenSQLite(dir, Options{})
+	s, err := OpenSQLite(t.Context(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
