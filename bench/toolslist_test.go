@@ -33,18 +33,7 @@ func BenchmarkToolsListBytes(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		full, count, model = len(raw), len(res.Tools), 0
-		for _, t := range res.Tools {
-			seen, err := json.Marshal(struct {
-				Name        string `json:"name"`
-				Description string `json:"description"`
-				InputSchema any    `json:"inputSchema"`
-			}{t.Name, t.Description, t.InputSchema})
-			if err != nil {
-				b.Fatal(err)
-			}
-			model += len(seen)
-		}
+		full, count, model = len(raw), len(res.Tools), tools.PromptBytes(res.Tools)
 	}
 	instructions := len(cs.InitializeResult().Instructions)
 	b.ReportMetric(float64(count), "tools")

@@ -1,11 +1,8 @@
 package tools
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // toolsListModelBudget is issue 11's budget for what tools/list puts in a
@@ -13,24 +10,6 @@ import (
 // schemas of the default tool set, as compact JSON: 12 KB, read as 12 000
 // bytes (the stricter reading).
 const toolsListModelBudget = 12_000
-
-// modelBytes is what a host puts in the model's prompt for these tools.
-func modelBytes(t *testing.T, tools []*mcp.Tool) int {
-	t.Helper()
-	total := 0
-	for _, tool := range tools {
-		raw, err := json.Marshal(struct {
-			Name        string `json:"name"`
-			Description string `json:"description"`
-			InputSchema any    `json:"inputSchema"`
-		}{tool.Name, tool.Description, tool.InputSchema})
-		if err != nil {
-			t.Fatal(err)
-		}
-		total += len(raw)
-	}
-	return total
-}
 
 // TestToolsListBudget holds the default tool set to the budget. The default
 // is every toolset (--toolsets all): discover, search, size, visual and ops;
@@ -52,11 +31,11 @@ func TestToolsListBudget(t *testing.T) {
 			t.Errorf("the default surface lacks %s (toolset %s): the budget must cover every read-only toolset", tool.Def.Name, tool.Toolset)
 		}
 	}
-	total := modelBytes(t, listed)
+	total := PromptBytes(listed)
 	if total > toolsListModelBudget {
 		t.Errorf("tools/list costs %d bytes of names, descriptions and input schemas, over the %d budget", total, toolsListModelBudget)
 	}
 	t.Logf("tools_list_model_bytes = %d for %d tools (budget %d)", total, len(listed), toolsListModelBudget)
 	withWrites := listTools(t, newTestSession(t, testSessionOptions{Writes: sqliteWrites(t, t.TempDir())}))
-	t.Logf("with --allow-writes: %d bytes for %d tools (not budgeted)", modelBytes(t, withWrites), len(withWrites))
+	t.Logf("with --allow-writes: %d bytes for %d tools (not budgeted)", PromptBytes(withWrites), len(withWrites))
 }

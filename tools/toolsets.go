@@ -1,9 +1,12 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Toolsets group the tools so an operator can list fewer of them (each
@@ -159,4 +162,25 @@ func toolsetNames() []string {
 		names = append(names, ts.Name)
 	}
 	return names
+}
+
+// PromptBytes is what a host puts in the model's prompt for the listed
+// tools before any work: their names, descriptions and input schemas as
+// compact JSON. TestToolsListBudget holds the default set to its budget,
+// BenchmarkToolsListBytes (bench/) reports it, and go generate writes it
+// into docs/configuration.md.
+func PromptBytes(listed []*mcp.Tool) int {
+	total := 0
+	for _, tool := range listed {
+		raw, err := json.Marshal(struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+			InputSchema any    `json:"inputSchema"`
+		}{tool.Name, tool.Description, tool.InputSchema})
+		if err != nil {
+			panic(err) // a listed tool is JSON already
+		}
+		total += len(raw)
+	}
+	return total
 }

@@ -183,8 +183,8 @@ func docEdits(s surface) []docEdit {
 		markerBlock("docs/tools.md", "tools-table", toolsTable(tools.Inventory())),
 		markerBlock("docs/writes.md", "write-tools", toolsTable(tools.WriteTools())),
 		markerBlock("docs/configuration.md", "toolsets", toolsetsTable(tools.Candidates(true))),
-		statedFigure("docs/configuration.md", "the default tool set's cost", costOfDefault, modelBytes(s.readOnly)),
-		statedFigure("docs/configuration.md", "the cost with --allow-writes", costWithWrites, modelBytes(s.withWrites)),
+		statedFigure("docs/configuration.md", "the default tool set's cost", costOfDefault, tools.PromptBytes(s.readOnly)),
+		statedFigure("docs/configuration.md", "the cost with --allow-writes", costWithWrites, tools.PromptBytes(s.withWrites)),
 	}
 }
 
@@ -225,7 +225,7 @@ func markerBlock(doc, marker, content string) docEdit {
 }
 
 // The sentences of docs/configuration.md that state what the tool sets
-// cost (TestToolsListBudget's measure, modelBytes); the generator rewrites
+// cost (TestToolsListBudget's measure, tools.PromptBytes); the generator rewrites
 // the figure, so the phrase must stay on one line.
 var (
 	costOfDefault  = regexp.MustCompile(`(costs )[0-9,]+( bytes of names, descriptions and input schemas)`)
@@ -249,25 +249,6 @@ func withCommas(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-// modelBytes is what a host puts in the model's prompt for these tools:
-// names, descriptions and input schemas as compact JSON (the measure of
-// TestToolsListBudget in package tools).
-func modelBytes(listed []*mcp.Tool) int {
-	total := 0
-	for _, tool := range listed {
-		raw, err := json.Marshal(struct {
-			Name        string `json:"name"`
-			Description string `json:"description"`
-			InputSchema any    `json:"inputSchema"`
-		}{tool.Name, tool.Description, tool.InputSchema})
-		if err != nil {
-			panic(err) // a listed tool is JSON already
-		}
-		total += len(raw)
-	}
-	return total
 }
 
 // toolList renders the README's short tool list: each tool's name and the
