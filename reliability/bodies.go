@@ -52,7 +52,7 @@ func (e *bodyBudgetError) Error() string {
 	if e.waited {
 		how = "stayed spent until the attempt's deadline"
 	}
-	return "the budget of upstream response bytes this server reads at once (" + formatBytes(e.total) +
+	return "the budget of upstream response bytes this server reads at once (" + FormatBytes(e.total) +
 		", STAC_MCP_BODY_BUDGET_BYTES) " + how + ": other calls are reading large answers right now"
 }
 

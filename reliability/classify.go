@@ -63,7 +63,7 @@ func (e *attemptTimeoutError) Timeout() bool { return true }
 type bodyTooLargeError struct{ limit int64 }
 
 func (e *bodyTooLargeError) Error() string {
-	return "upstream response body exceeds the " + formatBytes(e.limit) + " cap"
+	return "upstream response body exceeds the " + FormatBytes(e.limit) + " cap"
 }
 
 // isLocalLimit reports a refusal by one of this server's own resource

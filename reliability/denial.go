@@ -159,7 +159,9 @@ func isForbiddenThrottle(status int, body []byte) bool {
 	return json.Unmarshal(body, &v) == nil && strings.EqualFold(strings.TrimSpace(v.Message), "forbidden")
 }
 
-func formatBytes(n int64) string {
+// FormatBytes writes a size as the layer's messages do ("2 KiB", "640 KiB",
+// "1536 bytes"), so that advice naming a cap names it as the error does.
+func FormatBytes(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)

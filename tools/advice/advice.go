@@ -88,7 +88,7 @@ func nextStep(code string, toolTimeout time.Duration, retryAt, now time.Time, no
 // body cap: it did answer, so "no answer came back" would be wrong.
 func tooLargeNext(limit int64) string {
 	return fmt.Sprintf("The catalog answered, but with a body larger than the %s this server buffers per response: "+
-		"ask for less in one call (a lower limit or max_items, fewer collections, a narrower bbox or datetime).", formatBytes(limit))
+		"ask for less in one call (a lower limit or max_items, fewer collections, a narrower bbox or datetime).", reliability.FormatBytes(limit))
 }
 
 // assetHostNext replaces the catalog-centred advice for a host that is not
@@ -151,16 +151,4 @@ func describeRequest(path string) (what string, search bool) {
 func throttle403Next(host string) string {
 	return fmt.Sprintf("This catalog (%s) answers HTTP 403 {\"message\":\"Forbidden\"} when it throttles too many or too fast requests, "+
 		"so this is most likely rate limiting, not a permission problem: wait 10-30 seconds, then try again with fewer parallel or smaller requests.", host)
-}
-
-// formatBytes writes a size as the layer's own messages do ("2 KiB"), so
-// that the advice and the error it follows name the same cap.
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
