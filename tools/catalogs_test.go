@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stacmcp/stac-mcp/tools/internal/catalog/catalogtest"
 )
 
 // The catalog registry's own tests are in tools/internal/catalog; these
@@ -99,7 +99,7 @@ func TestConfiguredCatalogURLKeysAreRedacted(t *testing.T) {
 // Issue 10: a static catalog with a dangling item link loads; the model
 // sees what was skipped in get_root's notes.
 func TestDanglingLinkIsSkippedAndShown(t *testing.T) {
-	path := writeLocalCatalog(t, t.TempDir(), `{"rel":"item","href":"missing-item.json"}`)
+	path := catalogtest.WriteLocal(t, t.TempDir(), `{"rel":"item","href":"missing-item.json"}`)
 	cs := newTestSession(t, testSessionOptions{CatalogURL: path})
 	res := callOK(t, cs, "get_root", map[string]any{})
 	out := structured[GetRootOut](t, res)
@@ -116,30 +116,4 @@ func TestDanglingLinkIsSkippedAndShown(t *testing.T) {
 func fmtAny(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// writeLocalCatalog writes a one-collection, one-item static catalog into
-// dir; extraLinks are added to the collection's links (e.g. a dangling one).
-func writeLocalCatalog(t *testing.T, dir string, extraLinks ...string) string {
-	t.Helper()
-	links := `{"rel":"item","href":"item.json"}`
-	for _, l := range extraLinks {
-		links += "," + l
-	}
-	files := map[string]string{
-		"catalog.json":            `{"type":"Catalog","id":"local-test","description":"d","links":[{"rel":"child","href":"./coll/collection.json"}]}`,
-		"coll/collection.json":    `{"type":"Collection","id":"coll","description":"d","links":[` + links + `]}`,
-		"coll/item.json":          `{"type":"Feature","id":"i1","geometry":null,"properties":{"datetime":"2024-01-01T00:00:00Z"}}`,
-		"coll/unlinked-file.json": `{}`,
-	}
-	for name, data := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "catalog.json")
 }

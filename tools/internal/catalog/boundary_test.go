@@ -10,38 +10,14 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-// writeLocalCatalog writes a one-collection, one-item static catalog into
-// dir; extraLinks are added to the collection's links (e.g. a dangling one).
-func writeLocalCatalog(t *testing.T, dir string, extraLinks ...string) string {
-	t.Helper()
-	links := `{"rel":"item","href":"item.json"}`
-	for _, l := range extraLinks {
-		links += "," + l
-	}
-	files := map[string]string{
-		"catalog.json":            `{"type":"Catalog","id":"local-test","description":"d","links":[{"rel":"child","href":"./coll/collection.json"}]}`,
-		"coll/collection.json":    `{"type":"Collection","id":"coll","description":"d","links":[` + links + `]}`,
-		"coll/item.json":          `{"type":"Feature","id":"i1","geometry":null,"properties":{"datetime":"2024-01-01T00:00:00Z"}}`,
-		"coll/unlinked-file.json": `{}`,
-	}
-	for name, data := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "catalog.json")
-}
+	"github.com/stacmcp/stac-mcp/tools/internal/catalog/catalogtest"
+)
 
 // Issue 9 item 9: every spelling of one local catalog shares one server.
 func TestCatalogsLocalAliasesShareOneServer(t *testing.T) {
 	dir := t.TempDir()
-	path := writeLocalCatalog(t, dir)
+	path := catalogtest.WriteLocal(t, dir)
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(dir, link); err != nil {
 		t.Skipf("symlink: %v", err)
@@ -70,8 +46,8 @@ func TestCatalogsLocalAliasesShareOneServer(t *testing.T) {
 // all, and the refusal is the same whether the path exists or not.
 func TestCatalogsUntrustedCallersCannotNameLocalPaths(t *testing.T) {
 	dir := t.TempDir()
-	path := writeLocalCatalog(t, dir)
-	other := writeLocalCatalog(t, t.TempDir())
+	path := catalogtest.WriteLocal(t, dir)
+	other := catalogtest.WriteLocal(t, t.TempDir())
 	named, err := ParseNamed("STAC_MCP_CATALOGS", "archive="+other)
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +137,7 @@ func TestCatalogsLoadingDoesNotBlockOtherCatalogs(t *testing.T) {
 		waited <- err
 	}()
 	loads.Wait()
-	other := writeLocalCatalog(t, t.TempDir())
+	other := catalogtest.WriteLocal(t, t.TempDir())
 	for _, ref := range []string{"https://stac.example/v1", "demo", other} {
 		if _, err := cats.Resolve(t.Context(), ref); err != nil {
 			t.Errorf("Resolve(%q) while another catalog loads: %v", ref, err)
