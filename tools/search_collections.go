@@ -117,7 +117,7 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 			out.Matched = &n
 		}
 		out.Notes = append(out.Notes, "the catalog does not declare collection search (or free text), so q, bbox and datetime were applied by this server over the catalog's collection list"+
-			"; q matched whole words (quoted phrases, +required, -excluded), best matches first")
+			"; q matched whole words (quoted phrases, +required, -excluded), best matches first (id, title and keywords weigh more than the description)")
 		if !complete {
 			out.Notes = append(out.Notes, fmt.Sprintf("the catalog lists more than %d pages of collections; only those were searched", collectionScanPages))
 		}
@@ -261,11 +261,7 @@ func listClientSide(ctx context.Context, client *stacclient.Client, l collection
 	if err != nil {
 		return nil, false, "", err
 	}
-	type scored struct {
-		col   stacclient.Collection
-		score int
-	}
-	var kept []scored
+	var kept []stacclient.Collection
 	pages := 0
 	complete = true
 	for page, err := range client.CollectionPages(ctx, stacclient.CollectionQuery{Limit: maxCollectionsLimit}, stacclient.SearchLimits{MaxPages: collectionScanPages}) {
@@ -275,20 +271,24 @@ func listClientSide(ctx context.Context, client *stacclient.Client, l collection
 		pages++
 		refused = page.NextRefused
 		for _, col := range page.Collections {
-			score, ok := q.Match(append([]string{col.ID, col.Title, col.Description}, col.Keywords...)...)
-			if ok && extentIntersects(col.Extent, l.BBox) && extentOverlaps(col.Extent, window) {
-				kept = append(kept, scored{col, score})
+			if extentIntersects(col.Extent, l.BBox) && extentOverlaps(col.Extent, window) {
+				kept = append(kept, col)
 			}
 		}
 		if pages >= collectionScanPages && page.Next != nil {
 			complete = false
 		}
-		progressFrom(ctx).step(ctx, 0, "search_collections: scanned page %d of at most %d, %d match(es) so far", pages, collectionScanPages, len(kept))
+		progressFrom(ctx).step(ctx, 0, "search_collections: scanned page %d of at most %d, %d in the area and period so far", pages, collectionScanPages, len(kept))
 	}
-	sort.SliceStable(kept, func(i, j int) bool { return kept[i].score > kept[j].score })
-	matches = make([]stacclient.Collection, len(kept))
-	for i, k := range kept {
-		matches[i] = k.col
+	// Ranked among the collections in the area and period, as stacserver
+	// ranks its own (package freetext's BM25F: id, title and keywords above
+	// the description).
+	docs := make([]freetext.Doc, len(kept))
+	for i, col := range kept {
+		docs[i] = freetext.Doc{ID: col.ID, Title: col.Title, Keywords: col.Keywords, Description: col.Description}
+	}
+	for _, i := range q.Rank(docs) {
+		matches = append(matches, kept[i])
 	}
 	return matches, complete, refused, nil
 }

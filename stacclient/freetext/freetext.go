@@ -11,8 +11,7 @@
 // The syntax is the union of the extension's two forms
 // (github.com/stac-api-extensions/freetext-search):
 //
-//   - words separated by spaces are alternatives (OR), ranked by how many
-//     match: `sentinel reflectance`;
+//   - words separated by spaces are alternatives (OR): `sentinel reflectance`;
 //   - a quoted phrase matches its words in that order: `"land cover"`;
 //   - commas separate alternative terms as in the basic form's GET
 //     parameter, and each comma-separated term is matched as written, so a
@@ -25,6 +24,11 @@
 // every character that is not a letter or a digit, and a term matches when
 // its words appear consecutively in one field: "sentinel-2" matches
 // "Sentinel 2 L2A" and "sentinel-2-l2a", not "sentinel-20".
+//
+// Rank orders the records a query matches by BM25 relevance, each field
+// weighted (id, title and keywords above the description), so the
+// collection titled "Land Cover" comes before one whose description
+// mentions land cover in passing.
 //
 // EditDistance, for "did you mean …?" answers (collection ids, setting
 // names), lives here too: it is the other way stac-mcp compares names.
@@ -71,7 +75,7 @@ func (q Query) Empty() bool { return len(q.Terms) == 0 }
 // collection: id, title, description and each keyword). ok is false when a
 // required term is missing, an excluded term is present, or no optional
 // term matches while there is no required one. score counts the required
-// and optional terms that matched, to rank records.
+// and optional terms that matched; Rank orders records by relevance.
 func (q Query) Match(fields ...string) (score int, ok bool) {
 	if q.Empty() {
 		return 0, true
@@ -80,6 +84,16 @@ func (q Query) Match(fields ...string) (score int, ok bool) {
 	for i, f := range fields {
 		words[i] = Words(f)
 	}
+	return q.matchScore(words)
+}
+
+// matchWords is Match over fields already split into words.
+func (q Query) matchWords(words [][]string) bool {
+	_, ok := q.matchScore(words)
+	return ok
+}
+
+func (q Query) matchScore(words [][]string) (score int, ok bool) {
 	optional, optionalHit, required := 0, false, false
 	for _, t := range q.Terms {
 		hit := containsTerm(words, t.Words)

@@ -31,11 +31,13 @@ func (s *Server) handleCollections(w http.ResponseWriter, r *http.Request) {
 	// Collection search filters apply only when the class is advertised;
 	// otherwise they are ignored, as Earth Search does.
 	filter := func(*storedCollection) bool { return true }
+	var q freetext.Query
 	if s.advertises("/collection-search") {
 		if filter, err = collectionFilter(values); err != nil {
 			writeError(w, err)
 			return
 		}
+		q = freetext.Parse(values.Get("q"))
 	}
 	var matched []*storedCollection
 	st := s.store()
@@ -44,6 +46,7 @@ func (s *Server) handleCollections(w http.ResponseWriter, r *http.Request) {
 			matched = append(matched, c)
 		}
 	}
+	matched = rankCollections(q, matched)
 	offset, err := offsetFromToken(values, "")
 	if err != nil {
 		writeError(w, err)
@@ -124,9 +127,8 @@ func keptLinks(v any, replaced []string) []any {
 	return out
 }
 
-// collectionFilter compiles the collection-search parameters q (free text
-// over the id, title, description and keywords, by words: see package
-// freetext), bbox and datetime (against the first extent entry).
+// collectionFilter compiles the collection-search parameters bbox and
+// datetime (against the first extent entry); q is rankCollections'.
 func collectionFilter(values map[string][]string) (func(*storedCollection) bool, error) {
 	get := func(k string) string {
 		if v := values[k]; len(v) > 0 {
@@ -135,12 +137,6 @@ func collectionFilter(values map[string][]string) (func(*storedCollection) bool,
 		return ""
 	}
 	var conds []func(*storedCollection) bool
-	if q := freetext.Parse(get("q")); !q.Empty() {
-		conds = append(conds, func(c *storedCollection) bool {
-			_, ok := q.Match(collectionText(c.doc)...)
-			return ok
-		})
-	}
 	if b := get("bbox"); b != "" {
 		box, err := numberList(splitList(b))
 		if err == nil {
@@ -178,20 +174,30 @@ func collectionFilter(values map[string][]string) (func(*storedCollection) bool,
 	return allOf(conds), nil
 }
 
-// collectionText is the fields free text searches: id, title, description
-// and each keyword.
-func collectionText(doc map[string]any) []string {
-	var fields []string
-	for _, k := range []string{"id", "title", "description"} {
-		s, _ := doc[k].(string)
-		fields = append(fields, s)
+// rankCollections keeps the collections q matches, best first (free text
+// over the id, title, keywords and description, by words, ranked by BM25F:
+// see package freetext), among those the other parameters kept; the zero
+// Query keeps them all in order.
+func rankCollections(q freetext.Query, cs []*storedCollection) []*storedCollection {
+	if q.Empty() {
+		return cs
 	}
-	kw, _ := doc["keywords"].([]any)
-	for _, k := range kw {
-		s, _ := k.(string)
-		fields = append(fields, s)
+	docs := make([]freetext.Doc, len(cs))
+	for i, c := range cs {
+		str := func(k string) string { s, _ := c.doc[k].(string); return s }
+		docs[i] = freetext.Doc{ID: str("id"), Title: str("title"), Description: str("description")}
+		kw, _ := c.doc["keywords"].([]any)
+		for _, k := range kw {
+			if s, ok := k.(string); ok {
+				docs[i].Keywords = append(docs[i].Keywords, s)
+			}
+		}
 	}
-	return fields
+	var out []*storedCollection
+	for _, i := range q.Rank(docs) {
+		out = append(out, cs[i])
+	}
+	return out
 }
 
 // collectionBBox is extent.spatial.bbox[0], or nil.
