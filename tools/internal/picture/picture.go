@@ -11,6 +11,7 @@ package picture
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -23,6 +24,8 @@ import (
 	xdraw "golang.org/x/image/draw"
 	_ "golang.org/x/image/tiff" // GeoTIFF thumbnails (baseline TIFF: 8/16-bit, uncompressed, LZW, Deflate, PackBits)
 	_ "golang.org/x/image/webp"
+
+	"github.com/stacmcp/stac-mcp/tools/internal/budget"
 )
 
 // Output media types.
@@ -42,6 +45,10 @@ type Options struct {
 	MaxSide int
 	// MaxBytes is the size the encoded output must stay under.
 	MaxBytes int
+	// Pixels is the process-wide budget of decoded pixels the decode
+	// reserves its cost in (MaxPixels bounds one image, Pixels all the
+	// images decoded at once); nil bounds only the one image.
+	Pixels *budget.Budget
 }
 
 // Defaults.
@@ -99,10 +106,23 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("the %s image is %d×%d pixels, over the %d-pixel decoding budget", e.Format, e.Width, e.Height, e.MaxPixels)
 }
 
-// Make decodes data and returns it scaled to fit opts.MaxSide and encoded
-// under opts.MaxBytes. Errors: ErrUnknownFormat (wrapped), *TooLargeError,
-// or a decoding error of the format's decoder.
+// Make is MakeContext without a context (and so without waiting for a
+// Pixels budget: it waits as long as it takes).
 func Make(data []byte, opts Options) (*Picture, error) {
+	return MakeContext(context.Background(), data, opts)
+}
+
+// MakeContext decodes data and returns it scaled to fit opts.MaxSide and
+// encoded under opts.MaxBytes. Its decoded size is read from the header
+// and reserved in opts.Pixels before any pixel is decoded (waiting in line
+// while other images hold the budget), and given back once the image is
+// scaled down: only the small copy is kept for encoding. None of the
+// decoders can decode at a reduced size (image/jpeg has no DCT scaling),
+// so the full image is decoded once, and never copied at full size.
+// Errors: ErrUnknownFormat (wrapped), *TooLargeError, the budget's
+// *budget.TooLargeError or *budget.BusyError, ctx's error, or a decoding
+// error of the format's decoder.
+func MakeContext(ctx context.Context, data []byte, opts Options) (*Picture, error) {
 	opts = opts.withDefaults()
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
 	if errors.Is(err, image.ErrFormat) {
@@ -114,8 +134,17 @@ func Make(data []byte, opts Options) (*Picture, error) {
 	if cfg.Width <= 0 || cfg.Height <= 0 {
 		return nil, fmt.Errorf("the %s image declares no pixels (%d×%d)", format, cfg.Width, cfg.Height)
 	}
-	if decodedCost(cfg) > int64(opts.MaxPixels) {
+	cost := decodedCost(cfg)
+	if cost > int64(opts.MaxPixels) {
 		return nil, &TooLargeError{Width: cfg.Width, Height: cfg.Height, Format: format, MaxPixels: opts.MaxPixels}
+	}
+	release, err := opts.Pixels.Acquire(ctx, cost)
+	if err != nil {
+		return nil, fmt.Errorf("the %s image is %d×%d pixels: %w", format, cfg.Width, cfg.Height, err)
+	}
+	defer release() // also released early, once the image is scaled down
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	src, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
@@ -128,11 +157,23 @@ func Make(data []byte, opts Options) (*Picture, error) {
 		// (Smaller is fine: a GIF's first frame may cover part of its screen.)
 		return nil, fmt.Errorf("the %s image decoded to %d×%d, larger than the %d×%d its header declares", format, b.Dx(), b.Dy(), cfg.Width, cfg.Height)
 	}
-	var stretch *Stretch
-	if deep, ok := src.(deepImage); ok {
-		src, stretch = stretch16(deep)
+	if err := ctx.Err(); err != nil {
+		return nil, err // out of time: scaling a large image is work nobody will receive
 	}
-	p, err := Encode(src, opts)
+	var small image.Image
+	var stretch *Stretch
+	if deep, ok := src.(deepImage); ok && is16Bit(deep) {
+		small, stretch, err = stretch16(ctx, deep, opts.MaxSide)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		small = Fit(src, opts.MaxSide)
+	}
+	// src is not used past this point, so the collector may take the
+	// full-size image now: its budget goes back.
+	release()
+	p, err := encode(ctx, small, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -155,9 +196,17 @@ func decodedCost(cfg image.Config) int64 {
 // PNG when it has transparent pixels and PNG fits, else JPEG (transparent
 // parts over white) at falling quality, then at smaller sizes.
 func Encode(img image.Image, opts Options) (*Picture, error) {
+	return encode(context.Background(), img, opts)
+}
+
+// encode is Encode that stops with ctx's error between attempts.
+func encode(ctx context.Context, img image.Image, opts Options) (*Picture, error) {
 	opts = opts.withDefaults()
 	side := opts.MaxSide
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		scaled := Fit(img, side)
 		if hasTransparency(scaled) {
 			if data, err := encodePNG(scaled, png.DefaultCompression); err == nil && len(data) <= opts.MaxBytes {
@@ -207,11 +256,7 @@ func encodePNG(img image.Image, level png.CompressionLevel) ([]byte, error) {
 // alias into noise.
 func Fit(img image.Image, maxSide int) *image.NRGBA {
 	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	if long := max(w, h); long > maxSide {
-		w = max(1, int(float64(w)*float64(maxSide)/float64(long)+0.5))
-		h = max(1, int(float64(h)*float64(maxSide)/float64(long)+0.5))
-	}
+	w, h := fitSize(b.Dx(), b.Dy(), maxSide)
 	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
 	if w == b.Dx() && h == b.Dy() {
 		draw.Draw(dst, dst.Bounds(), img, b.Min, draw.Src)
@@ -219,6 +264,15 @@ func Fit(img image.Image, maxSide int) *image.NRGBA {
 	}
 	xdraw.CatmullRom.Scale(dst, dst.Bounds(), img, b, xdraw.Src, nil)
 	return dst
+}
+
+// fitSize is w×h scaled so the longest side is at most maxSide.
+func fitSize(w, h, maxSide int) (int, int) {
+	if long := max(w, h); long > maxSide {
+		w = max(1, int(float64(w)*float64(maxSide)/float64(long)+0.5))
+		h = max(1, int(float64(h)*float64(maxSide)/float64(long)+0.5))
+	}
+	return w, h
 }
 
 func hasTransparency(img *image.NRGBA) bool {
@@ -245,20 +299,29 @@ type deepImage interface {
 	RGBA64At(x, y int) color.RGBA64
 }
 
-// stretch16 maps a 16-bit image to 8 bits linearly between the 2nd and
-// 98th percentiles of its colour samples (alpha is kept as it is). Only
-// Gray16, RGBA64 and NRGBA64 count as 16-bit: other models implementing
-// RGBA64At hold 8-bit data.
-func stretch16(img deepImage) (image.Image, *Stretch) {
+// is16Bit reports whether img holds 16-bit samples: only Gray16, RGBA64
+// and NRGBA64 do; other models implementing RGBA64At hold 8-bit data.
+func is16Bit(img deepImage) bool {
 	switch img.(type) {
 	case *image.Gray16, *image.RGBA64, *image.NRGBA64:
-	default:
-		return img, nil
+		return true
 	}
+	return false
+}
+
+// stretch16 maps a 16-bit image to 8 bits linearly between the 2nd and
+// 98th percentiles of its colour samples (alpha is kept as it is), scaled
+// to fit maxSide. The percentiles are those of every source pixel; the
+// image is scaled down (in 16 bits) before it is mapped, so no full-size
+// copy is made. It stops with ctx's error between rows.
+func stretch16(ctx context.Context, img deepImage, maxSide int) (image.Image, *Stretch, error) {
 	b := img.Bounds()
 	var hist [65536]int
 	n := 0
 	for y := b.Min.Y; y < b.Max.Y; y++ {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		for x := b.Min.X; x < b.Max.X; x++ {
 			c := color.NRGBA64Model.Convert(img.At(x, y)).(color.NRGBA64)
 			if c.A == 0 {
@@ -270,8 +333,9 @@ func stretch16(img deepImage) (image.Image, *Stretch) {
 			n += 3
 		}
 	}
+	small := fit64(img, maxSide)
 	if n == 0 {
-		return img, nil
+		return small, nil, nil
 	}
 	percentile := func(p float64) uint16 {
 		target, seen := int(p*float64(n)), 0
@@ -291,12 +355,26 @@ func stretch16(img deepImage) (image.Image, *Stretch) {
 		f := (float64(v) - float64(lo)) / float64(hi-lo) * 255
 		return uint8(min(max(f, 0), 255) + 0.5)
 	}
-	out := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			c := color.NRGBA64Model.Convert(img.At(x, y)).(color.NRGBA64)
-			out.SetNRGBA(x-b.Min.X, y-b.Min.Y, color.NRGBA{scale(c.R), scale(c.G), scale(c.B), uint8(c.A >> 8)})
+	sb := small.Bounds()
+	out := image.NewNRGBA(sb)
+	for y := sb.Min.Y; y < sb.Max.Y; y++ {
+		for x := sb.Min.X; x < sb.Max.X; x++ {
+			c := small.NRGBA64At(x, y)
+			out.SetNRGBA(x, y, color.NRGBA{scale(c.R), scale(c.G), scale(c.B), uint8(c.A >> 8)})
 		}
 	}
-	return out, &Stretch{Low: lo, High: hi}
+	return out, &Stretch{Low: lo, High: hi}, nil
+}
+
+// fit64 is Fit keeping 16-bit samples.
+func fit64(img image.Image, maxSide int) *image.NRGBA64 {
+	b := img.Bounds()
+	w, h := fitSize(b.Dx(), b.Dy(), maxSide)
+	dst := image.NewNRGBA64(image.Rect(0, 0, w, h))
+	if w == b.Dx() && h == b.Dy() {
+		draw.Draw(dst, dst.Bounds(), img, b.Min, draw.Src)
+		return dst
+	}
+	xdraw.CatmullRom.Scale(dst, dst.Bounds(), img, b, xdraw.Src, nil)
+	return dst
 }

@@ -1,0 +1,124 @@
+package picture
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image"
+	"image/color"
+	"testing"
+	"testing/synctest"
+
+	"golang.org/x/image/tiff"
+
+	"github.com/stacmcp/stac-mcp/tools/internal/budget"
+)
+
+// scene.jpg is 640×480: 307,200 pixels to reserve.
+const scenePixels = 640 * 480
+
+// A decode waits in line while other images hold the process's pixel
+// budget, runs once they give it back, and gives its own back when done.
+func TestMakeWaitsForThePixelBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pixels := budget.NewPixels(scenePixels+1000, "SETTING", 0)
+		other, err := pixels.Acquire(t.Context(), 2000) // another image being decoded
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := MakeContext(t.Context(), readTestdata(t, "scene.jpg"), Options{Pixels: pixels})
+			done <- err
+		}()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("decoded while the budget was spent (err %v)", err)
+		default:
+		}
+		other()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n := pixels.InUse(); n != 0 {
+			t.Errorf("%d pixels still reserved after the decode", n)
+		}
+	})
+}
+
+// A call whose context ends while it waits is refused, clearly, without
+// decoding; an image larger than the whole budget is refused at once.
+func TestMakeRefusesWhenTheBudgetIsSpentOrTooSmall(t *testing.T) {
+	pixels := budget.NewPixels(scenePixels, "STAC_MCP_DECODE_BUDGET_PIXELS", 0)
+	hold, _ := pixels.Acquire(context.Background(), 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := MakeContext(ctx, readTestdata(t, "scene.jpg"), Options{Pixels: pixels})
+	var busy *budget.BusyError
+	if !errors.As(err, &busy) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("spent budget, cancelled call: err = %v, want a budget.BusyError", err)
+	}
+	hold()
+
+	small := budget.NewPixels(scenePixels-1, "STAC_MCP_DECODE_BUDGET_PIXELS", 0)
+	_, err = MakeContext(context.Background(), readTestdata(t, "scene.jpg"), Options{Pixels: small})
+	var tl *budget.TooLargeError
+	if !errors.As(err, &tl) || tl.Cost != scenePixels {
+		t.Fatalf("image over the whole budget: err = %v, want a budget.TooLargeError for %d pixels", err, scenePixels)
+	}
+
+	// 16-bit RGBA counts double: 8 bytes a pixel.
+	deep := image.NewNRGBA64(image.Rect(0, 0, 100, 100))
+	var buf bytes.Buffer
+	if err := tiff.Encode(&buf, deep, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = MakeContext(context.Background(), buf.Bytes(), Options{Pixels: budget.NewPixels(2*100*100-1, "S", 0)})
+	if !errors.As(err, &tl) || tl.Cost != 2*100*100 {
+		t.Fatalf("16-bit image: err = %v, want a budget.TooLargeError for %d pixels", err, 2*100*100)
+	}
+}
+
+func TestMakeStopsWhenTheCallIsCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := MakeContext(ctx, readTestdata(t, "scene.jpg"), Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// A large 16-bit image is stretched by the percentiles of all its pixels
+// and scaled down in 16 bits (no full-size 8-bit copy).
+func TestLargeSixteenBitImagesAreScaledThenStretched(t *testing.T) {
+	img := image.NewGray16(image.Rect(0, 0, 1200, 900))
+	for y := range 900 {
+		for x := range 1200 {
+			img.SetGray16(x, y, color.Gray16{Y: uint16(1000 + 2*x + y)})
+		}
+	}
+	var buf bytes.Buffer
+	if err := tiff.Encode(&buf, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Make(buf.Bytes(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Width != 512 || p.Height != 384 || p.SourceWidth != 1200 {
+		t.Fatalf("got %d×%d from %d wide, want 512×384 from 1200", p.Width, p.Height, p.SourceWidth)
+	}
+	if p.Stretch == nil || p.Stretch.Low < 1250 || p.Stretch.Low > 1350 || p.Stretch.High < 3950 || p.Stretch.High > 4050 {
+		t.Fatalf("stretch = %+v, want about 1300..4000", p.Stretch)
+	}
+	out, _, err := image.Decode(bytes.NewReader(p.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _, _ := out.At(511, 383).RGBA(); r>>8 < 240 {
+		t.Errorf("brightest corner is %d of 255, want near white", r>>8)
+	}
+	if r, _, _, _ := out.At(0, 0).RGBA(); r>>8 > 15 {
+		t.Errorf("darkest corner is %d of 255, want near black", r>>8)
+	}
+}
