@@ -98,6 +98,13 @@ func Measure(ctx context.Context, area Shape, items []Item, opts Options) (*Repo
 	if opts.TargetPercent <= 0 || opts.TargetPercent > 100 {
 		opts.TargetPercent = 95
 	}
+	shapes := []Shape{area}
+	for i := range items {
+		shapes = append(shapes, items[i].Shape)
+	}
+	if err := checkVertices(fmt.Sprintf("the area of interest and %d footprint(s)", len(items)), shapes...); err != nil {
+		return nil, err
+	}
 	prepared, err := NewArea(area)
 	if err != nil {
 		return nil, fmt.Errorf("the area of interest: %w", err)

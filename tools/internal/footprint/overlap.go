@@ -27,6 +27,9 @@ func NewArea(s Shape) (*Area, error) {
 	if err := s.Valid(); err != nil {
 		return nil, err
 	}
+	if err := checkVertices("the area", s); err != nil {
+		return nil, err
+	}
 	g, _, err := toGeom(s.Polygons)
 	if err != nil {
 		return nil, err
@@ -55,6 +58,9 @@ type Overlap struct {
 // the antimeridian: it is tried at its own longitudes and one turn either
 // way.
 func (a *Area) Overlap(s Shape) (Overlap, error) {
+	if err := checkVertices("the footprint", s); err != nil {
+		return Overlap{}, err
+	}
 	in, fallback, err := a.clip(s)
 	if err != nil {
 		return Overlap{}, err
