@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -120,7 +121,20 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 		items = append(items, footprint.Item{ID: l.item.ID, Shape: l.shape, Time: itemTime(l.item), CloudCover: propNumber(l.item.Properties, "eo:cloud_cover")})
 	}
 	out.Items = len(items)
+	// The geometry is the CPU-heavy part: it takes one of the process's
+	// CPU slots (queued behind other heavy calls, and behind calls that
+	// passed their deadline but are still stopping).
+	release, err := c.Deps.work().cpuSlot(ctx)
+	if err != nil {
+		return fail(err)
+	}
 	r, err := footprint.Measure(ctx, fs.area, items, footprint.Options{WindowDays: windowDays, TargetPercent: float64(target)})
+	release()
+	var tooMany *footprint.VertexLimitError
+	if errors.As(err, &tooMany) {
+		return fail(actionable(err, "%s: %s. Measure fewer items (max_items), narrow the search (datetime, collections), "+
+			"or draw the area with fewer vertices.", tool, tooMany))
+	}
 	if err != nil {
 		return fail(fmt.Errorf("measuring coverage: %w", err))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/budget"
 	"github.com/stacmcp/stac-mcp/tools/internal/picture"
 )
 
@@ -251,9 +252,24 @@ func fetchPreview(ctx context.Context, c *Call, href string) (pic *picture.Pictu
 	if err := ctx.Err(); err != nil {
 		return nil, 0, "", err // out of time: do not decode what nobody will receive
 	}
-	pic, err = picture.Make(body.Body, picture.Options{})
+	// Decoding is CPU- and memory-heavy: it takes a CPU slot, then
+	// reserves the image's decoded pixels in the process's budget (read
+	// from its header, before any pixel is decoded).
+	w := c.Deps.work()
+	release, err := w.cpuSlot(ctx)
+	if err != nil {
+		return nil, 0, "", err // the server is busy: the call fails, saying to retry
+	}
+	pic, err = picture.MakeContext(ctx, body.Body, picture.Options{Pixels: w.pixelBudget()})
+	release()
 	var tooLarge *picture.TooLargeError
+	var overBudget *budget.TooLargeError
+	var busy *budget.BusyError
 	switch {
+	case errors.As(err, &busy), err != nil && ctx.Err() != nil:
+		return nil, 0, "", err
+	case errors.As(err, &overBudget):
+		return nil, len(body.Body), "refused before decoding: " + err.Error(), nil
 	case errors.Is(err, picture.ErrUnknownFormat):
 		return nil, len(body.Body), fmt.Sprintf("not an image this server decodes (Content-Type %q, %s)", orDash(body.ContentType), humanBytes(int64(len(body.Body)))), nil
 	case errors.As(err, &tooLarge):

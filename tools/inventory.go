@@ -90,12 +90,18 @@ type Deps struct {
 	collectionIDs collectionIDCache // collection-id completions
 	cursorKeys    cursorKeyState    // the key cursors are signed with
 	maps          mapCache          // the last maps map_items drew
+	budgets       workBudgets       // CPU slots and decoded pixels (work())
 }
 
 // Limits shape outputs for a model's context.
 type Limits struct {
 	MaxItemsDefault int // search_items max_items when not given (10)
 	MaxItemsCeiling int // the largest max_items accepted (STAC_MCP_MAX_ITEMS_CEILING)
+	// DecodePixels bounds the decoded image pixels held at once by the
+	// whole process (STAC_MCP_DECODE_BUDGET_PIXELS); 0 is budget.DefaultPixels.
+	DecodePixels int64
+	// CPUSlots bounds the CPU-heavy steps run at once; 0 is GOMAXPROCS.
+	CPUSlots int
 }
 
 // Call is one tool invocation as a handler sees it.

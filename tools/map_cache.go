@@ -23,6 +23,8 @@ type mapCache struct {
 	mu    sync.Mutex
 	order []string // digests, oldest first
 	maps  map[string]*renderedMap
+	// drawHook, when set (tests), runs as each drawing starts.
+	drawHook func()
 }
 
 // mapCacheEntries bounds the cache (a map is about 20–150 kB).
@@ -42,7 +44,30 @@ type renderedMap struct {
 // arrived just before it must not overrun it by the drawing (under load,
 // by hundreds of milliseconds). The drawing finishes in the background and
 // lands in the cache, so the same call asked again gets the map at once.
-func (c *mapCache) renderWithin(ctx context.Context, spec mapimage.Spec) (*renderedMap, error) {
+//
+// A drawing holds a CPU slot and its canvas's pixels in w (nil bounds
+// nothing) from before it starts until it ends, even after its caller
+// left: callers that give up (a cancelled request, a deadline) cannot pile
+// up drawings beyond the cores that run them, and 32 calls timing out
+// together draw in turn, not all at once. A map already in the cache needs
+// neither.
+func (c *mapCache) renderWithin(ctx context.Context, spec mapimage.Spec, w *workBudgets) (*renderedMap, error) {
+	key, err := specKey(spec)
+	if err != nil {
+		return nil, err
+	}
+	if m := c.cached(key); m != nil {
+		return m, nil
+	}
+	releaseCPU, err := w.cpuSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	releasePixels, err := w.pixelBudget().Acquire(ctx, mapPixels)
+	if err != nil {
+		releaseCPU()
+		return nil, err
+	}
 	type result struct {
 		m   *renderedMap
 		err error
@@ -51,6 +76,8 @@ func (c *mapCache) renderWithin(ctx context.Context, spec mapimage.Spec) (*rende
 	log := zerolog.Ctx(ctx)      // the server's logger (adapt puts it there)
 	go func() {
 		var r result
+		defer releaseCPU()
+		defer releasePixels()
 		defer func() { done <- r }()
 		defer recoverAs(*log, "map_items: drawing the map", &r.err)
 		r.m, r.err = c.render(spec)
@@ -63,20 +90,39 @@ func (c *mapCache) renderWithin(ctx context.Context, spec mapimage.Spec) (*rende
 	}
 }
 
+// mapPixels is what a drawing reserves in the pixel budget: its canvas and
+// the rasterizer's coverage buffer (a float32 a pixel) at the tallest map.
+const mapPixels = 2 * mapimage.MaxCanvasPixels
+
+// specKey is the cache key of spec: a digest of everything drawn.
+func specKey(spec mapimage.Spec) (string, error) {
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(raw)
+	return string(sum[:]), nil
+}
+
+// cached is the map drawn for key, or nil.
+func (c *mapCache) cached(key string) *renderedMap {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.maps[key]
+}
+
 // render draws spec, or returns the map drawn last time for the same spec.
 func (c *mapCache) render(spec mapimage.Spec) (*renderedMap, error) {
-	raw, err := json.Marshal(spec)
+	key, err := specKey(spec)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(raw)
-	key := string(sum[:])
-	c.mu.Lock()
-	if m, ok := c.maps[key]; ok {
-		c.mu.Unlock()
+	if m := c.cached(key); m != nil {
 		return m, nil
 	}
-	c.mu.Unlock()
+	if c.drawHook != nil {
+		c.drawHook()
+	}
 
 	m, err := mapimage.Render(spec)
 	if err != nil {

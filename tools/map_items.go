@@ -259,7 +259,7 @@ func mapSpec(fs *footprintSearch, items []drawnItem, colorBy string, first, last
 // drawMap renders spec (or takes it from the map cache) and puts the image
 // and what it shows into out.
 func drawMap(ctx context.Context, c *Call, spec mapimage.Spec, out *MapItemsOut) error {
-	m, err := c.Deps.maps.renderWithin(ctx, spec)
+	m, err := c.Deps.maps.renderWithin(ctx, spec, c.Deps.work())
 	if err != nil {
 		return err
 	}

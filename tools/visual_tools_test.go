@@ -623,7 +623,7 @@ func TestMapDrawingDoesNotOutliveTheCallDeadline(t *testing.T) {
 	spec := mapimage.Spec{Title: "late", AOI: orb.MultiPolygon{orb.Bound{Min: orb.Point{10, 45}, Max: orb.Point{11, 46}}.ToPolygon()}}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel() // the deadline passed while the pages were read
-	if m, err := c.renderWithin(ctx, spec); !errors.Is(err, context.Canceled) || m != nil {
+	if m, err := c.renderWithin(ctx, spec, nil); !errors.Is(err, context.Canceled) || m != nil {
 		t.Fatalf("renderWithin after the deadline = %v, %v; want no map and the context's error", m, err)
 	}
 	var cached *renderedMap
@@ -637,7 +637,7 @@ func TestMapDrawingDoesNotOutliveTheCallDeadline(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
-	again, err := c.renderWithin(t.Context(), spec)
+	again, err := c.renderWithin(t.Context(), spec, nil)
 	if err != nil || again != cached {
 		t.Errorf("asked again: %p, %v; want the map drawn in the background (%p)", again, err, cached)
 	}

@@ -49,6 +49,7 @@ type config struct {
 
 	Catalog         string
 	MaxItemsCeiling int
+	DecodePixels    int64                  // STAC_MCP_DECODE_BUDGET_PIXELS; 0: the default
 	Headers         http.Header            // the default catalog's (STAC_MCP_HEADERS)
 	CatalogHeaders  map[string]http.Header // by lowercase catalog name (STAC_MCP_CATALOG_HEADERS_<NAME>)
 	NamedCatalogs   []tools.Preset
@@ -104,6 +105,7 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 		loadLogSettings,
 		loadDemoFaultSettings,
 		loadWriteSettings,
+		loadDecodeBudget,
 		loadPolicy,
 	} {
 		if err := load(cfg, src); err != nil {
@@ -172,6 +174,27 @@ func parseCommandLine(cfg *config, args []string, env func(string) (string, bool
 	}
 	fs.Visit(func(f *flag.Flag) { src.given[f.Name] = true })
 	return src, nil
+}
+
+// Decoded-image budget bounds: under 1 Mpx not even a map fits; 2 Gpx is
+// 8 GiB of pixels.
+const (
+	minDecodePixels = 1_000_000
+	maxDecodePixels = 2_000_000_000
+)
+
+// loadDecodeBudget reads the decoded-image budget (STAC_MCP_DECODE_BUDGET_PIXELS).
+func loadDecodeBudget(cfg *config, src settingSource) error {
+	v, name, ok := src.lookup(settings.DecodeBudgetPixels)
+	if !ok {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < minDecodePixels || n > maxDecodePixels {
+		return usageError("%s=%q: want a whole number of pixels from %d to %d", name, v, minDecodePixels, maxDecodePixels)
+	}
+	cfg.DecodePixels = n
+	return nil
 }
 
 // loadCatalogSettings reads the default catalog, the search ceiling, the

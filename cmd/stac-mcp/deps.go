@@ -128,10 +128,11 @@ func newApp(ctx context.Context, cfg *config, stderr io.Writer) (*app, error) {
 		cursorKey, a.keepCursorKey = sharedCursorKey(ctx, shared, logger)
 	}
 	a.deps = &tools.Deps{
-		Surface:   surface,
-		Layer:     layer,
-		Catalogs:  catalogs,
-		Limits:    tools.Limits{MaxItemsDefault: min(defaultMaxItems, cfg.MaxItemsCeiling), MaxItemsCeiling: cfg.MaxItemsCeiling},
+		Surface:  surface,
+		Layer:    layer,
+		Catalogs: catalogs,
+		Limits: tools.Limits{MaxItemsDefault: min(defaultMaxItems, cfg.MaxItemsCeiling), MaxItemsCeiling: cfg.MaxItemsCeiling,
+			DecodePixels: cfg.DecodePixels},
 		Logger:    logger,
 		CursorKey: cursorKey,
 		Writes:    writes,

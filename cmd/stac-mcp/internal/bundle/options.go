@@ -62,6 +62,7 @@ var LeftOut = map[string]string{
 	"STAC_MCP_HEDGE":                  "reliability tuning; the defaults are the documented policy (adr/0002)",
 	"STAC_MCP_MAX_HOSTS":              "bounds for a shared server (adr/0010); one desktop user never reaches them",
 	"STAC_MCP_BODY_BUDGET_BYTES":      "bounds for a shared server (adr/0010); one desktop user never reaches them",
+	settings.DecodeBudgetPixels.Env:   "bounds for a shared server (adr/0010); one desktop user never reaches them",
 	settings.HTTPMaxConns.Env:         "http mode only; the bundle runs stdio",
 	settings.HTTPMaxConnsPerIP.Env:    "http mode only; the bundle runs stdio",
 	settings.HTTPIdleTimeout.Env:      "http mode only; the bundle runs stdio",

@@ -1,0 +1,5 @@
+package mapimage
+
+// MaxCanvasPixels is the largest canvas Render draws on (the tallest map),
+// for callers that budget decoded pixels.
+const MaxCanvasPixels = Width * (headerHeight + maxMapHeight + footerHeight)

@@ -1,0 +1,77 @@
+package tools
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/stacmcp/stac-mcp/tools/internal/budget"
+)
+
+// DecodeBudgetSetting is the environment variable of Limits.DecodePixels,
+// named in refusals so an operator knows what to raise.
+const DecodeBudgetSetting = "STAC_MCP_DECODE_BUDGET_PIXELS"
+
+// workBudgets are the process-wide bounds of CPU- and memory-heavy steps
+// (issue 22): the tool deadline ends a call's answer, not the work behind
+// it, so the work itself must be bounded.
+//   - cpu: one slot per core (GOMAXPROCS) for coverage geometry, map
+//     drawing and image decoding. A map drawing that outlives its call
+//     (it finishes into the map cache) keeps its slot until it ends, so
+//     calls abandoned at their deadline cannot pile up more drawings than
+//     there are cores.
+//   - pixels: decoded image pixels held at once (Limits.DecodePixels).
+//
+// Steps take a CPU slot before reserving pixels, always in that order, so
+// two steps never each hold what the other waits for.
+type workBudgets struct {
+	once   sync.Once
+	cpu    *budget.Budget
+	pixels *budget.Budget
+}
+
+// defaultBudgetWait bounds a wait in line when the layer gives no attempt
+// timeout (tests' Deps without a Layer).
+const defaultBudgetWait = 4 * time.Second
+
+// work returns the process's budgets, made on first use from d.Limits. A
+// step waits in line at most the attempt timeout, like an upstream body
+// waiting for the body budget: a long wait is reported as the server
+// being busy, not as the call's timeout.
+func (d *Deps) work() *workBudgets {
+	w := &d.budgets
+	w.once.Do(func() {
+		wait := defaultBudgetWait
+		if d.Layer != nil {
+			wait = d.Layer.Policy().AttemptTimeout
+		}
+		slots := d.Limits.CPUSlots
+		if slots <= 0 {
+			slots = runtime.GOMAXPROCS(0)
+		}
+		pixels := d.Limits.DecodePixels
+		if pixels <= 0 {
+			pixels = budget.DefaultPixels
+		}
+		w.cpu = budget.NewSlots(slots, wait)
+		w.pixels = budget.NewPixels(pixels, DecodeBudgetSetting, wait)
+	})
+	return w
+}
+
+// cpuSlot takes one CPU slot (a nil *workBudgets bounds nothing).
+func (w *workBudgets) cpuSlot(ctx context.Context) (release func(), err error) {
+	if w == nil {
+		return func() {}, nil
+	}
+	return w.cpu.Acquire(ctx, 1)
+}
+
+// pixelBudget is the decoded-pixel budget (nil for a nil *workBudgets).
+func (w *workBudgets) pixelBudget() *budget.Budget {
+	if w == nil {
+		return nil
+	}
+	return w.pixels
+}
