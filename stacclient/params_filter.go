@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/stacmcp/stac-mcp/stacclient/cql2"
 )
 
 const filterAccepted = `a CQL2 JSON object {"op": "<", "args": [{"property": "eo:cloud_cover"}, 10]} (or that object as a JSON string) with filter-lang cql2-json, or CQL2 text such as "eo:cloud_cover < 10" with filter-lang cql2-text; filter-lang may be omitted and is then inferred from the form`
@@ -13,7 +15,8 @@ const filterLangAccepted = `"cql2-json" or "cql2-text", only together with a fil
 
 // ParseFilter accepts a CQL2 JSON object (or JSON string of one) or CQL2 text,
 // and returns the filter with its language. The filter itself is passed
-// through unparsed (there is no CQL2 library to check it against); an
+// through unparsed (a catalog may accept more than the standard, and
+// answers for itself; ConvertFilterFor parses it when it must); an
 // explicit lang that contradicts the form is an error. The returned filter
 // is a compact JSON object for cql2-json and a JSON string for cql2-text.
 func ParseFilter(v any, lang string) (json.RawMessage, string, error) {
@@ -131,4 +134,52 @@ func marshalWithoutHTMLEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// ConvertFilterFor returns p with its filter written in the other CQL2
+// encoding when the catalog declares only that one: CQL2 text parsed into
+// CQL2-JSON for a catalog that declares cql2-json but not cql2-text (many
+// do, and would refuse or ignore the text), or CQL2-JSON written as text
+// for the reverse (package cql2 does both, as pystac-client does with
+// its cql2 library). note says what was done ("" when nothing was); err is
+// a filter that could not be converted, with p returned unchanged (it is
+// sent as given, and the caller warns).
+func (p SearchParams) ConvertFilterFor(caps *Capabilities) (SearchParams, string, error) {
+	if len(bytes.TrimSpace(p.Filter)) == 0 || caps == nil || !caps.Has(CapFilter) {
+		return p, "", nil
+	}
+	lang := p.effectiveFilterLang()
+	switch {
+	case lang == FilterLangCQL2Text && !caps.Has(CapCQL2Text) && caps.Has(CapCQL2JSON):
+		var text string
+		if err := json.Unmarshal(p.Filter, &text); err != nil {
+			return p, "", fmt.Errorf("the cql2-text filter is not a JSON string: %w", err)
+		}
+		expr, err := cql2.ParseText(text)
+		if err != nil {
+			return p, "", err
+		}
+		raw, err := marshalWithoutHTMLEscape(expr)
+		if err != nil {
+			return p, "", err
+		}
+		p.Filter, p.FilterLang = raw, FilterLangCQL2JSON
+		return p, fmt.Sprintf("the filter was converted from cql2-text to cql2-json, the only filter language the catalog declares: %s", raw), nil
+	case lang == FilterLangCQL2JSON && !caps.Has(CapCQL2JSON) && caps.Has(CapCQL2Text):
+		expr, err := cql2.ParseJSON(p.Filter)
+		if err != nil {
+			return p, "", err
+		}
+		text, err := cql2.ToText(expr)
+		if err != nil {
+			return p, "", err
+		}
+		raw, err := marshalWithoutHTMLEscape(text)
+		if err != nil {
+			return p, "", err
+		}
+		p.Filter, p.FilterLang = raw, FilterLangCQL2Text
+		return p, fmt.Sprintf("the filter was converted from cql2-json to cql2-text, the only filter language the catalog declares: %s", text), nil
+	}
+	return p, "", nil
 }

@@ -113,6 +113,7 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 		return fail(err)
 	}
 	out.Warnings = append(out.Warnings, fs.warnings...)
+	out.Notes = append(out.Notes, fs.filterNotes...)
 	out.Matched, out.HasMore = fs.matched, fs.hasMore
 	out.Skipped = append(out.Skipped, fs.skipped...)
 

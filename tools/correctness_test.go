@@ -244,6 +244,8 @@ func TestSearchItemsCatchesACatalogThatIgnoresItsFilter(t *testing.T) {
 	}{
 		{"query", map[string]any{"collections": "sentinel-2-l2a", "query": map[string]any{"eo:cloud_cover": map[string]any{"lt": 5}}, "max_items": 20}, "query (eo:cloud_cover lt 5)"},
 		{"filter", map[string]any{"collections": "sentinel-2-l2a", "filter": `{"op":"<","args":[{"property":"eo:cloud_cover"},5]}`, "max_items": 20}, `filter ({"args":[{"property":"eo:cloud_cover"},5],"op":"<"})`},
+		// CQL2 text is checked too, in its parsed form (it was not).
+		{"filter text", map[string]any{"collections": "sentinel-2-l2a", "filter": "eo:cloud_cover < 5", "max_items": 20}, `filter ({"args":[{"property":"eo:cloud_cover"},5],"op":"<"})`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			want := structured[SearchItemsOut](t, callOK(t, honest, "search_items", c.args))

@@ -145,11 +145,12 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	}
 	out.Warnings = append(out.Warnings, paramWarnings(params)...)
 	client := c.Catalog.Client
-	warnings, err := searchSupportWarnings(ctx, tool, client, params)
+	warnings, notes, err := searchSupportWarnings(ctx, tool, client, &params)
 	if err != nil {
 		return fail(err)
 	}
 	out.Warnings = append(out.Warnings, warnings...)
+	out.Notes = append(out.Notes, notes...)
 
 	area, noArea := requestedArea(params)
 	if noArea != "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/stacclient/cql2"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
 
@@ -18,7 +19,7 @@ import (
 type filterCheck struct {
 	datetime string
 	query    map[string]any
-	filter   json.RawMessage // CQL2-JSON only: CQL2 text is not parsed here
+	filter   json.RawMessage // CQL2-JSON (a text filter is checked in its parsed JSON form)
 
 	checked, dropped int
 	byCondition      map[string]*droppedFor
@@ -35,9 +36,7 @@ type droppedFor struct {
 // cursor carries it); nil when there are none.
 func newFilterCheck(p stacclient.SearchParams) *filterCheck {
 	c := &filterCheck{datetime: p.Datetime, query: p.Query, byCondition: map[string]*droppedFor{}}
-	if p.FilterLang != stacclient.FilterLangCQL2Text {
-		c.filter = p.Filter
-	}
+	c.filter = filterAsJSON(p.Filter, p.FilterLang)
 	if c.datetime == "" && len(c.query) == 0 && len(c.filter) == 0 {
 		return nil
 	}
@@ -87,4 +86,26 @@ func (c *filterCheck) warnings() []string {
 		"but the catalog's matched count is not filtered, and a page may hold fewer items than asked. "+
 		"get_capabilities shows what the catalog supports (e.g. filter instead of query).",
 		c.dropped, c.checked, strings.Join(parts, "; "))}
+}
+
+// filterAsJSON is the search's filter in CQL2-JSON form: CQL2 text is
+// parsed (package cql2); nil when there is none or it does not parse (the
+// catalog answers a filter it cannot read with an error of its own).
+func filterAsJSON(filter json.RawMessage, lang string) json.RawMessage {
+	if lang != stacclient.FilterLangCQL2Text {
+		return filter
+	}
+	var text string
+	if json.Unmarshal(filter, &text) != nil {
+		return nil
+	}
+	expr, err := cql2.ParseText(text)
+	if err != nil {
+		return nil
+	}
+	raw, err := json.Marshal(expr)
+	if err != nil {
+		return nil
+	}
+	return raw
 }

@@ -102,21 +102,31 @@ func getCapabilities(ctx context.Context, c *Call, in GetCapabilitiesIn) (GetCap
 }
 
 // searchSupportWarnings checks a search against the catalog's capabilities
-// before it is sent, for search_items and estimate_data_size. The landing
-// page and the conformance classes are fetched side by side; the search
-// needs the landing page to find its endpoint, so when it cannot be had the
-// call fails now, instead of the search fetching it a second time only to
-// meet the same failure. A failed capability check otherwise (e.g.
-// /conformance) is a warning: the search is sent unchecked.
-func searchSupportWarnings(ctx context.Context, tool string, client *stacclient.Client, p stacclient.SearchParams) ([]string, error) {
+// before it is sent, for search_items, estimate_data_size and the map
+// tools. The landing page and the conformance classes are fetched side by
+// side; the search needs the landing page to find its endpoint, so when it
+// cannot be had the call fails now, instead of the search fetching it a
+// second time only to meet the same failure. A failed capability check
+// otherwise (e.g. /conformance) is a warning: the search is sent
+// unchecked. A filter in the CQL2 encoding the catalog does not declare,
+// when it declares the other, is converted in *p, and notes say so.
+func searchSupportWarnings(ctx context.Context, tool string, client *stacclient.Client, p *stacclient.SearchParams) (warnings, notes []string, err error) {
 	caps, err := client.Capabilities(ctx)
 	if errors.As(err, new(*stacclient.LandingPageError)) {
-		return nil, err
+		return nil, nil, err
 	}
 	if err != nil {
-		return []string{"could not check the catalog's capabilities (" + renderError(tool, err).Error() + "); parameters were sent unchecked"}, nil
+		return []string{"could not check the catalog's capabilities (" + renderError(tool, err).Error() + "); parameters were sent unchecked"}, nil, nil
 	}
-	return unsupportedWarnings(caps, p), nil
+	converted, note, convErr := p.ConvertFilterFor(caps)
+	switch {
+	case convErr != nil:
+		warnings = append(warnings, fmt.Sprintf("the catalog declares only the other CQL2 encoding than this filter's, and the filter could not be converted (%v): it was sent as given", convErr))
+	case note != "":
+		*p = converted
+		notes = append(notes, note)
+	}
+	return append(warnings, unsupportedWarnings(caps, *p)...), notes, nil
 }
 
 // unsupportedWarnings names the search parameters the catalog does not

@@ -134,6 +134,7 @@ func searchFootprintsToDraw(ctx context.Context, c *Call, in MapItemsIn, out *Ma
 		return nil, err
 	}
 	out.Warnings = append(out.Warnings, fs.warnings...)
+	out.Notes = append(out.Notes, fs.filterNotes...)
 	out.Matched, out.HasMore = fs.matched, fs.hasMore
 	out.Skipped = append(out.Skipped, fs.skipped...)
 	return fs, nil

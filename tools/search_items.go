@@ -183,14 +183,15 @@ func startOrContinueSearch(ctx context.Context, c *Call, in SearchItemsIn, call 
 		return search, position, nil
 	}
 	params := call.params
-	if m, err := toJSONObject(params); err == nil {
-		out.Search = m
-	}
-	warnings, err := searchSupportWarnings(ctx, "search_items", c.Catalog.Client, params)
+	warnings, notes, err := searchSupportWarnings(ctx, "search_items", c.Catalog.Client, &params)
 	if err != nil {
 		return nil, itemsPosition{}, err
 	}
+	if m, err := toJSONObject(params); err == nil {
+		out.Search = m // as sent: a filter may have been converted
+	}
 	out.Warnings = append(out.Warnings, warnings...)
+	out.Notes = append(out.Notes, notes...)
 	sent := params
 	if sent.Limit == 0 {
 		// Pages no larger than what this call returns: a catalog's default

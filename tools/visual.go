@@ -47,17 +47,18 @@ func (i ImageInfo) String() string {
 // boundedSearch is a search run to at most maxItems items, for tools that
 // need the items together rather than page by page.
 type boundedSearch struct {
-	items    []stacclient.Item
-	matched  *int
-	hasMore  bool
-	warnings []string
+	items       []stacclient.Item
+	matched     *int
+	hasMore     bool
+	warnings    []string
+	filterNotes []string // a filter converted to the catalog's CQL2 encoding
 }
 
 // runBoundedSearch runs params (checked against the catalog's capabilities
 // as search_items does) and keeps every item up to maxItems.
 func runBoundedSearch(ctx context.Context, c *Call, tool string, params stacclient.SearchParams, maxItems int) (*boundedSearch, error) {
 	client := c.Catalog.Client
-	warnings, err := searchSupportWarnings(ctx, tool, client, params)
+	warnings, notes, err := searchSupportWarnings(ctx, tool, client, &params)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func runBoundedSearch(ctx context.Context, c *Call, tool string, params stacclie
 		sent.Limit = maxItems
 	}
 	search := client.Search(sent, stacclient.SearchLimits{MaxItems: maxItems})
-	out := &boundedSearch{warnings: warnings}
+	out := &boundedSearch{warnings: warnings, filterNotes: notes}
 	prog := newProgress(c)
 	pages := 0
 	for page, err := range search.Pages(ctx) {

@@ -25,7 +25,9 @@ func TestCQL2Operators(t *testing.T) {
 		{">=", `{"op":">=","args":[{"property":"eo:cloud_cover"},75]}`, []string{"l-3", "s-19", "s-20", "s-21", "s-22", "s-23", "s-24"}},
 		{"or", `{"op":"or","args":[{"op":"=","args":[{"property":"id"},"s-01"]},{"op":"=","args":[{"property":"id"},"l-2"]}]}`,
 			[]string{"l-2", "s-01"}},
-		{"not", `{"op":"not","args":[{"op":"<","args":[{"property":"eo:cloud_cover"},92]}]}`, []string{"d-0", "d-1", "l-4", "s-23", "s-24"}},
+		// Three-valued: items without eo:cloud_cover (d-0, d-1, l-4) are
+		// NULL under the comparison and under its NOT, so not returned.
+		{"not", `{"op":"not","args":[{"op":"<","args":[{"property":"eo:cloud_cover"},92]}]}`, []string{"s-23", "s-24"}},
 		{"like", `{"op":"like","args":[{"property":"id"},"s-2_"]}`, sentinelIDs(20, 24)},
 		{"like percent", `{"op":"like","args":[{"property":"platform"},"%2b"]}`,
 			[]string{"s-01", "s-03", "s-05", "s-07", "s-09", "s-11", "s-13", "s-15", "s-17", "s-19", "s-21", "s-23"}},
@@ -64,16 +66,17 @@ func TestCQL2Operators(t *testing.T) {
 func TestCQL2Rejections(t *testing.T) {
 	ts := startServer(t, Options{})
 	cases := []struct{ filter, mention string }{
-		{`{"op":"a_contains","args":[{"property":"x"},[1]]}`, `"a_contains"`},
+		{`{"op":"Buffer","args":[{"property":"geometry"},10]}`, `function "Buffer" is not supported`},
 		{`{"op":"=","args":[{"property":"x"}]}`, "takes 2 args"},
-		{`{"op":"=","args":[{"op":"+","args":[1,2]},3]}`, "arithmetic"},
-		{`{"op":"like","args":[{"property":"id"},5]}`, "string pattern"},
-		{`{"op":"s_intersects","args":[{"property":"footprint"},{"bbox":[0,0,1,1]}]}`, "geometry"},
+		{`{"op":"like","args":[{"property":"id"},5]}`, `"like" cannot take a number 5`},
 		{`{"op":"s_intersects","args":[{"property":"geometry"},{"bbox":[0,0,1]}]}`, "4 or 6 numbers"},
+		{`{"op":"s_intersects","args":[{"property":"geometry"},"POINT(1 2)"]}`, `"s_intersects" cannot take a string`},
 		{`{"op":"t_intersects","args":[{"property":"datetime"},{"timestamp":"soon"}]}`, "RFC 3339"},
-		{`{"op":"<","args":[{"property":"datetime"},{"interval":["2020-01-01T00:00:00Z",".."]}]}`, "t_intersects"},
-		{`{"args":[]}`, "expression object"},
-		{`"eo:cloud_cover < 10"`, "cql2-text"},
+		{`{"op":"<","args":[{"property":"datetime"},{"interval":["2020-01-01T00:00:00Z",".."]}]}`, `"<" cannot take an interval`},
+		{`{"op":"+","args":[{"property":"gsd"},"ten"]}`, `"+" cannot take a string`},
+		{`{"args":[]}`, "an operation"},
+		{`"eo:cloud_cover <"`, "CQL2 text: the filter ends where an operand was expected"},
+		{`"eo:cloud_cover != 10"`, `"!=" is not CQL2; use "<>"`},
 	}
 	for _, c := range cases {
 		t.Run(c.mention, func(t *testing.T) {
@@ -87,5 +90,48 @@ func TestCQL2Rejections(t *testing.T) {
 				t.Errorf("description %q should name the filter parameter and mention %q", d, c.mention)
 			}
 		})
+	}
+}
+
+// CQL2 text is accepted in GET (its default language) and POST, and gives
+// what its JSON form gives; the JSON form is what paging links carry.
+func TestCQL2Text(t *testing.T) {
+	ts := startServer(t, Options{})
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"eo:cloud_cover < 8", []string{"s-00", "s-01"}},
+		{"NOT (eo:cloud_cover < 92)", []string{"s-23", "s-24"}},
+		{"collection = 'dem' OR id IN ('s-01', 'l-2')", []string{"d-0", "d-1", "l-2", "s-01"}},
+		{"platform LIKE '%2b' AND eo:cloud_cover BETWEEN 10 AND 20", []string{"s-03", "s-05"}},
+		{"S_INTERSECTS(geometry, BBOX(-4.6, 39, -4.4, 42))", []string{"d-0", "d-1", "s-05"}},
+		{"T_INTERSECTS(datetime, INTERVAL('2021-08-01T00:00:00Z', '..'))", sentinelIDs(22, 24)},
+		{"eo:cloud_cover * 2 > 180", []string{"s-23", "s-24"}},
+	} {
+		t.Run(c.text, func(t *testing.T) {
+			got := searchBoth(t, ts,
+				url.Values{"filter": {c.text}, "limit": {"100"}},
+				map[string]any{"filter": c.text, "filter-lang": "cql2-text", "limit": 100})
+			if !equalStrings(got, sortedCopy(c.want)) {
+				t.Errorf("got %v, want %v", got, sortedCopy(c.want))
+			}
+		})
+	}
+}
+
+// geometry IS NULL reads the item's geometry, not properties.geometry.
+func TestCQL2GeometryIsNull(t *testing.T) {
+	ts := startServer(t, Options{})
+	all := searchBoth(t, ts, url.Values{"limit": {"100"}}, map[string]any{"limit": 100})
+	got := searchBoth(t, ts, url.Values{"filter": {"geometry IS NOT NULL"}, "limit": {"100"}},
+		map[string]any{"filter": "geometry IS NOT NULL", "limit": 100})
+	if !equalStrings(got, all) {
+		t.Errorf("geometry IS NOT NULL: %d of %d items", len(got), len(all))
+	}
+	got = searchBoth(t, ts, url.Values{"filter": {"geometry IS NULL"}, "limit": {"100"}},
+		map[string]any{"filter": "geometry IS NULL", "limit": 100})
+	if len(got) != 0 {
+		t.Errorf("geometry IS NULL: %v, want none (every item has a geometry)", got)
 	}
 }

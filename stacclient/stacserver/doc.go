@@ -15,7 +15,7 @@
 // Endpoints: / (landing), /conformance, /collections (paged, collection
 // search q/bbox/datetime when advertised), /collections/{id},
 // /collections/{id}/items[/{itemId}], /search (GET and POST: collections,
-// ids, bbox, intersects, datetime, query, CQL2-JSON filter, sortby, fields,
+// ids, bbox, intersects, datetime, query, CQL2 filter, sortby, fields,
 // limit, token), /queryables and /collections/{id}/queryables (derived from
 // the data), /aggregate and /aggregations (also per collection).
 //
@@ -26,6 +26,6 @@
 //
 // Errors are JSON {"code": ..., "description": ...}; a bad parameter is a
 // 400 whose description names the parameter, what was received and what is
-// accepted. The CQL2-JSON subset is documented in cql2.go; cql2-text is
-// answered with 400 "not supported by this test server".
+// accepted. Filters are CQL2 text or JSON, evaluated by package
+// stacclient/cql2 (every conformance class of OGC 21-065; see cql2.go).
 package stacserver

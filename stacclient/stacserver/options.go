@@ -114,7 +114,7 @@ func (o Options) maxLimit() int {
 
 // DefaultConformance is every class this server implements (v1.0.0 URIs).
 func DefaultConformance() []string {
-	return []string{
+	return append([]string{
 		"https://api.stacspec.org/v1.0.0/core",
 		"https://api.stacspec.org/v1.0.0/collections",
 		"https://api.stacspec.org/v1.0.0/ogcapi-features",
@@ -131,9 +131,5 @@ func DefaultConformance() []string {
 		"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
 		"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter",
 		"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter",
-		"http://www.opengis.net/spec/cql2/1.0/conf/cql2-json",
-		"http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2",
-		"http://www.opengis.net/spec/cql2/1.0/conf/advanced-comparison-operators",
-		"http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions",
-	}
+	}, cql2Classes...)
 }

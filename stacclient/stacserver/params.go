@@ -92,17 +92,27 @@ func parseSearchGET(values url.Values, allowed []string) (*searchQuery, error) {
 		}
 		q.Query = m
 	}
-	q.FilterLang = get("filter-lang")
+	q.FilterLang = strings.ToLower(get("filter-lang"))
+	if err := filterLang(q.FilterLang); err != nil {
+		return nil, err
+	}
 	if s := get("filter"); s != "" {
-		if q.FilterLang == "" || q.FilterLang == "cql2-text" {
-			return nil, badParam("filter", s, "filter-lang=cql2-json with a CQL2-JSON filter",
-				"cql2-text is not supported by this test server")
+		// cql2-text is GET's default; a filter that is plainly a JSON
+		// object without filter-lang is taken as cql2-json.
+		isJSON := q.FilterLang == "cql2-json" || q.FilterLang == "" && strings.HasPrefix(strings.TrimSpace(s), "{")
+		if isJSON {
+			v, err := decodeJSONValue(s)
+			if err != nil {
+				return nil, badParam("filter", s, cql2Accepted, "filter-lang is cql2-json but the filter is not valid JSON")
+			}
+			q.Filter = v
+		} else {
+			v, err := parseFilterText(s)
+			if err != nil {
+				return nil, err
+			}
+			q.Filter = v
 		}
-		v, err := decodeJSONValue(s)
-		if err != nil {
-			return nil, badParam("filter", s, cql2Accepted, "not valid JSON")
-		}
-		q.Filter = v
 	}
 	if s := get("filter-crs"); s != "" && s != "http://www.opengis.net/def/crs/OGC/1.3/CRS84" {
 		return nil, badParam("filter-crs", s, "http://www.opengis.net/def/crs/OGC/1.3/CRS84", "only CRS84 is supported")
@@ -177,7 +187,21 @@ func parseSearchPOST(body []byte, allowed []string) (*searchQuery, error) {
 			return nil, err
 		}
 	}
-	if q.Filter != nil && q.FilterLang == "" {
+	if text, isText := q.Filter.(string); isText {
+		// cql2-text in a POST body (filter-lang cql2-text, or a string
+		// filter without filter-lang).
+		if q.FilterLang == "cql2-json" {
+			return nil, badParam("filter", compactJSON(text), cql2Accepted, "filter-lang is cql2-json but the filter is a string (CQL2 text?)")
+		}
+		v, err := parseFilterText(text)
+		if err != nil {
+			return nil, err
+		}
+		q.Filter = v
+	} else if q.Filter != nil && q.FilterLang == "cql2-text" {
+		return nil, badParam("filter", compactJSON(q.Filter), cql2Accepted, "filter-lang is cql2-text but the filter is not a string")
+	}
+	if q.Filter != nil {
 		q.FilterLang = "cql2-json"
 	}
 	return q, q.compile()
@@ -219,16 +243,16 @@ func (q *searchQuery) setPOSTField(name string, v any) error {
 		}
 		q.Query = m
 	case "filter":
-		if _, isText := v.(string); isText {
-			return badParam("filter", got, "a CQL2-JSON object", "cql2-text is not supported by this test server")
-		}
-		q.Filter = v
+		q.Filter = v // a string is cql2-text, parsed once filter-lang is known
 	case "filter-lang":
-		s, _ := v.(string)
-		if s != "cql2-json" {
-			return badParam("filter-lang", got, `"cql2-json"`, "cql2-text is not supported by this test server")
+		s, isStr := v.(string)
+		if !isStr {
+			return badParam("filter-lang", got, `"cql2-text" or "cql2-json"`, "not a string")
 		}
-		q.FilterLang = s
+		if err := filterLang(s); err != nil {
+			return err
+		}
+		q.FilterLang = strings.ToLower(s)
 	case "filter-crs":
 		if s, _ := v.(string); s != "http://www.opengis.net/def/crs/OGC/1.3/CRS84" {
 			return badParam("filter-crs", got, "http://www.opengis.net/def/crs/OGC/1.3/CRS84", "only CRS84 is supported")

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/stacmcp/stac-mcp/stacclient/cql2"
 )
 
 // Violation is a simple search condition that a returned item plainly
@@ -19,17 +21,16 @@ type Violation struct {
 }
 
 // Violations lists the conditions of a search that item (a STAC Item's
-// JSON) plainly fails, using the comparison rules this server searches
-// with. A client uses it to catch a catalog that ignored datetime, query or
-// a CQL2-JSON filter. Only what can be decided for certain is reported: a
+// JSON) plainly fails, using the rules this server searches with. A client
+// uses it to catch a catalog that ignored datetime, query or a filter.
+// Only what can be decided for certain is reported: a query-extension
 // comparison of a property the item has with a literal of a comparable
-// type (=, <>, <, <=, >, >=, between, in, and the query extension's string
-// tests), the conjuncts of an "and", and datetime against the item's
-// datetime or start/end. Anything else (or, not, like, spatial and temporal
-// functions, a missing property, values that do not compare) is never
-// reported, so that a catalog with different but legitimate semantics is
-// not accused. datetime is the STAC parameter ("" for none), filter a
-// CQL2-JSON object (nil for none).
+// type; each conjunct of a CQL2 filter that is FALSE (not NULL) for the
+// item, if it uses no spatial or temporal function, date or interval
+// (filterViolations); and datetime against the item's datetime or
+// start/end. Anything else is never reported, so that a catalog with
+// different but legitimate semantics is not accused. datetime is the STAC
+// parameter ("" for none), filter a CQL2-JSON object (nil for none).
 func Violations(item json.RawMessage, datetime string, query map[string]any, filter json.RawMessage) []Violation {
 	doc, err := decodeJSONObject(item)
 	if err != nil {
@@ -68,10 +69,12 @@ var queryOps = map[string]string{
 	"startsWith": "startsWith", "endsWith": "endsWith", "contains": "contains",
 }
 
-// flipped is the comparison with its operands swapped (20 > x is x < 20).
-var flipped = map[string]string{"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-
-// filterViolations walks the conjuncts of a CQL2-JSON expression.
+// filterViolations walks the conjuncts of a CQL2-JSON expression and
+// reports each one that is FALSE for the item (NULL, say for a property
+// the item lacks, is not certain: a fields-trimmed answer lacks it too).
+// Conjuncts that use a spatial or temporal function, a date or an interval
+// are not judged: catalogs legitimately differ there (geodesic edges,
+// antimeridian handling, a date as a day or as its first instant).
 func filterViolations(it *storedItem, expr any) []Violation {
 	obj, ok := expr.(map[string]any)
 	if !ok {
@@ -79,90 +82,68 @@ func filterViolations(it *storedItem, expr any) []Violation {
 	}
 	op, _ := obj["op"].(string)
 	args, _ := obj["args"].([]any)
-	op = strings.ToLower(op)
-	if op == "and" {
+	if strings.EqualFold(op, "and") {
 		var out []Violation
 		for _, a := range args {
 			out = append(out, filterViolations(it, a)...)
 		}
 		return out
 	}
-	name, literal, cmp, ok := propertyComparison(op, args)
-	if !ok {
+	if !judgeable(expr) {
 		return nil
 	}
-	if v, fails := plainlyFails(it, name, cmp, literal); fails {
-		return []Violation{{Param: "filter", Condition: compactJSON(expr), Property: name, Value: v}}
+	f, err := cql2.Compile(expr)
+	if err != nil || f.Eval(itemRecord{it}) != false {
+		return nil
 	}
-	return nil
+	name := firstProperty(expr)
+	v, _ := itemValue(it, name)
+	return []Violation{{Param: "filter", Condition: compactJSON(expr), Property: name, Value: normalizeValue(v)}}
 }
 
-// propertyComparison reads {"property": p} compared with a literal, in
-// either order, for the comparisons plainlyFails decides.
-func propertyComparison(op string, args []any) (name string, literal any, cmp string, ok bool) {
-	property := func(v any) (string, bool) {
-		m, isObj := v.(map[string]any)
-		name, isStr := m["property"].(string)
-		return name, isObj && isStr && len(m) == 1
-	}
-	switch op {
-	case "=", "<>", "<", "<=", ">", ">=":
-		if len(args) != 2 {
-			return "", nil, "", false
-		}
-		if name, ok := property(args[0]); ok {
-			lit, ok := filterLiteral(args[1])
-			return name, lit, op, ok
-		}
-		if name, ok := property(args[1]); ok {
-			lit, ok := filterLiteral(args[0])
-			return name, lit, flipped[op], ok
-		}
-	case "between":
-		if len(args) != 3 {
-			return "", nil, "", false
-		}
-		name, isProp := property(args[0])
-		lo, okLo := filterLiteral(args[1])
-		hi, okHi := filterLiteral(args[2])
-		return name, []any{lo, hi}, op, isProp && okLo && okHi
-	case "in":
-		if len(args) != 2 {
-			return "", nil, "", false
-		}
-		name, isProp := property(args[0])
-		list, isList := args[1].([]any)
-		if !isProp || !isList {
-			return "", nil, "", false
-		}
-		values := make([]any, len(list))
-		for i, v := range list {
-			lit, ok := filterLiteral(v)
-			if !ok {
-				return "", nil, "", false
+// judgeable reports whether expr uses only operators whose result every
+// conforming catalog agrees on, on item properties.
+func judgeable(expr any) bool {
+	switch x := expr.(type) {
+	case []any:
+		for _, e := range x {
+			if !judgeable(e) {
+				return false
 			}
-			values[i] = lit
 		}
-		return name, values, op, true
-	}
-	return "", nil, "", false
-}
-
-// filterLiteral is a number, string, boolean or {"timestamp": ...}; a
-// {"date": ...} is a whole day, which an ordering against an instant does
-// not decide, so it is not taken.
-func filterLiteral(v any) (any, bool) {
-	switch v := v.(type) {
-	case string, bool, json.Number, float64:
-		return normalizeLiteral(v), true
 	case map[string]any:
-		if _, isTS := v["timestamp"]; isTS && len(v) == 1 {
-			if r, err := temporalLiteral(v); err == nil {
-				return r.start, true
+		if name, ok := x["property"].(string); ok {
+			return name != "geometry"
+		}
+		if op, ok := x["op"].(string); ok {
+			lower := strings.ToLower(op)
+			if strings.HasPrefix(lower, "s_") || strings.HasPrefix(lower, "t_") {
+				return false
+			}
+			return judgeable(x["args"])
+		}
+		_, isTimestamp := x["timestamp"]
+		return isTimestamp && len(x) == 1 // dates, intervals, geometries: no
+	}
+	return true
+}
+
+// firstProperty is the first property an expression names ("" for none).
+func firstProperty(expr any) string {
+	switch x := expr.(type) {
+	case []any:
+		for _, e := range x {
+			if p := firstProperty(e); p != "" {
+				return p
 			}
 		}
+	case map[string]any:
+		if name, ok := x["property"].(string); ok {
+			return name
+		}
+		return firstProperty(x["args"])
 	}
-	return nil, false
+	return ""
 }
 
 func normalizeLiteral(v any) any {
