@@ -8,6 +8,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/stacclient/stacdoc"
 	"github.com/stacmcp/stac-mcp/tools/internal/writeflow"
 )
 
@@ -47,7 +48,7 @@ func createCollection(ctx context.Context, c *Call, in CreateCollectionIn) (Writ
 	return runWrite(ctx, c, writeflow.Op{
 		Tool: "create_collection", SideEffect: reliability.SideEffectCreate, Scope: stacclient.TxCollections, Key: in.IdempotencyKey,
 		Args:     map[string]any{"collection": doc},
-		Out:      WriteOut{CollectionID: collectionID},
+		Out:      WriteOut{CollectionID: collectionID, Notes: stacdoc.ValidateCollection(doc).WarningTexts()}, // warnings do not stop the write
 		Done:     "created",
 		Describe: fmt.Sprintf("collection %q", collectionID),
 		Send: func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {

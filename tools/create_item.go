@@ -8,6 +8,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/stacclient/stacdoc"
 	"github.com/stacmcp/stac-mcp/tools/internal/writeflow"
 )
 
@@ -25,8 +26,8 @@ func CreateItem() Tool {
 		Name:  "create_item",
 		Title: "Create an item",
 		Description: "Add a new STAC Item to a collection (STAC Transaction extension: POST /collections/{collection_id}/items), on a catalog that declares it " +
-			"or a local catalog.json (written to its files). The item is checked first (required fields, geometry inside bbox, RFC 3339 dates): a bad one " +
-			"changes nothing. Creating an item that exists fails with a conflict: use update_item. Pass a new idempotency_key per item; reuse it on any retry.\n" +
+			"or a local catalog.json (written to its files). The item is checked first by the STAC JSON Schemas (core and declared extensions; UTC RFC 3339 dates): a bad one " +
+			"changes nothing; warnings come back in notes. Creating an item that exists fails with a conflict: use update_item. Pass a new idempotency_key per item; reuse it on any retry.\n" +
 			`Example: {"collection_id": "my-survey", "idempotency_key": "5f0c9a1e-7c1b-4b8e-9d53-2f1f0a7c4e21", "item": {"type": "Feature", "stac_version": "1.0.0", "id": "flight-042", ` +
 			`"geometry": {"type": "Point", "coordinates": [-94.5, 37.1]}, "bbox": [-94.5, 37.1, -94.5, 37.1], "properties": {"datetime": "2024-06-01T10:00:00Z"}, ` +
 			`"assets": {"image": {"href": "https://example.com/flight-042.tif", "type": "image/tiff; application=geotiff"}}}}`,
@@ -51,8 +52,11 @@ func createItem(ctx context.Context, c *Call, in CreateItemIn) (WriteOut, string
 	itemID, _ := doc["id"].(string)
 	return runWrite(ctx, c, writeflow.Op{
 		Tool: "create_item", SideEffect: reliability.SideEffectCreate, Scope: stacclient.TxItems, Key: in.IdempotencyKey,
-		Args:     map[string]any{"collection_id": collectionID, "item": doc},
-		Out:      WriteOut{CollectionID: collectionID, ItemID: itemID},
+		Args: map[string]any{"collection_id": collectionID, "item": doc},
+		// Warnings (a bbox that does not contain the geometry, an extension
+		// whose schema is not embedded: "not validated: <url>") do not stop
+		// the write; the notes pass them on.
+		Out:      WriteOut{CollectionID: collectionID, ItemID: itemID, Notes: stacdoc.ValidateItem(doc).WarningTexts()},
 		Done:     "created",
 		Describe: fmt.Sprintf("item %q in collection %q", itemID, collectionID),
 		Send: func(ctx context.Context, o stacclient.WriteOptions) (*stacclient.WriteResult, error) {

@@ -335,9 +335,9 @@ func TestBadDocumentsSendAndRecordNothing(t *testing.T) {
 	wc := newWritableCatalog(t, nil)
 	cs := writeSession(t, wc.URL, sqliteWrites(t, t.TempDir()), nil)
 	bad := itemArg(t, "bad", 2)
-	bad["bbox"] = []any{50, 50, 51, 51} // does not contain the geometry
+	bad["properties"].(map[string]any)["gsd"] = -1 // the schema: gsd > 0 (issue 23: it was written)
 	text := callErr(t, cs, "create_item", map[string]any{"collection_id": "survey", "item": bad, "idempotency_key": "k-bad"})
-	if !strings.Contains(text, "bbox") || !strings.Contains(text, "Nothing was sent") {
+	if !strings.Contains(text, "properties.gsd") || !strings.Contains(text, "Nothing was sent") {
 		t.Errorf("error text: %s", text)
 	}
 	for name, args := range map[string]map[string]any{

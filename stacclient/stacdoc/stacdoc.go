@@ -1,10 +1,21 @@
-// Package stacdoc checks STAC Item and Collection documents before they are
-// written: the members the STAC specification requires, their types, a
-// geometry that is valid GeoJSON inside its bbox, datetimes in RFC 3339,
-// and ids that can name a path segment. The STAC API client checks what it
-// sends and the in-process STAC API what it receives, with this one set of
-// rules, so a bad document gets the same clear error either way and nothing
-// is written.
+// Package stacdoc checks STAC Item, Collection and Catalog documents before
+// they are written. A document is validated by the official STAC JSON
+// Schemas (the core schema of its stac_version and the schema of each
+// extension it declares in stac_extensions), embedded in the binary so
+// that nothing is fetched (schemas/README.md lists them), and by the rules
+// the schemas cannot say: times that are RFC 3339 (leap seconds and a
+// lowercase t/z allowed, a comma decimal refused) and in UTC, as the STAC
+// specification requires; coordinates within longitude/latitude range;
+// ids that can name a path segment; the collection member that goes with
+// a rel=collection link. Errors name the member at fault. Some findings
+// are warnings, not errors: a bbox that does not contain the geometry
+// (published examples have such bboxes), an empty geometry, and a schema
+// that is not embedded ("not validated: <url>": an unknown extension, a
+// STAC version without embedded schemas), which is never passed silently.
+//
+// The STAC API client checks what it sends and the in-process STAC API
+// what it receives, with this one set of rules, so a bad document gets
+// the same clear error either way and nothing is written.
 //
 // Documents are generic JSON objects (map[string]any), as decoded by
 // encoding/json with or without UseNumber.
@@ -14,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
 	"strings"
 	"time"
 	"unicode"
@@ -55,19 +67,15 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// checker collects problems.
-type checker struct{ problems []Problem }
+// checker collects problems and warnings.
+type checker struct{ problems, warnings []Problem }
 
 func (c *checker) add(path, format string, args ...any) {
 	c.problems = append(c.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
-func (c *checker) result(kind string, doc map[string]any) error {
-	if len(c.problems) == 0 {
-		return nil
-	}
-	id, _ := doc["id"].(string)
-	return &Error{Kind: kind, ID: id, Problems: c.problems}
+func (c *checker) warn(path, format string, args ...any) {
+	c.warnings = append(c.warnings, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
 // MaxIDLength bounds an id (it becomes a URL path segment and a file name).
@@ -111,12 +119,12 @@ func (c *checker) id(doc map[string]any) {
 	}
 }
 
-func (c *checker) common(doc map[string]any, wantType string) {
-	if t, _ := doc["type"].(string); t != wantType {
-		c.add("type", "is %s, want %q", describeMember(doc, "type"), wantType)
-	}
-	if v, _ := doc["stac_version"].(string); strings.TrimSpace(v) == "" {
+func (c *checker) common(doc map[string]any) {
+	switch v, ok := doc["stac_version"].(string); {
+	case !ok || strings.TrimSpace(v) == "":
 		c.add("stac_version", "is %s, want a version string such as \"1.0.0\"", describeMember(doc, "stac_version"))
+	case !knownVersions[v]:
+		c.add("stac_version", "%q is not a STAC version this server writes: use \"1.0.0\" or \"1.1.0\"", v)
 	}
 	c.id(doc)
 	if v, ok := doc["stac_extensions"]; ok && v != nil {
@@ -185,15 +193,38 @@ func (c *checker) assets(doc map[string]any, required bool) {
 	}
 }
 
-// CheckItem checks a STAC Item document.
-func CheckItem(doc map[string]any) error {
-	c := &checker{}
-	c.common(doc, "Feature")
+// CheckItem checks a STAC Item document before it is written: the
+// errors of ValidateItem, as an *Error (nil when there are none).
+func CheckItem(doc map[string]any) error { return ValidateItem(doc).Err() }
+
+// CheckCollection checks a STAC Collection document before it is written.
+func CheckCollection(doc map[string]any) error { return ValidateCollection(doc).Err() }
+
+// ValidateItem checks an Item as it is written through a STAC API (or a
+// local catalog): by the rules of this package and the official schemas
+// (ValidateDocument), after adding the rel=collection link that the
+// catalog serves with an item naming its collection (catalogs manage the
+// links; the schema requires the link and the member together).
+func ValidateItem(doc map[string]any) *Result {
+	return validate(withCollectionLink(doc), "Feature")
+}
+
+// ValidateCollection checks a Collection as it is written.
+func ValidateCollection(doc map[string]any) *Result { return validate(doc, "Collection") }
+
+// ValidateDocument checks a STAC Item, Collection or Catalog (by its
+// type) as a published file: the official JSON Schema of its stac_version
+// and of each extension it declares in stac_extensions, then the rules
+// that the schemas cannot say (see the package comment).
+func ValidateDocument(doc map[string]any) *Result { return validate(doc, "") }
+
+func (c *checker) item(doc map[string]any) {
 	if v, ok := doc["collection"]; ok && v != nil {
 		if _, isString := v.(string); !isString {
 			c.add("collection", "is %s, want the collection id", describe(v))
 		}
 	}
+	c.collectionLink(doc)
 	c.assets(doc, true)
 	props, ok := doc["properties"].(map[string]any)
 	if !ok {
@@ -221,13 +252,55 @@ func CheckItem(doc map[string]any) error {
 			c.bboxContains(box, geom)
 		}
 	}
-	return c.result("Item", doc)
 }
 
-// CheckCollection checks a STAC Collection document.
-func CheckCollection(doc map[string]any) error {
-	c := &checker{}
-	c.common(doc, "Collection")
+// collectionLink: the item spec makes the collection member required
+// when a link has rel=collection and forbids it otherwise.
+func (c *checker) collectionLink(doc map[string]any) {
+	_, hasMember := doc["collection"]
+	if hasCollectionLink(doc) {
+		if !hasMember {
+			c.add("collection", "missing, but links has a rel=collection link: set collection to that collection's id")
+		}
+		return
+	}
+	if hasMember {
+		c.add("collection", "is set but links has no rel=collection link: the item spec requires the link with the member (add {\"rel\":\"collection\",\"href\":...} or remove collection)")
+	}
+}
+
+func hasCollectionLink(doc map[string]any) bool {
+	links, _ := doc["links"].([]any)
+	for _, l := range links {
+		if m, ok := l.(map[string]any); ok && m["rel"] == "collection" {
+			return true
+		}
+	}
+	return false
+}
+
+// withCollectionLink returns doc with a rel=collection link when it names
+// a collection and has none: the link a catalog serves the item with.
+func withCollectionLink(doc map[string]any) map[string]any {
+	id, ok := doc["collection"].(string)
+	if !ok || hasCollectionLink(doc) {
+		return doc
+	}
+	links, ok := doc["links"].([]any)
+	if !ok {
+		return doc // missing or not a list: reported as such
+	}
+	out := make(map[string]any, len(doc))
+	for k, v := range doc {
+		out[k] = v
+	}
+	out["links"] = append(append([]any{}, links...), map[string]any{
+		"rel": "collection", "href": "../" + url.PathEscape(id) + "/collection.json", "type": "application/json",
+	})
+	return out
+}
+
+func (c *checker) collection(doc map[string]any) {
 	for _, k := range []string{"description", "license"} {
 		if s, _ := doc[k].(string); strings.TrimSpace(s) == "" {
 			hint := "a non-empty string"
@@ -241,7 +314,7 @@ func CheckCollection(doc map[string]any) error {
 	extent, ok := doc["extent"].(map[string]any)
 	if !ok {
 		c.add("extent", "is %s, want {\"spatial\":{\"bbox\":[[w,s,e,n]]},\"temporal\":{\"interval\":[[start,end]]}}", describeMember(doc, "extent"))
-		return c.result("Collection", doc)
+		return
 	}
 	spatial, _ := extent["spatial"].(map[string]any)
 	boxes, ok := spatial["bbox"].([]any)
@@ -269,7 +342,6 @@ func CheckCollection(doc map[string]any) error {
 			c.add(path, "starts after it ends")
 		}
 	}
-	return c.result("Collection", doc)
 }
 
 func (c *checker) itemTime(props map[string]any) {
@@ -304,10 +376,15 @@ func (c *checker) time(path string, v any) *time.Time {
 		c.add(path, "is %s, want an RFC 3339 string such as \"2024-06-01T10:00:00Z\"", describe(v))
 		return nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := ParseTime(s)
 	if err != nil {
-		c.add(path, "%q is not RFC 3339 (want e.g. \"2024-06-01T10:00:00Z\", with a time zone)", s)
+		c.add(path, "%q is not RFC 3339: %v (want e.g. \"2024-06-01T10:00:00Z\")", s, err)
 		return nil
+	}
+	// STAC: "datetime … must be in UTC" (common metadata; the 1.0.0
+	// schemas hold every time to the pattern (\+00:00|Z)$).
+	if !strings.HasSuffix(s, "Z") && !strings.HasSuffix(s, "+00:00") {
+		c.add(path, "%q is not in UTC: STAC times must end in \"Z\" (or \"+00:00\"), e.g. %q", s, t.UTC().Format(time.RFC3339Nano))
 	}
 	return &t
 }
@@ -333,6 +410,12 @@ func (c *checker) geometry(v any) orb.Geometry {
 	geom := g.Geometry()
 	if geom == nil {
 		c.add("geometry", "has no coordinates")
+		return nil
+	}
+	if empty(geom) {
+		// GeoJSON (RFC 7946 §3.1) allows empty coordinates; the schemas do
+		// too. Such an item has no location to search by.
+		c.warn("geometry", "is an empty %s: the item has no location and no search by area finds it (use null for an item without a location)", geom.GeoJSONType())
 		return nil
 	}
 	b := geom.Bound()
@@ -405,9 +488,18 @@ func (c *checker) bboxContains(b *box, g orb.Geometry) {
 		})
 	}
 	if !inLat || !inLon {
-		c.add("bbox", "[%v,%v,%v,%v] does not contain the geometry, whose extent is [%v,%v,%v,%v]; the bbox must be the geometry's bounding box",
+		// A warning: published examples (the projection and sat extensions')
+		// have such bboxes, and the schemas accept them.
+		c.warn("bbox", "[%v,%v,%v,%v] does not contain the geometry, whose extent is [%v,%v,%v,%v]; the bbox must be the geometry's bounding box",
 			b.west, b.south, b.east, b.north, gb.Min.Lon(), gb.Min.Lat(), gb.Max.Lon(), gb.Max.Lat())
 	}
+}
+
+// empty: a geometry without a single position.
+func empty(g orb.Geometry) bool {
+	n := 0
+	forEachPoint(g, func(orb.Point) { n++ })
+	return n == 0
 }
 
 func forEachPoint(g orb.Geometry, f func(orb.Point)) {

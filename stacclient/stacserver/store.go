@@ -9,6 +9,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/stacclient/stacdoc"
 )
 
 // Store holds the collections and items a Server serves. Documents are kept
@@ -179,7 +181,7 @@ func itemTime(props map[string]any) (start, end time.Time, has bool, err error) 
 		if !ok || s == "" {
 			return time.Time{}, false, nil
 		}
-		t, err := time.Parse(time.RFC3339Nano, s)
+		t, err := stacdoc.ParseTime(s) // RFC 3339 with leap seconds and lowercase t/z
 		if err != nil {
 			return time.Time{}, false, fmt.Errorf("properties.%s %q is not RFC 3339", key, s)
 		}

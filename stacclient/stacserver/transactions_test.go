@@ -25,7 +25,7 @@ func txItem(id, c string, x float64) map[string]any {
 }
 
 func txCollection(id string) map[string]any {
-	return collectionJSON(id, "Written "+id, nil, []float64{-180, -90, 180, 90}, "2024-01-01T00:00:00Z", nil)
+	return collectionJSON(id, "Written "+id, []string{}, []float64{-180, -90, 180, 90}, "2024-01-01T00:00:00Z", nil)
 }
 
 // send makes a request with a JSON body (nil: none) and returns the status

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/stacclient/stacdoc"
 )
 
 // itemValue resolves a property reference against an item: "id",
@@ -87,7 +89,7 @@ func asTime(v any) (time.Time, bool) {
 	case time.Time:
 		return v, true
 	case string:
-		t, err := time.Parse(time.RFC3339Nano, v)
+		t, err := stacdoc.ParseTime(v)
 		return t, err == nil
 	}
 	return time.Time{}, false
