@@ -150,6 +150,9 @@ func (l *loader) readFile(file string) ([]byte, error) {
 	if info.Size() > l.opts.MaxFileBytes {
 		return nil, fmt.Errorf("%d bytes, over the %d-byte cap of one file", info.Size(), l.opts.MaxFileBytes)
 	}
+	// A writable server compares these with the files before it writes
+	// (disk.go), to notice a change made by another process.
+	l.store.stamps[file] = stampOf(info)
 	f, err := l.fsys.Open(file)
 	if err != nil {
 		return nil, fileError(err)

@@ -92,6 +92,9 @@ type WriteOptions struct {
 	// RootFile is the root catalog file in Dir ("catalog.json" when
 	// empty); a new collection gets a child link in it.
 	RootFile string
+	// Limits bound re-reading the catalog when another process changed it
+	// (disk.go); the zero value means LoadOptions' defaults.
+	Limits LoadOptions
 	// OnApplied, if set, is called once per change after it is applied
 	// (persisted and visible), before the answer is written; tests count
 	// side effects with it.

@@ -34,6 +34,8 @@ type dirWriter struct {
 	// beforeRename, when set (tests only), runs before each file is put in
 	// place; an error stops the write there, as a crash would.
 	beforeRename func(name string) error
+	// touched lists the files written or removed, for the stamps of disk.go.
+	touched []string
 }
 
 func (s *Server) dirWriter() *dirWriter {
@@ -109,6 +111,7 @@ func (d *dirWriter) writeJSON(name string, doc map[string]any) error {
 		_ = d.root.Remove(filepath.FromSlash(tmp))
 		return fmt.Errorf("writing %s: %w", name, werr)
 	}
+	d.touched = append(d.touched, name)
 	d.syncDir(dir)
 	return nil
 }
@@ -128,6 +131,7 @@ func (d *dirWriter) remove(name, keep string) error {
 	if err := d.root.Remove(filepath.FromSlash(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	d.touched = append(d.touched, name)
 	if dir := path.Dir(name); dir != "." && dir != path.Dir(keep) {
 		_ = d.root.Remove(filepath.FromSlash(dir)) // fails, harmlessly, unless empty
 	}
@@ -184,7 +188,7 @@ func (d *dirWriter) newItemFile(st *Store, c *storedCollection, id string) (stri
 		break
 	}
 	if file == path.Clean(d.rootFile) || st.fileInUse(file) {
-		return "", fmt.Errorf("the file %s for item %q already holds another document of the catalog", file, id)
+		return "", conflict("the file %s for item %q already holds another document of the catalog: nothing was written; choose another id", file, id)
 	}
 	return file, nil
 }
@@ -212,6 +216,9 @@ func (d *dirWriter) createItem(st *Store, c *storedCollection, it *storedItem) e
 	}
 	file, err := d.newItemFile(st, c, it.id)
 	if err != nil {
+		return err
+	}
+	if err := d.checkFreeFile(file, "item", "Feature", it.id, c.id); err != nil {
 		return err
 	}
 	doc := d.itemOnDisk(it, file, c.file)
@@ -313,7 +320,10 @@ func (d *dirWriter) editItemCollection(file, id string, edit func(features []any
 func (d *dirWriter) createCollection(st *Store, c *storedCollection) error {
 	file := path.Join(path.Dir(d.rootFile), c.id, "collection.json")
 	if st.fileInUse(file) {
-		return fmt.Errorf("the file %s for collection %q already holds another document of the catalog", file, c.id)
+		return conflict("the file %s for collection %q already holds another document of the catalog: nothing was written; choose another id", file, c.id)
+	}
+	if err := d.checkFreeFile(file, "collection", "Collection", c.id, ""); err != nil {
+		return err
 	}
 	doc := withLinks(c.doc,
 		link("root", relHref(file, d.rootFile), mediaJSON),

@@ -22,6 +22,11 @@ type Server struct {
 	mux   *http.ServeMux
 	// writeMu serialises transactions (and the files they write).
 	writeMu sync.Mutex
+	// disk is what the server knows of its catalog's files (disk.go);
+	// guarded by writeMu.
+	disk diskState
+	// closing is set by Drain: no write starts after it.
+	closing atomic.Bool
 	// beforeRename is a test hook of the file writer (persist.go).
 	beforeRename func(name string) error
 
@@ -52,6 +57,9 @@ func New(store *Store, opts Options) *Server {
 		requests: map[string]int{}, queries: map[string]*searchQuery{}}
 	s.state.Store(store)
 	s.routes()
+	if d := s.dirWriter(); d != nil {
+		s.removeStaleTempFiles(d, store)
+	}
 	return s
 }
 

@@ -27,6 +27,8 @@ type Store struct {
 	// Root is what a loader read from the root document, for a landing
 	// page that carries the catalog's own id, title and description.
 	Root RootInfo
+	// stamps is what a loader saw of each file it read (disk.go).
+	stamps map[string]fileStamp
 }
 
 // RootInfo is the identity of a loaded static catalog's root document.
@@ -58,7 +60,7 @@ type storedItem struct {
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{collections: map[string]*storedCollection{}}
+	return &Store{collections: map[string]*storedCollection{}, stamps: map[string]fileStamp{}}
 }
 
 // decodeJSONObject decodes raw into a map, keeping numbers as json.Number.

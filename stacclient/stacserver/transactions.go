@@ -139,11 +139,15 @@ type change struct {
 }
 
 // transaction reads the request's document (when the method has one) and
-// runs decide under writeMu on the current store. decide returns the
-// change or the error to answer; the change is written to disk (when the
-// server has a directory), then published, then reported to OnApplied,
-// then answered. A change that could not be written is not published.
-func (s *Server) transaction(w http.ResponseWriter, r *http.Request, decide func(st *Store, doc map[string]any) (*change, error)) {
+// runs decide under writeMu on the current store. With a catalog
+// directory, it first takes the catalog's lock and re-reads what another
+// process changed (disk.go; cid and iid name the collection and item the
+// write touches, "" when none exists yet), so decide sees the files as
+// they are. decide returns the change or the error to answer; the change
+// is written to disk (when the server has a directory), then published,
+// then reported to OnApplied, then answered. A change that could not be
+// written is not published.
+func (s *Server) transaction(w http.ResponseWriter, r *http.Request, cid, iid string, decide func(st *Store, doc map[string]any) (*change, error)) {
 	var doc map[string]any
 	if r.Method != http.MethodDelete {
 		var err error
@@ -154,17 +158,39 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request, decide func
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if s.closing.Load() {
+		writeError(w, errShuttingDown)
+		return
+	}
+	d := s.dirWriter()
+	var lk *lockedCatalog
+	if d != nil {
+		var err error
+		if lk, err = d.lockCatalog(r.Context(), &s.closing); err != nil {
+			writeError(w, persistError(err))
+			return
+		}
+		defer lk.unlock()
+		if err := s.refresh(r.Context(), d, lk, d.affectedFiles(s.store(), cid, iid)); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
 	ch, err := decide(s.store(), doc)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	if d := s.dirWriter(); d != nil {
-		if err := ch.persist(d); err != nil {
-			writeError(w, &apiError{status: 500, code: "InternalServerError",
-				description: "the change could not be written to the catalog's files, so it was not made: " + err.Error()})
+	if d != nil {
+		gen, err := lk.newGen()
+		if err == nil {
+			err = ch.persist(d)
+		}
+		if err != nil {
+			writeError(w, persistError(err))
 			return
 		}
+		s.written(d, gen)
 	}
 	s.state.Store(ch.next)
 	if s.opts.Writes.OnApplied != nil {
@@ -191,7 +217,7 @@ func (s *Server) collectionAnswer(base string, c *storedCollection) func() any {
 
 func (s *Server) handleCreateItem(w http.ResponseWriter, r *http.Request) {
 	cid := r.PathValue("collectionId")
-	s.transaction(w, r, func(st *Store, doc map[string]any) (*change, error) {
+	s.transaction(w, r, cid, "", func(st *Store, doc map[string]any) (*change, error) {
 		if err := checkItemPath(doc, cid, ""); err != nil {
 			return nil, err
 		}
@@ -203,6 +229,9 @@ func (s *Server) handleCreateItem(w http.ResponseWriter, r *http.Request) {
 			return nil, err
 		}
 		id, _ := doc["id"].(string)
+		if err := checkNewID("item", id); err != nil {
+			return nil, err
+		}
 		if _, dup := c.byID[id]; dup {
 			return nil, conflict("item %q already exists in collection %q; replace it with PUT", id, cid)
 		}
@@ -222,7 +251,7 @@ func (s *Server) handleCreateItem(w http.ResponseWriter, r *http.Request) {
 // handleReplaceItem is PUT (a complete item) and PATCH (a JSON merge patch).
 func (s *Server) handleReplaceItem(w http.ResponseWriter, r *http.Request) {
 	cid, iid := r.PathValue("collectionId"), r.PathValue("itemId")
-	s.transaction(w, r, func(st *Store, doc map[string]any) (*change, error) {
+	s.transaction(w, r, cid, iid, func(st *Store, doc map[string]any) (*change, error) {
 		_, old, err := lookup(st, cid, iid)
 		if err != nil {
 			return nil, err
@@ -251,7 +280,7 @@ func (s *Server) handleReplaceItem(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleDeleteItem(w http.ResponseWriter, r *http.Request) {
 	cid, iid := r.PathValue("collectionId"), r.PathValue("itemId")
-	s.transaction(w, r, func(st *Store, _ map[string]any) (*change, error) {
+	s.transaction(w, r, cid, iid, func(st *Store, _ map[string]any) (*change, error) {
 		_, old, err := lookup(st, cid, iid)
 		if err != nil {
 			return nil, err
@@ -263,11 +292,14 @@ func (s *Server) handleDeleteItem(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCreateCollection(w http.ResponseWriter, r *http.Request) {
-	s.transaction(w, r, func(st *Store, doc map[string]any) (*change, error) {
+	s.transaction(w, r, "", "", func(st *Store, doc map[string]any) (*change, error) {
 		if err := stacdoc.CheckCollection(doc); err != nil {
 			return nil, invalid(err)
 		}
 		id, _ := doc["id"].(string)
+		if err := checkNewID("collection", id); err != nil {
+			return nil, err
+		}
 		if _, dup := st.collections[id]; dup {
 			return nil, conflict("collection %q already exists; replace it with PUT /collections/%s", id, id)
 		}
@@ -283,7 +315,7 @@ func (s *Server) handleCreateCollection(w http.ResponseWriter, r *http.Request) 
 // merge patch). The collection's items stay.
 func (s *Server) handleReplaceCollection(w http.ResponseWriter, r *http.Request) {
 	cid := r.PathValue("collectionId")
-	s.transaction(w, r, func(st *Store, doc map[string]any) (*change, error) {
+	s.transaction(w, r, cid, "", func(st *Store, doc map[string]any) (*change, error) {
 		old, _, err := lookup(st, cid, "")
 		if err != nil {
 			return nil, err

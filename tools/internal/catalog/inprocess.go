@@ -21,10 +21,18 @@ type staticStore struct {
 	dir     *os.Root // a writable local catalog's directory, closed with its server
 }
 
-// close releases the catalog directory of a writable store.
+// drainWrites bounds how long closing a writable store (on SIGTERM, at
+// exit) waits for the write in progress to reach the files.
+const drainWrites = 10 * time.Second
+
+// close lets a writable store's write in progress finish (bounded), then
+// releases the catalog directory.
 func (s *staticStore) close() error {
 	if s.dir == nil {
 		return nil
+	}
+	if d, ok := s.handler.(interface{ Drain(time.Duration) bool }); ok {
+		d.Drain(drainWrites)
 	}
 	return s.dir.Close()
 }
@@ -45,7 +53,7 @@ func loadDirStore(ctx context.Context, path string, limits stacserver.LoadOption
 	}
 	var writes *stacserver.WriteOptions
 	if writable {
-		writes = &stacserver.WriteOptions{Dir: root, RootFile: filepath.Base(path)}
+		writes = &stacserver.WriteOptions{Dir: root, RootFile: filepath.Base(path), Limits: limits}
 	}
 	s, err := loadStaticStore(ctx, root.FS(), filepath.Base(path), limits, writes)
 	if err != nil || !writable {
