@@ -37,6 +37,7 @@ type CheckCoverageOut struct {
 	ByWindow             []CoverageWindow `json:"by_window" jsonschema:"coverage of the items of each day window, oldest first (undated items are in no window)"`
 	SmallestSet          CoverageSet      `json:"smallest_set" jsonschema:"a small set of items reaching the target share, chosen greedily"`
 	CloudWeightedPercent *float64         `json:"cloud_weighted_percent,omitempty" jsonschema:"expected clear share of the area: each point through its least cloudy covering item, weighted by (1 − eo:cloud_cover/100); only items with eo:cloud_cover count"`
+	CloudWeightedItems   []CloudSource    `json:"cloud_weighted_items,omitempty" jsonschema:"the items behind cloud_weighted_percent (each point's least cloudy covering item), largest share first; at most 10"`
 	CloudItems           int              `json:"cloud_items" jsonschema:"items with eo:cloud_cover in the cloud-weighted figure"`
 	Outside              []string         `json:"outside" jsonschema:"items returned whose footprint does not reach the area"`
 	Skipped              []SkippedItem    `json:"skipped" jsonschema:"items not measured, and why"`
@@ -59,6 +60,16 @@ type CoverageSet struct {
 	ReachedPercent float64        `json:"reached_percent"`
 	Items          []CoveragePick `json:"items" jsonschema:"in the order picked: each adds the most area not yet covered"`
 }
+
+// CloudSource is an item behind the cloud-weighted figure.
+type CloudSource struct {
+	ID          string  `json:"id"`
+	CloudCover  float64 `json:"cloud_cover" jsonschema:"eo:cloud_cover, percent"`
+	AreaPercent float64 `json:"area_percent" jsonschema:"share of the area it is the least cloudy item over"`
+}
+
+// maxCloudSources bounds the items named behind the cloud-weighted figure.
+const maxCloudSources = 10
 
 // CoveragePick is one item of the smallest set.
 type CoveragePick struct {
@@ -163,6 +174,18 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 		out.CloudWeightedPercent = &p
 	}
 	out.CloudItems = r.CloudItems
+	for i, src := range r.CloudSources {
+		if i == maxCloudSources {
+			rest := 0.0
+			for _, o := range r.CloudSources[i:] {
+				rest += o.Percent
+			}
+			out.Notes = append(out.Notes, fmt.Sprintf("%d more item(s) are behind the cloud-weighted figure, over %s%% of the area together",
+				len(r.CloudSources)-i, formatNumber(round(rest, 2))))
+			break
+		}
+		out.CloudWeightedItems = append(out.CloudWeightedItems, CloudSource{ID: src.ID, CloudCover: round(src.CloudCover, 2), AreaPercent: round(src.Percent, 2)})
+	}
 	out.Outside = append(out.Outside, r.Outside...)
 	if note := bboxFallbackNote(r.BBoxFallback); note != "" {
 		out.Notes = append(out.Notes, note)
@@ -213,7 +236,8 @@ func coverageText(out CheckCoverageOut) string {
 		}
 	}
 	if set := out.SmallestSet; len(set.Items) > 0 {
-		fmt.Fprintf(&b, "Smallest set (greedy) for %s: %d item(s) reaching %s (item +added → cumulative):",
+		fmt.Fprintf(&b, "Smallest set (greedy; of items adding within %s point of the most, the least cloudy) for %s: %d item(s) reaching %s (item +added → cumulative):",
+			formatNumber(footprint.TiePercent),
 			pct(set.TargetPercent), len(set.Items), pct(set.ReachedPercent))
 		picks := make([]string, len(set.Items))
 		for i, p := range set.Items {
@@ -222,8 +246,16 @@ func coverageText(out CheckCoverageOut) string {
 		b.WriteString(" " + strings.Join(picks, "; ") + "\n")
 	}
 	if out.CloudWeightedPercent != nil {
-		fmt.Fprintf(&b, "Cloud-weighted: %s%% expected clear (least cloudy item per point, %d item(s) with eo:cloud_cover).\n",
+		fmt.Fprintf(&b, "Cloud-weighted: %s%% expected clear (least cloudy item per point, %d item(s) with eo:cloud_cover)",
 			formatNumber(*out.CloudWeightedPercent), out.CloudItems)
+		srcs := make([]string, len(out.CloudWeightedItems))
+		for i, s := range out.CloudWeightedItems {
+			srcs[i] = fmt.Sprintf("%s %s%% → %s%%", s.ID, formatNumber(s.CloudCover), formatNumber(s.AreaPercent))
+		}
+		if len(srcs) > 0 {
+			b.WriteString("; from (item cloud cover → share of the area it is the least cloudy over): " + strings.Join(srcs, "; "))
+		}
+		b.WriteString(".\n")
 	}
 	if len(out.Outside) > 0 {
 		fmt.Fprintf(&b, "Outside the area: %s\n", strings.Join(out.Outside, ", "))

@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"time"
@@ -57,9 +58,14 @@ type Report struct {
 	// item's cloud were spread evenly over its footprint. Nil when no item
 	// that reaches the area has eo:cloud_cover.
 	CloudWeightedPercent *float64
-	CloudItems           int // items in the cloud-weighted figure
-	Touching             int // items whose footprint meets the area
-	Outside              []string
+	// CloudSources are the items behind CloudWeightedPercent: each point's
+	// least cloudy covering item, with the share of the area it supplies,
+	// largest share first (items a clearer one hides everywhere are not
+	// listed).
+	CloudSources []CloudSource
+	CloudItems   int // items in the cloud-weighted figure
+	Touching     int // items whose footprint meets the area
+	Outside      []string
 	// BBoxFallback lists items measured by their bbox because their
 	// geometry was not a valid polygon.
 	BBoxFallback []string
@@ -70,6 +76,13 @@ type Window struct {
 	Start, End     time.Time // End is the last day (inclusive)
 	Items          int
 	CoveredPercent float64
+}
+
+// CloudSource is one item behind the cloud-weighted figure.
+type CloudSource struct {
+	ID         string
+	CloudCover float64 // eo:cloud_cover, percent
+	Percent    float64 // share of the area it is the least cloudy item over
 }
 
 // Pick is one step of the greedy selection.
@@ -274,8 +287,16 @@ func windows(ctx context.Context, clips []clipped, days int, percent func(float6
 	return out, nil
 }
 
+// TiePercent is how close, in points of the area of interest, two gains of
+// the greedy selection must be to count as a tie, broken by the lower
+// eo:cloud_cover (items without it last), then the id: of two scenes
+// covering the whole area, the clear one is recommended, not the one with
+// the smaller id.
+const TiePercent = 1.0
+
 // greedy picks items one at a time, each the one adding the most area not
-// yet covered, until targetPercent is reached. Gains only shrink as the
+// yet covered (of those within TiePercent of the most, the least cloudy),
+// until targetPercent is reached. Gains only shrink as the
 // covered part grows, so a candidate's last gain bounds its next: only the
 // candidate on top of the heap is re-measured ("lazy greedy"), and against
 // the picked footprints it overlaps only, so each step stays a small,
@@ -311,12 +332,56 @@ func greedy(ctx context.Context, n *neighbours, targetPercent, aoiKm2 float64) (
 			continue
 		}
 		heap.Pop(&h)
-		picked[top.index] = true
-		covered += top.gain
+		best, err := clearestTie(n, &h, top, round, TiePercent/100*aoiKm2, func(j int) bool { return picked[j] })
+		if err != nil {
+			return nil, err
+		}
+		picked[best.index] = true
+		covered += best.gain
 		round++
-		picks = append(picks, Pick{ID: top.id, AddedPercent: 100 * top.gain / aoiKm2, CumulativePercent: min(100, 100*covered/aoiKm2)})
+		picks = append(picks, Pick{ID: best.id, AddedPercent: 100 * best.gain / aoiKm2, CumulativePercent: min(100, 100*covered/aoiKm2)})
 	}
 	return picks, nil
+}
+
+// clearestTie takes top (popped, its gain current) and the candidates on h
+// whose gain is within tie of it, and returns the least cloudy of them; the
+// others go back on h with their gains measured this round. A candidate's
+// stale gain bounds its current one, so only those whose stale gain is
+// within tie are measured.
+func clearestTie(n *neighbours, h *gainHeap, top *candidate, round int, tie float64, picked func(int) bool) (*candidate, error) {
+	ties := []*candidate{top}
+	var back []*candidate
+	for h.Len() > 0 && (*h)[0].gain >= top.gain-tie {
+		c := heap.Pop(h).(*candidate)
+		if c.round != round {
+			gain, err := n.addedArea(c.index, picked)
+			if err != nil {
+				return nil, fmt.Errorf("greedy selection: %w", err)
+			}
+			c.gain, c.round = gain, round
+		}
+		if c.gain >= top.gain-tie {
+			ties = append(ties, c)
+		} else {
+			back = append(back, c)
+		}
+	}
+	cloud := func(c *candidate) float64 {
+		if cc := n.clips[c.index].item.CloudCover; cc != nil {
+			return *cc
+		}
+		return math.Inf(1)
+	}
+	best := slices.MinFunc(ties, func(a, b *candidate) int {
+		return cmp.Or(cmp.Compare(cloud(a), cloud(b)), cmp.Compare(b.gain, a.gain), cmp.Compare(a.id, b.id))
+	})
+	for _, c := range append(back, ties...) {
+		if c != best {
+			heap.Push(h, c)
+		}
+	}
+	return best, nil
 }
 
 // neighbours indexes clipped footprints by their envelopes.
@@ -437,7 +502,11 @@ func (r *Report) cloudWeighted(ctx context.Context, n *neighbours) error {
 	weighted := 0.0
 	for k, i := range order {
 		weighted += added[k] * (1 - min(max(cloud(i), 0), 100)/100)
+		if added[k] > 1e-9*r.AreaKm2 {
+			r.CloudSources = append(r.CloudSources, CloudSource{ID: n.clips[i].item.ID, CloudCover: cloud(i), Percent: min(100, 100*added[k]/r.AreaKm2)})
+		}
 	}
+	slices.SortStableFunc(r.CloudSources, func(a, b CloudSource) int { return cmp.Compare(b.Percent, a.Percent) })
 	p := min(100, 100*weighted/r.AreaKm2)
 	r.CloudWeightedPercent = &p
 	return nil

@@ -418,3 +418,39 @@ func syntheticFootprints(n int, seed uint64) []Item {
 	}
 	return items
 }
+
+// TestGreedyPrefersClearScenesOfAboutTheSameGain: Groningen on
+// landsat-8-c2-l2 (issue 24): two scenes cover the whole area, one 72.3 %
+// cloudy with the smaller id, one 0.99 % cloudy. The smallest set takes the
+// clear one, also when it covers a little less (within TiePercent of the
+// area); the cloud-weighted figure names the items behind it.
+func TestGreedyPrefersClearScenesOfAboutTheSameGain(t *testing.T) {
+	cc := func(f float64) *float64 { return &f }
+	box := func(id string, w, e float64, cloud *float64) Item {
+		return Item{ID: id, Shape: mustBBox(t, w, 0, e, 1), CloudCover: cloud, Time: time.Date(2024, 6, 1, 10, 0, 0, 0, time.UTC)}
+	}
+	for _, c := range []struct {
+		name  string
+		clear Item
+	}{
+		{"same footprint", box("LC08_198023_clear", 0, 4, cc(0.99))},
+		{"a little less", box("LC08_198023_clear", 0.02, 4, cc(0.99))}, // 99.5 %
+	} {
+		items := []Item{box("LC08_197023_cloudy", 0, 4, cc(72.3)), c.clear, box("LC08_199023_half", 2, 4, cc(20))}
+		r, err := Measure(context.Background(), mustBBox(t, 0, 0, 4, 1), items, Options{TargetPercent: 95})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Greedy) != 1 || r.Greedy[0].ID != "LC08_198023_clear" {
+			t.Errorf("%s: greedy = %+v, want the 0.99 %% cloudy scene alone", c.name, r.Greedy)
+		}
+		if len(r.CloudSources) == 0 || r.CloudSources[0].ID != "LC08_198023_clear" || r.CloudSources[0].Percent < 99 {
+			t.Errorf("%s: cloud-weighted sources = %+v, want LC08_198023_clear over 99 %% or more first", c.name, r.CloudSources)
+		}
+		for _, s := range r.CloudSources {
+			if s.ID == "LC08_199023_half" {
+				t.Errorf("%s: %s is behind no point of the figure (a clearer scene covers it): %+v", c.name, s.ID, r.CloudSources)
+			}
+		}
+	}
+}
