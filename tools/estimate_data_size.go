@@ -172,10 +172,15 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	var jobs []*assetJob
 	prog := newProgress(c)
 	ctx = withProgress(ctx, prog) // probeSizes reports each HEAD
-	pages := 0
+	pages, pageFailed := 0, false
 	for page, err := range search.Pages(ctx) {
 		if err != nil {
-			return fail(explainSearchRefusal(ctx, c, tool, err, params, out.Warnings))
+			if !pageFailureKept(ctx, pages, out.ItemCount) {
+				return fail(explainSearchRefusal(ctx, c, tool, err, params, out.Warnings))
+			}
+			pageFailed = true
+			out.Warnings = append(out.Warnings, pageFailureWarning(tool, pages, out.ItemCount, err))
+			break
 		}
 		pages++
 		for i := range page.Items {
@@ -187,7 +192,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		out.Matched = &n
 	}
 	out.Notes = append(out.Notes, unusableMatchedNotes(search)...)
-	out.HasMore = search.Position() != nil
+	out.HasMore = pageFailed || search.Position() != nil
 	for _, k := range keys {
 		if !seenKeys[k] && out.ItemCount > 0 {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("asset key %q is on none of the items (call get_collection for the item_assets keys)", k))
@@ -202,7 +207,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	}
 	probeJobs(ctx, client, jobs, &out)
 	tally(jobs, area != nil, &out)
-	extrapolate(&out)
+	extrapolate(&out, pageFailed)
 	return out, estimateText(out), nil
 }
 
@@ -302,11 +307,13 @@ func hostOf(href string) string {
 
 // extrapolate scales the sized items' average to every matched item, and
 // says on what basis; or says that it cannot.
-func extrapolate(out *EstimateDataSizeOut) {
+func extrapolate(out *EstimateDataSizeOut, pageFailed bool) {
 	if !out.HasMore {
 		return
 	}
 	switch {
+	case pageFailed && (out.Matched == nil || *out.Matched <= out.ItemCount):
+		return // the failed page's warning says what the totals cover
 	case out.Matched == nil || *out.Matched <= out.ItemCount:
 		out.Notes = append(out.Notes, fmt.Sprintf("only the first %d matching items were sized and the catalog did not report how many match, "+
 			"so the totals cover those items only; raise max_items for more", out.ItemCount))

@@ -50,6 +50,7 @@ type boundedSearch struct {
 	items       []stacclient.Item
 	matched     *int
 	hasMore     bool
+	pageFailed  bool // a page after the first failed; warnings say which and why
 	warnings    []string
 	filterNotes []string // a filter converted to the catalog's CQL2 encoding
 }
@@ -72,7 +73,12 @@ func runBoundedSearch(ctx context.Context, c *Call, tool string, params stacclie
 	pages := 0
 	for page, err := range search.Pages(ctx) {
 		if err != nil {
-			return nil, explainSearchRefusal(ctx, c, tool, err, params, warnings)
+			if !pageFailureKept(ctx, pages, len(out.items)) {
+				return nil, explainSearchRefusal(ctx, c, tool, err, params, warnings)
+			}
+			out.pageFailed = true
+			out.warnings = append(out.warnings, pageFailureWarning(tool, pages, len(out.items), err))
+			break
 		}
 		pages++
 		out.items = append(out.items, page.Items...)
@@ -81,8 +87,27 @@ func runBoundedSearch(ctx context.Context, c *Call, tool string, params stacclie
 	if n, ok := search.Matched(); ok {
 		out.matched = &n
 	}
-	out.hasMore = search.Position() != nil
+	out.hasMore = out.pageFailed || search.Position() != nil
 	return out, nil
+}
+
+// pageFailureKept reports whether a search whose next page failed still has
+// an answer: pages were read and hold items, and the call is not over (a
+// cancelled or timed-out call reports that instead).
+func pageFailureKept(ctx context.Context, pagesRead, items int) bool {
+	return pagesRead > 0 && items > 0 && ctx.Err() == nil
+}
+
+// pageFailureWarning says which page failed and why, what the answer is
+// over, and what helps when paging (not the search) failed.
+func pageFailureWarning(tool string, pagesRead, items int, err error) string {
+	read := "page 1"
+	if pagesRead > 1 {
+		read = fmt.Sprintf("pages 1–%d", pagesRead)
+	}
+	return fmt.Sprintf("page %d of the search failed (%s), so %s answered over the %d item(s) of %s only; the first page was accepted, "+
+		"so the search itself is fine: call again (the failure may pass), or narrow the search (aoi, datetime, collections) "+
+		"so fewer pages are needed", pagesRead+1, err.Error(), tool, items, read)
 }
 
 // visualItemLimits are max_items' default and ceiling for the tools that
@@ -216,8 +241,8 @@ func itemTime(it *stacclient.Item) time.Time {
 
 // searchedNote says that only part of the matching items were used.
 func searchedNote(what string, used int, s *boundedSearch) string {
-	if !s.hasMore {
-		return ""
+	if !s.hasMore || s.pageFailed {
+		return "" // a failed page has its own warning and advice
 	}
 	of := "more"
 	if s.matched != nil {
