@@ -31,20 +31,22 @@ type workBudgets struct {
 	pixels *budget.Budget
 }
 
-// defaultBudgetWait bounds a wait in line when the layer gives no attempt
-// timeout (tests' Deps without a Layer).
+// defaultBudgetWait bounds a wait in line when there is no layer to take
+// the tool timeout from (tests' Deps).
 const defaultBudgetWait = 4 * time.Second
 
 // work returns the process's budgets, made on first use from d.Limits. A
-// step waits in line at most the attempt timeout, like an upstream body
-// waiting for the body budget: a long wait is reported as the server
-// being busy, not as the call's timeout.
+// step waits in line at most half the tool timeout: long enough for the
+// steps ahead of it to finish on a loaded machine (a 16 Mpx preview takes
+// about half a second of CPU, several seconds of wall time on a saturated
+// one), short enough that a long wait is reported as the server being busy
+// and leaves the call time to do its work, rather than ending as a timeout.
 func (d *Deps) work() *workBudgets {
 	w := &d.budgets
 	w.once.Do(func() {
 		wait := defaultBudgetWait
 		if d.Layer != nil {
-			wait = d.Layer.Policy().AttemptTimeout
+			wait = d.Layer.Policy().ToolTimeout / 2
 		}
 		slots := d.Limits.CPUSlots
 		if slots <= 0 {

@@ -109,7 +109,7 @@ func TestCheckCoverageRefusesFootprintsWithTooManyVertices(t *testing.T) {
 func TestCheckCoverageWaitsForACPUSlot(t *testing.T) {
 	t.Parallel()
 	p := testPolicy()
-	p.AttemptTimeout = 300 * time.Millisecond // the longest wait in line
+	p.ToolTimeout, p.AttemptTimeout = 4*time.Second, time.Second // the longest wait in line is half the tool timeout
 	d := newTestDeps(t, testSessionOptions{CatalogURL: heavyFootprints(t, 2, 20), Limits: Limits{CPUSlots: 1}, Policy: &p})
 	cs := connect(t, newServer(d, "test", Tools(d)))
 	release, err := d.work().cpu.Acquire(t.Context(), 1)
@@ -156,7 +156,7 @@ func TestGetItemPreviewWaitsForThePixelBudget(t *testing.T) {
 	t.Parallel()
 	catalogURL, _, _ := newPreviewCatalog(t)
 	p := testPolicy()
-	p.AttemptTimeout = 300 * time.Millisecond
+	p.ToolTimeout, p.AttemptTimeout = 4*time.Second, time.Second
 	d := newTestDeps(t, testSessionOptions{CatalogURL: catalogURL, Policy: &p})
 	cs := connect(t, newServer(d, "test", Tools(d)))
 	hold, err := d.work().pixels.Acquire(t.Context(), d.work().pixels.Size())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image"
 	"image/color"
+	"runtime"
 	"testing"
 	"testing/synctest"
 
@@ -120,5 +121,47 @@ func TestLargeSixteenBitImagesAreScaledThenStretched(t *testing.T) {
 	}
 	if r, _, _, _ := out.At(0, 0).RGBA(); r>>8 > 15 {
 		t.Errorf("darkest corner is %d of 255, want near black", r>>8)
+	}
+}
+
+// Scaling a 4000×4000 image down to 512 must not allocate another image's
+// worth: Catmull-Rom's buffer alone was 64 MiB (32 bytes for each output
+// column times each source row), uncounted by the pixel budget. Averaging
+// blocks first keeps it near the output's size.
+func TestFitOfALargeImageAllocatesLittle(t *testing.T) {
+	src := image.NewRGBA(image.Rect(0, 0, 4000, 4000))
+	for i := range src.Pix {
+		src.Pix[i] = uint8(i * 7)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	dst := Fit(src, 512)
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Errorf("Fit allocated %d MiB scaling 4000×4000 to 512, want under 16 (the image itself is 61 MiB)", got>>20)
+	}
+	if dst.Bounds().Dx() != 512 || dst.Bounds().Dy() != 512 {
+		t.Errorf("got %v", dst.Bounds())
+	}
+}
+
+// Averaging first does not alias: a one-pixel checkerboard of black and
+// white scaled 8 times down is an even grey, not a pattern.
+func TestFitOfFineDetailIsAnEvenGrey(t *testing.T) {
+	src := image.NewGray(image.Rect(0, 0, 4096, 2048))
+	for y := range 2048 {
+		for x := range 4096 {
+			if (x+y)%2 == 0 {
+				src.SetGray(x, y, color.Gray{Y: 255})
+			}
+		}
+	}
+	dst := Fit(src, 512)
+	lo, hi := uint8(255), uint8(0)
+	for i := 0; i < len(dst.Pix); i += 4 {
+		lo, hi = min(lo, dst.Pix[i]), max(hi, dst.Pix[i])
+	}
+	if lo < 120 || hi > 135 {
+		t.Errorf("grey ranges %d..%d, want about 128 everywhere", lo, hi)
 	}
 }

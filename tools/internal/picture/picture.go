@@ -262,8 +262,51 @@ func Fit(img image.Image, maxSide int) *image.NRGBA {
 		draw.Draw(dst, dst.Bounds(), img, b.Min, draw.Src)
 		return dst
 	}
-	xdraw.CatmullRom.Scale(dst, dst.Bounds(), img, b, xdraw.Src, nil)
+	src := shrink(img, w, h)
+	xdraw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), xdraw.Src, nil)
 	return dst
+}
+
+// shrink averages img over blocks of k×k pixels, k the largest whole
+// factor that keeps it at least w×h, when k is 2 or more (else it returns
+// img). Catmull-Rom scaling keeps a buffer of 32 bytes for every output
+// column times every source row (64 MiB from 4000×4000 to 512 wide, as
+// much as the decoded image): shrinking first by averaging, which is what
+// the filter would do over so many pixels anyway, brings both the buffer
+// and the image it reads down to about the output's size.
+func shrink(img image.Image, w, h int) image.Image {
+	b := img.Bounds()
+	k := min(b.Dx()/w, b.Dy()/h)
+	if k < 2 {
+		return img
+	}
+	src, ok := img.(image.RGBA64Image)
+	if !ok {
+		return img
+	}
+	sw, sh := (b.Dx()+k-1)/k, (b.Dy()+k-1)/k
+	out := image.NewRGBA64(image.Rect(0, 0, sw, sh))
+	sums := make([][4]uint64, sw)
+	for oy := range sh {
+		clear(sums)
+		y0, y1 := b.Min.Y+oy*k, min(b.Min.Y+(oy+1)*k, b.Max.Y)
+		for y := y0; y < y1; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				c := src.RGBA64At(x, y) // premultiplied: averaging keeps edges of transparency right
+				s := &sums[(x-b.Min.X)/k]
+				s[0] += uint64(c.R)
+				s[1] += uint64(c.G)
+				s[2] += uint64(c.B)
+				s[3] += uint64(c.A)
+			}
+		}
+		for ox := range sw {
+			n := uint64(y1-y0) * uint64(min(b.Min.X+(ox+1)*k, b.Max.X)-(b.Min.X+ox*k))
+			s := sums[ox]
+			out.SetRGBA64(ox, oy, color.RGBA64{uint16(s[0] / n), uint16(s[1] / n), uint16(s[2] / n), uint16(s[3] / n)})
+		}
+	}
+	return out
 }
 
 // fitSize is w×h scaled so the longest side is at most maxSide.
@@ -375,6 +418,7 @@ func fit64(img image.Image, maxSide int) *image.NRGBA64 {
 		draw.Draw(dst, dst.Bounds(), img, b.Min, draw.Src)
 		return dst
 	}
-	xdraw.CatmullRom.Scale(dst, dst.Bounds(), img, b, xdraw.Src, nil)
+	src := shrink(img, w, h)
+	xdraw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), xdraw.Src, nil)
 	return dst
 }
