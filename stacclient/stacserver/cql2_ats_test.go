@@ -86,3 +86,17 @@ func TestNotWithNullsThroughSearch(t *testing.T) {
 		t.Errorf("NOT (nfield = true): %d items %v, want %v", len(got), got, want)
 	}
 }
+
+// The dataset's queryables say what the ATS's queryables say: "date" is a
+// date, "start" a timestamp (before: "date" was a plain string).
+func TestAnnexAQueryables(t *testing.T) {
+	ts := annexAServer(t)
+	r := ts.get(t, "/collections/ne_110m_populated_places_simple/queryables")
+	wantStatus(t, r, http.StatusOK)
+	props := r.body["properties"].(map[string]any)
+	for name, format := range map[string]string{"date": "date", "start": "date-time", "end": "date-time"} {
+		if p, _ := props[name].(map[string]any); p["type"] != "string" || p["format"] != format {
+			t.Errorf("queryable %s: %v, want a string of format %s", name, p, format)
+		}
+	}
+}

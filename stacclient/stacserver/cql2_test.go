@@ -29,6 +29,9 @@ func TestCQL2Operators(t *testing.T) {
 		// NULL under the comparison and under its NOT, so not returned.
 		{"not", `{"op":"not","args":[{"op":"<","args":[{"property":"eo:cloud_cover"},92]}]}`, []string{"s-23", "s-24"}},
 		{"like", `{"op":"like","args":[{"property":"id"},"s-2_"]}`, sentinelIDs(20, 24)},
+		// \ makes the next character literal (here "-"); it was matched
+		// as a backslash.
+		{"like escape", `{"op":"like","args":[{"property":"id"},"s\\-0%"]}`, sentinelIDs(0, 9)},
 		{"like percent", `{"op":"like","args":[{"property":"platform"},"%2b"]}`,
 			[]string{"s-01", "s-03", "s-05", "s-07", "s-09", "s-11", "s-13", "s-15", "s-17", "s-19", "s-21", "s-23"}},
 		{"in", `{"op":"in","args":[{"property":"collection"},["dem"]]}`, []string{"d-0", "d-1"}},

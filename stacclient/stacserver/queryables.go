@@ -47,9 +47,10 @@ func (s *Server) handleQueryables(w http.ResponseWriter, r *http.Request) {
 // deriveSchemas guesses a JSON Schema for every item property.
 func deriveSchemas(items []*storedItem) map[string]any {
 	type stats struct {
-		count int
-		kinds map[string]bool
-		allTS bool // every string value is an RFC 3339 timestamp
+		count   int
+		kinds   map[string]bool
+		allTS   bool // every string value is an RFC 3339 timestamp
+		allDate bool // every string value is a date YYYY-MM-DD
 	}
 	seen := map[string]*stats{}
 	for _, it := range items {
@@ -60,7 +61,7 @@ func deriveSchemas(items []*storedItem) map[string]any {
 			}
 			st := seen[name]
 			if st == nil {
-				st = &stats{kinds: map[string]bool{}, allTS: true}
+				st = &stats{kinds: map[string]bool{}, allTS: true, allDate: true}
 				seen[name] = st
 			}
 			st.count++
@@ -69,6 +70,9 @@ func deriveSchemas(items []*storedItem) map[string]any {
 			if kind == "string" {
 				if _, err := time.Parse(time.RFC3339Nano, v.(string)); err != nil {
 					st.allTS = false
+				}
+				if _, err := time.Parse(time.DateOnly, v.(string)); err != nil {
+					st.allDate = false
 				}
 			}
 		}
@@ -90,6 +94,10 @@ func deriveSchemas(items []*storedItem) map[string]any {
 		}
 		if len(kinds) == 1 && kinds[0] == "string" && st.allTS {
 			schema["format"] = "date-time"
+		}
+		if len(kinds) == 1 && kinds[0] == "string" && st.allDate {
+			// A CQL2 Date queryable: compare it with DATE('…').
+			schema["format"] = "date"
 		}
 		out[name] = schema
 	}

@@ -36,8 +36,11 @@ type Case struct {
 // escapes (\<= and \(( ).
 func AnnexA() ([]Case, error) {
 	files, err := filepath.Glob(filepath.Join(Dir(), "ogc", "ats", "annex_ats_*.adoc"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no Annex A files in %s: %v", Dir(), err)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no Annex A files in %s", Dir())
 	}
 	unescape := strings.NewReplacer(`\<`, "<", `\(`, "(").Replace
 	row := regexp.MustCompile("^\\|(ne_110m_[a-z0-9_]+) \\|`(.*)` \\|(\\d+)\\s*$")
