@@ -4,10 +4,11 @@
 //   - preview: n concurrent get_item_preview calls of a ~70 kB PNG that
 //     declares 4000×4000 pixels (64 MiB decoded); prints the process's peak
 //     RSS (VmHWM) before and after the calls.
-//   - coverage: n concurrent check_coverage calls over items footprints of
+//   - coverage: n concurrent check_coverage calls over item footprints of
 //     many vertices, with a short tool timeout; prints the CPU time
 //     (utime+stime of the server process) burnt from the moment the calls
 //     returned to 10 s later: work a deadline left running.
+//   - map: the same with map_items (drawings that outlive their calls).
 //
 // The catalog is an in-process STAC API (stacserver) on loopback.
 //
@@ -42,7 +43,7 @@ import (
 
 func main() {
 	bin := flag.String("bin", "", "stac-mcp binary")
-	mode := flag.String("mode", "preview", "preview or coverage")
+	mode := flag.String("mode", "preview", "preview, coverage or map")
 	n := flag.Int("n", 8, "concurrent calls")
 	items := flag.Int("items", 100, "coverage: items")
 	vertices := flag.Int("vertices", 4000, "coverage: vertices per footprint")
@@ -71,7 +72,7 @@ func main() {
 			"geometry":{"type":"Polygon","coordinates":[[[10,45],[11,45],[11,46],[10,46],[10,45]]]},
 			"properties":{"datetime":"2024-06-01T00:00:00Z"},"links":[],
 			"assets":{"thumbnail":{"href":%q,"type":"image/png","roles":["thumbnail"]}}}`, srv.URL+"/big.png"))))
-	case "coverage":
+	case "coverage", "map":
 		for i := range *items {
 			must(store.AddItem([]byte(fmt.Sprintf(`{"type":"Feature","stac_version":"1.0.0","id":"i%03d","collection":"c","bbox":[10,45,12,47],
 				"geometry":{"type":"Polygon","coordinates":[%s]},"properties":{"datetime":"2024-06-%02dT00:00:00Z","eo:cloud_cover":%d},
@@ -102,8 +103,11 @@ func main() {
 	pid := cmd.Process.Pid
 
 	name, args := "get_item_preview", map[string]any{"collection_id": "c", "item_id": "big"}
-	if *mode == "coverage" {
+	switch *mode {
+	case "coverage":
 		name, args = "check_coverage", map[string]any{"bbox": "10,45,12,47", "max_items": *items}
+	case "map":
+		name, args = "map_items", map[string]any{"bbox": "10,45,12,47", "max_items": *items}
 	}
 	fmt.Printf("mode %s, %d concurrent %s, tool timeout %d s, GOMAXPROCS of this machine %s\n", *mode, *n, name, *timeout, os.Getenv("GOMAXPROCS"))
 	if *mode == "preview" {
@@ -142,7 +146,7 @@ func main() {
 	for what, count := range outcomes {
 		fmt.Printf("  %d x %s\n", count, what)
 	}
-	if *mode == "coverage" {
+	if *mode != "preview" {
 		time.Sleep(*settle)
 		after := cpuSeconds(pid)
 		fmt.Printf("%v after the calls returned: CPU %.2f s (+%.2f s burnt after return), RSS %s, peak RSS %s\n", *settle, after,
