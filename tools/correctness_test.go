@@ -90,13 +90,23 @@ func TestEstimateDataSizeOnTheDemoIsOfflineAndCountsABandOnce(t *testing.T) {
 	t.Parallel()
 	tr := &offlineTransport{}
 	cs := newTestSession(t, testSessionOptions{Transport: tr})
-	res := callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sentinel-2-l2a", "max_items": 2})
+	res := callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sentinel-2-l2a", "max_items": 2})
 	out := structured[EstimateDataSizeOut](t, res)
 	if got := tr.requests(); len(got) != 0 {
 		t.Errorf("the demo sent %d request(s) off loopback: %v", len(got), got[:min(3, len(got))])
 	}
+	// Data assets all have size metadata; the thumbnail (left out as not
+	// data unless named) is on the internet and is not probed.
+	namedRes := callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sentinel-2-l2a", "max_items": 2, "asset_keys": []string{"thumbnail", "red"}})
+	named := structured[EstimateDataSizeOut](t, namedRes)
+	if !strings.HasPrefix(resultText(namedRes), "At least ") {
+		t.Errorf("text %q does not say the total is a lower bound up front", resultText(namedRes))
+	}
+	if got := tr.requests(); len(got) != 0 {
+		t.Errorf("the demo sent %d request(s) off loopback: %v", len(got), got[:min(3, len(got))])
+	}
 	offline := 0
-	for _, u := range out.NotSized {
+	for _, u := range named.NotSized {
 		if strings.Contains(u.Reason, "demo catalog works offline") && strings.Contains(u.Reason, "sentinel-cogs.s3.us-west-2.amazonaws.com") {
 			offline++
 		}
@@ -105,7 +115,7 @@ func TestEstimateDataSizeOnTheDemoIsOfflineAndCountsABandOnce(t *testing.T) {
 		}
 	}
 	if offline == 0 {
-		t.Errorf("not_sized %+v: no asset says it was left unprobed because the demo is offline", out.NotSized)
+		t.Errorf("not_sized %+v: no asset says it was left unprobed because the demo is offline", named.NotSized)
 	}
 	for _, k := range out.ByAssetKey {
 		if strings.HasSuffix(k.Name, "-jp2") {
@@ -123,8 +133,11 @@ func TestEstimateDataSizeOnTheDemoIsOfflineAndCountsABandOnce(t *testing.T) {
 		!strings.Contains(out.ExtrapolationBasis, "2 sized item(s)") || !strings.Contains(resultText(res), "for all 7 matched items") {
 		t.Errorf("matched %v extrapolated %v basis %q: want the 2-item average scaled to all matched", out.Matched, out.ExtrapolatedBytes, out.ExtrapolationBasis)
 	}
-	if !strings.HasPrefix(resultText(res), "At least ") {
-		t.Errorf("text %q does not say the total is a lower bound up front", resultText(res))
+	if named.NotSizedCount == 0 || named.SizedAssets == 0 {
+		t.Errorf("named thumbnail and red: %d sized, %d not sized; want both kinds", named.SizedAssets, named.NotSizedCount)
+	}
+	if len(out.LeftOut) == 0 || out.LeftOut[0].Role != "thumbnail" {
+		t.Errorf("left out %+v, want the thumbnails first", out.LeftOut)
 	}
 }
 
@@ -137,7 +150,7 @@ func TestEstimateDataSizeSaysUnknownWhenNothingCouldBeSized(t *testing.T) {
 		"meta": map[string]any{"href": "s3://bucket/meta.xml", "type": "application/xml"},
 	}))
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
-	res := callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing"})
+	res := callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sizing"})
 	out := structured[EstimateDataSizeOut](t, res)
 	text := resultText(res)
 	if out.TotalHuman != "unknown" || out.SizedAssets != 0 || !strings.Contains(out.UnknownReason, "2 have no size metadata and a non-HTTP href") {
@@ -162,13 +175,13 @@ func TestEstimateDataSizeCopiesOfABand(t *testing.T) {
 		"B04_20m": map[string]any{"href": "s3://a/B04_20m.jp2", "type": jp2, "file:size": 10, "eo:bands": b04, "proj:shape": []int{1, 1}},
 	}))
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
-	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing"}))
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sizing"}))
 	// red-jp2 is red's twin by key; the B04 JP2s list the same band as red
 	// but red already has its JP2, and two JP2s are two resolutions.
 	if out.TotalBytes != 150 || out.CopiesCount != 1 || out.Copies[0].Key != "red-jp2" {
 		t.Errorf("total %d copies %+v; want red, B04_10m and B04_20m counted (150) and red-jp2 as red's copy", out.TotalBytes, out.Copies)
 	}
-	named := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "asset_keys": []string{"red", "red-jp2"}}))
+	named := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sizing", "asset_keys": []string{"red", "red-jp2"}}))
 	if named.TotalBytes != 180 || named.CopiesCount != 0 {
 		t.Errorf("asset_keys red and red-jp2: total %d copies %d; want both files counted (180)", named.TotalBytes, named.CopiesCount)
 	}
@@ -184,7 +197,7 @@ func TestEstimateDataSizeBlamesTheAssetHostNotTheCatalog(t *testing.T) {
 		"data": map[string]any{"href": dead + "/data.tif", "type": "image/tiff"},
 	}))
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
-	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing"}))
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sizing"}))
 	if out.NotSizedCount != 1 || strings.Contains(out.NotSized[0].Reason, "catalog_url") ||
 		!strings.Contains(out.NotSized[0].Reason, "no HTTP answer from "+strings.TrimPrefix(dead, "http://")) {
 		t.Errorf("not sized %+v; want the dead asset host named, without catalog_url advice", out.NotSized)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,6 +23,7 @@ type EstimateDataSizeIn struct {
 	MaxItems          MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to size (default 10)"`
 	AssetKeys         StringList  `json:"asset_keys,omitempty" jsonschema:"default: all"`
 	ForceMetadataOnly bool        `json:"force_metadata_only,omitempty" jsonschema:"no HEAD requests"`
+	PerItem           bool        `json:"per_item,omitempty" jsonschema:"list each item's assets"`
 }
 
 // SizedAsset is one asset's estimate.
@@ -84,9 +86,25 @@ type EstimateDataSizeOut struct {
 	NotSizedCount      int            `json:"not_sized_count"`
 	Copies             []UnsizedAsset `json:"copies" jsonschema:"assets left out of the totals because they hold the same band as an asset that is counted, in another format (e.g. red-jp2 of red); capped, see copies_count. Give asset_keys to count particular files"`
 	CopiesCount        int            `json:"copies_count"`
+	LeftOut            []LeftOutRole  `json:"left_out" jsonschema:"assets not sized because they are not data (by role: thumbnail, overview, tiles, metadata; or rendered on request by a tiler); asset_keys sizes them"`
 	Notes              []string       `json:"notes"`
 	Warnings           []string       `json:"warnings"`
 }
+
+// LeftOutRole counts the assets of one role left out of the sizes.
+type LeftOutRole struct {
+	Role   string   `json:"role"`
+	Assets int      `json:"assets"`
+	Keys   []string `json:"keys" jsonschema:"their asset keys"`
+}
+
+// nonDataRoles are asset roles that are not the data a download is for:
+// small pictures, tile endpoints and sidecar metadata. An asset with one of
+// them and not the role data is left out unless asset_keys names it.
+var nonDataRoles = []string{"thumbnail", "overview", "tiles", "metadata"}
+
+// roleRendered is the left-out "role" of hrefs a tiler renders on request.
+const roleRendered = "rendered by a tiler"
 
 const (
 	maxListedSizedAssets   = 100
@@ -98,9 +116,8 @@ func EstimateDataSize() Tool {
 	return define(&mcp.Tool{
 		Name:  "estimate_data_size",
 		Title: "Estimate data size",
-		Description: "Bytes a search's assets hold, before downloading (file:size, else data type × shape, else HEAD; aoi clips " +
-			"rasters): totals per collection, asset key and method, unsized assets with the reason, a band in two formats " +
-			"counted once, extrapolated to all matches.\n" +
+		Description: "Bytes a search's data assets hold (file:size, else dtype × shape, else HEAD; aoi clips rasters): totals " +
+			"per collection, asset key and method, extrapolated to all matches; a band in two formats counted once.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [11.0, 46.0, 11.5, 46.5], "datetime": "2024-07", "asset_keys": ["red", "nir"], "max_items": 5}`,
 		Annotations: readOnlyAnnotations("Estimate data size"),
 	}, true, estimateDataSize).withAliases(areaAliases)
@@ -139,7 +156,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		return fail(err)
 	}
 	out := EstimateDataSizeOut{Coverage: []ItemCoverage{}, ByCollection: []SizeTotal{}, ByAssetKey: []SizeTotal{}, ByMethod: []SizeTotal{},
-		Assets: []SizedAsset{}, NotSized: []UnsizedAsset{}, Copies: []UnsizedAsset{}, Notes: []string{}, Warnings: []string{}}
+		Assets: []SizedAsset{}, NotSized: []UnsizedAsset{}, Copies: []UnsizedAsset{}, LeftOut: []LeftOutRole{}, Notes: []string{}, Warnings: []string{}}
 	if budgetNote != "" {
 		out.Notes = append(out.Notes, budgetNote)
 	}
@@ -208,7 +225,60 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	probeJobs(ctx, client, jobs, &out)
 	tally(jobs, area != nil, &out)
 	extrapolate(&out, pageFailed)
+	out.LeftOut = sz.leftOutRoles()
+	if !in.PerItem {
+		// The breakdown per item and asset is what made the text long (15 KB
+		// for five Sentinel-2 items); the totals above carry the answer.
+		if listed := len(out.Coverage) + len(out.Assets) + len(out.NotSized) + len(out.Copies); listed > 0 {
+			out.Notes = append(out.Notes, "per_item: true lists each item's assets (sized, not sized, copies) and coverage")
+		}
+		out.Coverage, out.Assets, out.NotSized, out.Copies, out.AssetsOmitted = []ItemCoverage{}, []SizedAsset{}, []UnsizedAsset{}, []UnsizedAsset{}, 0
+	}
 	return out, estimateText(out), nil
+}
+
+// leftOutRoles lists the assets left out as not data, by role.
+func (s *sizer) leftOutRoles() []LeftOutRole {
+	out := []LeftOutRole{}
+	for _, role := range append(slices.Clone(nonDataRoles), roleRendered) {
+		if keys := s.leftOut[role]; len(keys) > 0 {
+			out = append(out, LeftOutRole{Role: role, Assets: s.leftOutN[role], Keys: keys})
+		}
+	}
+	return out
+}
+
+// nonDataRole is the role for which an asset is left out by default: one
+// of nonDataRoles (unless it is also data), or roleRendered for an href a
+// tiler renders on request; "" for a data asset.
+func nonDataRole(a stacclient.Asset) string {
+	if !slices.Contains(a.Roles, "data") {
+		for _, r := range nonDataRoles {
+			if slices.Contains(a.Roles, r) {
+				return r
+			}
+		}
+	}
+	if renderedHref(a.Href) {
+		return roleRendered
+	}
+	return ""
+}
+
+// renderedHref reports whether an href is a tiler's rendering endpoint
+// (titiler as the Planetary Computer runs it: /api/data/v1/item/preview.png,
+// tilejson.json, {z}/{x}/{y} templates) rather than a file: asking it for a
+// size would make it render.
+func renderedHref(href string) bool {
+	u, err := url.Parse(href)
+	if err != nil {
+		return false
+	}
+	p := strings.ToLower(u.Path)
+	// Not any "/tiles/": Sentinel-2 archives keep their files under
+	// s3://…/tiles/20/E/PT/….
+	return strings.Contains(p, "/api/data/v1/") || strings.HasSuffix(p, "/tilejson.json") || strings.Contains(p, "{z}") ||
+		strings.HasSuffix(p, "/item/preview.png") || strings.HasSuffix(p, "/wmtscapabilities.xml")
 }
 
 // sizer turns items into sizing jobs.
@@ -218,8 +288,10 @@ type sizer struct {
 	wanted       map[string]bool // asset_keys; empty means every asset
 	seenKeys     map[string]bool // every key seen on any item, for the unknown-key warning
 	metadataOnly bool
-	offline      bool   // asset hosts other than the catalog's are not contacted (the demo)
-	catalogHost  string // host:port of the catalog
+	offline      bool                // asset hosts other than the catalog's are not contacted (the demo)
+	catalogHost  string              // host:port of the catalog
+	leftOut      map[string][]string // role → distinct keys of the assets left out as not data
+	leftOutN     map[string]int      // role → assets left out
 }
 
 // Reasons an asset could not be sized, in a few words, for the summary.
@@ -231,6 +303,7 @@ const (
 	unsizedNoLength     = "got no Content-Length from HEAD"
 	unsizedHeadLimit    = "were over the HEAD limit"
 	unsizedDeadline     = "were not probed before the tool deadline"
+	unsizedRendered     = "are rendered on request by a tiler, which is not asked"
 )
 
 // item counts one item and returns the jobs for its wanted assets: sized
@@ -241,7 +314,7 @@ func (s *sizer) item(out *EstimateDataSizeOut, it *stacclient.Item) []*assetJob 
 	var cov *float64
 	if s.area != nil {
 		if o, ok := itemOverlap(s.area, it); ok {
-			f := o.FootprintFraction
+			f := round(o.FootprintFraction, 3) // the measure is not more precise; 0.35, not 0.34999999999999987
 			cov = &f
 			if o.BBoxFallback {
 				s.bboxMeasured = append(s.bboxMeasured, it.ID)
@@ -258,6 +331,16 @@ func (s *sizer) item(out *EstimateDataSizeOut, it *stacclient.Item) []*assetJob 
 			continue
 		}
 		a := it.Assets[key]
+		if role := nonDataRole(a); role != "" && len(s.wanted) == 0 {
+			if s.leftOut == nil {
+				s.leftOut, s.leftOutN = map[string][]string{}, map[string]int{}
+			}
+			if !slices.Contains(s.leftOut[role], key) {
+				s.leftOut[role] = append(s.leftOut[role], key)
+			}
+			s.leftOutN[role]++
+			continue
+		}
 		job := &assetJob{item: it.ID, collection: it.Collection, key: key, mediaType: a.Type, bands: bandNames(a.Extra),
 			href: a.Href, raster: isRasterAsset(a)}
 		if job.raster {
@@ -268,6 +351,8 @@ func (s *sizer) item(out *EstimateDataSizeOut, it *stacclient.Item) []*assetJob 
 			job.bytes, job.method = n, method
 		case s.metadataOnly:
 			job.reason, job.kind = "no file:size or raster band data types × proj:shape, and force_metadata_only skips HEAD", unsizedMetadataOnly
+		case renderedHref(a.Href):
+			job.reason, job.kind = "a tiler renders it on request (not a file): not asked for a size", unsizedRendered
 		case !headable(a.Href):
 			job.reason, job.kind = fmt.Sprintf("no size metadata, and href %q cannot be probed over HTTP", trimText(a.Href, 80)), unsizedNoHTTP
 		case s.offline && !s.reachableOffline(a.Href):
@@ -580,6 +665,13 @@ func estimateText(out EstimateDataSizeOut) string {
 		if n := count - len(list); n > 0 {
 			fmt.Fprintf(&b, "(%d more not listed)\n", n)
 		}
+	}
+	if len(out.LeftOut) > 0 {
+		parts := make([]string, len(out.LeftOut))
+		for i, l := range out.LeftOut {
+			parts[i] = fmt.Sprintf("%s ×%d (%s)", l.Role, l.Assets, strings.Join(l.Keys, ", "))
+		}
+		fmt.Fprintf(&b, "Left out as not data: %s; name them in asset_keys to size them.\n", strings.Join(parts, "; "))
 	}
 	unsized("Not sized", out.NotSized, out.NotSizedCount)
 	unsized("Copies left out of the totals", out.Copies, out.CopiesCount)

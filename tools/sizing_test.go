@@ -244,11 +244,11 @@ func TestEstimateDataSizeMethodsTotalsAndCoverage(t *testing.T) {
 		"dtype":    map[string]any{"href": host.URL + "/never-asked-2.tif", "type": tiff, "proj:shape": []int{10, 20}, "raster:bands": []any{map[string]any{"data_type": "uint16"}, map[string]any{"data_type": "uint8"}}},
 		"probed":   map[string]any{"href": host.URL + "/sized/5000", "type": tiff},
 		"missing":  map[string]any{"href": host.URL + "/missing.tif", "type": tiff},
-		"metadata": map[string]any{"href": host.URL + "/sized/200", "type": "application/xml", "roles": []string{"metadata"}},
+		"metadata": map[string]any{"href": host.URL + "/sized/200", "type": "application/xml"}, // no role: counted (role metadata is left out)
 		"bucket":   map[string]any{"href": "s3://bucket/key.json", "type": "application/json"},
 	}))
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
-	res := callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "bbox": []float64{1, -1, 3, 3}})
+	res := callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sizing", "bbox": []float64{1, -1, 3, 3}})
 	out := structured[EstimateDataSizeOut](t, res)
 
 	// Raster assets scale by the 0.5 coverage; the XML metadata counts whole.
@@ -306,7 +306,7 @@ func TestEstimateDataSizeMetadataOnlySendsNoHEAD(t *testing.T) {
 		"probed": map[string]any{"href": host.URL + "/sized/5000", "type": "image/tiff"},
 	}))
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
-	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "force_metadata_only": true}))
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sizing", "force_metadata_only": true}))
 	if host.requests.Load() != 0 || out.NotSizedCount != 1 || !strings.Contains(out.NotSized[0].Reason, "force_metadata_only") {
 		t.Errorf("requests %d, not sized %+v; want no HEAD and the asset reported unsized", host.requests.Load(), out.NotSized)
 	}
@@ -321,7 +321,7 @@ func TestEstimateDataSizeBoundsHEADParallelism(t *testing.T) {
 	}
 	url := sizingCatalog(t, sizingItem("many", nil, []float64{0, 0, 1, 1}, assets))
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
-	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing"}))
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sizing"}))
 	want := int64(0)
 	for i := range 12 {
 		want += int64(100 + i)
@@ -337,7 +337,7 @@ func TestEstimateDataSizeBoundsHEADParallelism(t *testing.T) {
 func TestEstimateDataSizeOnTheDemoCatalog(t *testing.T) {
 	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
-	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true,
 		"collections": "sentinel-2-l2a", "asset_keys": "red,nir,no-such-band", "max_items": 2, "force_metadata_only": true}))
 	if out.ItemCount != 2 || !out.HasMore || len(out.ByAssetKey) != 2 {
 		t.Fatalf("items %d has_more %v by_asset_key %+v", out.ItemCount, out.HasMore, out.ByAssetKey)
@@ -360,11 +360,11 @@ func TestEstimateDataSizeWithIntersects(t *testing.T) {
 	}))
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
 	triangle := `{"type":"Polygon","coordinates":[[[0,0],[2,0],[0,2],[0,0]]]}`
-	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "aoi": triangle}))
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sizing", "aoi": triangle}))
 	if out.ClippedBytes != 500 || strings.Contains(strings.Join(out.Notes, " "), "upper bound") {
 		t.Errorf("triangle: clipped %d, notes %q; want exactly 500 with no upper-bound note", out.ClippedBytes, out.Notes)
 	}
-	pyStyle := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing",
+	pyStyle := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sizing",
 		"aoi_geojson": `{"type":"Feature","properties":{},"geometry":` + triangle + `}`}))
 	if pyStyle.ClippedBytes != 500 {
 		t.Errorf("aoi_geojson Feature: clipped %d, want 500 as with intersects", pyStyle.ClippedBytes)
@@ -372,7 +372,7 @@ func TestEstimateDataSizeWithIntersects(t *testing.T) {
 	// intersects, bbox and aoi_geojson are older names of aoi: accepted,
 	// not listed; one area given twice is refused, naming both.
 	for name, area := range map[string]any{"intersects": triangle, "bbox": "0,0,1,1", "aoi": []any{"0", "0", "1", "1"}} {
-		got := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", name: area}))
+		got := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sizing", name: area}))
 		if want := map[string]int64{"intersects": 500, "bbox": 250, "aoi": 250}[name]; got.ClippedBytes != want {
 			t.Errorf("area as %s: clipped %d, want %d", name, got.ClippedBytes, want)
 		}
@@ -389,7 +389,7 @@ func TestEstimateDataSizeWithIntersects(t *testing.T) {
 		}
 	}
 	lShape := `{"type":"Polygon","coordinates":[[[0,0],[2,0],[2,1],[1,1],[1,2],[0,2],[0,0]]]}`
-	out = structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing", "aoi": lShape}))
+	out = structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sizing", "aoi": lShape}))
 	// A concave area is measured as drawn (the square holds 3/4 of the L),
 	// not by its bounding box.
 	if out.ClippedBytes < 749 || out.ClippedBytes > 751 || strings.Contains(strings.Join(out.Notes, " "), "upper bound") {
@@ -412,7 +412,7 @@ func TestEstimateDataSizeStopsProbingBeforeTheDeadline(t *testing.T) {
 	// The slow asset answers after 10 s with a size (100 bytes): a call that
 	// waited for it past its 3 s deadline would count it. So the answer
 	// below shows the deadline was kept, without reading a clock.
-	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"collections": "sizing"}))
+	out := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", map[string]any{"per_item": true, "collections": "sizing"}))
 	if out.TotalBytes != 42 || out.NotSizedCount != 1 || !strings.Contains(out.NotSized[0].Reason, "deadline") {
 		t.Errorf("total %d, not sized %+v; want the sized asset counted and the slow one reported at the deadline", out.TotalBytes, out.NotSized)
 	}
