@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image"
 	"image/color"
+	"image/jpeg"
 	"runtime"
 	"testing"
 	"testing/synctest"
@@ -163,5 +164,35 @@ func TestFitOfFineDetailIsAnEvenGrey(t *testing.T) {
 	}
 	if lo < 120 || hi > 135 {
 		t.Errorf("grey ranges %d..%d, want about 128 everywhere", lo, hi)
+	}
+}
+
+// A progressive JPEG's decoder keeps 4 bytes of coefficients for every
+// sample until its last scan: its budget cost counts them, one unit per
+// component, on top of its pixels.
+func TestProgressiveJPEGsCostTheirCoefficients(t *testing.T) {
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 200, 100)), nil); err != nil {
+		t.Fatal(err)
+	}
+	baseline := buf.Bytes()
+	sof := bytes.Index(baseline, []byte{0xff, 0xc0})
+	if sof < 0 {
+		t.Fatal("no SOF0 in Go's JPEG")
+	}
+	progressive := append([]byte(nil), baseline...)
+	progressive[sof+1] = 0xc2 // the same frame, declared progressive
+
+	if comps, prog := jpegFrame(baseline); comps != 3 || prog {
+		t.Errorf("baseline: %d components, progressive %v", comps, prog)
+	}
+	pixels := budget.NewPixels(200*100*4-1, "S", 0)
+	_, err := MakeContext(context.Background(), progressive, Options{Pixels: pixels})
+	var tl *budget.TooLargeError
+	if !errors.As(err, &tl) || tl.Cost != 200*100*4 {
+		t.Fatalf("progressive 3-component JPEG: err = %v, want a budget.TooLargeError for %d (pixels + 3 × samples)", err, 200*100*4)
+	}
+	if _, err := MakeContext(context.Background(), baseline, Options{Pixels: pixels}); err != nil {
+		t.Fatalf("the baseline JPEG costs its pixels only: %v", err)
 	}
 }

@@ -134,11 +134,10 @@ func MakeContext(ctx context.Context, data []byte, opts Options) (*Picture, erro
 	if cfg.Width <= 0 || cfg.Height <= 0 {
 		return nil, fmt.Errorf("the %s image declares no pixels (%d×%d)", format, cfg.Width, cfg.Height)
 	}
-	cost := decodedCost(cfg)
-	if cost > int64(opts.MaxPixels) {
+	if decodedCost(cfg) > int64(opts.MaxPixels) {
 		return nil, &TooLargeError{Width: cfg.Width, Height: cfg.Height, Format: format, MaxPixels: opts.MaxPixels}
 	}
-	release, err := opts.Pixels.Acquire(ctx, cost)
+	release, err := opts.Pixels.Acquire(ctx, budgetCost(cfg, format, data))
 	if err != nil {
 		return nil, fmt.Errorf("the %s image is %d×%d pixels: %w", format, cfg.Width, cfg.Height, err)
 	}
@@ -190,6 +189,53 @@ func decodedCost(cfg image.Config) int64 {
 		return 2 * px
 	}
 	return px
+}
+
+// budgetCost is what a decode reserves in the process's pixel budget, in
+// 4-byte pixels: the decoded image, and for a progressive JPEG the
+// coefficients image/jpeg keeps for every sample until the last scan (4
+// bytes a sample: a 3-component 4000×4000 progressive JPEG holds 180 MiB
+// more than its pixels), counted as one more unit per component.
+func budgetCost(cfg image.Config, format string, data []byte) int64 {
+	cost := decodedCost(cfg)
+	if format == "jpeg" {
+		if comps, progressive := jpegFrame(data); progressive {
+			cost += int64(cfg.Width) * int64(cfg.Height) * int64(comps)
+		}
+	}
+	return cost
+}
+
+// jpegFrame reads a JPEG's frame header: its component count and whether
+// it is progressive (SOF2). Marker segments before it are skipped by their
+// lengths; anything malformed reads as baseline (the decoder then fails on
+// it by itself).
+func jpegFrame(data []byte) (comps int, progressive bool) {
+	if len(data) < 4 || data[0] != 0xff || data[1] != 0xd8 {
+		return 0, false
+	}
+	for i := 2; i+4 <= len(data); {
+		if data[i] != 0xff {
+			return 0, false
+		}
+		marker := data[i+1]
+		if marker == 0xff { // fill byte
+			i++
+			continue
+		}
+		n := int(data[i+2])<<8 | int(data[i+3])
+		switch marker {
+		case 0xc0, 0xc1, 0xc2: // the frames image/jpeg decodes
+			if i+9 >= len(data) {
+				return 0, false
+			}
+			return int(data[i+9]), marker == 0xc2
+		case 0xda, 0xd9: // a scan or the end before any frame
+			return 0, false
+		}
+		i += 2 + n
+	}
+	return 0, false
 }
 
 // Encode scales img to fit opts.MaxSide and encodes it under opts.MaxBytes:
