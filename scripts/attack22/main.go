@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/image/tiff"
 
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
@@ -50,6 +51,7 @@ func main() {
 	timeout := flag.Int("timeout", 2, "tool timeout, seconds")
 	settle := flag.Duration("settle", 10*time.Second, "coverage: how long CPU is sampled after the calls returned")
 	env := flag.String("env", "", "extra environment, NAME=value pairs separated by ','")
+	kind := flag.String("image", "png", "preview: png (4000x4000, 8-bit) or tiff16 (2800x2800, 16-bit RGBA, Deflate)")
 	flag.Parse()
 	if *bin == "" {
 		log.Fatal("-bin is required")
@@ -61,9 +63,12 @@ func main() {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	big := bigPNG()
+	big, mime := bigPNG(), "image/png"
+	if *kind == "tiff16" {
+		big, mime = bigTIFF16(), "image/tiff"
+	}
 	mux.HandleFunc("/big.png", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "image/png")
+		w.Header().Set("Content-Type", mime)
 		_, _ = w.Write(big)
 	})
 	switch *mode {
@@ -71,7 +76,7 @@ func main() {
 		must(store.AddItem([]byte(fmt.Sprintf(`{"type":"Feature","stac_version":"1.0.0","id":"big","collection":"c","bbox":[10,45,11,46],
 			"geometry":{"type":"Polygon","coordinates":[[[10,45],[11,45],[11,46],[10,46],[10,45]]]},
 			"properties":{"datetime":"2024-06-01T00:00:00Z"},"links":[],
-			"assets":{"thumbnail":{"href":%q,"type":"image/png","roles":["thumbnail"]}}}`, srv.URL+"/big.png"))))
+			"assets":{"thumbnail":{"href":%q,"type":%q,"roles":["thumbnail"]}}}`, srv.URL+"/big.png", mime))))
 	case "coverage", "map":
 		for i := range *items {
 			must(store.AddItem([]byte(fmt.Sprintf(`{"type":"Feature","stac_version":"1.0.0","id":"i%03d","collection":"c","bbox":[10,45,12,47],
@@ -111,7 +116,7 @@ func main() {
 	}
 	fmt.Printf("mode %s, %d concurrent %s, tool timeout %d s, GOMAXPROCS of this machine %s\n", *mode, *n, name, *timeout, os.Getenv("GOMAXPROCS"))
 	if *mode == "preview" {
-		fmt.Printf("PNG: %d bytes, 4000x4000\n", len(big))
+		fmt.Printf("image: %s, %d bytes\n", *kind, len(big))
 	} else {
 		fmt.Printf("footprints: %d items x %d vertices\n", *items, *vertices)
 	}
@@ -163,6 +168,20 @@ func bigPNG() []byte {
 	img.SetNRGBA(0, 0, color.NRGBA{A: 0x80}) // one translucent pixel: decoded as NRGBA
 	var buf bytes.Buffer
 	must(png.Encode(&buf, img))
+	return buf.Bytes()
+}
+
+// bigTIFF16 is a 16-bit RGBA gradient at 2800×2800 (Deflate): 60 MiB
+// decoded, just under the 16 Mpx a preview may decode (16-bit counts 2).
+func bigTIFF16() []byte {
+	img := image.NewNRGBA64(image.Rect(0, 0, 2800, 2800))
+	for y := range 2800 {
+		for x := range 2800 {
+			img.SetNRGBA64(x, y, color.NRGBA64{R: uint16(1000 + x), G: uint16(1000 + y), B: 1500, A: 0xffff})
+		}
+	}
+	var buf bytes.Buffer
+	must(tiff.Encode(&buf, img, &tiff.Options{Compression: tiff.Deflate}))
 	return buf.Bytes()
 }
 

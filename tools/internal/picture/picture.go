@@ -192,16 +192,23 @@ func decodedCost(cfg image.Config) int64 {
 }
 
 // budgetCost is what a decode reserves in the process's pixel budget, in
-// 4-byte pixels: the decoded image, and for a progressive JPEG the
+// 4-byte pixels: the decoded image; for a progressive JPEG also the
 // coefficients image/jpeg keeps for every sample until the last scan (4
 // bytes a sample: a 3-component 4000×4000 progressive JPEG holds 180 MiB
-// more than its pixels), counted as one more unit per component.
+// more than its pixels), one more unit per component; for a TIFF, twice
+// the image.
 func budgetCost(cfg image.Config, format string, data []byte) int64 {
 	cost := decodedCost(cfg)
-	if format == "jpeg" {
+	switch format {
+	case "jpeg":
 		if comps, progressive := jpegFrame(data); progressive {
 			cost += int64(cfg.Width) * int64(cfg.Height) * int64(comps)
 		}
+	case "tiff":
+		// golang.org/x/image/tiff decompresses a whole strip or tile into
+		// a buffer before converting it: a TIFF written as one strip holds
+		// its pixels twice.
+		cost *= 2
 	}
 	return cost
 }
