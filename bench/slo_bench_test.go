@@ -45,7 +45,8 @@ import (
 //
 //	STAC_MCP_SLO_UPSTREAM_P95   upstream p95 latency, e.g. 50ms (default) or 500ms
 //	STAC_MCP_SLO_FAULT_RATE     faults per attempt, default 0.2
-//	STAC_MCP_SLO_HEDGE          off (default) or on: Policy.Hedge with the rolling-p95 delay
+//	STAC_MCP_SLO_HEDGE          on (the policy's default since adr/0024) or off: Policy.Hedge with
+//	                            the learned per-operation delay, or attempts cut at the attempt timeout
 //	STAC_MCP_SLO_INVOCATIONS    calls per run, default 200
 //	STAC_MCP_SLO_PARALLEL       calls at once, default 16 (the bulkhead): 8 leaves room for the
 //	                            two requests a cold call sends side by side, or a read and its hedge
@@ -113,7 +114,8 @@ type sloBenchEnv struct {
 }
 
 func sloBenchEnvFromOS(b *testing.B) *sloBenchEnv {
-	env := &sloBenchEnv{latency: latencyModel{P95: 50 * time.Millisecond, Sigma: 0.5}, rate: sloFaultRate, invocations: sloInvocations, parallel: sloBenchParallel, seed: sloSeed, baselines: map[string]sloSummary{}}
+	env := &sloBenchEnv{latency: latencyModel{P95: 50 * time.Millisecond, Sigma: 0.5}, rate: sloFaultRate, hedge: reliability.DefaultPolicy().Hedge,
+		invocations: sloInvocations, parallel: sloBenchParallel, seed: sloSeed, baselines: map[string]sloSummary{}}
 	if v, ok := os.LookupEnv("STAC_MCP_SLO_UPSTREAM_P95"); ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Millisecond || d > 10*time.Second {
@@ -133,6 +135,7 @@ func sloBenchEnvFromOS(b *testing.B) *sloBenchEnv {
 		case "on":
 			env.hedge = true
 		case "off":
+			env.hedge = false
 		default:
 			b.Fatalf("STAC_MCP_SLO_HEDGE=%q is not valid; accepted: on or off", v)
 		}

@@ -48,12 +48,13 @@ func TestSlowCatalogAnswersWhenTheToolTimeoutIsRaised(t *testing.T) {
 	})
 }
 
-// With an explicit short attempt timeout the last attempt still gets the rest
+// With hedging off (adr/0011's policy) and an explicit short attempt
+// timeout the last attempt still gets the rest
 // of the call's deadline, so a slow catalog answers instead of being cut at
 // the attempt timeout three times.
 func TestLastAttemptGetsTheRestOfTheDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := policyFromEnv(t, map[string]string{EnvToolTimeout: "60", envAttemptTimeout: "4"})
+		p := policyFromEnv(t, map[string]string{EnvToolTimeout: "60", envAttemptTimeout: "4", envHedge: "off"})
 		tl := newTestLayer(t, p, slowAnswer(6*time.Second))
 		rc, status, err := tl.get("search_items", "/v1/search")
 		if err != nil || status != 200 {
@@ -66,13 +67,16 @@ func TestLastAttemptGetsTheRestOfTheDeadline(t *testing.T) {
 	})
 }
 
-// At the default 15 s a 5 s search answers on its last attempt; the host is
+// With hedging off (adr/0011's policy), at the default 15 s a 5 s search
+// answers on its last attempt; the host is
 // then known to be slow, and the next call's first attempt waits long
 // enough for it (never more than half the time left, so a hung attempt
 // would still leave room for another).
 func TestSlowHostStretchesLaterAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tl := newTestLayer(t, noCache(), slowAnswer(5*time.Second))
+		p := noCache()
+		p.Hedge = false
+		tl := newTestLayer(t, p, slowAnswer(5*time.Second))
 		rc, status, err := tl.get("search_items", "/v1/search")
 		if err != nil || status != 200 || rc.Attempts != 3 {
 			t.Fatalf("first call: status %d err %v after %d attempts, want the answer on the third", status, err, rc.Attempts)

@@ -53,7 +53,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	took := time.Since(start)
 	err = l.attemptTimedOut(ctx, attemptCtx, rec, plan, err)
-	l.recordAttempt(ctx, h, probe, took, resp, err)
+	l.recordAttempt(ctx, h, probe, operationOf(req.Method, req.URL.Path), took, resp, err)
 	return resp, err
 }
 
@@ -175,9 +175,9 @@ func (l *Layer) attemptTimedOut(ctx, attemptCtx context.Context, rec *callRecord
 }
 
 // recordAttempt tells the host's state and the metrics how the attempt
-// went: a slow answer, the answer time the hedge delay is drawn from, and
-// the breaker's count.
-func (l *Layer) recordAttempt(ctx context.Context, h *hostState, probe probeTicket, took time.Duration, resp *http.Response, err error) {
+// went: a slow answer, the answer time of op the hedge delay is drawn from,
+// and the breaker's count.
+func (l *Layer) recordAttempt(ctx context.Context, h *hostState, probe probeTicket, op operation, took time.Duration, resp *http.Response, err error) {
 	if err == nil && took > l.policy.AttemptTimeout {
 		h.slow.note(took, l.now())
 	}
@@ -191,7 +191,7 @@ func (l *Layer) recordAttempt(ctx context.Context, h *hostState, probe probeTick
 		// from the moment the attempt had its bulkhead slot: time spent
 		// queueing behind this server's other requests (hung ones, say)
 		// would make a busy host look slow and delay every hedge.
-		h.latency.add(took)
+		h.latency[op].add(took)
 	}
 	// A limit of this server says nothing about the catalog.
 	h.breaker.record(probe, o.retryable, ctx.Err() != nil || o.class == classLocalLimit)

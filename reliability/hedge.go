@@ -10,18 +10,25 @@ import (
 )
 
 // hedgeTransport sits between go-retryablehttp and attemptTransport when
-// Policy.Hedge is on. For an idempotent read it starts one attempt and, each
-// time the hedge delay passes without an answer, one more identical attempt
-// while attempts remain (with the default 3, at most two hedges); the first
-// answer wins and the others are cancelled and waited for, so no goroutine
-// outlives the round trip. A hedge is an attempt like any retry: it needs an
-// attempt left under MaxAttempts, a retry-budget token, a closed breaker
-// and enough time before the tool deadline, and it is counted in the
-// receipt (Attempts, Retries, Hedges).
+// Policy.Hedge is on (the default). For an idempotent read it starts one
+// attempt with no timer of its own: it may run until the call's deadline,
+// because cutting an attempt that could still answer in time only turns a
+// slow answer into none (issue 25). When the hedge delay passes without an
+// answer, one more identical attempt goes out beside it, and another after
+// twice that delay again while attempts remain (with the default 3, at most
+// two copies beside the first: at delay D and 3D); the first answer wins
+// and the others are cancelled and waited for, so no goroutine outlives the
+// round trip. A copy is an attempt like any retry: it needs an attempt left
+// under MaxAttempts, a retry-budget token, a closed breaker and enough time
+// before the tool deadline, and it is counted in the receipt (Attempts,
+// Retries, Hedges). The delay is learned per host and operation
+// (hedgeDelay), so a slow search is not hedged on its landing page's times.
 //
 // An "answer" is any outcome the retry loop would not retry (a 2xx, a 4xx,
 // a body too large); a retryable failure of one attempt while another is
-// still out is not an answer, so the survivors are awaited.
+// still out is not an answer, so the survivors are awaited. A retryable
+// failure with nothing else out goes back to the loop, which retries it
+// after the full-jitter backoff as before.
 type hedgeTransport struct {
 	layer   *Layer
 	attempt http.RoundTripper
@@ -64,8 +71,14 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}()
 	out := 0 // attempts still running
+	// No copy of a read has a timer of its own: it runs until an answer
+	// wins or the call's deadline ends it.
+	plan := attemptPlan{openEnded: true}
+	if deadline, ok := ctx.Deadline(); ok {
+		plan.limit = time.Until(deadline)
+	}
 	start := func(ctx context.Context, hedge bool) {
-		attemptCtx, cancel := context.WithCancel(withAttemptPlan(ctx, t.layer.planAttempt(ctx, loop, loop.host, false)))
+		attemptCtx, cancel := context.WithCancel(withAttemptPlan(ctx, plan))
 		cancels = append(cancels, cancel)
 		out++
 		go t.launch(attemptCtx, loop, req, hedge, results)
@@ -76,21 +89,20 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	sent := make(chan struct{})
 	start(withSentSignal(ctx, sent), false)
 
-	// One more copy after each hedge delay while attempts remain: with one
-	// hedge, a hung hedge beside a hung primary (4 % of calls at 20 % hangs)
-	// still waits for the attempt timeout; a second one makes that 0.8 %.
+	// One more copy after the hedge delay, and another after twice that
+	// again, while attempts remain: with one copy, a hung copy beside a hung
+	// primary (4 % of reads at 20 % hangs) would wait for the deadline; a
+	// second makes that 0.8 %. The growing gap keeps a slow read that is
+	// not stuck at two copies for longer (adr/0024).
 	var hedgeTimer <-chan time.Time
-	delay, hedging := t.layer.hedgeDelay(loop.host)
-	if !hedging {
-		sent = nil
-	}
+	delay := t.layer.hedgeDelay(loop.host, operationOf(req.Method, req.URL.Path))
 	for {
 		select {
 		case <-sent:
 			sent = nil
-			ticker := time.NewTicker(delay)
-			defer ticker.Stop()
-			hedgeTimer = ticker.C
+			timer := time.NewTimer(delay)
+			defer timer.Stop()
+			hedgeTimer = timer.C
 		case r := <-results:
 			out--
 			if answered(r) {
@@ -117,6 +129,10 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				continue
 			}
 			start(ctx, true)
+			delay *= 2
+			timer := time.NewTimer(delay)
+			defer timer.Stop()
+			hedgeTimer = timer.C
 		}
 	}
 }

@@ -1,21 +1,24 @@
 package reliability
 
 import (
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
 
-// Hedge delay constants. The delay is the host's p95 over its last
-// latencySamples answered attempts: past the p95, an attempt is more likely
-// stuck than slow, so a second one is worth its 5 % of extra load. The floor
-// keeps a very fast host from being hedged on scheduler noise. Until the
-// window holds hedgeMinSamples answers its p95 means little, so from
+// Hedge delay constants. The delay is the p95 of a host's last
+// latencySamples answered attempts of one operation (a search, an item, a
+// landing page …: see operationOf): past the p95, an attempt is more likely
+// stuck than slow, so a copy beside it is worth its 5 % of extra load. The
+// floor keeps a very fast host from being hedged on scheduler noise. Until
+// the window holds hedgeMinSamples answers its p95 means little, so from
 // hedgeEarlySamples on the delay is hedgeEarlyFactor × the slowest answer
 // so far: the largest of 5 to 19 log-normal answers lies near their 83rd
-// to 95th percentile, and 1.5 × that is at or above the p95. Before, a cold
-// host's first calls were never hedged, and at 20 % hangs the 4 % of them
-// that hung held the p95 of 200 calls at the attempt timeout's mercy.
+// to 95th percentile, and 1.5 × that is at or above the p95. Before the
+// fifth answer the delay is the cold default, Policy.AttemptTimeout
+// (adr/0024).
 const (
 	latencySamples    = 128
 	hedgeMinSamples   = 20
@@ -24,8 +27,65 @@ const (
 	hedgeFloor        = 50 * time.Millisecond
 )
 
-// latencyWindow keeps the durations of a host's last answered attempts.
-// The zero value is ready to use.
+// operation is what a read asks a catalog for. Answer times are kept per
+// host and operation because one host's landing page answers in
+// milliseconds where its searches take seconds: one window for both would
+// hedge every slow search (and wait for the searches' tail before hedging a
+// hung landing page).
+type operation int
+
+const (
+	opLanding operation = iota
+	opConformance
+	opCollections
+	opCollection
+	opQueryables
+	opItems // a collection's items: a search by GET
+	opItem
+	opSearch
+	opAggregate
+	opOther // anything else: an asset, a thumbnail, an unknown path
+	numOperations
+)
+
+// operationOf classifies a request by method and path, from the end of the
+// path so that a catalog under a prefix (/v1/…, /api/stac/v1/…) is read the
+// same way.
+func operationOf(method, path string) operation {
+	if method != http.MethodGet && method != http.MethodPost {
+		return opOther
+	}
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	last := segs[len(segs)-1]
+	prev := ""
+	if len(segs) > 1 {
+		prev = segs[len(segs)-2]
+	}
+	switch {
+	case last == "search":
+		return opSearch
+	case last == "aggregate" || last == "aggregations":
+		return opAggregate
+	case last == "queryables":
+		return opQueryables
+	case last == "conformance":
+		return opConformance
+	case last == "collections":
+		return opCollections
+	case last == "items":
+		return opItems
+	case prev == "items":
+		return opItem
+	case prev == "collections":
+		return opCollection
+	case method == http.MethodGet && !strings.Contains(last, "."):
+		return opLanding // the root, under whatever prefix
+	}
+	return opOther
+}
+
+// latencyWindow keeps the durations of a host's last answered attempts of
+// one operation. The zero value is ready to use.
 type latencyWindow struct {
 	mu      sync.Mutex
 	samples [latencySamples]time.Duration
@@ -59,15 +119,21 @@ func (w *latencyWindow) p95() (time.Duration, bool) {
 	return sorted[(len(sorted)*95+99)/100-1], true
 }
 
-// hedgeDelay is how long an attempt to h may run before it is hedged; false
-// means no hedge (the host's latency is not known yet).
-func (l *Layer) hedgeDelay(h *hostState) (time.Duration, bool) {
+// latencyWindows are a host's answer times, one window per operation.
+type latencyWindows [numOperations]latencyWindow
+
+// hedgeDelay is how long a read of op to h may run before a copy goes out
+// beside it: the fixed STAC_MCP_HEDGE delay, else the window's p95 (never
+// below hedgeFloor), else, while fewer than hedgeEarlySamples answers are
+// known, the cold default: the attempt timeout, which is what the layer
+// waited before a second attempt when it still cut attempts (adr/0011).
+func (l *Layer) hedgeDelay(h *hostState, op operation) time.Duration {
 	if l.policy.HedgeDelay > 0 {
-		return l.policy.HedgeDelay, true
+		return l.policy.HedgeDelay
 	}
-	p95, ok := h.latency.p95()
+	p95, ok := h.latency[op].p95()
 	if !ok {
-		return 0, false
+		return l.policy.AttemptTimeout
 	}
-	return max(p95, hedgeFloor), true
+	return max(p95, hedgeFloor)
 }

@@ -76,7 +76,7 @@ type hostState struct {
 	breaker  hostBreaker // *breaker, or *sharedBreaker with a shared store
 	bulkhead *bulkhead
 	counts   *slidingCounts // Health's five-minute event counts
-	latency  latencyWindow  // answered attempts, for the hedge delay
+	latency  latencyWindows // answered attempts per operation, for the hedge delay
 	slow     slowAnswers    // answers that came after the attempt timeout
 }
 

@@ -19,9 +19,11 @@ import (
 type Policy struct {
 	ToolTimeout time.Duration // STAC_MCP_TOOL_TIMEOUT_SECS, 15 s
 	// AttemptTimeout (STAC_MCP_ATTEMPT_TIMEOUT_SECS) follows the tool
-	// timeout unless set: 4/15 of it, 4 s by default. It bounds every
-	// attempt but the last, which gets the rest of the call's deadline, and
-	// it stretches for a host known to answer slowly (adr/0011).
+	// timeout unless set: 4/15 of it, 4 s by default. With hedging on (the
+	// default) no read is cut by it: it is how long a read of an operation
+	// whose answer times are not known yet runs before a copy goes out
+	// beside it (adr/0024). It bounds each attempt of a write, and every
+	// attempt of a read but the last when hedging is off (adr/0011).
 	AttemptTimeout time.Duration
 	MaxAttempts    int           // STAC_MCP_MAX_ATTEMPTS, 3
 	BackoffBase    time.Duration // STAC_MCP_BACKOFF_BASE_SECS, 0.4 s
@@ -44,15 +46,18 @@ type Policy struct {
 	// starting; a wait that would leave less before the deadline is not taken.
 	MinUsefulAttempt time.Duration
 
-	// Hedge turns on hedged reads (STAC_MCP_HEDGE, off by default; see
-	// adr/0004-hedged-reads.md): an idempotent read still unanswered after
-	// the hedge delay gets a second attempt, the first answer wins and the
-	// other attempt is cancelled. The hedge counts against MaxAttempts and
-	// the retry budget like a retry.
+	// Hedge turns on hedged reads (STAC_MCP_HEDGE, on by default; see
+	// adr/0024): an idempotent read runs until the call's deadline, and
+	// one still unanswered after the hedge delay gets a copy beside it (a
+	// second one after twice the delay again); the first answer wins and
+	// the others are cancelled. A copy counts against MaxAttempts and the
+	// retry budget like a retry. Off, reads are cut at AttemptTimeout and
+	// retried instead (adr/0011).
 	Hedge bool
-	// HedgeDelay is a fixed wait before the hedge. 0 means the host's
-	// rolling p95 of answered attempts, never below 50 ms, and no hedge
-	// until 20 attempts have been answered.
+	// HedgeDelay is a fixed wait before the first copy. 0 means the p95 of
+	// the host's answered attempts of the same operation, never below
+	// 50 ms; 1.5 × the slowest from its 5th answer to its 20th; before
+	// that AttemptTimeout.
 	HedgeDelay time.Duration
 }
 
@@ -71,6 +76,7 @@ func DefaultPolicy() Policy {
 		BodyBudgetBytes:  256 << 20,
 		MaxBodyBytes:     64 << 20,
 		MinUsefulAttempt: 250 * time.Millisecond,
+		Hedge:            true,
 	}
 }
 

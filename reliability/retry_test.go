@@ -203,9 +203,13 @@ func (*netResetError) Error() string   { return "read tcp: connection reset by p
 func (*netResetError) Timeout() bool   { return false }
 func (*netResetError) Temporary() bool { return true }
 
+// With hedging off (adr/0011's policy, kept as STAC_MCP_HEDGE=off) a hung
+// attempt is cut at the attempt timeout and retried after the backoff.
 func TestHungAttemptIsRetriedWithinTheToolBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tl := newTestLayer(t, noCache(), func(n int, req *http.Request) (*http.Response, error) {
+		p := noCache()
+		p.Hedge = false
+		tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
 			if n == 1 {
 				return hang(n, req)
 			}
@@ -217,7 +221,7 @@ func TestHungAttemptIsRetriedWithinTheToolBudget(t *testing.T) {
 		if err != nil || status != 200 {
 			t.Fatalf("status %d err %v, want 200 on the second attempt", status, err)
 		}
-		p := tl.Policy()
+		p = tl.Policy()
 		if elapsed < p.AttemptTimeout || elapsed >= p.AttemptTimeout+p.BackoffBase {
 			t.Errorf("elapsed %v, want attempt timeout %v plus a wait under %v", elapsed, p.AttemptTimeout, p.BackoffBase)
 		}

@@ -412,7 +412,7 @@ func TestReliabilitySettingsShowTheirDefaults(t *testing.T) {
 		"STAC_MCP_CACHE_TTL_SECS":       fmt.Sprint(p.CacheTTL.Seconds()),
 		"STAC_MCP_CACHE_MAX_BYTES":      fmt.Sprint(p.CacheMaxBytes),
 		"STAC_MCP_BULKHEAD_MAX":         fmt.Sprint(p.BulkheadMax),
-		"STAC_MCP_HEDGE":                "off",
+		"STAC_MCP_HEDGE":                map[bool]string{true: "on", false: "off"}[p.Hedge],
 	}
 	for _, s := range settings.Reliability {
 		want, ok := defaults[s.Env]

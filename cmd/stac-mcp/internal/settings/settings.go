@@ -49,7 +49,7 @@ var (
 // overrides its variable by being looked up first.
 var Reliability = []Setting{
 	{"tool-timeout-secs", "STAC_MCP_TOOL_TIMEOUT_SECS", "SECS", "deadline of one tool call, all attempts, waits and pages included: 1 to 3600 (default 15)"},
-	{"attempt-timeout-secs", "STAC_MCP_ATTEMPT_TIMEOUT_SECS", "SECS", "deadline of one upstream HTTP attempt but the last of a read, which gets the rest of the call (default: 4/15 of the tool timeout, i.e. 4)"},
+	{"attempt-timeout-secs", "STAC_MCP_ATTEMPT_TIMEOUT_SECS", "SECS", "how long a read with no known answer time runs before a copy goes out beside it, and the deadline of one attempt of a write (default: 4/15 of the tool timeout, i.e. 4)"},
 	{"max-attempts", "STAC_MCP_MAX_ATTEMPTS", "N", "attempts per upstream request, first try included (default 3)"},
 	{"backoff-base-secs", "STAC_MCP_BACKOFF_BASE_SECS", "SECS", "base of the full-jitter exponential backoff (default 0.4)"},
 	{"retry-after-cap-secs", "STAC_MCP_RETRY_AFTER_CAP_SECS", "SECS", "longest Retry-After the server waits for inside a call (default 5)"},
@@ -58,7 +58,7 @@ var Reliability = []Setting{
 	{"bulkhead-max", "STAC_MCP_BULKHEAD_MAX", "N", "most concurrent upstream requests per catalog host (default 16)"},
 	{"max-hosts", "STAC_MCP_MAX_HOSTS", "N", "most catalog hosts whose reliability state (breaker, retry budget, health) is kept besides the configured catalogs; the least recently used idle one is forgotten past it (default 512)"},
 	{"body-budget-bytes", "STAC_MCP_BODY_BUDGET_BYTES", "BYTES", "memory bound of upstream response bodies being read at once, across all calls; past it reads wait, then are refused (default 268435456, 256 MiB)"},
-	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: off (default), on (after the host's p95 latency), or a delay in seconds"},
+	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: on (default: reads run to the tool deadline, a copy after the host's p95 for that kind of request), off (cut reads at the attempt timeout and retry), or a delay in seconds"},
 }
 
 // Server are the settings of the server itself, in --help's order.
