@@ -111,7 +111,15 @@ func denialMessage(toolName string, d *reliability.Denial) string {
 	var se *stacclient.Error
 	if errors.As(d.Err, &se) {
 		// The layer's summary says that it gave up; the last failure says why.
-		fmt.Fprintf(&b, " Last failure: %s", strings.TrimPrefix(stacErrorMessage("", se), ": "))
+		last := strings.TrimPrefix(stacErrorMessage("", se), ": ")
+		if d.Code == reliability.CodeTimeout && se.Kind == stacclient.KindTransport && se.Status == 0 {
+			// The call's deadline ended a request still waiting for its
+			// answer: the catalog was reached, so the transport kind's
+			// "could not be reached" would be wrong; Next says what was
+			// still waiting and which setting gives it more time.
+			last = strings.TrimSuffix(last, " "+nextStepByKind[se.Kind])
+		}
+		fmt.Fprintf(&b, " Last failure: %s", last)
 	} else if d.Err != nil && d.LastMessage == "" {
 		fmt.Fprintf(&b, " Last failure: %v.", d.Err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
 
 func TestRenderError(t *testing.T) {
@@ -111,5 +113,52 @@ func TestTimeoutOnTheLandingPageIsNotBlamedOnTheSearch(t *testing.T) {
 	}
 	if strings.Contains(text, "bbox") || strings.Contains(text, "max_items") {
 		t.Errorf("advice %q tells the model to narrow a search that never started", text)
+	}
+}
+
+// A search that is still running when the call's time runs out, on a
+// catalog whose landing page and conformance had just answered: the error
+// must not say the catalog "could not be reached" (issue 25: it did, from
+// the transport error the deadline left behind), and it names the search
+// and the setting that gives it more time.
+func TestTimedOutSlowSearchIsNotCalledUnreachable(t *testing.T) {
+	t.Parallel()
+	upstream := demoServer(t, stacserver.Options{})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/search" {
+			// Read the body first: net/http notices a closed connection
+			// (and ends r.Context()) only once the body has been read.
+			_, _ = io.Copy(io.Discard, r.Body)
+			<-r.Context().Done() // slower than the call's time
+			return
+		}
+		proxy, err := http.NewRequestWithContext(r.Context(), r.Method, upstream+r.URL.RequestURI(), r.Body)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		proxy.Host = r.Host
+		res, err := http.DefaultClient.Do(proxy)
+		if err != nil {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		w.Header().Set("Content-Type", res.Header.Get("Content-Type"))
+		w.WriteHeader(res.StatusCode)
+		_, _ = io.Copy(w, res.Body)
+	}))
+	t.Cleanup(front.Close)
+	p := testPolicy()
+	p.ToolTimeout = time.Second
+	p.AttemptTimeout = 0 // follows the tool timeout
+	cs := newTestSession(t, testSessionOptions{CatalogURL: front.URL, Policy: &p})
+	res := callTool(t, cs, "search_items", map[string]any{"bbox": []float64{0, 0, 1, 1}})
+	text := resultText(res)
+	if !res.IsError || !strings.Contains(text, "search (/search)") || !strings.Contains(text, reliability.EnvToolTimeout) {
+		t.Fatalf("result %q, want a timeout naming the search and the setting", text)
+	}
+	if strings.Contains(text, "could not be reached") {
+		t.Errorf("result %q says the catalog could not be reached, though its landing page had answered", text)
 	}
 }

@@ -109,17 +109,22 @@ func assetHostNext(code string, noAnswer bool) string {
 // the setting that would have given the call more time.
 func timeoutNext(toolTimeout time.Duration, path, host, catalogHost string) string {
 	limit := fmt.Sprintf("The whole call is limited to %s (%s)", toolTimeout, reliability.EnvToolTimeout)
-	raise := fmt.Sprintf("raise %s (for example to %d) if it is known to be slow", reliability.EnvToolTimeout, max(60, int(2*toolTimeout.Seconds())))
+	// What raising it does, in the layer's terms (adr/0024): a request is
+	// never cut while it could still answer inside the call's time, so the
+	// limit is the one thing between a slow catalog and its answer.
+	raise := fmt.Sprintf("if it is known to be slow, the server's operator can raise %s (for example to %d, \"Tool timeout (seconds)\" in the Claude Desktop extension's settings): "+
+		"every call then waits up to that long for the catalog's answers, and a call answered sooner still returns at once",
+		reliability.EnvToolTimeout, max(60, int(2*toolTimeout.Seconds())))
 	what, search := describeRequest(path)
 	switch {
 	case path == "":
-		return limit + " and it ran out before any request to the catalog was answered: try again later, or " + raise + "."
+		return limit + " and it ran out before any request to the catalog was answered: try again later; " + raise + "."
 	case host != "" && catalogHost != "" && host != catalogHost:
-		return fmt.Sprintf("%s and the host %s (not the catalog) had not answered %s: ask about fewer items or assets, try again later, or %s.", limit, host, path, raise)
+		return fmt.Sprintf("%s and the host %s (not the catalog) had not answered %s: ask about fewer items or assets, or try again later; %s.", limit, host, path, raise)
 	case search:
-		return fmt.Sprintf("%s and the catalog's %s (%s) had not finished: ask for less (a lower limit or max_items, a narrower bbox or datetime, fewer collections), try again later, or %s.", limit, what, path, raise)
+		return fmt.Sprintf("%s and the catalog's %s (%s) had not finished: ask for less (a lower limit or max_items, a narrower bbox or datetime, fewer collections) or try again later; %s.", limit, what, path, raise)
 	}
-	return fmt.Sprintf("%s and the catalog had not served its %s (%s), so asking for fewer items would not help: the catalog may be down or overloaded. Check catalog_url, try again later, or %s.", limit, what, path, raise)
+	return fmt.Sprintf("%s and the catalog had not served its %s (%s), so asking for fewer items would not help: the catalog may be down or overloaded. Check catalog_url or try again later; %s.", limit, what, path, raise)
 }
 
 // describeRequest names what a STAC API path asks for, and whether it is a

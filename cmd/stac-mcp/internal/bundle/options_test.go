@@ -3,10 +3,15 @@ package bundle
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
+	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/tools/advice"
 )
 
 // TestEverySettingIsClassifiedForTheBundle: a setting added to the
@@ -54,6 +59,40 @@ func TestReadmeInstallListsTheBundleSettings(t *testing.T) {
 	for _, o := range Options {
 		if !strings.Contains(readme[start:end], "`"+o.Env+"`") {
 			t.Errorf("the README's bundle settings table lacks %s (%s)", o.Env, o.Title)
+		}
+	}
+}
+
+// TestTimeoutAdviceSettingsAreOffered: every setting the advice after a
+// timeout tells the user to change can be changed in the bundle's form,
+// under the title the advice quotes (issue 25: the advice named a setting
+// the Claude Desktop extension could not set).
+func TestTimeoutAdviceSettingsAreOffered(t *testing.T) {
+	p := reliability.DefaultPolicy()
+	var texts []string
+	for _, path := range []string{"", "/v1/search", "/v1", "/v1/collections/c/items/i"} {
+		texts = append(texts, advice.Next(&reliability.Denial{Code: reliability.CodeTimeout, Host: "catalog.test"},
+			reliability.Situation{Now: time.Now(), ToolTimeout: p.ToolTimeout, CallTimedOut: true, WaitingPath: path, WaitingHost: "catalog.test"}))
+	}
+	texts = append(texts, advice.Next(&reliability.Denial{Code: reliability.CodeDeadline, Host: "catalog.test"},
+		reliability.Situation{Now: time.Now(), ToolTimeout: p.ToolTimeout}))
+	named := regexp.MustCompile(`STAC_MCP_[A-Z_]+`)
+	for n, text := range texts {
+		names := named.FindAllString(text, -1)
+		if len(names) == 0 {
+			t.Errorf("advice %q names no setting", text)
+		}
+		for _, env := range names {
+			i := slices.IndexFunc(Options, func(o Option) bool { return o.Env == env })
+			if i < 0 {
+				t.Errorf("advice %q names %s, which the bundle's form does not offer", text, env)
+				continue
+			}
+			// The timeout's advice quotes the form; the deadline's (last)
+			// names the variable alone.
+			if n < len(texts)-1 && !strings.Contains(text, `"`+Options[i].Title+`"`) {
+				t.Errorf("advice %q does not quote the form's title %q for %s", text, Options[i].Title, env)
+			}
 		}
 	}
 }
