@@ -45,7 +45,7 @@ import (
 //
 //	STAC_MCP_SLO_UPSTREAM_P95   upstream p95 latency, e.g. 50ms (default) or 500ms
 //	STAC_MCP_SLO_FAULT_RATE     faults per attempt, default 0.2
-//	STAC_MCP_SLO_HEDGE          on (the policy's default since adr/0024) or off: Policy.Hedge with
+//	STAC_MCP_SLO_HEDGE          on (the policy's default since adr/0023) or off: Policy.Hedge with
 //	                            the learned per-operation delay, or attempts cut at the attempt timeout
 //	STAC_MCP_SLO_INVOCATIONS    calls per run, default 200
 //	STAC_MCP_SLO_PARALLEL       calls at once, default 16 (the bulkhead): 8 leaves room for the

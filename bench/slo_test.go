@@ -180,7 +180,7 @@ func TestSLONonRetryableFaults(t *testing.T) {
 // test asserted, with 400/600 ms of slack, until issue 21: on a 2-core
 // machine under -race beside other test binaries no slack held).
 //
-// It runs twice: with hedging on (the default since adr/0024: no read is
+// It runs twice: with hedging on (the default since adr/0023: no read is
 // cut by a timer, a copy goes out beside a read slower than the learned
 // delay, so calls rarely reach the cap) and off (attempts cut at the
 // attempt timeout and retried, adr/0011, so some calls must end at the cap).

@@ -93,7 +93,7 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// again, while attempts remain: with one copy, a hung copy beside a hung
 	// primary (4 % of reads at 20 % hangs) would wait for the deadline; a
 	// second makes that 0.8 %. The growing gap keeps a slow read that is
-	// not stuck at two copies for longer (adr/0024).
+	// not stuck at two copies for longer (adr/0023).
 	var hedgeTimer <-chan time.Time
 	delay := t.layer.hedgeDelay(loop.host, operationOf(req.Method, req.URL.Path))
 	for {

@@ -18,7 +18,7 @@ import (
 // so far: the largest of 5 to 19 log-normal answers lies near their 83rd
 // to 95th percentile, and 1.5 × that is at or above the p95. Before the
 // fifth answer the delay is the cold default, Policy.AttemptTimeout
-// (adr/0024).
+// (adr/0023).
 const (
 	latencySamples    = 128
 	hedgeMinSamples   = 20

@@ -277,7 +277,7 @@ func TestWithCorrelationID(t *testing.T) {
 
 // With both the primary and the first hedge hung, a second hedge answers
 // after three hedge delays (the first copy after one, the second after
-// twice that again: adr/0024); with one hedge only, the call waited for the
+// twice that again: adr/0023); with one hedge only, the call waited for the
 // attempt timeout and a retry (the 4 % of calls that kept the hang p95 of
 // one-request tools near the attempt timeout, adr/0004).
 func TestSecondHedgeAnswersWhenTheFirstTwoAttemptsHang(t *testing.T) {

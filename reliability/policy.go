@@ -22,7 +22,7 @@ type Policy struct {
 	// timeout unless set: 4/15 of it, 4 s by default. With hedging on (the
 	// default) no read is cut by it: it is how long a read of an operation
 	// whose answer times are not known yet runs before a copy goes out
-	// beside it (adr/0024). It bounds each attempt of a write, and every
+	// beside it (adr/0023). It bounds each attempt of a write, and every
 	// attempt of a read but the last when hedging is off (adr/0011).
 	AttemptTimeout time.Duration
 	MaxAttempts    int           // STAC_MCP_MAX_ATTEMPTS, 3
@@ -47,7 +47,7 @@ type Policy struct {
 	MinUsefulAttempt time.Duration
 
 	// Hedge turns on hedged reads (STAC_MCP_HEDGE, on by default; see
-	// adr/0024): an idempotent read runs until the call's deadline, and
+	// adr/0023): an idempotent read runs until the call's deadline, and
 	// one still unanswered after the hedge delay gets a copy beside it (a
 	// second one after twice the delay again); the first answer wins and
 	// the others are cancelled. A copy counts against MaxAttempts and the

@@ -109,7 +109,7 @@ func assetHostNext(code string, noAnswer bool) string {
 // the setting that would have given the call more time.
 func timeoutNext(toolTimeout time.Duration, path, host, catalogHost string) string {
 	limit := fmt.Sprintf("The whole call is limited to %s (%s)", toolTimeout, reliability.EnvToolTimeout)
-	// What raising it does, in the layer's terms (adr/0024): a request is
+	// What raising it does, in the layer's terms (adr/0023): a request is
 	// never cut while it could still answer inside the call's time, so the
 	// limit is the one thing between a slow catalog and its answer.
 	raise := fmt.Sprintf("if it is known to be slow, the server's operator can raise %s (for example to %d, \"Tool timeout (seconds)\" in the Claude Desktop extension's settings): "+
