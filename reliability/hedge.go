@@ -15,8 +15,9 @@ import (
 // because cutting an attempt that could still answer in time only turns a
 // slow answer into none (issue 25). When the hedge delay passes without an
 // answer, one more identical attempt goes out beside it, and another after
-// twice that delay again while attempts remain (with the default 3, at most
-// two copies beside the first: at delay D and 3D); the first answer wins
+// a further delay while attempts remain (with the default 3, at most two
+// copies beside the first: at D and 2D, or D and 3D while the delay is
+// cold); the first answer wins
 // and the others are cancelled and waited for, so no goroutine outlives the
 // round trip. A copy is an attempt like any retry: it needs an attempt left
 // under MaxAttempts, a retry-budget token, a closed breaker and enough time
@@ -89,13 +90,20 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	sent := make(chan struct{})
 	start(withSentSignal(ctx, sent), false)
 
-	// One more copy after the hedge delay, and another after twice that
-	// again, while attempts remain: with one copy, a hung copy beside a hung
+	// One more copy after the hedge delay, and another after a further
+	// delay, while attempts remain: with one copy, a hung copy beside a hung
 	// primary (4 % of reads at 20 % hangs) would wait for the deadline; a
-	// second makes that 0.8 %. The growing gap keeps a slow read that is
-	// not stuck at two copies for longer (adr/0023).
+	// second makes that 0.8 %. With a cold delay (no answer times known)
+	// the second gap is twice the first (copies at D and 3D: 4 s and 12 s of
+	// 15), so a read that is slow rather than stuck reaches the catalog at
+	// most twice in 12 s; a learned delay is past the read's own p95, so
+	// equal gaps (D, 2D) cost little (adr/0023).
 	var hedgeTimer <-chan time.Time
-	delay := t.layer.hedgeDelay(loop.host, operationOf(req.Method, req.URL.Path))
+	delay, cold := t.layer.hedgeDelay(loop.host, operationOf(req.Method, req.URL.Path))
+	nextGap := delay
+	if cold {
+		nextGap = 2 * delay
+	}
 	for {
 		select {
 		case <-sent:
@@ -129,8 +137,7 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				continue
 			}
 			start(ctx, true)
-			delay *= 2
-			timer := time.NewTimer(delay)
+			timer := time.NewTimer(nextGap)
 			defer timer.Stop()
 			hedgeTimer = timer.C
 		}

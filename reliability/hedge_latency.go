@@ -17,8 +17,7 @@ import (
 // hedgeEarlySamples on the delay is hedgeEarlyFactor × the slowest answer
 // so far: the largest of 5 to 19 log-normal answers lies near their 83rd
 // to 95th percentile, and 1.5 × that is at or above the p95. Before the
-// fifth answer the delay is the cold default, Policy.AttemptTimeout
-// (adr/0023).
+// fifth answer the delay is cold (hedgeDelay, adr/0023).
 const (
 	latencySamples    = 128
 	hedgeMinSamples   = 20
@@ -122,18 +121,47 @@ func (w *latencyWindow) p95() (time.Duration, bool) {
 // latencyWindows are a host's answer times, one window per operation.
 type latencyWindows [numOperations]latencyWindow
 
+// searchLike reports whether op's cost depends on what is asked (a
+// search, an items listing, an aggregation): its answer times cannot be
+// guessed from the host's other requests.
+func (op operation) searchLike() bool {
+	return op == opSearch || op == opItems || op == opAggregate
+}
+
 // hedgeDelay is how long a read of op to h may run before a copy goes out
-// beside it: the fixed STAC_MCP_HEDGE delay, else the window's p95 (never
-// below hedgeFloor), else, while fewer than hedgeEarlySamples answers are
-// known, the cold default: the attempt timeout, which is what the layer
-// waited before a second attempt when it still cut attempts (adr/0011).
-func (l *Layer) hedgeDelay(h *hostState, op operation) time.Duration {
+// beside it, and whether that delay is cold (no answer times of op known
+// yet). It is the fixed STAC_MCP_HEDGE delay, else the window's p95 (never
+// below hedgeFloor). Cold, a fixed document (a landing page, a collection,
+// an item …) borrows the host's: the largest of its other documents'
+// delays, once one is known, never above the attempt timeout, because
+// static pages of one catalog cost about the same and the first calls of a
+// new kind of page are the ones a hang would otherwise hold for the attempt
+// timeout. A search-like operation, or a host with nothing known, waits the
+// attempt timeout, which is what the layer waited before a second attempt
+// when it still cut attempts (adr/0011): a search that takes seconds is
+// not stuck.
+func (l *Layer) hedgeDelay(h *hostState, op operation) (delay time.Duration, cold bool) {
 	if l.policy.HedgeDelay > 0 {
-		return l.policy.HedgeDelay
+		return l.policy.HedgeDelay, false
 	}
-	p95, ok := h.latency[op].p95()
-	if !ok {
-		return l.policy.AttemptTimeout
+	if p95, ok := h.latency[op].p95(); ok {
+		return max(p95, hedgeFloor), false
 	}
-	return max(p95, hedgeFloor)
+	delay = l.policy.AttemptTimeout
+	if op.searchLike() {
+		return delay, true
+	}
+	borrowed := time.Duration(0)
+	for other := range numOperations {
+		if other == op || other.searchLike() {
+			continue
+		}
+		if p95, ok := h.latency[other].p95(); ok {
+			borrowed = max(borrowed, p95, hedgeFloor)
+		}
+	}
+	if borrowed > 0 {
+		delay = min(delay, borrowed)
+	}
+	return delay, true
 }
