@@ -195,7 +195,11 @@ func TestSLOHangFaults(t *testing.T) {
 				if s.faulted == 0 {
 					t.Fatal("no hang was injected")
 				}
-				if unharmed := s.attempts - s.faulted; s.served != unharmed {
+				// With hedging a copy the journal let through unharmed may
+				// lose to another and be cancelled before the catalog served
+				// it, so served may fall short of unharmed; a hang waited
+				// out would still show as served above it.
+				if unharmed := s.attempts - s.faulted; s.served > unharmed || !hedge && s.served != unharmed {
 					t.Errorf("the catalog served %d requests, the journal let %d through unharmed: %d hung attempts were waited out instead of cut",
 						s.served, unharmed, s.served-unharmed)
 				}
