@@ -161,7 +161,7 @@ func (r *retryLoop) observe(resp *http.Response, err error) {
 		r.lastStatus = resp.StatusCode
 		r.lastMessage = ""
 		if b, ok := resp.Body.(*bufferedBody); ok && resp.StatusCode >= 400 {
-			r.lastMessage = upstream.Message(resp.Header.Get("Content-Type"), b.data)
+			r.lastMessage = upstream.MessageOf(resp, b.data)
 		}
 		r.retryAfter, r.hasRetryAfter = retryAfterFrom(resp, r.layer.now())
 	}

@@ -28,6 +28,13 @@ type Options struct {
 	// RootTTL is how long the landing page and conformance classes are
 	// reused; 0 means DefaultRootTTL, a negative value disables the cache.
 	RootTTL time.Duration
+	// KnownCatalog says the operator configured this catalog (a preset, a
+	// named or default catalog, the demo): a short plain-text error answer
+	// from its origin is shown as the catalog's message from the first
+	// request. Any other catalog's text is shown only once its landing page
+	// answered as a STAC catalog, so that a URL a client named cannot make
+	// the server read back a service that is not a catalog (issue 9).
+	KnownCatalog bool
 }
 
 // DefaultMaxBodyBytes is the response size cap when Options.MaxBodyBytes is 0.
@@ -74,6 +81,11 @@ type Client struct {
 	conformsTo []string
 	confAt     time.Time
 
+	// knownCatalog is Options.KnownCatalog; answeredAsCatalog is set once
+	// the landing page was STAC (showsCatalogText).
+	knownCatalog      bool
+	answeredAsCatalog atomic.Bool
+
 	// searchGETOnly is set after a POST search was answered 405: later
 	// searches of this client go straight to GET.
 	searchGETOnly atomic.Bool
@@ -108,6 +120,8 @@ func New(baseURL string, opts Options) (*Client, error) {
 		userAgent: opts.UserAgent,
 		maxBody:   opts.MaxBodyBytes,
 		rootTTL:   opts.RootTTL,
+
+		knownCatalog: opts.KnownCatalog,
 	}
 	if c.userAgent == "" {
 		c.userAgent = DefaultUserAgent

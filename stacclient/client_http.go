@@ -31,6 +31,13 @@ func (c *Client) sameOrigin(u *url.URL) bool {
 	return origin.Of(u) == c.origin
 }
 
+// showsCatalogText reports whether an error answer from the catalog's own
+// origin may be shown as its text (upstream.CatalogMessage): the operator
+// configured it, or its landing page answered as STAC.
+func (c *Client) showsCatalogText() bool {
+	return c.knownCatalog || c.answeredAsCatalog.Load()
+}
+
 // send performs one request and returns its 2xx body, or an *Error. accept
 // is the Accept header value.
 func (c *Client) send(ctx context.Context, r Request, accept string) (*fetchedBody, error) {
@@ -51,6 +58,9 @@ func (c *Client) sendCapped(ctx context.Context, r Request, accept string, maxBo
 		body = bytes.NewReader(r.Body)
 	}
 	onOrigin := c.sameOrigin(u)
+	if onOrigin && c.showsCatalogText() {
+		ctx = upstream.WithCatalogOrigin(ctx, c.origin)
+	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
 		return nil, &Error{Kind: KindTransport, Method: method, URL: r.URL, Message: "could not build the request", Err: err}

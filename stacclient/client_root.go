@@ -46,6 +46,9 @@ func (c *Client) fetchRoot(ctx context.Context) (*Catalog, error) {
 	c.mu.Lock()
 	c.root, c.rootAt, c.rootURL = root, time.Now(), answeredAt
 	c.mu.Unlock()
+	if root.StacVersion != "" || len(root.ConformsTo) > 0 {
+		c.answeredAsCatalog.Store(true)
+	}
 	return root, nil
 }
 

@@ -32,7 +32,7 @@ func statusError(method, rawURL string, resp *http.Response, body []byte) *Error
 		Status:  resp.StatusCode,
 		Method:  method,
 		URL:     rawURL,
-		Message: upstream.Message(resp.Header.Get("Content-Type"), body),
+		Message: upstream.MessageOf(resp, body),
 	}
 	if e.Message == "" {
 		e.Message = http.StatusText(resp.StatusCode)

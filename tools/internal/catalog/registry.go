@@ -427,7 +427,9 @@ func (c *Registry) remoteLocked(ref, name, rawURL string) (*Catalog, error) {
 	if cat, ok := c.byURL[key]; ok {
 		return withRef(cat, ref), nil
 	}
-	client, err := stacclient.New(key, c.clientOptions(c.headersByURL[key]))
+	opts := c.clientOptions(c.headersByURL[key])
+	opts.KnownCatalog = c.operatorURL(key)
+	client, err := stacclient.New(key, opts)
 	if err != nil {
 		return nil, fmt.Errorf("catalog %q: %w", redact.Secrets(ref), err)
 	}
@@ -493,7 +495,9 @@ func (c *Registry) start(ctx context.Context, name, key string, load func(contex
 	if c.opts.TrustAddress != nil {
 		srv.untrust = c.opts.TrustAddress(srv.host)
 	}
-	client, err := stacclient.New(srv.url, c.clientOptions(nil))
+	opts := c.clientOptions(nil)
+	opts.KnownCatalog = true // the demo, or a local catalog: served from the operator's files
+	client, err := stacclient.New(srv.url, opts)
 	if err != nil {
 		_ = srv.close()
 		return nil, err
@@ -508,6 +512,25 @@ func (c *Registry) start(ctx context.Context, name, key string, load func(contex
 	c.servers = append(c.servers, srv)
 	c.inProc[key] = cat
 	return cat, nil
+}
+
+// operatorURL reports whether key (a rootKey) is a catalog the operator
+// configured or the server knows by name: a preset, a named catalog or the
+// default, however the reference spelled it.
+func (c *Registry) operatorURL(key string) bool {
+	urls := []string{c.Default()}
+	for _, p := range presets {
+		urls = append(urls, p.URL)
+	}
+	for _, p := range c.opts.Named {
+		urls = append(urls, p.URL)
+	}
+	for _, u := range urls {
+		if u != "" && rootKey(u) == key {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Registry) clientOptions(headers http.Header) stacclient.Options {
