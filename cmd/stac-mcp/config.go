@@ -197,11 +197,36 @@ func loadDecodeBudget(cfg *config, src settingSource) error {
 	return nil
 }
 
+// refuseCatalogUserinfo refuses a default catalog URL with user:password@
+// at start (issue 24): the client never sends it (credentials go in headers),
+// so such a server would start, log the password and fail every call. The
+// value is not quoted back, not even redacted: where a password that url.Parse
+// cannot read ends is unknown.
+func refuseCatalogUserinfo(name, v string) error {
+	v = strings.TrimSpace(v)
+	lower := strings.ToLower(v)
+	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
+		return nil
+	}
+	authority := v[strings.Index(v, "//")+2:]
+	if end := strings.IndexAny(authority, "/?#"); end >= 0 {
+		authority = authority[:end]
+	}
+	if !strings.Contains(authority, "@") {
+		return nil
+	}
+	return usageError("%s: the catalog URL carries user:password@ (value not shown, never logged), which stac-mcp does not send; "+
+		"give the URL without it and put the credentials in STAC_MCP_HEADERS, e.g. Authorization=Basic <base64 of user:password>", name)
+}
+
 // loadCatalogSettings reads the default catalog, the search ceiling, the
 // default catalog's headers, the named catalogs and their headers, and
 // whether http callers may reach private networks.
 func loadCatalogSettings(cfg *config, src settingSource) error {
-	if v, _, ok := src.lookup(settings.Catalog); ok {
+	if v, name, ok := src.lookup(settings.Catalog); ok {
+		if err := refuseCatalogUserinfo(name, v); err != nil {
+			return err
+		}
 		cfg.Catalog = v
 	}
 	cfg.MaxItemsCeiling = defaultMaxItemsCeiling

@@ -11,6 +11,7 @@ import (
 	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/settings"
 	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/transport"
 	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/redact"
 )
 
 // runHTTP serves MCP over Streamable HTTP at /mcp, with /metrics and
@@ -36,7 +37,7 @@ func runHTTP(ctx context.Context, cfg *config, stderr io.Writer) error {
 	}
 	l := cfg.HTTP
 	a.logger.Info().Str("version", version()).Str("addr", ln.Addr().String()).
-		Str("catalog", a.deps.Catalogs.Default()).Bool("token_required", cfg.HTTPToken != "").
+		Str("catalog", redact.Secrets(a.deps.Catalogs.Default())).Bool("token_required", cfg.HTTPToken != "").
 		Int("max_connections", l.MaxConns).Int("max_connections_per_ip", l.MaxConnsPerIP).
 		Dur("connection_idle", l.IdleTimeout).Bool("stateless", true).Str("cursor_key", cursorKeySource(cfg, a.keepCursorKey != nil)).
 		Msg("stac-mcp serving MCP over Streamable HTTP at /mcp")

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/stacmcp/stac-mcp/cmd/stac-mcp/internal/transport"
+	"github.com/stacmcp/stac-mcp/reliability/redact"
 )
 
 // runStdio serves MCP over stdin/stdout until the client disconnects or a
@@ -30,7 +31,7 @@ func runStdio(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr 
 		}
 		defer shutdown()
 	}
-	a.logger.Info().Str("version", version()).Str("catalog", a.deps.Catalogs.Default()).
+	a.logger.Info().Str("version", version()).Str("catalog", redact.Secrets(a.deps.Catalogs.Default())).
 		Dur("tool_timeout", cfg.Policy.ToolTimeout).Msg("stac-mcp serving MCP on stdio")
 	err = a.server.Run(ctx, transport.NewStdio(stdin, stdout))
 	if ctx.Err() != nil {
