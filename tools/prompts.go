@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
@@ -32,7 +33,7 @@ func prompts() []promptSpec {
 			Description: "Find low-cloud scenes over an area in a time window, checking what the catalog supports before searching.",
 			Arguments: []*mcp.PromptArgument{
 				{Name: "area", Required: true, Description: "bbox as west,south,east,north in degrees (e.g. 11.0,46.0,11.5,46.5), or a place name the model turns into a bbox"},
-				{Name: "period", Required: true, Description: "RFC 3339 instant or interval, or a shorthand such as 2024, 2024-06 or 2024-06-01/2024-06-30"},
+				{Name: "period", Required: true, Description: "RFC 3339 instant or interval, a shorthand such as 2024, 2024-06 or 2024-06-01/2024-06-30, or words (July 2025) the model turns into one"},
 				{Name: "max_cloud", Description: "highest acceptable eo:cloud_cover in percent, 0-100 (default 20)"},
 				{Name: "collection", Description: "collection id to search, e.g. sentinel-2-l2a; default: let the model pick one with search_collections"},
 			},
@@ -49,8 +50,8 @@ func prompts() []promptSpec {
 			Description: "Size the assets of a search (per collection, asset and method, clipped to the area) before downloading anything.",
 			Arguments: []*mcp.PromptArgument{
 				{Name: "collection", Required: true, Description: "collection id, e.g. sentinel-2-l2a"},
-				{Name: "bbox", Required: true, Description: "west,south,east,north in degrees, e.g. 11.0,46.0,11.5,46.5"},
-				{Name: "datetime", Required: true, Description: "RFC 3339 instant or interval, or a shorthand such as 2024-06"},
+				{Name: "bbox", Required: true, Description: "west,south,east,north in degrees, e.g. 11.0,46.0,11.5,46.5, or a place name the model turns into a bbox"},
+				{Name: "datetime", Required: true, Description: "RFC 3339 instant or interval, a shorthand such as 2024-06, or words (summer 2025) the model turns into one"},
 			},
 		}, estimateDownloadPrompt},
 	}
@@ -72,17 +73,24 @@ func promptHandler(p promptSpec) mcp.PromptHandler {
 			}
 		}
 		if err := checkPromptArgs(p.def, args); err != nil {
-			return nil, err
+			return nil, invalidParams(err)
 		}
 		text, err := p.build(args)
 		if err != nil {
-			return nil, renderError("prompt "+p.def.Name, err)
+			return nil, invalidParams(renderError("prompt "+p.def.Name, err))
 		}
 		return &mcp.GetPromptResult{
 			Description: p.def.Description,
 			Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
 		}, nil
 	}
+}
+
+// invalidParams makes a prompt argument error a JSON-RPC invalid-params
+// error (-32602): the SDK sends any other error as code 0, which a client
+// cannot tell from a server failure (issue 24).
+func invalidParams(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 }
 
 // checkPromptArgs refuses missing required arguments and unknown ones
@@ -138,10 +146,38 @@ func bboxJSON(b []float64) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
+// looksLikeDatetime tells a datetime written in RFC 3339 or a shorthand
+// (digits, separators, T and Z) from words a person typed ("July 2025").
+func looksLikeDatetime(s string) bool {
+	return strings.Trim(strings.ToUpper(s), "0123456789-:./+TZ ") == ""
+}
+
+// promptDatetime reads a prompt's period: a datetime stacclient parses is
+// used as it is (normalized); one that looks like a datetime but does not
+// parse is refused, naming the problem; words are handed to the model to
+// turn into an interval (issue 24: "July 2025", "summer 2025" were refused).
+// shown is how the message names the period, as a datetime argument or as
+// an instruction.
+func promptDatetime(param, text string) (datetime, shown string, err error) {
+	dt, err := stacclient.ParseDatetime(text)
+	if err == nil {
+		return dt, dt, nil
+	}
+	if looksLikeDatetime(text) {
+		return "", "", renamedParam(err, param, text)
+	}
+	return "", fmt.Sprintf("%q (first turn this into an RFC 3339 interval start/end, e.g. 2025-07-01T00:00:00Z/2025-07-31T23:59:59Z, "+
+		"and say which interval you used)", text), nil
+}
+
 func findImageryPrompt(args map[string]string) (string, error) {
-	period, err := stacclient.ParseDatetime(args["period"])
+	period, periodShown, err := promptDatetime("period", args["period"])
 	if err != nil {
-		return "", renamedParam(err, "period", args["period"])
+		return "", err
+	}
+	datetimeArg := strconv.Quote(period)
+	if period == "" {
+		datetimeArg = "(the interval you derived from the period)"
 	}
 	maxCloud := 20.0
 	if v := args["max_cloud"]; v != "" {
@@ -175,7 +211,7 @@ Work through the STAC tools in this order:
 2. get_capabilities, to learn how this catalog filters: whether it supports the query extension, CQL2 filter (and which language), sortby and fields.
 %s
 4. get_queryables with that collection_id, to confirm the cloud property is eo:cloud_cover (some catalogs use another name) and its range.
-5. search_items with collections, bbox, datetime %q, sortby "properties.eo:cloud_cover" (least cloudy first, if sortby is supported) and a small max_items such as 10.
+5. search_items with collections, bbox, datetime %s, sortby "properties.eo:cloud_cover" (least cloudy first, if sortby is supported) and a small max_items such as 10.
    Filter on clouds the way the catalog supports:
    - query extension: "query": {"eo:cloud_cover": {"lt": %s}}
    - CQL2 filter: "filter": {"op": "<", "args": [{"property": "eo:cloud_cover"}, %s]} (filter_lang cql2-json)
@@ -186,7 +222,7 @@ Work through the STAC tools in this order:
 7. Before anyone downloads, call estimate_data_size with the same search and the asset keys that matter (e.g. red, green, blue, nir).
 
 Answer with a short table of the scenes found (id, date, cloud cover, platform) and which one you recommend.`,
-		area, period, cloud, collectionStep, period, cloud, cloud, cloud), nil
+		area, periodShown, cloud, collectionStep, datetimeArg, cloud, cloud, cloud), nil
 }
 
 func exploreCatalogPrompt(args map[string]string) (string, error) {
@@ -212,20 +248,32 @@ call (with the exact arguments) that I could run next. Do not download anything.
 }
 
 func estimateDownloadPrompt(args map[string]string) (string, error) {
-	bbox, err := parseBBoxText("bbox", args["bbox"])
+	// A place name ("Denver") is handed to the model, as find_imagery's area.
+	area, bboxArg := "", "(the bbox you derived)"
+	if looksLikeBBox(args["bbox"]) {
+		bbox, err := parseBBoxText("bbox", args["bbox"])
+		if err != nil {
+			return "", err
+		}
+		area, bboxArg = "the bbox "+bboxJSON(bbox), bboxJSON(bbox)
+	} else {
+		area = fmt.Sprintf("%q (first turn this place into a bbox [west, south, east, north] in degrees, longitude first, "+
+			"tight around it, and say which bbox you used)", args["bbox"])
+	}
+	dt, dtShown, err := promptDatetime("datetime", args["datetime"])
 	if err != nil {
 		return "", err
 	}
-	dt, err := stacclient.ParseDatetime(args["datetime"])
-	if err != nil {
-		return "", renamedParam(err, "datetime", args["datetime"])
+	dtArg := strconv.Quote(dt)
+	if dt == "" {
+		dtArg = "(the interval you derived)"
 	}
 	collection := args["collection"]
-	return fmt.Sprintf(`Estimate how much data a download of collection %q over the bbox %s for %s would be, before fetching anything.
+	return fmt.Sprintf(`Estimate how much data a download of collection %q over %s for %s would be, before fetching anything.
 
 1. get_collection with collection_id %q: check the extent covers the bbox and period, and read item_assets to see which assets
    exist (and which are data rather than thumbnails or metadata).
-2. search_items with collections [%q], bbox %s, datetime %q and max_items 10 to see how many items match (matched, has_more).
+2. search_items with collections [%q], bbox %s, datetime %s and max_items 10 to see how many items match (matched, has_more).
 3. estimate_data_size with the same collections, bbox and datetime, max_items large enough to cover the matches (up to the
    server's ceiling), and asset_keys limited to the assets that would actually be downloaded. It sizes from file:size, raster
    dtype × shape, or HEAD requests, and clips raster assets to the bbox.
@@ -233,7 +281,7 @@ func estimateDownloadPrompt(args map[string]string) (string, error) {
 
 Report the total and the clipped total, the split by asset key, which sizes are exact and which are estimates (method), what
 could not be sized and why, and a cheaper alternative if it is large (fewer assets, a shorter period, a smaller area).`,
-		collection, bboxJSON(bbox), dt, collection, collection, bboxJSON(bbox), dt), nil
+		collection, area, dtShown, collection, collection, bboxArg, dtArg), nil
 }
 
 // renamedParam reports a stacclient parsing error under the prompt's own

@@ -2,9 +2,11 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -112,11 +114,12 @@ func TestPromptArgumentsAreValidated(t *testing.T) {
 		want   []string
 	}{
 		{"find_imagery", map[string]string{"period": "2024"}, []string{`"area"`, "required and missing", "bbox"}},
-		{"find_imagery", map[string]string{"area": "1,2,3,4", "period": "someday"}, []string{`"period"`, "someday"}},
+		{"find_imagery", map[string]string{"area": "1,2,3,4", "period": "2024-13-45"}, []string{`"period"`, "2024-13-45"}},
 		{"find_imagery", map[string]string{"area": "1,2,3,4", "period": "2024", "max_cloud": "150"}, []string{`"max_cloud"`, "150", "0 to 100"}},
 		{"find_imagery", map[string]string{"area": "1,2,3", "period": "2024"}, []string{`"area"`, "1,2,3"}},
 		{"find_imagery", map[string]string{"area": "1,2,3,4", "period": "2024", "max_clouds": "5"}, []string{`"max_clouds"`, "not an argument", "max_cloud"}},
-		{"estimate_download", map[string]string{"collection": "naip", "bbox": "a,b,c,d", "datetime": "2021"}, []string{`"bbox"`, `"a" is not a number`}},
+		{"estimate_download", map[string]string{"collection": "naip", "bbox": "1,2,3,--4", "datetime": "2021"}, []string{`"bbox"`, `"--4" is not a number`}},
+		{"estimate_download", map[string]string{"collection": "naip", "bbox": "Denver", "datetime": "2021-02-30"}, []string{`"datetime"`, "2021-02-30"}},
 		{"estimate_download", map[string]string{"collection": "naip", "bbox": "1,2,3,4"}, []string{`"datetime"`, "required"}},
 	}
 	for _, tc := range cases {
@@ -125,10 +128,45 @@ func TestPromptArgumentsAreValidated(t *testing.T) {
 			t.Errorf("%s %v: no error", tc.prompt, tc.args)
 			continue
 		}
+		// Invalid params, not code 0 (issue 24, Major 4).
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("%s %v: error %#v, want JSON-RPC code %d", tc.prompt, tc.args, err, jsonrpc.CodeInvalidParams)
+		}
 		for _, w := range tc.want {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s %v: error %q lacks %q", tc.prompt, tc.args, err, w)
 			}
+		}
+	}
+}
+
+// Issue 24, Major 4: prompt arguments are typed by a person in a form;
+// words for a period or a place are accepted and the message tells the
+// model to turn them into a datetime or bbox (as area already did).
+func TestPromptsAcceptFreeTextPeriodsAndPlaces(t *testing.T) {
+	t.Parallel()
+	cs := newTestSession(t, testSessionOptions{})
+	for _, period := range []string{"July 2025", "summer 2025"} {
+		text, err := getPromptText(t, cs, "find_imagery", map[string]string{"area": "Groningen", "period": period})
+		if err != nil {
+			t.Errorf("find_imagery period %q: %v", period, err)
+			continue
+		}
+		for _, want := range []string{`for the period "` + period + `" (first turn this into an RFC 3339 interval`, "datetime (the interval you derived from the period)"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("find_imagery period %q: text lacks %q:\n%s", period, want, text)
+			}
+		}
+	}
+	text, err := getPromptText(t, cs, "estimate_download", map[string]string{"collection": "naip", "bbox": "Denver", "datetime": "summer 2025"})
+	if err != nil {
+		t.Fatalf("estimate_download bbox Denver: %v", err)
+	}
+	for _, want := range []string{`over "Denver" (first turn this place into a bbox`, `for "summer 2025" (first turn this into`,
+		"bbox (the bbox you derived), datetime (the interval you derived)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("estimate_download: text lacks %q:\n%s", want, text)
 		}
 	}
 }
