@@ -249,7 +249,8 @@ call (with the exact arguments) that I could run next. Do not download anything.
 
 func estimateDownloadPrompt(args map[string]string) (string, error) {
 	// A place name ("Denver") is handed to the model, as find_imagery's area.
-	area, bboxArg := "", "(the bbox you derived)"
+	var area string
+	bboxArg := "(the bbox you derived)"
 	if looksLikeBBox(args["bbox"]) {
 		bbox, err := parseBBoxText("bbox", args["bbox"])
 		if err != nil {
