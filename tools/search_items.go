@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -210,6 +211,7 @@ type itemPagesRead struct {
 	area         *footprint.Area // the requested area, for aoi_coverage_pct
 	noArea       string          // why there is none
 	bboxMeasured []string        // footprints measured by their bbox
+	seen         seenInItems     // collections and properties of the items returned
 }
 
 // readItemPages reads the search's pages into out, dropping items that
@@ -238,6 +240,7 @@ func readItemPages(ctx context.Context, c *Call, call searchItemsCall, search *s
 				continue
 			}
 			call.signing.sign(ctx, it)
+			read.seen.add(it)
 			if err := read.add(call.detail, it, out); err != nil {
 				return nil, err
 			}
@@ -330,8 +333,21 @@ func addSearchItemsNotes(ctx context.Context, c *Call, in SearchItemsIn, call se
 			out.Notes = append(out.Notes, "no aoi_coverage_pct: "+read.noArea)
 		}
 	}
+	if in.Cursor != "" {
+		if out.Returned == 0 {
+			out.Notes = append(out.Notes, emptySearchNotes(ctx, c, call.params, true)...)
+		}
+		return
+	}
+	out.Warnings = append(out.Warnings, unknownListedCollections(ctx, c, call.params, read.seen, out.Returned)...)
+	fieldWarnings, replacesRelax := ignoredFieldNotes(ctx, c, call.params, read.seen, out.Returned)
+	out.Warnings = append(out.Warnings, fieldWarnings...)
 	if out.Returned == 0 {
-		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, call.params, in.Cursor != "")...)
+		notes := emptySearchNotes(ctx, c, call.params, false)
+		if replacesRelax {
+			notes = slices.DeleteFunc(notes, func(n string) bool { return strings.HasPrefix(n, "relax query/filter") })
+		}
+		out.Notes = append(out.Notes, notes...)
 	}
 }
 
@@ -383,6 +399,12 @@ func searchItemsText(out SearchItemsOut, heads []ItemSummary) string {
 		b.WriteString("; more available")
 	}
 	fmt.Fprintf(&b, " (detail %s).\n", out.Detail)
+	// Warnings before the items: one about the search itself (a bbox read
+	// as crossing the antimeridian, a field the catalog ignored) changes
+	// what the list means, and a model reads on from the top (issue 24).
+	for _, w := range out.Warnings {
+		b.WriteString("Warning: " + w + "\n")
+	}
 	var types typeAbbreviations
 	for _, s := range out.Items {
 		b.WriteString("- " + summaryText(s, &types) + "\n")
@@ -403,9 +425,6 @@ func searchItemsText(out SearchItemsOut, heads []ItemSummary) string {
 	}
 	if out.StopReason != "" {
 		fmt.Fprintf(&b, "Paging stopped: %s.\n", out.StopReason)
-	}
-	for _, w := range out.Warnings {
-		b.WriteString("Warning: " + w + "\n")
 	}
 	for _, n := range out.Notes {
 		b.WriteString("Note: " + n + "\n")

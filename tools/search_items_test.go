@@ -278,9 +278,10 @@ func TestSearchItemsEmptyResultSaysWhatToRelax(t *testing.T) {
 	if notes := strings.Join(out.Notes, " "); !strings.Contains(notes, "joplin': its temporal extent 2000-02-01T00:00:00Z to 2000-02-12T00:00:00Z does not overlap datetime 1990") {
 		t.Errorf("notes %q do not name the datetime against joplin's extent", out.Notes)
 	}
-	// Nothing can be told from the extents (a cloud-cover filter emptied
-	// it): the generic advice stays.
-	out = structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "query": map[string]any{"eo:cloud_cover": map[string]any{"lt": -1}}}))
+	// Nothing can be told from the extents (a threshold on a queryable
+	// emptied it): the generic advice stays. (joplin's items carry no
+	// eo:cloud_cover: a query on it is named as the cause instead.)
+	out = structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"collections": "joplin", "query": map[string]any{"gsd": map[string]any{"lt": -1}}}))
 	if out.Returned != 0 || !strings.Contains(strings.Join(out.Notes, " "), "relax query/filter") {
 		t.Errorf("returned %d, notes %q; want the advice to relax the query", out.Returned, out.Notes)
 	}
