@@ -137,7 +137,10 @@ func extentInfo(e stacclient.Extent) ExtentInfo {
 // values, and the key links.
 func collectionText(out GetCollectionOut) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s)", out.ID, orDash(out.Title))
+	b.WriteString(out.ID)
+	if out.Title != "" {
+		fmt.Fprintf(&b, " (%s)", out.Title)
+	}
 	if out.License != "" {
 		fmt.Fprintf(&b, ", license %s", out.License)
 	}

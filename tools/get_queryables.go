@@ -240,6 +240,9 @@ func queryablesText(out GetQueryablesOut) string {
 		scope = "collection " + out.CollectionID
 	}
 	fmt.Fprintf(&b, "%d queryable properties (%s):\n", out.Count, scope)
+	// A description most properties share (the demo derives every one
+	// "from the values in 30 of 30 items") is said once, not 48 times.
+	shared, sharedBy := commonDescription(out.Queryables)
 	for _, q := range out.Queryables {
 		fmt.Fprintf(&b, "- %s", q.Name)
 		if q.Type != "" {
@@ -249,10 +252,10 @@ func queryablesText(out GetQueryablesOut) string {
 			}
 			b.WriteString(")")
 		}
-		if q.Title != "" && q.Title != q.Description {
+		if q.Title != "" && q.Title != q.Description && q.Title != q.Name {
 			fmt.Fprintf(&b, " %q", q.Title)
 		}
-		if q.Description != "" {
+		if q.Description != "" && (sharedBy == 0 || q.Description != shared) {
 			fmt.Fprintf(&b, ": %s", q.Description)
 		}
 		if q.Minimum != nil || q.Maximum != nil {
@@ -263,11 +266,34 @@ func queryablesText(out GetQueryablesOut) string {
 		}
 		b.WriteString("\n")
 	}
+	if sharedBy > 0 {
+		fmt.Fprintf(&b, "The %d properties above without a description here are each described as: %s\n", sharedBy, shared)
+	}
 	for _, n := range out.Notes {
 		b.WriteString("Note: " + n + "\n")
 	}
 	b.WriteString(`Use these names in search_items filter, e.g. "eo:cloud_cover < 10".`)
 	return b.String()
+}
+
+// commonDescription is the description at least 3 queryables share, the
+// most shared one, and how many share it (0: none is shared that much).
+func commonDescription(qs []QueryableInfo) (string, int) {
+	counts := map[string]int{}
+	best, n := "", 0
+	for _, q := range qs {
+		if q.Description == "" {
+			continue
+		}
+		counts[q.Description]++
+		if c := counts[q.Description]; c > n || (c == n && q.Description < best) {
+			best, n = q.Description, c
+		}
+	}
+	if n < 3 {
+		return "", 0
+	}
+	return best, n
 }
 
 // numberOrDots writes an optional bound, ".." when open.

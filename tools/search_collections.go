@@ -433,7 +433,10 @@ func collectionsText(out SearchCollectionsOut) string {
 	}
 	b.WriteString(".\n")
 	for _, col := range out.Collections {
-		fmt.Fprintf(&b, "- %s: %s", col.ID, orDash(col.Title))
+		fmt.Fprintf(&b, "- %s", col.ID)
+		if col.Title != "" { // an untitled collection: no "-" a model may read as a title
+			fmt.Fprintf(&b, ": %s", col.Title)
+		}
 		if len(col.Interval) == 2 {
 			fmt.Fprintf(&b, " [%s to %s]", col.Interval[0], col.Interval[1])
 		}

@@ -1,0 +1,36 @@
+package tools
+
+import (
+	"strings"
+	"testing"
+)
+
+// Issue 24, Minor 11: small things a model reads.
+func TestUntitledCollectionsShowNoDash(t *testing.T) {
+	t.Parallel()
+	cs := newTestSession(t, testSessionOptions{})
+	text := resultText(callOK(t, cs, "search_collections", map[string]any{"q": "joplin"}))
+	if !strings.Contains(text, "- joplin [2000-02-01") || strings.Contains(text, "joplin: -") {
+		t.Errorf("search_collections renders the untitled joplin as titled \"-\":\n%s", text)
+	}
+	text = resultText(callOK(t, cs, "get_collection", map[string]any{"collection_id": "joplin"}))
+	if !strings.HasPrefix(text, "joplin, license") {
+		t.Errorf("get_collection renders the untitled joplin with a dash title:\n%s", text[:min(len(text), 200)])
+	}
+}
+
+func TestQueryablesSaySharedDescriptionsOnce(t *testing.T) {
+	t.Parallel()
+	cs := newTestSession(t, testSessionOptions{})
+	text := resultText(callOK(t, cs, "get_queryables", map[string]any{"collection_id": "sentinel-2-l2a"}))
+	const all = "Derived from the values in 7 of 7 items"
+	if n := strings.Count(text, all); n != 1 {
+		t.Errorf("%q appears %d times, want once:\n%s", all, n, text)
+	}
+	if !strings.Contains(text, "properties above without a description here are each described as: "+all) {
+		t.Errorf("the shared description is not said once for all:\n%s", text)
+	}
+	if strings.Contains(text, `- constellation (string) "constellation"`) {
+		t.Errorf("a title equal to the name is repeated:\n%s", text)
+	}
+}
