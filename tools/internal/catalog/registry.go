@@ -23,6 +23,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability/redact"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/stacclient/freetext"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
 
@@ -362,23 +363,26 @@ func (c *Registry) classify(ref string, fromOperator bool) (classifiedRef, error
 	if lower == Demo {
 		return classifiedRef{kind: refDemo, ref: given}, nil
 	}
+	// Over http a tool call may not name a local path: the accepted forms
+	// it is told then leave paths out (issue 24).
+	paths := !c.opts.UntrustedCallers || fromOperator
 	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
 		u, err := url.Parse(given)
 		if err != nil {
-			return classifiedRef{}, refError(given, fmt.Sprintf("it is not a valid URL with a host (%v)", err))
+			return classifiedRef{}, refErrorFor(given, fmt.Sprintf("it is not a valid URL with a host (%v)", err), paths)
 		}
 		if u.Host == "" {
-			return classifiedRef{}, refError(given, "it is not a valid URL with a host (the host is empty)")
+			return classifiedRef{}, refErrorFor(given, "it is not a valid URL with a host (the host is empty)", paths)
 		}
 		return classifiedRef{kind: refRemote, ref: given, url: given}, nil
 	}
-	if c.opts.UntrustedCallers && !fromOperator {
-		return classifiedRef{}, refError(given, "it is not a preset or configured name, \"demo\", or an http(s) URL, and this server (http mode) "+
-			"does not open local paths named by a tool call; the operator serves local catalogs by naming them in STAC_MCP_CATALOGS (name=path) or --catalog")
+	if !paths {
+		return classifiedRef{}, refErrorFor(given, "it is not a preset or configured name, \"demo\", or an http(s) URL"+c.closestName(lower)+
+			", and this server (http mode) does not open local paths named by a tool call; the operator serves local catalogs by naming them in STAC_MCP_CATALOGS (name=path) or --catalog", false)
 	}
 	path, err := localCatalogPath(given)
 	if err != nil {
-		why := "it is not a preset name, \"demo\", an http(s) URL, or " + err.Error()
+		why := "it is not a preset name, \"demo\", an http(s) URL, or " + err.Error() + c.closestName(lower)
 		if len(c.opts.Named) > 0 {
 			why += "; configured names (STAC_MCP_CATALOGS): " + strings.Join(namedNames(c.opts.Named), ", ")
 		}
@@ -565,15 +569,42 @@ func withRef(cat *Catalog, ref string) *Catalog {
 }
 
 // refError explains an unusable catalog reference and lists what works.
-func refError(ref, why string) error {
+func refError(ref, why string) error { return refErrorFor(ref, why, true) }
+
+// refErrorFor is refError; paths says whether a local path is among the
+// accepted forms (not for a tool call over http).
+func refErrorFor(ref, why string, paths bool) error {
 	names := make([]string, 0, len(presets))
 	for _, p := range presets {
 		names = append(names, p.Name)
 	}
 	sort.Strings(names)
+	last := ", or the path of a local static catalog.json"
+	if !paths {
+		last = ""
+	}
 	return fmt.Errorf("catalog_url %q: %s. Accepted: an http(s) STAC API URL (e.g. %s), a preset name (%s), "+
-		"%q for the embedded demo catalog, or the path of a local static catalog.json",
-		redact.Secrets(ref), why, presets[0].URL, strings.Join(names, ", "), Demo)
+		"%q for the embedded demo catalog%s",
+		redact.Secrets(ref), why, presets[0].URL, strings.Join(names, ", "), Demo, last)
+}
+
+// closestName is " (did you mean planetary-computer?)" for a reference
+// close to a preset, configured name or "demo" (a small edit distance, or
+// one contains the other), else "".
+func (c *Registry) closestName(ref string) string {
+	candidates := append(presetNames(), Demo)
+	candidates = append(candidates, namedNames(c.opts.Named)...)
+	var close []string
+	for _, name := range candidates {
+		d := freetext.EditDistance(ref, name)
+		if d <= max(2, len(ref)/5) || (len(ref) >= 4 && (strings.Contains(name, ref) || strings.Contains(ref, name))) {
+			close = append(close, name)
+		}
+	}
+	if len(close) == 0 {
+		return ""
+	}
+	return " (did you mean " + strings.Join(close, " or ") + "?)"
 }
 
 func statReason(err error) string {
