@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-const datetimeAccepted = `an instant "2023-06-10T12:00:00Z", a partial date "2023", "2023-06" or "2023-06-10" (the whole period), or a range "start/end" of those where either end may be open ("..", empty, null); "../.." means no time limit. Time zone offsets are converted to UTC; a time without zone is taken as UTC`
+const datetimeAccepted = `an instant "2023-06-10T12:00:00Z", a partial date "2023", "2023-06" or "2023-06-10" (the whole period), or a range "start/end" of those where one end may be open ("..", empty, null); leave datetime out for no time limit. Time zone offsets are converted to UTC; a time without zone is taken as UTC`
 
 // datetimePattern is the shape pystac-client accepts:
 // YYYY[-MM[-DD[Thh:mm:ss[.f][Z|±hh:mm]]]].
@@ -30,13 +30,15 @@ func ParseDatetime(s string) (string, error) {
 		return "", nil
 	}
 	if s == "../.." {
-		return s, nil
+		// The STAC API: "only one end may be open" (stac-fastapi answers
+		// 400); forwarding it would fail or be read differently per server.
+		return "", bad(`both ends are open ("../.."); the STAC API allows only one open end: leave datetime out for no time limit`)
 	}
 	parts := strings.Split(s, "/")
 	switch len(parts) {
 	case 1:
 		if s == ".." {
-			return "", bad(`".." alone is an open range with no start or end; use "../.." for no time limit`)
+			return "", bad(`".." alone is an open range with no start or end; leave datetime out for no time limit`)
 		}
 		start, end, whole, err := datetimePeriod(s)
 		if err != nil {
@@ -51,7 +53,7 @@ func ParseDatetime(s string) (string, error) {
 		startOpen := startText == "" || startText == ".."
 		endOpen := endText == "" || endText == ".."
 		if startOpen && endOpen {
-			return "", bad(`both ends are open; write the literal "../.." for no time limit`)
+			return "", bad(`both ends are open; the STAC API allows only one open end: leave datetime out for no time limit`)
 		}
 		startOut, endOut := "..", ".."
 		var start, end time.Time
@@ -80,9 +82,16 @@ func ParseDatetime(s string) (string, error) {
 	}
 }
 
+// periodEnd is how far before the next period a partial date's period
+// ends: the last microsecond, so "2020-06-01" covers 23:59:59.750Z (the
+// last whole second missed it). Not the last nanosecond: servers that keep
+// microseconds (PostgreSQL, Python) round .999999999 up to the next day's
+// midnight, which would take in the next day's first items.
+const periodEnd = time.Microsecond
+
 // datetimePeriod reads one datetime and returns the period it denotes. A full
 // timestamp is an instant (start == end, whole false); a partial date is the
-// whole year, month or day, ending at its last whole second.
+// whole year, month or day, ending at its last microsecond.
 func datetimePeriod(s string) (start, end time.Time, whole bool, err error) {
 	m := datetimePattern.FindStringSubmatch(s)
 	if m == nil {
@@ -105,13 +114,13 @@ func datetimePeriod(s string) (start, end time.Time, whole bool, err error) {
 	switch {
 	case m[2] == "":
 		start = time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC)
-		return start, start.AddDate(1, 0, 0).Add(-time.Second), true, nil
+		return start, start.AddDate(1, 0, 0).Add(-periodEnd), true, nil
 	case m[3] == "":
 		start = time.Date(year, time.Month(month), 1, 0, 0, 0, 0, time.UTC)
-		return start, start.AddDate(0, 1, 0).Add(-time.Second), true, nil
+		return start, start.AddDate(0, 1, 0).Add(-periodEnd), true, nil
 	case m[4] == "":
 		start = time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC)
-		return start, start.AddDate(0, 0, 1).Add(-time.Second), true, nil
+		return start, start.AddDate(0, 0, 1).Add(-periodEnd), true, nil
 	}
 	instant, err := parseFullTimestamp(m)
 	if err != nil {
@@ -126,8 +135,15 @@ func parseFullTimestamp(m []string) (time.Time, error) {
 	hour, _ := strconv.Atoi(m[4])
 	minute, _ := strconv.Atoi(m[5])
 	second, _ := strconv.Atoi(m[6])
-	if hour > 23 || minute > 59 || second > 59 {
-		return time.Time{}, fmt.Errorf("time %s:%s:%s is out of range (00:00:00 to 23:59:59)", m[4], m[5], m[6])
+	if hour > 23 || minute > 59 || second > 60 {
+		return time.Time{}, fmt.Errorf("time %s:%s:%s is out of range (00:00:00 to 23:59:59, or 23:59:60 UTC for a leap second)", m[4], m[5], m[6])
+	}
+	// A leap second (RFC 3339 §5.7) is read as the last nanosecond of the
+	// second before it, as stacdoc.ParseTime does: Go's time has no :60,
+	// and servers refuse it, so it is sent as 23:59:59.999999999Z.
+	leap := second == 60
+	if leap {
+		second = 59
 	}
 	nanos := 0
 	if m[7] != "" {
@@ -151,6 +167,12 @@ func parseFullTimestamp(m []string) (time.Time, error) {
 	month, _ := strconv.Atoi(m[2])
 	day, _ := strconv.Atoi(m[3])
 	instant := time.Date(year, time.Month(month), day, hour, minute, second, nanos, loc).UTC()
+	if leap {
+		if instant.Hour() != 23 || instant.Minute() != 59 {
+			return time.Time{}, fmt.Errorf("a leap second (:60) falls at 23:59 UTC only")
+		}
+		instant = instant.Add(time.Duration(999999999 - nanos))
+	}
 	if instant.Year() < 0 || instant.Year() > 9999 {
 		// RFC 3339 has four-digit years only.
 		return time.Time{}, fmt.Errorf("falls outside the years 0000 to 9999 once converted to UTC")

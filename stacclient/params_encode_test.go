@@ -42,7 +42,7 @@ func TestParamPostBodyGolden(t *testing.T) {
 		{"filter-lang without filter is not sent", SearchParams{FilterLang: FilterLangCQL2JSON, Limit: 1}, `{"limit":1}`},
 		{"Go-built loose values go out normalised",
 			SearchParams{Datetime: "2023", SortBy: []SortField{{Field: "id", Direction: "Descending"}}, Query: map[string]any{"gsd": map[string]any{"lt": 30}}},
-			`{"datetime":"2023-01-01T00:00:00Z/2023-12-31T23:59:59Z","query":{"gsd":{"lt":30}},"sortby":[{"field":"id","direction":"desc"}]}`},
+			`{"datetime":"2023-01-01T00:00:00Z/2023-12-31T23:59:59.999999Z","query":{"gsd":{"lt":30}},"sortby":[{"field":"id","direction":"desc"}]}`},
 		{"invalid params are encoded as they are", SearchParams{Datetime: "last week", Limit: 1}, `{"datetime":"last week","limit":1}`},
 	}
 	for _, tt := range tests {

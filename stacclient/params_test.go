@@ -28,7 +28,7 @@ func TestParamParseSearchLLMForms(t *testing.T) {
 		Collections: []string{"sentinel-2-l2a"},
 		IDs:         []string{"S2A_1", "S2B_2"},
 		BBox:        []float64{-10, 40, 5, 50},
-		Datetime:    "2023-06-01T00:00:00Z/2023-06-30T23:59:59Z",
+		Datetime:    "2023-06-01T00:00:00Z/2023-06-30T23:59:59.999999Z",
 		Query:       map[string]any{"eo:cloud_cover": map[string]any{"lt": json.Number("10")}},
 		Filter:      json.RawMessage(`"platform = 'sentinel-2a'"`),
 		FilterLang:  FilterLangCQL2Text,
@@ -40,7 +40,7 @@ func TestParamParseSearchLLMForms(t *testing.T) {
 		t.Errorf("ParseSearch\n got  %+v\n want %+v", got, want)
 	}
 	wantBody := `{"collections":["sentinel-2-l2a"],"ids":["S2A_1","S2B_2"],"bbox":[-10,40,5,50],` +
-		`"datetime":"2023-06-01T00:00:00Z/2023-06-30T23:59:59Z","query":{"eo:cloud_cover":{"lt":10}},` +
+		`"datetime":"2023-06-01T00:00:00Z/2023-06-30T23:59:59.999999Z","query":{"eo:cloud_cover":{"lt":10}},` +
 		`"filter":"platform = 'sentinel-2a'","filter-lang":"cql2-text","sortby":[{"field":"properties.datetime","direction":"desc"}],` +
 		`"fields":{"include":["id"]},"limit":25}`
 	if body := string(got.PostBody()); body != wantBody {
@@ -122,7 +122,7 @@ func TestParamValidateAndNormalized(t *testing.T) {
 	}
 	want := SearchParams{
 		Collections: []string{"a"},
-		Datetime:    "2023-01-01T00:00:00Z/2023-12-31T23:59:59Z",
+		Datetime:    "2023-01-01T00:00:00Z/2023-12-31T23:59:59.999999Z",
 		Filter:      json.RawMessage(`{"args":[{"property":"id"},"x"],"op":"="}`),
 		FilterLang:  FilterLangCQL2JSON,
 		SortBy:      []SortField{{Field: "id", Direction: "desc"}},

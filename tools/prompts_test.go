@@ -61,7 +61,7 @@ func TestFindImageryPromptGuidesTheToolOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"[11, 46, 11.5, 46.5]", "2024-06-01T00:00:00Z/2024-06-30T23:59:59Z", `"lt": 15`, `{"property": "eo:cloud_cover"}, 15]`,
+		"[11, 46, 11.5, 46.5]", "2024-06-01T00:00:00Z/2024-06-30T23:59:59.999999Z", `"lt": 15`, `{"property": "eo:cloud_cover"}, 15]`,
 		"search_collections", "cursor", "max_items is how many items come back in total",
 	} {
 		if !strings.Contains(text, want) {
@@ -100,7 +100,7 @@ func TestOtherPromptsNameTheirArguments(t *testing.T) {
 	}
 	est, err := getPromptText(t, cs, "estimate_download", map[string]string{"collection": "naip", "bbox": "[-94.6,37.0,-94.4,37.2]", "datetime": "2021"})
 	if err != nil || !strings.Contains(est, `collections ["naip"]`) || !strings.Contains(est, "[-94.6, 37, -94.4, 37.2]") ||
-		!strings.Contains(est, "estimate_data_size") || !strings.Contains(est, "2021-01-01T00:00:00Z/2021-12-31T23:59:59Z") {
+		!strings.Contains(est, "estimate_data_size") || !strings.Contains(est, "2021-01-01T00:00:00Z/2021-12-31T23:59:59.999999Z") {
 		t.Errorf("estimate_download (err %v):\n%s", err, est)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/stacclient/stacdoc"
 )
 
 // timeRange is a closed interval; a zero bound is open.
@@ -21,9 +23,9 @@ func parseDatetimeParam(s string) (timeRange, error) {
 	}
 	switch len(parts) {
 	case 1:
-		t, err := time.Parse(time.RFC3339Nano, s)
+		t, err := stacdoc.ParseTime(s)
 		if err != nil {
-			return bad("not an RFC 3339 timestamp")
+			return bad("not an RFC 3339 timestamp: " + err.Error())
 		}
 		return timeRange{start: t, end: t}, nil
 	case 2:
@@ -32,9 +34,9 @@ func parseDatetimeParam(s string) (timeRange, error) {
 			if p == ".." || p == "" {
 				continue
 			}
-			t, err := time.Parse(time.RFC3339Nano, p)
+			t, err := stacdoc.ParseTime(p) // leap seconds, lowercase t/z; no comma decimal
 			if err != nil {
-				return bad(fmt.Sprintf("%q is not an RFC 3339 timestamp", p))
+				return bad(fmt.Sprintf("%q is not an RFC 3339 timestamp: %v", p, err))
 			}
 			if i == 0 {
 				r.start = t
@@ -42,8 +44,9 @@ func parseDatetimeParam(s string) (timeRange, error) {
 				r.end = t
 			}
 		}
-		if r.start.IsZero() && r.end.IsZero() && s != "../.." {
-			return bad("both ends are open")
+		if r.start.IsZero() && r.end.IsZero() {
+			// "../.." too: the STAC API allows one open end (stac-fastapi: 400).
+			return bad("both ends are open; leave datetime out for no time limit")
 		}
 		if !r.start.IsZero() && !r.end.IsZero() && r.end.Before(r.start) {
 			return bad("the end is before the start")

@@ -197,3 +197,57 @@ func geometryFromJSONValue(v any) (orb.Geometry, error) {
 	}
 	return parseGeoJSONGeometry(raw)
 }
+
+// heightsMeet reports whether an item's heights meet [lo, hi]: its bbox's
+// when it has six numbers, else the third coordinates of its geometry. An
+// item that states no height is kept: its footprint says nothing about
+// height, so a 3D bbox cannot rule it out.
+func heightsMeet(doc map[string]any, lo, hi float64) bool {
+	if b, ok := doc["bbox"].([]any); ok && len(b) == 6 {
+		zmin, ok1 := jsonFloat(b[2])
+		zmax, ok2 := jsonFloat(b[5])
+		if ok1 && ok2 {
+			return zmin <= hi && zmax >= lo
+		}
+	}
+	geom, _ := doc["geometry"].(map[string]any)
+	zmin, zmax, found := math.Inf(1), math.Inf(-1), false
+	var walk func(v any)
+	walk = func(v any) {
+		list, ok := v.([]any)
+		if !ok {
+			return
+		}
+		if len(list) >= 3 {
+			if _, isNum := jsonFloat(list[0]); isNum {
+				if z, ok := jsonFloat(list[2]); ok {
+					zmin, zmax, found = math.Min(zmin, z), math.Max(zmax, z), true
+				}
+				return
+			}
+		}
+		for _, e := range list {
+			walk(e)
+		}
+	}
+	walk(geom["coordinates"])
+	if geoms, ok := geom["geometries"].([]any); ok {
+		for _, g := range geoms {
+			if m, ok := g.(map[string]any); ok {
+				walk(m["coordinates"])
+			}
+		}
+	}
+	return !found || (zmin <= hi && zmax >= lo)
+}
+
+func jsonFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}

@@ -37,8 +37,30 @@ type sortField struct {
 }
 
 type fieldsSpec struct {
-	Include []string `json:"include,omitempty"`
-	Exclude []string `json:"exclude,omitempty"`
+	Include []string `json:"include"`
+	Exclude []string `json:"exclude"`
+	// IncludeMissing: a POST body's fields had no include member, so an
+	// exclude list subtracts from the whole item rather than from the
+	// default set (fields extension v1.0.0, "null vs. empty vs. missing").
+	IncludeMissing bool `json:"-"`
+}
+
+// MarshalJSON writes include as the request had it: absent when missing,
+// a list otherwise (null and [] mean the same), so that a next link's
+// body and the fingerprint keep the distinction.
+func (f fieldsSpec) MarshalJSON() ([]byte, error) {
+	m := map[string][]string{"exclude": orEmpty(f.Exclude)}
+	if !f.IncludeMissing {
+		m["include"] = orEmpty(f.Include)
+	}
+	return json.Marshal(m)
+}
+
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }
 
 // Parameter names understood by /search; /aggregate adds "aggregations".
@@ -134,7 +156,10 @@ func parseSearchGET(values url.Values, allowed []string) (*searchQuery, error) {
 			q.SortBy = append(q.SortBy, sortField{Field: f, Direction: dir})
 		}
 	}
-	if s := get("fields"); s != "" {
+	if _, present := values["fields"]; present {
+		// "?fields=" asks for the default set; GET cannot say "include
+		// missing", so an exclude-only list subtracts from the default set.
+		s := get("fields")
 		q.Fields = &fieldsSpec{}
 		for _, f := range splitList(s) {
 			f = strings.TrimSpace(f)
@@ -265,6 +290,8 @@ func (q *searchQuery) setPOSTField(name string, v any) error {
 			return badParam("fields", got, fieldsAccepted, "not an object")
 		}
 		q.Fields = &fieldsSpec{}
+		_, hasInclude := m["include"]
+		q.Fields.IncludeMissing = !hasInclude
 		for key, dst := range map[string]*[]string{"include": &q.Fields.Include, "exclude": &q.Fields.Exclude} {
 			if m[key] == nil {
 				continue
@@ -273,8 +300,8 @@ func (q *searchQuery) setPOSTField(name string, v any) error {
 				return badParam("fields", got, fieldsAccepted, key+": "+err.Error())
 			}
 		}
-		if len(q.Fields.Include) == 0 && len(q.Fields.Exclude) == 0 {
-			q.Fields = nil // {} asks for nothing; keep GET and POST forms identical
+		if len(q.Fields.Exclude) == 0 {
+			q.Fields.IncludeMissing = false // {} and {"include": null} both ask for the default set
 		}
 	case "limit":
 		n, ok := v.(json.Number)
@@ -334,6 +361,12 @@ func (q *searchQuery) compile() error {
 			return badParam("bbox", compactJSON(q.BBox), bboxAccepted, err.Error())
 		}
 		shapes := shapesFromBBox(q.BBox)
+		if len(q.BBox) == 6 {
+			// A 3D bbox [w,s,zmin,e,n,zmax] also bounds heights (issue 23:
+			// they were ignored).
+			lo, hi := q.BBox[2], q.BBox[5]
+			q.conditions = append(q.conditions, func(it *storedItem) bool { return heightsMeet(it.doc, lo, hi) })
+		}
 		q.conditions = append(q.conditions, func(it *storedItem) bool {
 			for _, s := range shapes {
 				if it.shape.intersects(s) {
@@ -476,7 +509,7 @@ func (q *searchQuery) values() url.Values {
 		v.Set("sortby", strings.Join(parts, ","))
 	}
 	if q.Fields != nil {
-		var parts []string
+		parts := []string{} // "fields=" (the default set) when both lists are empty
 		parts = append(parts, q.Fields.Include...)
 		for _, e := range q.Fields.Exclude {
 			parts = append(parts, "-"+e)
@@ -519,6 +552,8 @@ func validateBBox(b []float64) error {
 		return fmt.Errorf("a latitude is outside [-90,90]")
 	case s > n:
 		return fmt.Errorf("south %v is greater than north %v (is the order w,s,e,n?)", s, n)
+	case len(b) == 6 && b[2] > b[5]:
+		return fmt.Errorf("the lowest height %v is above the highest %v (the order is w,s,zmin,e,n,zmax)", b[2], b[5])
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package stacserver
 import (
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -205,32 +206,78 @@ func TestSortBy(t *testing.T) {
 	}
 }
 
+// TestFields follows the fields extension v1.0.0 ("Include/Exclude
+// Semantics" and its null/empty/missing table).
 func TestFields(t *testing.T) {
 	ts := startServer(t, Options{})
-	p := ts.post(t, "/search", map[string]any{"ids": []string{"s-01"},
-		"fields": map[string]any{"include": []string{"properties.eo:cloud_cover", "bbox"}, "exclude": []string{"links"}}})
-	wantStatus(t, p, http.StatusOK)
-	f := p.body["features"].([]any)[0].(map[string]any)
-	props := f["properties"].(map[string]any)
-	if len(props) != 1 || props["eo:cloud_cover"] == nil {
-		t.Errorf("include kept properties %v, want only eo:cloud_cover", props)
+	first := func(t *testing.T, r response) map[string]any {
+		t.Helper()
+		wantStatus(t, r, http.StatusOK)
+		return r.body["features"].([]any)[0].(map[string]any)
 	}
-	if f["geometry"] != nil || f["assets"] != nil {
-		t.Errorf("include kept unlisted members: %v", f)
+	post := func(fields any) map[string]any {
+		return first(t, ts.post(t, "/search", map[string]any{"ids": []string{"s-01"}, "fields": fields}))
 	}
-	if f["id"] != "s-01" || f["links"] == nil {
-		t.Errorf("id and links must always be kept: %v", f)
+	keys := func(m map[string]any) string {
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return strings.Join(ks, ",")
 	}
 
-	g := ts.get(t, "/search?ids=s-01&fields="+url.QueryEscape("-geometry,-properties.platform"))
-	wantStatus(t, g, http.StatusOK)
-	f = g.body["features"].([]any)[0].(map[string]any)
-	props = f["properties"].(map[string]any)
-	if _, has := f["geometry"]; has {
-		t.Errorf("geometry not excluded")
+	// An include list is what comes back (with type, id and collection);
+	// an excluded links is honoured (issue 23: it was kept).
+	f := post(map[string]any{"include": []string{"properties.eo:cloud_cover", "geometry"}, "exclude": []string{"links"}})
+	if got := keys(f); got != "collection,geometry,id,properties,type" {
+		t.Errorf("include: members %s", got)
 	}
-	if _, has := props["platform"]; has || props["eo:cloud_cover"] == nil || f["assets"] == nil {
-		t.Errorf("exclude removed the wrong members: %v", f)
+	if got := keys(f["properties"].(map[string]any)); got != "eo:cloud_cover" {
+		t.Errorf("include: properties %s", got)
+	}
+
+	// A field both included and excluded is included (rule 6).
+	f = post(map[string]any{"include": []string{"properties"}, "exclude": []string{"properties"}})
+	if _, ok := f["properties"].(map[string]any)["platform"]; !ok {
+		t.Errorf("properties in both lists was dropped: %v", f)
+	}
+
+	// An excluded parent with an included child keeps the child alone
+	// (rule 5.1); an included parent loses an excluded child (5.2).
+	f = post(map[string]any{"include": []string{"properties.platform"}, "exclude": []string{"properties"}})
+	if got := keys(f["properties"].(map[string]any)); got != "platform" {
+		t.Errorf("excluded parent, included child: properties %s", got)
+	}
+	f = post(map[string]any{"include": []string{"properties"}, "exclude": []string{"properties.platform"}})
+	if p := f["properties"].(map[string]any); p["platform"] != nil || p["eo:cloud_cover"] == nil {
+		t.Errorf("included parent, excluded child: properties %v", p)
+	}
+
+	// {} and "?fields=" are the default set (rule 1), not the whole item.
+	const defaults = "assets,collection,geometry,id,links,properties,stac_version,type"
+	for name, f := range map[string]map[string]any{
+		"POST {}":         post(map[string]any{}),
+		"GET ?fields=":    first(t, ts.get(t, "/search?ids=s-01&fields=")),
+		"POST include []": post(map[string]any{"include": []string{}}),
+	} {
+		if got := keys(f); got != defaults {
+			t.Errorf("%s: members %s, want the default set %s", name, got, defaults)
+		}
+		if got := keys(f["properties"].(map[string]any)); got != "datetime" {
+			t.Errorf("%s: properties %s, want datetime", name, got)
+		}
+	}
+
+	// Exclude only: from the whole item when a POST body has no include,
+	// from the default set otherwise (GET cannot say "missing").
+	f = post(map[string]any{"exclude": []string{"geometry", "properties.platform"}})
+	if p := f["properties"].(map[string]any); f["geometry"] != nil || p["platform"] != nil || p["eo:cloud_cover"] == nil {
+		t.Errorf("POST exclude only: %v", f)
+	}
+	f = first(t, ts.get(t, "/search?ids=s-01&fields="+url.QueryEscape("-geometry,-links")))
+	if got := keys(f); got != "assets,collection,id,properties,stac_version,type" {
+		t.Errorf("GET exclude only: members %s", got)
 	}
 
 	// Trimming answers must not have changed the stored item.
