@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/paulmach/orb"
+	"github.com/paulmach/orb/geojson"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
@@ -156,7 +158,34 @@ func newFootprintSearch(c *Call, tool string, params stacclient.SearchParams, ma
 	if f.area, f.hasArea, err = searchArea(params); err != nil {
 		return nil, err
 	}
+	if f.hasArea && params.Intersects != nil {
+		if err := f.splitAtAntimeridian(); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+// splitAtAntimeridian searches with the area cut at ±180 when it crosses
+// the antimeridian (RFC 7946 §3.1.9): the area is measured as one piece,
+// but a catalog reads a polygon literally and would search the long way
+// round (issue 23: check_coverage found nothing and reported 0 %).
+func (f *footprintSearch) splitAtAntimeridian() error {
+	mp, changed, err := f.area.SplitAtAntimeridian()
+	if err != nil || !changed {
+		return err
+	}
+	var g orb.Geometry = mp
+	if len(mp) == 1 {
+		g = mp[0]
+	}
+	raw, err := geojson.NewGeometry(g).MarshalJSON()
+	if err != nil {
+		return err
+	}
+	f.params.Intersects = raw
+	f.notes = append(f.notes, fmt.Sprintf("the area crosses the antimeridian: the catalog was searched with it cut at ±180° into %d polygon(s) (RFC 7946 §3.1.9)", len(mp)))
+	return nil
 }
 
 // run searches and reads each item's footprint.

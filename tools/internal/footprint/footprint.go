@@ -149,6 +149,13 @@ func unwrapRing(r orb.Ring) (orb.Ring, error) {
 		}
 		reachesPole = reachesPole || math.Abs(p[1]) == 90
 	}
+	if cutForm(r) {
+		out := append(orb.Ring{}, r...)
+		if out[0] != out[len(out)-1] {
+			out = append(out, out[0])
+		}
+		return out, nil
+	}
 	out := orb.Ring(Continuous(orb.LineString(r)))
 	if Winds(orb.LineString(out)) {
 		if !reachesPole {
