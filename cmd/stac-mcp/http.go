@@ -72,14 +72,16 @@ func checkExposure(setting, addr, token string) error {
 	if transport.IsLoopbackHost(host) {
 		return nil
 	}
-	if token == "" {
+	if len(transport.Tokens(token)) == 0 {
 		return usageError("%s=%q is not a loopback address, so it needs a bearer token: "+
 			"set STAC_MCP_HTTP_TOKEN to a long random secret (clients send Authorization: Bearer <token>), "+
 			"or bind 127.0.0.1", setting, addr)
 	}
-	if len(token) < minRemoteTokenBytes {
-		return usageError("%s=%q is reachable from other machines, and STAC_MCP_HTTP_TOKEN is only %d bytes long: "+
-			"use at least %d random bytes, e.g. STAC_MCP_HTTP_TOKEN=\"$(openssl rand -hex 32)\"", setting, addr, len(token), minRemoteTokenBytes)
+	for i, t := range transport.Tokens(token) {
+		if len(t) < minRemoteTokenBytes {
+			return usageError("%s=%q is reachable from other machines, and token %d of STAC_MCP_HTTP_TOKEN is only %d bytes long: "+
+				"use at least %d random bytes, e.g. STAC_MCP_HTTP_TOKEN=\"$(openssl rand -hex 32)\"", setting, addr, i+1, len(t), minRemoteTokenBytes)
+		}
 	}
 	return nil
 }

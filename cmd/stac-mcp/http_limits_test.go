@@ -228,6 +228,13 @@ func TestHTTPTokenRules(t *testing.T) {
 	if err := checkHTTPExposure("127.0.0.1:8080", "short"); err != nil {
 		t.Errorf("a short token on loopback: %v, want it allowed (only this machine can reach it)", err)
 	}
+	// One token per client: each must be long enough.
+	if err := checkHTTPExposure("0.0.0.0:8080", "token-of-alice-0123456789,short"); err == nil || !strings.Contains(err.Error(), "token 2") {
+		t.Errorf("a list with a 5-byte second token: %v; want a refusal naming token 2", err)
+	}
+	if err := checkHTTPExposure("0.0.0.0:8080", "token-of-alice-0123456789, token-of-bob-0123456789"); err != nil {
+		t.Errorf("two long tokens: %v", err)
+	}
 }
 
 // TestMetricsAddrFollowsTheHTTPExposureRule (issue 10): in stdio mode

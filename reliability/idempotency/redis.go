@@ -72,14 +72,24 @@ type redisRecord struct {
 	Fingerprint string `json:"fingerprint"`
 	Token       string `json:"token,omitempty"`
 	LeaseUntil  int64  `json:"lease_until,omitempty"`
-	Outcome     []byte `json:"outcome,omitempty"`
-	CreatedAt   int64  `json:"created_at"`
-	ExpiresAt   int64  `json:"expires_at"`
+	// Outcome is kept as it is when it is JSON (the write tools' is), not
+	// base64 as []byte would be; LegacyOutcome reads records written
+	// before.
+	Outcome       json.RawMessage `json:"o,omitempty"`
+	LegacyOutcome []byte          `json:"outcome,omitempty"`
+	CreatedAt     int64           `json:"created_at"`
+	ExpiresAt     int64           `json:"expires_at"`
 }
 
 func encodeRecord(r Record) string {
-	raw, _ := json.Marshal(redisRecord{State: r.State, Fingerprint: r.Fingerprint, Token: r.Token,
-		LeaseUntil: millis(r.LeaseUntil), Outcome: r.Outcome, CreatedAt: millis(r.CreatedAt), ExpiresAt: millis(r.ExpiresAt)})
+	rec := redisRecord{State: r.State, Fingerprint: r.Fingerprint, Token: r.Token,
+		LeaseUntil: millis(r.LeaseUntil), CreatedAt: millis(r.CreatedAt), ExpiresAt: millis(r.ExpiresAt)}
+	if json.Valid(r.Outcome) {
+		rec.Outcome = r.Outcome
+	} else {
+		rec.LegacyOutcome = r.Outcome
+	}
+	raw, _ := json.Marshal(rec)
 	return string(raw) // a struct of strings, numbers and bytes always marshals
 }
 
@@ -92,7 +102,11 @@ func decodeRecord(raw string) (Record, error) {
 	if r.LeaseUntil != 0 {
 		lease = fromMillis(r.LeaseUntil)
 	}
-	return Record{State: r.State, Fingerprint: r.Fingerprint, Token: r.Token, LeaseUntil: lease, Outcome: r.Outcome,
+	outcome := []byte(r.Outcome)
+	if len(outcome) == 0 {
+		outcome = r.LegacyOutcome
+	}
+	return Record{State: r.State, Fingerprint: r.Fingerprint, Token: r.Token, LeaseUntil: lease, Outcome: outcome,
 		CreatedAt: fromMillis(r.CreatedAt), ExpiresAt: fromMillis(r.ExpiresAt)}, nil
 }
 
@@ -106,6 +120,73 @@ else
 	redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 end
 return 1`)
+
+// claimScript sets KEYS[1] to ARGV[1] for ARGV[2] ms unless it exists,
+// within the bounds on live records: KEYS[2] (the caller's) and KEYS[3]
+// (the store's) are sorted sets of record keys scored by their expiry
+// (unix ms); expired members (ARGV[3] is now) are dropped first. Returns
+// 1 (claimed), 0 (the key exists), or -1 / -2 with the count (over the
+// caller's ARGV[5] / the store's ARGV[6] bound).
+var claimScript = redis.NewScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0, 0} end
+local mine = redis.call('ZCARD', KEYS[2])
+if mine >= tonumber(ARGV[5]) then return {-1, mine} end
+local all = redis.call('ZCARD', KEYS[3])
+if all >= tonumber(ARGV[6]) then return {-2, all} end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[7])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[7])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+return {1, 0}`)
+
+// countKeys are the sorted sets of claimScript: the caller's (by a hash
+// of its name) and the store's.
+func (s *Redis) countKeys(k Key) (caller, all string) {
+	h := sha256.Sum256([]byte(k.Caller))
+	return s.prefix + "caller:" + hex.EncodeToString(h[:16]), s.prefix + "all"
+}
+
+// claimNew is SET NX within the bounds on live records.
+func (s *Redis) claimNew(ctx context.Context, k Key, key, value string, now time.Time) (bool, error) {
+	callerSet, allSet := s.countKeys(k)
+	ttl := s.opts.TTL.Milliseconds()
+	res, err := claimScript.Run(ctx, s.client, []string{key, callerSet, allSet}, value, ttl, now.UnixMilli(),
+		now.UnixMilli()+ttl, s.opts.MaxPerCaller, s.opts.MaxTotal, s.member(key)).Int64Slice()
+	if err != nil {
+		return false, s.wrap("claim", err)
+	}
+	switch res[0] {
+	case 1:
+		return true, nil
+	case -1:
+		return false, &LimitError{Scope: "caller", Count: int(res[1]), Max: s.opts.MaxPerCaller, TTL: s.opts.TTL}
+	case -2:
+		return false, &LimitError{Scope: "store", Count: int(res[1]), Max: s.opts.MaxTotal, TTL: s.opts.TTL}
+	}
+	return false, nil
+}
+
+// member is a record's member of the counting sets: half its key's hash
+// (128 bits, enough to tell records apart, and half the memory).
+func (s *Redis) member(key string) string { return key[len(s.prefix) : len(s.prefix)+32] }
+
+// recount moves a record's expiry in the counting sets (0: removes it).
+func (s *Redis) recount(ctx context.Context, k Key, key string, expires time.Time) {
+	callerSet, allSet := s.countKeys(k)
+	m := s.member(key)
+	pipe := s.client.Pipeline()
+	for _, set := range []string{callerSet, allSet} {
+		if expires.IsZero() {
+			pipe.ZRem(ctx, set, m)
+		} else {
+			pipe.ZAddXX(ctx, set, redis.Z{Score: float64(expires.UnixMilli()), Member: m})
+		}
+	}
+	_, _ = pipe.Exec(ctx) // a stale score only counts a record until it expires
+}
 
 // casAttempts bounds the optimistic loop of Begin; each round needs another
 // writer to have changed the record in between, which is rare.
@@ -121,9 +202,9 @@ func (s *Redis) Begin(ctx context.Context, k Key, fingerprint string, lease time
 		now := s.opts.Now()
 		token := newToken()
 		fresh := claimed(nil, fingerprint, token, lease, now, s.opts.TTL)
-		ok, err := s.client.SetNX(ctx, key, encodeRecord(fresh), s.opts.TTL).Result()
+		ok, err := s.claimNew(ctx, k, key, encodeRecord(fresh), now)
 		if err != nil {
-			return Claim{}, s.wrap("claim", err)
+			return Claim{}, err
 		}
 		if ok {
 			return Claim{Status: Claimed, Token: token}, nil
@@ -161,11 +242,18 @@ func (s *Redis) Begin(ctx context.Context, k Key, fingerprint string, lease time
 }
 
 // Finish implements Store.
-func (s *Redis) Finish(ctx context.Context, k Key, token string, outcome []byte) error {
-	return s.change(ctx, k, token, "finish", func(r Record, now time.Time) (string, time.Duration) {
-		r.State, r.Token, r.LeaseUntil, r.Outcome, r.ExpiresAt = Done, "", time.Time{}, outcome, now.Add(s.opts.TTL)
-		return encodeRecord(r), s.opts.TTL
+func (s *Redis) Finish(ctx context.Context, k Key, token string, outcome []byte, ttl time.Duration) error {
+	ttl = s.opts.outcomeTTL(ttl)
+	var expires time.Time
+	err := s.change(ctx, k, token, "finish", func(r Record, now time.Time) (string, time.Duration) {
+		r.State, r.Token, r.LeaseUntil, r.Outcome, r.ExpiresAt = Done, "", time.Time{}, outcome, now.Add(ttl)
+		expires = r.ExpiresAt
+		return encodeRecord(r), ttl
 	})
+	if err == nil {
+		s.recount(ctx, k, s.redisKey(k), expires)
+	}
+	return err
 }
 
 // Abandon implements Store.
@@ -178,7 +266,11 @@ func (s *Redis) Abandon(ctx context.Context, k Key, token string) error {
 
 // Release implements Store.
 func (s *Redis) Release(ctx context.Context, k Key, token string) error {
-	return s.change(ctx, k, token, "release", func(Record, time.Time) (string, time.Duration) { return "", 0 })
+	err := s.change(ctx, k, token, "release", func(Record, time.Time) (string, time.Duration) { return "", 0 })
+	if err == nil {
+		s.recount(ctx, k, s.redisKey(k), time.Time{})
+	}
+	return err
 }
 
 // change replaces the record held by token with next's value (empty:

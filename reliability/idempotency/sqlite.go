@@ -140,6 +140,11 @@ func (s *SQLite) Begin(ctx context.Context, k Key, fingerprint string, lease tim
 	if status != Claimed && status != Recovering {
 		return claim, nil // nothing written; the deferred rollback ends the transaction
 	}
+	if status == Claimed {
+		if err := s.checkBounds(ctx, tx, k.Caller, now); err != nil {
+			return Claim{}, err
+		}
+	}
 	claim.Token = newToken()
 	n := claimed(rec, fingerprint, claim.Token, lease, now, s.opts.TTL)
 	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO idempotency
@@ -154,12 +159,31 @@ func (s *SQLite) Begin(ctx context.Context, k Key, fingerprint string, lease tim
 	return claim, nil
 }
 
+// checkBounds refuses a new record beyond Options.MaxPerCaller or MaxTotal
+// live records (the primary key and the expires_at index serve the counts).
+func (s *SQLite) checkBounds(ctx context.Context, tx *sql.Tx, caller string, now time.Time) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency WHERE caller = ? AND expires_at > ?`, caller, millis(now)).Scan(&n); err != nil {
+		return s.wrap("count", err)
+	}
+	if n >= s.opts.MaxPerCaller {
+		return &LimitError{Scope: "caller", Count: n, Max: s.opts.MaxPerCaller, TTL: s.opts.TTL}
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency WHERE expires_at > ?`, millis(now)).Scan(&n); err != nil {
+		return s.wrap("count", err)
+	}
+	if n >= s.opts.MaxTotal {
+		return &LimitError{Scope: "store", Count: n, Max: s.opts.MaxTotal, TTL: s.opts.TTL}
+	}
+	return nil
+}
+
 // Finish implements Store.
-func (s *SQLite) Finish(ctx context.Context, k Key, token string, outcome []byte) error {
+func (s *SQLite) Finish(ctx context.Context, k Key, token string, outcome []byte, ttl time.Duration) error {
 	now := s.opts.Now()
 	return s.update(ctx, "finish", `UPDATE idempotency SET state = 'done', token = '', lease_until = 0, outcome = ?, expires_at = ?
 		WHERE caller = ? AND tool = ? AND key = ? AND token = ? AND state = 'in_flight'`,
-		outcome, millis(now.Add(s.opts.TTL)), k.Caller, k.Tool, k.Key, token)
+		outcome, millis(now.Add(s.opts.outcomeTTL(ttl))), k.Caller, k.Tool, k.Key, token)
 }
 
 // Abandon implements Store.

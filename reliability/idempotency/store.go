@@ -127,8 +127,10 @@ type Store interface {
 	// Begin looks the key up and, when there is no record or its fate is
 	// unknown, claims it for lease.
 	Begin(ctx context.Context, k Key, fingerprint string, lease time.Duration) (Claim, error)
-	// Finish stores outcome as the key's outcome for the store's TTL.
-	Finish(ctx context.Context, k Key, token string, outcome []byte) error
+	// Finish stores outcome as the key's outcome for ttl (0, or more than
+	// the store's TTL: the store's TTL). A refused write is kept briefly
+	// (FailureTTL), so that it cannot hold a key for a day.
+	Finish(ctx context.Context, k Key, token string, outcome []byte, ttl time.Duration) error
 	// Abandon marks the write as possibly applied: the next Begin recovers.
 	Abandon(ctx context.Context, k Key, token string) error
 	// Release deletes the record: nothing was sent, the key is free again.
@@ -140,6 +142,39 @@ type Store interface {
 // DefaultTTL is how long a record is kept when Options.TTL is 0.
 const DefaultTTL = 24 * time.Hour
 
+// FailureTTL is how long the outcome of a write the catalog refused is
+// kept: long enough that a model repeating the call at once gets the
+// duplicate, short enough that a refusal never blocks a key for long.
+const FailureTTL = 10 * time.Minute
+
+// Bounds on the records kept (Options.MaxPerCaller, MaxTotal). A caller is
+// a configured token, the unauthenticated HTTP clients together, or stdio,
+// so the callers are as many as the operator made; a new key beyond a
+// bound is refused (LimitError) rather than evicting an older record,
+// which would let a retry of that older write happen twice.
+const (
+	DefaultMaxPerCaller = 10_000
+	DefaultMaxTotal     = 100_000
+)
+
+// LimitError refuses a new key: the caller, or the store, holds as many
+// live records as it may. Nothing was sent.
+type LimitError struct {
+	Scope string // "caller" or "store"
+	Count int
+	Max   int
+	TTL   time.Duration
+}
+
+func (e *LimitError) Error() string {
+	who := "this caller has"
+	if e.Scope == "store" {
+		who = "the server's callers together have"
+	}
+	return fmt.Sprintf("idempotency store: %s %d idempotency records kept (at most %d; each is kept %s after its write, a refused write's %s), so a new idempotency_key cannot be recorded now",
+		who, e.Count, e.Max, e.TTL, min(FailureTTL, e.TTL))
+}
+
 // Options configure a store.
 type Options struct {
 	// TTL is how long a record lives: an outcome from Finish, an abandoned
@@ -147,6 +182,9 @@ type Options struct {
 	TTL time.Duration
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// MaxPerCaller and MaxTotal bound the live records of one caller and
+	// of the store (0: DefaultMaxPerCaller, DefaultMaxTotal).
+	MaxPerCaller, MaxTotal int
 }
 
 func (o Options) withDefaults() Options {
@@ -156,7 +194,21 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.MaxPerCaller <= 0 {
+		o.MaxPerCaller = DefaultMaxPerCaller
+	}
+	if o.MaxTotal <= 0 {
+		o.MaxTotal = DefaultMaxTotal
+	}
 	return o
+}
+
+// outcomeTTL is how long Finish keeps an outcome asked to be kept ttl.
+func (o Options) outcomeTTL(ttl time.Duration) time.Duration {
+	if ttl <= 0 || ttl > o.TTL {
+		return o.TTL
+	}
+	return ttl
 }
 
 // decide is what Begin does with the record it found (nil: none).
@@ -190,3 +242,8 @@ func newToken() string {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return hex.EncodeToString(b[:])
 }
+
+var (
+	_ Store = (*SQLite)(nil)
+	_ Store = (*Redis)(nil)
+)

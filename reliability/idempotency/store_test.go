@@ -3,6 +3,7 @@ package idempotency
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -39,11 +40,12 @@ func (c *fakeClock) Add(d time.Duration) {
 // opener opens a store on the given clock; the test closes it.
 type opener func(t *testing.T, clock *fakeClock) Store
 
-// stores are every implementation the contract runs against.
-func stores() map[string]opener {
+// storesWith are every implementation the contract runs against, with the
+// bounds of o.
+func storesWith(o Options) map[string]opener {
 	return map[string]opener{
 		"sqlite": func(t *testing.T, clock *fakeClock) Store {
-			s, err := OpenSQLite(t.Context(), t.TempDir(), Options{TTL: time.Hour, Now: clock.Now})
+			s, err := OpenSQLite(t.Context(), t.TempDir(), Options{TTL: time.Hour, Now: clock.Now, MaxPerCaller: o.MaxPerCaller, MaxTotal: o.MaxTotal})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +54,7 @@ func stores() map[string]opener {
 		},
 		"miniredis": func(t *testing.T, clock *fakeClock) Store {
 			mr := miniredis.RunT(t)
-			s, err := OpenRedis("redis://"+mr.Addr()+"/0", Options{TTL: time.Hour, Now: clock.Now})
+			s, err := OpenRedis("redis://"+mr.Addr()+"/0", Options{TTL: time.Hour, Now: clock.Now, MaxPerCaller: o.MaxPerCaller, MaxTotal: o.MaxTotal})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +63,7 @@ func stores() map[string]opener {
 		},
 		"redis-server": func(t *testing.T, clock *fakeClock) Store {
 			srv := redistest.Start(t)
-			s, err := OpenRedis(srv.URL, Options{TTL: time.Hour, Now: clock.Now})
+			s, err := OpenRedis(srv.URL, Options{TTL: time.Hour, Now: clock.Now, MaxPerCaller: o.MaxPerCaller, MaxTotal: o.MaxTotal})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +75,11 @@ func stores() map[string]opener {
 
 // forEachStore runs the contract test against every store.
 func forEachStore(t *testing.T, test func(t *testing.T, s Store, clock *fakeClock)) {
-	for name, open := range stores() {
+	forEachStoreWith(t, Options{}, test)
+}
+
+func forEachStoreWith(t *testing.T, o Options, test func(t *testing.T, s Store, clock *fakeClock)) {
+	for name, open := range storesWith(o) {
 		t.Run(name, func(t *testing.T) {
 			clock := newClock()
 			test(t, open(t, clock), clock)
@@ -120,7 +126,7 @@ func TestStoreFinishedOutcomeIsReturnedUnchanged(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s Store, clock *fakeClock) {
 		c := begin(t, s, testKey, "fp")
 		outcome := []byte(`{"status":"created","item_id":"x"}`)
-		if err := s.Finish(context.Background(), testKey, c.Token, outcome); err != nil {
+		if err := s.Finish(context.Background(), testKey, c.Token, outcome, 0); err != nil {
 			t.Fatal(err)
 		}
 		clock.Add(59 * time.Minute)
@@ -131,7 +137,7 @@ func TestStoreFinishedOutcomeIsReturnedUnchanged(t *testing.T) {
 		if got := begin(t, s, testKey, "other"); got.Status != Conflict {
 			t.Errorf("other arguments after Finish = %v, want Conflict", got.Status)
 		}
-		if err := s.Finish(context.Background(), testKey, c.Token, []byte("again")); !errors.Is(err, ErrNotHolder) {
+		if err := s.Finish(context.Background(), testKey, c.Token, []byte("again"), 0); !errors.Is(err, ErrNotHolder) {
 			t.Errorf("second Finish = %v, want ErrNotHolder", err)
 		}
 		// The TTL runs from Finish: past it the key is new again.
@@ -155,10 +161,10 @@ func TestStoreAbandonedWriteIsRecoveredByTheNextCall(t *testing.T) {
 		if got := begin(t, s, testKey, "fp"); got.Status != Busy {
 			t.Fatalf("a third call while the second recovers = %v, want Busy", got.Status)
 		}
-		if err := s.Finish(context.Background(), testKey, first.Token, []byte("x")); !errors.Is(err, ErrNotHolder) {
+		if err := s.Finish(context.Background(), testKey, first.Token, []byte("x"), 0); !errors.Is(err, ErrNotHolder) {
 			t.Errorf("the abandoning call's Finish = %v, want ErrNotHolder", err)
 		}
-		if err := s.Finish(context.Background(), testKey, second.Token, []byte("ok")); err != nil {
+		if err := s.Finish(context.Background(), testKey, second.Token, []byte("ok"), 0); err != nil {
 			t.Fatal(err)
 		}
 		if got := begin(t, s, testKey, "fp"); got.Status != Completed || string(got.Record.Outcome) != "ok" {
@@ -176,7 +182,7 @@ func TestStoreLapsedLeaseIsTakenOverAndTheOldHolderLosesIt(t *testing.T) {
 			t.Fatalf("Begin after the lease = %+v, want Recovering the in-flight record", second)
 		}
 		for name, err := range map[string]error{
-			"Finish":  s.Finish(context.Background(), testKey, first.Token, []byte("late")),
+			"Finish":  s.Finish(context.Background(), testKey, first.Token, []byte("late"), 0),
 			"Abandon": s.Abandon(context.Background(), testKey, first.Token),
 			"Release": s.Release(context.Background(), testKey, first.Token),
 		} {
@@ -252,7 +258,7 @@ func TestSQLiteOutcomeSurvivesARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := begin(t, first, testKey, "fp")
-	if err := first.Finish(context.Background(), testKey, c.Token, []byte("created")); err != nil {
+	if err := first.Finish(context.Background(), testKey, c.Token, []byte("created"), 0); err != nil {
 		t.Fatal(err)
 	}
 	pending := Key{Caller: "stdio", Tool: "create_item", Key: "pending"}
@@ -329,7 +335,7 @@ func TestSQLitePurgesExpiredRecords(t *testing.T) {
 		k := testKey
 		k.Key = "k" + string(rune('a'+i))
 		c := begin(t, s, k, "fp")
-		if err := s.Finish(context.Background(), k, c.Token, []byte("x")); err != nil {
+		if err := s.Finish(context.Background(), k, c.Token, []byte("x"), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -373,12 +379,19 @@ func TestRedisKeysAreHashedAndExpire(t *testing.T) {
 	defer s.Close()
 	k := Key{Caller: "token:secretish", Tool: "create_item", Key: "my-key"}
 	begin(t, s, k, "fp")
+	// The record, and the sets that count the caller's and the store's
+	// records (bounds).
 	keys := mr.Keys()
-	if len(keys) != 1 || !strings.HasPrefix(keys[0], redisKeyPrefix) || strings.Contains(keys[0], "my-key") || strings.Contains(keys[0], "secretish") {
-		t.Fatalf("Redis keys %v", keys)
+	if len(keys) != 3 {
+		t.Fatalf("Redis keys %v, want the record and two counting sets", keys)
 	}
-	if ttl := mr.TTL(keys[0]); ttl <= 0 || ttl > time.Hour {
-		t.Errorf("record TTL %v, want (0, 1h]", ttl)
+	for _, key := range keys {
+		if !strings.HasPrefix(key, redisKeyPrefix) || strings.Contains(key, "my-key") || strings.Contains(key, "secretish") {
+			t.Errorf("Redis key %q", key)
+		}
+		if ttl := mr.TTL(key); ttl <= 0 || ttl > time.Hour {
+			t.Errorf("%s: TTL %v, want (0, 1h]", key, ttl)
+		}
 	}
 	mr.FastForward(time.Hour + time.Second)
 	if len(mr.Keys()) != 0 {
@@ -418,4 +431,56 @@ func TestOpenRedisHidesThePassword(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("OpenRedis error %v: want an error without the password", err)
 	}
+}
+
+// TestStoreBoundsRecords: a new key beyond the caller's bound, or the
+// store's, is a LimitError that records nothing; repeats of kept keys are
+// still answered, other callers still claim (up to the store's bound), and
+// records that expire make room again.
+func TestStoreBoundsRecords(t *testing.T) {
+	forEachStoreWith(t, Options{MaxPerCaller: 3, MaxTotal: 5}, func(t *testing.T, s Store, clock *fakeClock) {
+		key := func(caller string, i int) Key {
+			return Key{Caller: caller, Tool: "create_item", Key: fmt.Sprintf("k-%d", i)}
+		}
+		for i := range 3 {
+			c := begin(t, s, key("a", i), "fp")
+			if err := s.Finish(context.Background(), key("a", i), c.Token, []byte("ok"), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var limit *LimitError
+		if _, err := s.Begin(context.Background(), key("a", 3), "fp", lease); !errors.As(err, &limit) || limit.Scope != "caller" || limit.Max != 3 {
+			t.Fatalf("a 4th key of caller a: %v, want a LimitError of the caller", err)
+		}
+		if got := begin(t, s, key("a", 0), "fp"); got.Status != Completed {
+			t.Errorf("a kept key after the refusal: %v", got.Status)
+		}
+		begin(t, s, key("b", 0), "fp")
+		begin(t, s, key("c", 0), "fp")
+		if _, err := s.Begin(context.Background(), key("d", 0), "fp", lease); !errors.As(err, &limit) || limit.Scope != "store" {
+			t.Fatalf("a 6th record in the store: %v, want a LimitError of the store", err)
+		}
+		clock.Add(time.Hour + time.Second)
+		if got := begin(t, s, key("a", 3), "fp"); got.Status != Claimed {
+			t.Errorf("after the records expired: %v", got.Status)
+		}
+	})
+}
+
+// TestStoreRefusalIsKeptBriefly: an outcome finished with a short TTL (a
+// refused write) is a duplicate right after, and forgotten after the TTL.
+func TestStoreRefusalIsKeptBriefly(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store, clock *fakeClock) {
+		c := begin(t, s, testKey, "fp")
+		if err := s.Finish(context.Background(), testKey, c.Token, []byte("refused"), FailureTTL); err != nil {
+			t.Fatal(err)
+		}
+		if got := begin(t, s, testKey, "fp"); got.Status != Completed {
+			t.Fatalf("right after: %v", got.Status)
+		}
+		clock.Add(FailureTTL + time.Second)
+		if got := begin(t, s, testKey, "fp"); got.Status != Claimed {
+			t.Errorf("after FailureTTL: %v, want the key free again", got.Status)
+		}
+	})
 }

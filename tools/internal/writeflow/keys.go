@@ -28,9 +28,12 @@ func KeyProblem(key string) string {
 }
 
 // CallerOf names who is calling, for the idempotency records: a hash of
-// the HTTP bearer token (never the token itself), else the HTTP client's
-// name, else "stdio" (stdio and the in-process `call` command, whose
-// single user is the operator).
+// the HTTP bearer token (never the token itself; the server admitted it,
+// so only its holders can be this caller, and each configured token is a
+// caller of its own), else "http" for every unauthenticated HTTP client
+// together (a client's self-declared clientInfo.name is not an identity:
+// anyone can send any name), else "stdio" (stdio and the in-process `call`
+// command, whose single user is the operator).
 func CallerOf(req *mcp.CallToolRequest) string {
 	if req == nil || req.Extra == nil {
 		return "stdio"
@@ -44,11 +47,6 @@ func CallerOf(req *mcp.CallToolRequest) string {
 	if scheme, token, ok := strings.Cut(strings.TrimSpace(req.Extra.Header.Get("Authorization")), " "); ok &&
 		strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(token) != "" {
 		return "token:" + shortHash("stac-mcp token\x00"+strings.TrimSpace(token))
-	}
-	if req.Session != nil {
-		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
-			return "http-client:" + p.ClientInfo.Name
-		}
 	}
 	return "http"
 }

@@ -120,12 +120,26 @@ type Env struct {
 	Render func(err error) string
 }
 
-// storedOutcome is what the idempotency store keeps for a key.
+// storedOutcome is what the idempotency store keeps for a key: only what
+// the repeat cannot rebuild. A repeat has the same arguments (the key's
+// fingerprint binds them), so the catalog, the ids, the tool and the key
+// come from the repeat itself, and the text is rendered again from these
+// fields (headline): no document, URL or text is stored twice, and a
+// record stays a few hundred bytes.
 type storedOutcome struct {
-	Out     Outcome `json:"out"`
-	Text    string  `json:"text"`
-	IsError bool    `json:"is_error"`
+	Status         string   `json:"s"`
+	Location       string   `json:"l,omitempty"`
+	UpstreamStatus int      `json:"u,omitempty"`
+	ReplayDecision string   `json:"r"`
+	CorrelationID  string   `json:"c,omitempty"`
+	Error          string   `json:"e,omitempty"`
+	Notes          []string `json:"n,omitempty"`
+	IsError        bool     `json:"x,omitempty"`
 }
+
+// maxStoredError bounds a failure's error text in the store (a catalog's
+// error body can be long; the repeat says it was cut).
+const maxStoredError = 2048
 
 // Failed is a failure with a structured result: a write whose stored
 // outcome is a failure returns it the same way every time (the tools
@@ -167,6 +181,10 @@ func Run(ctx context.Context, env Env, op Op) (Outcome, string, error) {
 	claimCtx, cancel := context.WithTimeout(ctx, storeTimeout)
 	claim, err := env.Store.Begin(claimCtx, key, fingerprint(env.Catalog.Key, op.Args), env.Lease)
 	cancel()
+	var limit *idempotency.LimitError
+	if errors.As(err, &limit) {
+		return Outcome{}, "", fmt.Errorf("%s: nothing was sent: %w. Repeat an earlier write with its own idempotency_key (that is still answered), or wait for older records to expire", op.Tool, err)
+	}
 	if err != nil {
 		return Outcome{}, "", &StoreDown{Tool: op.Tool, Err: err}
 	}
@@ -294,21 +312,10 @@ func (r *run) resolve(ctx context.Context, cause error, mayReplay bool) (Outcome
 func (r *run) succeed(ctx context.Context, decision string, res *stacclient.WriteResult) (Outcome, string, error) {
 	out := r.op.Out
 	out.Status, out.ReplayDecision = r.op.Done, decision
-	var text strings.Builder
-	switch {
-	case res != nil && res.Accepted:
-		out.Status = "accepted"
-		fmt.Fprintf(&text, "The catalog accepted the write of %s for later processing (HTTP 202): it is not visible yet; check with get_item or get_collection in a little while.", r.op.Describe)
-	default:
-		fmt.Fprintf(&text, "%s %s.", capitalize(r.op.Done), r.op.Describe)
-	}
 	if res != nil {
 		out.UpstreamStatus, out.Location = res.Status, res.Location
-		if res.Status != 0 {
-			fmt.Fprintf(&text, " HTTP %d.", res.Status)
-		}
-		if res.Location != "" {
-			fmt.Fprintf(&text, " Location: %s.", res.Location)
+		if res.Accepted {
+			out.Status = "accepted"
 		}
 	}
 	switch decision {
@@ -317,7 +324,46 @@ func (r *run) succeed(ctx context.Context, decision string, res *stacclient.Writ
 	case DecisionReplayed:
 		out.Notes = append(out.Notes, "The answer to the first send was lost and a fresh read showed it had not been applied, so the write was sent once more.")
 	}
-	return r.record(ctx, out, &text, false, nil)
+	return r.record(ctx, out, false, nil)
+}
+
+// headline is the first line of a write's text, from its outcome: what
+// happened, or why it failed.
+func (op Op) headline(out Outcome, isError bool) string {
+	var text strings.Builder
+	switch {
+	case isError:
+		text.WriteString(out.Error)
+		text.WriteString(" Nothing was written.")
+		if out.UpstreamStatus == http.StatusConflict && op.SideEffect == reliability.SideEffectCreate {
+			text.WriteString(" It exists already: read it with get_item or get_collection, or replace it with the update tool.")
+		}
+		return text.String()
+	case out.Status == "accepted":
+		fmt.Fprintf(&text, "The catalog accepted the write of %s for later processing (HTTP 202): it is not visible yet; check with get_item or get_collection in a little while.", op.Describe)
+	default:
+		fmt.Fprintf(&text, "%s %s.", capitalize(op.Done), op.Describe)
+	}
+	if out.UpstreamStatus != 0 {
+		fmt.Fprintf(&text, " HTTP %d.", out.UpstreamStatus)
+	}
+	if out.Location != "" {
+		fmt.Fprintf(&text, " Location: %s.", out.Location)
+	}
+	return text.String()
+}
+
+// text is a write's whole text: the headline, then everything the
+// structured output says, for a host that forwards only the text.
+func (op Op) text(out Outcome, isError bool) string {
+	var text strings.Builder
+	text.WriteString(op.headline(out, isError))
+	fmt.Fprintf(&text, "\nStatus %s: %s (side effect %s) on %s; idempotency_key %q, replay decision %s, correlation_id %s.",
+		out.Status, out.Operation, out.SideEffect, out.CatalogURL, op.Key, out.ReplayDecision, out.CorrelationID)
+	for _, n := range out.Notes {
+		text.WriteString("\nNote: " + n)
+	}
+	return text.String()
 }
 
 // failed stores and returns a definitive failure.
@@ -328,45 +374,42 @@ func (r *run) failed(ctx context.Context, decision string, cause error) (Outcome
 	if errors.As(cause, &se) {
 		out.UpstreamStatus = se.Status
 	}
-	rendered := r.env.Render(cause)
-	out.Error = rendered
-	var text strings.Builder
-	text.WriteString(rendered)
-	text.WriteString(" Nothing was written.")
-	if isKind(cause, stacclient.KindConflict) && r.op.SideEffect == reliability.SideEffectCreate {
-		text.WriteString(" It exists already: read it with get_item or get_collection, or replace it with the update tool.")
-	}
-	return r.record(ctx, out, &text, true, cause)
+	out.Error = r.env.Render(cause)
+	return r.record(ctx, out, true, cause)
 }
 
 // record stores the outcome under the key and returns it.
-func (r *run) record(ctx context.Context, out Outcome, text *strings.Builder, isError bool, cause error) (Outcome, string, error) {
+func (r *run) record(ctx context.Context, out Outcome, isError bool, cause error) (Outcome, string, error) {
 	if rc, ok := reliability.CurrentReceipt(ctx); ok {
 		out.CorrelationID = rc.CorrelationID
 	}
-	// Everything the structured output says, for a host that forwards only
-	// the text.
-	fmt.Fprintf(text, "\nStatus %s: %s (side effect %s) on %s; idempotency_key %q, replay decision %s, correlation_id %s.",
-		out.Status, out.Operation, out.SideEffect, out.CatalogURL, r.op.Key, out.ReplayDecision, out.CorrelationID)
-	for _, n := range out.Notes {
-		text.WriteString("\nNote: " + n)
+	stored := storedOutcome{Status: out.Status, Location: out.Location, UpstreamStatus: out.UpstreamStatus,
+		ReplayDecision: out.ReplayDecision, CorrelationID: out.CorrelationID, Error: out.Error, Notes: out.Notes, IsError: isError}
+	if len(stored.Error) > maxStoredError {
+		stored.Error = strings.ToValidUTF8(stored.Error[:maxStoredError], "") + "… (cut in the idempotency record)"
 	}
-	raw, _ := json.Marshal(storedOutcome{Out: out, Text: text.String(), IsError: isError}) // our own struct always encodes
+	raw, _ := json.Marshal(stored) // our own struct always encodes
 	var storeErr error
 	r.end(ctx, func(ctx context.Context) error {
-		storeErr = r.env.Store.Finish(ctx, r.key, r.token, raw)
+		ttl := time.Duration(0) // the store's TTL
+		if isError {
+			// Nothing was applied: keep the refusal only for an immediate
+			// repeat, so that it never holds the key (adr/0014 as amended
+			// for issue 22).
+			ttl = idempotency.FailureTTL
+		}
+		storeErr = r.env.Store.Finish(ctx, r.key, r.token, raw, ttl)
 		return storeErr
 	})
 	if storeErr != nil && !errors.Is(storeErr, idempotency.ErrNotHolder) {
-		note := "The outcome could not be recorded (" + storeErr.Error() + "): a repeat with the same idempotency_key will look the document up before sending anything."
-		out.Notes = append(out.Notes, note)
-		text.WriteString("\nNote: " + note)
+		out.Notes = append(out.Notes, "The outcome could not be recorded ("+storeErr.Error()+"): a repeat with the same idempotency_key will look the document up before sending anything.")
 	}
 	r.noteDecision(ctx, out.ReplayDecision)
+	text := r.op.text(out, isError)
 	if isError {
-		return Outcome{}, "", &Failed{Outcome: out, Text: text.String(), cause: cause}
+		return Outcome{}, "", &Failed{Outcome: out, Text: text, cause: cause}
 	}
-	return out, text.String(), nil
+	return out, text, nil
 }
 
 // unknown leaves the key for the next call to resolve and says so.
@@ -398,17 +441,40 @@ func (r *run) noteDecision(ctx context.Context, decision string) {
 	reliability.NoteWrite(ctx, r.note)
 }
 
-// duplicateOf returns a stored outcome unchanged but for duplicate: true.
+// duplicateOf returns a stored outcome unchanged but for duplicate: true;
+// what the record does not keep comes from op, the repeat (same
+// arguments).
 func duplicateOf(ctx context.Context, op Op, raw []byte) (Outcome, string, error) {
 	var s storedOutcome
-	if err := json.Unmarshal(raw, &s); err != nil {
+	err := json.Unmarshal(raw, &s)
+	if err == nil && s.Status == "" {
+		// A record written before issue 22 kept the whole outcome and text.
+		var legacy struct {
+			Out     Outcome `json:"out"`
+			IsError bool    `json:"is_error"`
+		}
+		if json.Unmarshal(raw, &legacy) == nil && legacy.Out.Status != "" {
+			o := legacy.Out
+			s = storedOutcome{Status: o.Status, Location: o.Location, UpstreamStatus: o.UpstreamStatus, ReplayDecision: o.ReplayDecision,
+				CorrelationID: o.CorrelationID, Error: o.Error, Notes: o.Notes, IsError: legacy.IsError}
+		}
+	}
+	if err != nil || s.Status == "" {
+		if err == nil {
+			err = errors.New("no status")
+		}
 		return Outcome{}, "", fmt.Errorf("%s: the stored outcome of this idempotency_key is unreadable (%w); nothing was sent", op.Tool, err)
 	}
 	reliability.NoteWrite(ctx, reliability.WriteNote{SideEffect: op.SideEffect, IdempotencyKey: op.Key,
-		ReplayDecision: DecisionDuplicate, Duplicate: true, OriginalCorrelationID: s.Out.CorrelationID})
-	out := s.Out
+		ReplayDecision: DecisionDuplicate, Duplicate: true, OriginalCorrelationID: s.CorrelationID})
+	out := op.Out
+	out.Status, out.Location, out.UpstreamStatus, out.ReplayDecision = s.Status, s.Location, s.UpstreamStatus, s.ReplayDecision
+	out.CorrelationID, out.Error, out.Notes = s.CorrelationID, s.Error, s.Notes
+	if out.Notes == nil {
+		out.Notes = []string{}
+	}
 	out.Duplicate = true
-	text := fmt.Sprintf("Duplicate (same idempotency_key and arguments as call %s): nothing was sent; this is that call's outcome.\n%s", s.Out.CorrelationID, s.Text)
+	text := fmt.Sprintf("Duplicate (same idempotency_key and arguments as call %s): nothing was sent; this is that call's outcome.\n%s", s.CorrelationID, op.text(out, s.IsError))
 	if s.IsError {
 		return Outcome{}, "", &Failed{Outcome: out, Text: text}
 	}

@@ -1,11 +1,14 @@
 package writeflow
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -48,6 +51,35 @@ func TestHolds(t *testing.T) {
 		}
 		if holds(got, want, c.patch) != c.ok {
 			t.Errorf("holds(%s, patch %v) = %v", c.want, c.patch, !c.ok)
+		}
+	}
+}
+
+// TestClientNameIsNotACaller: over HTTP without a token, the name a client
+// declares in initialize is not its identity (anyone can declare any
+// name); every unauthenticated client is the one caller "http".
+func TestClientNameIsNotACaller(t *testing.T) {
+	callers := make(chan string, 2)
+	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "who", InputSchema: &jsonschema.Schema{Type: "object"}},
+		func(_ context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, any, error) {
+			callers <- CallerOf(req)
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	defer ts.Close()
+	for _, name := range []string{"victim-client", "attacker"} {
+		client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+		cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "who", Arguments: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+		cs.Close()
+		if got := <-callers; got != "http" {
+			t.Errorf("client %q is caller %q; want the shared unauthenticated caller \"http\"", name, got)
 		}
 	}
 }

@@ -110,7 +110,7 @@ const EnvCatalogHeaders = "STAC_MCP_CATALOG_HEADERS_"
 // Secrets are read from the environment only (EnvCatalogHeaders: one
 // variable per catalog name).
 var Secrets = []Setting{
-	{"", EnvHTTPToken, "SECRET", "http and --metrics-addr: bearer token every request must carry (Authorization: Bearer …); required for a non-loopback address, then at least 16 bytes; enforced whenever set"},
+	{"", EnvHTTPToken, "SECRET", "http and --metrics-addr: bearer token every request must carry (Authorization: Bearer …), or several separated by commas, one per client (each is its own caller for idempotency keys); required for a non-loopback address, then each at least 16 bytes; enforced whenever set"},
 	{"", EnvCursorKey, "SECRET", "key that signs cursors (at least 32 characters, e.g. openssl rand -hex 32): replicas sharing it continue each other's cursors (default: http replicas with STAC_MCP_REDIS_URL share one kept in Redis, else a random key per http process; stdio and call keep one in the user's state directory)"},
 	{"", EnvCatalogHeaders + "<NAME>", "HEADERS", "headers for one preset or STAC_MCP_CATALOGS catalog, sent to its origin only, same forms as STAC_MCP_HEADERS, e.g. STAC_MCP_CATALOG_HEADERS_INTERNAL=X-Api-Key=k"},
 }

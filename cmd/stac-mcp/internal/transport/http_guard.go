@@ -10,19 +10,46 @@ import (
 	"sync"
 )
 
-// requireBearerToken lets a request through only with
-// "Authorization: Bearer <token>" when token is set. The comparison takes
-// constant time over SHA-256 digests (so neither the token's length nor a
-// matching prefix shows in the timing), and a refusal is a bare 401 that
-// says nothing about why (no hint whether the header was missing or the
-// token wrong) and closes the connection, so an unauthenticated client
-// cannot keep it open. /healthz stays open so load balancers can probe
-// without the secret; it reports nothing but "ok".
-func requireBearerToken(token string, next http.Handler) http.Handler {
-	if token == "" {
-		return next
+// Tokens splits STAC_MCP_HTTP_TOKEN: one token, or several separated by
+// commas (white space around each is dropped; an empty entry is ignored).
+// Each token is one caller: the idempotency records of the write tools
+// are scoped by a hash of the token a request carried (adr/0014), so an
+// operator who gives each client its own token keeps their keys apart,
+// while the holders of one token share them.
+func Tokens(setting string) []string {
+	var out []string
+	for _, t := range strings.Split(setting, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
 	}
-	want := sha256.Sum256([]byte(token))
+	return out
+}
+
+// requireBearerToken lets a request through only with
+// "Authorization: Bearer <token>" for one of the tokens of setting (see
+// Tokens) when it names any. The comparison takes constant time over
+// SHA-256 digests and checks every token (so neither a token's length, a
+// matching prefix nor which token matched shows in the timing), and a
+// refusal is a bare 401 that says nothing about why (no hint whether the
+// header was missing or the token wrong) and closes the connection, so an
+// unauthenticated client cannot keep it open. /healthz stays open so load
+// balancers can probe without the secret; it reports nothing but "ok".
+func requireBearerToken(setting string, next http.Handler) http.Handler {
+	tokens := Tokens(setting)
+	if len(tokens) == 0 {
+		// No token admits anyone: a bearer token a client sends anyway is
+		// no identity (the write tools would scope its idempotency keys by
+		// it, letting one client make itself any number of callers).
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Header.Del("Authorization")
+			next.ServeHTTP(w, r)
+		})
+	}
+	want := make([][sha256.Size]byte, len(tokens))
+	for i, t := range tokens {
+		want[i] = sha256.Sum256([]byte(t))
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			next.ServeHTTP(w, r)
@@ -30,7 +57,11 @@ func requireBearerToken(token string, next http.Handler) http.Handler {
 		}
 		got, ok := bearerToken(r.Header.Get("Authorization"))
 		digest := sha256.Sum256([]byte(got))
-		if !ok || subtle.ConstantTimeCompare(digest[:], want[:]) != 1 {
+		match := 0
+		for i := range want {
+			match |= subtle.ConstantTimeCompare(digest[:], want[i][:])
+		}
+		if !ok || match != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="stac-mcp"`)
 			w.Header().Set("Connection", "close")
 			w.WriteHeader(http.StatusUnauthorized)
