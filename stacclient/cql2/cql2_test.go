@@ -166,12 +166,14 @@ func TestSpatialFarApart(t *testing.T) {
 
 func TestErrorsAreClear(t *testing.T) {
 	for text, want := range map[string]string{
-		"eo:cloud_cover <":             "ends where an operand was expected",
-		"a = 'x":                       "unterminated string literal",
-		"a != 1":                       `"!=" is not CQL2; use "<>"`,
-		"a BETWEEN 1 OR 2":             "expected AND in BETWEEN",
-		"S_INTERSECTS(geom, POINT(1))": "a position has 2 or 3 numbers",
-		"":                             "empty filter",
+		"eo:cloud_cover <":                   "ends where an operand was expected",
+		"a = 'x":                             "unterminated string literal",
+		"a != 1":                             `"!=" is not CQL2; use "<>"`,
+		"a BETWEEN 1 OR 2":                   "expected AND in BETWEEN",
+		"S_INTERSECTS(geom, POINT(1))":       "a position has 2 or 3 numbers",
+		"":                                   "empty filter",
+		strings.Repeat("(", 1000000) + "a":   "nested more than 200 levels", // not a stack overflow
+		strings.Repeat("NOT ", 100000) + "a": "nested more than 200 levels",
 	} {
 		_, err := ParseText(text)
 		var se *SyntaxError

@@ -373,7 +373,15 @@ func compileOp(op string, rawArgs []any, depth int) (evalFn, error) {
 	case spatialOps[lower] != nil:
 		rel := spatialOps[lower]
 		bounds := [2]func(Record) (geom.Envelope, bool){spatialBounds(rawArgs[0]), spatialBounds(rawArgs[1])}
-		return func(r Record) any {
+		return func(r Record) (result any) {
+			// An invalid geometry (a footprint drawn crossing itself) can
+			// make the overlay code panic; that is NULL for this record,
+			// not the end of the process serving the search.
+			defer func() {
+				if recover() != nil {
+					result = nil
+				}
+			}()
 			// Envelopes that do not meet decide every relation without
 			// reading the record's geometry (the costly part).
 			if ea, ok := bounds[0](r); ok {
@@ -865,16 +873,19 @@ func bboxGeometry(v any) (geom.Geometry, error) {
 	if s > n {
 		return geom.Geometry{}, compileErr("{\"bbox\": %s}: south %v is north of north %v", compact(v), s, n)
 	}
-	box := func(w, e float64) geom.Polygon {
-		return geom.NewEnvelope(geom.XY{X: w, Y: s}, geom.XY{X: e, Y: n}).AsGeometry().MustAsPolygon()
+	// A box of no width or height is a line or a point (Envelope's
+	// geometry); a box across the antimeridian is its two halves.
+	box := func(w, e float64) geom.Geometry {
+		return geom.NewEnvelope(geom.XY{X: w, Y: s}, geom.XY{X: e, Y: n}).AsGeometry()
 	}
-	if w > e {
-		return geom.NewMultiPolygon([]geom.Polygon{box(w, 180), box(-180, e)}).AsGeometry(), nil
+	if w <= e {
+		return box(w, e), nil
 	}
-	if w == e || s == n {
-		return geom.NewEnvelope(geom.XY{X: w, Y: s}, geom.XY{X: e, Y: n}).AsGeometry(), nil
+	parts := []geom.Geometry{box(w, 180), box(-180, e)}
+	if parts[0].IsPolygon() && parts[1].IsPolygon() {
+		return geom.NewMultiPolygon([]geom.Polygon{parts[0].MustAsPolygon(), parts[1].MustAsPolygon()}).AsGeometry(), nil
 	}
-	return box(w, e).AsGeometry(), nil
+	return geom.NewGeometryCollection(parts).AsGeometry(), nil
 }
 
 func compileInterval(v any, depth int) (evalFn, error) {

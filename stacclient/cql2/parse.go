@@ -185,9 +185,20 @@ func syntaxErr(src string, pos int, msg string) *SyntaxError {
 }
 
 type parser struct {
-	src  string
-	toks []token
-	i    int
+	src   string
+	toks  []token
+	i     int
+	depth int // nesting of the recursive descent, bounded by maxDepth
+}
+
+// nest guards one level of recursion: a filter of a million "(" would
+// otherwise grow the stack until the process dies.
+func (p *parser) nest() error {
+	p.depth++
+	if p.depth > maxDepth {
+		return p.errAt(p.peek(), fmt.Sprintf("the filter is nested more than %d levels deep", maxDepth))
+	}
+	return nil
 }
 
 // ParseText parses CQL2 text into its CQL2-JSON form (maps, slices,
@@ -282,6 +293,10 @@ func opNode(op string, args ...any) map[string]any {
 
 // orExpr = andExpr {OR andExpr}; a chain becomes one n-ary "or".
 func (p *parser) orExpr() (any, error) {
+	if err := p.nest(); err != nil {
+		return nil, err
+	}
+	defer func() { p.depth-- }()
 	first, err := p.andExpr()
 	if err != nil {
 		return nil, err
@@ -321,6 +336,10 @@ func (p *parser) andExpr() (any, error) {
 
 func (p *parser) notExpr() (any, error) {
 	if p.acceptKeyword("NOT") {
+		if err := p.nest(); err != nil {
+			return nil, err
+		}
+		defer func() { p.depth-- }()
 		e, err := p.notExpr()
 		if err != nil {
 			return nil, err
@@ -458,6 +477,10 @@ func (p *parser) power() (any, error) {
 	}
 	if p.isOp("^") {
 		p.i++
+		if err := p.nest(); err != nil {
+			return nil, err
+		}
+		defer func() { p.depth-- }()
 		exp, err := p.power() // right-associative: 2^3^2 is 2^(3^2)
 		if err != nil {
 			return nil, err
@@ -479,6 +502,10 @@ func (p *parser) unary() (any, error) {
 			}
 			return json.Number(t.text), nil
 		}
+		if err := p.nest(); err != nil {
+			return nil, err
+		}
+		defer func() { p.depth-- }()
 		e, err := p.unary()
 		if err != nil {
 			return nil, err
@@ -623,7 +650,8 @@ func (p *parser) primary() (any, error) {
 		for {
 			var a any
 			var err error
-			if strings.HasPrefix(lower, "a_") && p.isOp("(") {
+			if _, isArrayFn := arrayOps[lower]; isArrayFn && p.isOp("(") {
+				// arrayOperand (BNF): "(" here opens an array, even of one.
 				a, err = p.arrayLiteral()
 			} else {
 				a, err = p.orExpr()
@@ -745,6 +773,10 @@ func (p *parser) signedNumber() (json.Number, error) {
 
 // geometry parses WKT (with an optional Z) into a GeoJSON geometry object.
 func (p *parser) geometry() (any, error) {
+	if err := p.nest(); err != nil {
+		return nil, err
+	}
+	defer func() { p.depth-- }()
 	t := p.next()
 	typ := geometryKeywords[strings.ToUpper(t.text)]
 	if p.peek().kind == tIdent && strings.EqualFold(p.peek().text, "Z") {
@@ -787,6 +819,9 @@ func (p *parser) geometry() (any, error) {
 // parenthesized one by one: MULTIPOINT((1 2),(3 4)) is the BNF's form and
 // MULTIPOINT(1 2, 3 4) the common one.
 func (p *parser) coordinates(depth int, multiPoint bool) (any, error) {
+	if depth > 3 {
+		return nil, p.errAt(p.peek(), "coordinates nested too deep")
+	}
 	if err := p.expectOp("("); err != nil {
 		return nil, err
 	}
@@ -874,15 +909,18 @@ func (p *parser) operatorCall(op string) (any, error) {
 	if err := p.expectOp(")"); err != nil {
 		return nil, err
 	}
-	if op == "in" && len(args) >= 2 {
+	want := map[string]int{"like": 2, "between": 3, "isNull": 1, "not": 1}[op]
+	switch {
+	case want > 0 && len(args) != want:
+		return nil, p.errAt(start, fmt.Sprintf("%s( takes %d operands, got %d", strings.ToUpper(op), want, len(args)))
+	case op == "in" && len(args) < 2:
+		return nil, p.errAt(start, "IN( takes an operand and a list")
+	case (op == "and" || op == "or") && len(args) < 2:
+		return nil, p.errAt(start, strings.ToUpper(op)+"( takes at least two operands")
+	}
+	if op == "in" {
 		if _, isList := args[1].([]any); !isList || len(args) > 2 {
 			args = []any{args[0], args[1:]}
-		}
-	}
-	if op == "not" {
-		// NOT(x) is the prefix operator on a parenthesized operand.
-		if len(args) != 1 {
-			return nil, p.errAt(start, "NOT takes one operand")
 		}
 	}
 	return opNode(op, args...), nil

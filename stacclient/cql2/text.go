@@ -49,7 +49,7 @@ func writeText(b *strings.Builder, v any, depth int) error {
 	case int:
 		b.WriteString(strconv.Itoa(x))
 	case string:
-		writeString(b, x)
+		return writeString(b, x)
 	case []any:
 		b.WriteString("(")
 		for i, e := range x {
@@ -69,10 +69,28 @@ func writeText(b *strings.Builder, v any, depth int) error {
 	return nil
 }
 
-func writeString(b *strings.Builder, s string) {
+// writeString writes a character literal. A quote is doubled, except
+// after a backslash, where "\'" would itself read as an escaped quote:
+// there it is written \' (the backslash stays a backslash, \' is the
+// quote). A string ending in a backslash cannot be written: the closing
+// quote would read as escaped (the BNF's escapeQuote).
+func writeString(b *strings.Builder, s string) error {
+	if strings.HasSuffix(s, `\`) {
+		return fmt.Errorf("the string %q ends in a backslash, which CQL2 text cannot hold before the closing quote", s)
+	}
 	b.WriteString("'")
-	b.WriteString(strings.ReplaceAll(s, "'", "''"))
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\'' && i > 0 && s[i-1] == '\\':
+			b.WriteString(`\'`)
+		case s[i] == '\'':
+			b.WriteString("''")
+		default:
+			b.WriteByte(s[i])
+		}
+	}
 	b.WriteString("'")
+	return nil
 }
 
 func writeObject(b *strings.Builder, x map[string]any, depth int) error {
@@ -87,7 +105,9 @@ func writeObject(b *strings.Builder, x map[string]any, depth int) error {
 	for _, k := range []string{"date", "timestamp"} {
 		if s, ok := x[k].(string); ok && len(x) == 1 {
 			b.WriteString(strings.ToUpper(k) + "(")
-			writeString(b, s)
+			if err := writeString(b, s); err != nil {
+				return err
+			}
 			b.WriteString(")")
 			return nil
 		}
@@ -132,7 +152,7 @@ func writeObject(b *strings.Builder, x map[string]any, depth int) error {
 	arg := func(i int) error { return writeText(b, args[i], depth+1) }
 	lower := strings.ToLower(op)
 	switch {
-	case (lower == "and" || lower == "or") && len(args) >= 1:
+	case (lower == "and" || lower == "or") && len(args) >= 2: // the JSON schema's minItems
 		b.WriteString("(")
 		for i := range args {
 			if i > 0 {
@@ -210,6 +230,13 @@ func writeObject(b *strings.Builder, x map[string]any, depth int) error {
 	name := op
 	if _, ok := functionOps[lower]; ok {
 		name = strings.ToUpper(lower)
+	}
+	if _, isArrayFn := arrayOps[lower]; isArrayFn {
+		for _, a := range args {
+			if m, ok := a.(map[string]any); ok && infixText[strings.ToLower(fmt.Sprint(m["op"]))] != "" {
+				return fmt.Errorf("an operand of %s is an array, a property or a function (BNF arrayOperand), not %s", op, compact(a))
+			}
+		}
 	}
 	b.WriteString(name + "(")
 	for i := range args {
