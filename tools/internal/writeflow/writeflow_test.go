@@ -83,3 +83,25 @@ func TestClientNameIsNotACaller(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateOfRecordsOldAndNew: a record keeps only what the repeat
+// cannot rebuild, and a record written before (the whole outcome and text)
+// still answers as a duplicate.
+func TestDuplicateOfRecordsOldAndNew(t *testing.T) {
+	op := Op{Tool: "create_item", SideEffect: "create", Key: "k", Done: "created", Describe: "item a in collection c",
+		Out: Outcome{Operation: "create_item", SideEffect: "create", CatalogURL: "https://cat.example", CollectionID: "c", ItemID: "a", IdempotencyKey: "k"}}
+	for name, raw := range map[string]string{
+		"compact": `{"s":"created","l":"https://cat.example/collections/c/items/a","u":201,"r":"executed","c":"corr-1"}`,
+		"legacy": `{"out":{"status":"created","location":"https://cat.example/collections/c/items/a","upstream_status":201,` +
+			`"replay_decision":"executed","correlation_id":"corr-1","catalog_url":"https://cat.example"},"text":"Created item a.","is_error":false}`,
+	} {
+		out, text, err := duplicateOf(t.Context(), op, []byte(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !out.Duplicate || out.Status != "created" || out.UpstreamStatus != 201 || out.ItemID != "a" || out.CatalogURL != "https://cat.example" ||
+			out.CorrelationID != "corr-1" || !strings.Contains(text, "Created item a in collection c. HTTP 201.") {
+			t.Errorf("%s: %+v\n%s", name, out, text)
+		}
+	}
+}
