@@ -20,6 +20,7 @@ type CheckCoverageIn struct {
 	MaxItems      MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to measure (default 100)"`
 	WindowDays    IntArg      `json:"window_days,omitempty" jsonschema:"days per window (default 1)"`
 	TargetPercent IntArg      `json:"target_percent,omitempty" jsonschema:"1..100, default 95: the smallest set's aim"`
+	MaxCloudCover IntArg      `json:"max_cloud_cover,omitempty"`
 }
 
 // CheckCoverageOut is how much of the area the matching items cover.
@@ -87,9 +88,9 @@ func CheckCoverage() Tool {
 	return define(&mcp.Tool{
 		Name:  "check_coverage",
 		Title: "Area coverage",
-		Description: "How much of aoi a search's footprints cover (equal-area): overall, per day or window_days, the uncovered " +
-			"bbox, a greedy smallest set reaching target_percent, the cloud-weighted share.\n" +
-			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "window_days": 5}`,
+		Description: "Share of aoi a search's footprints cover (equal-area): overall, per window_days, uncovered bbox, " +
+			"greedy smallest set for target_percent, cloud-weighted share.\n" +
+			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "max_cloud_cover": 30}`,
 		Annotations: readOnlyAnnotations("Area coverage"),
 	}, true, checkCoverage).withAliases(areaAliases)
 }
@@ -103,6 +104,9 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 	}
 	fs, err := newFootprintSearch(c, tool, params, in.MaxItems, 100)
 	if err != nil {
+		return fail(err)
+	}
+	if fs.cloud, err = newCloudFilter(in.MaxCloudCover); err != nil {
 		return fail(err)
 	}
 	if !fs.hasArea {

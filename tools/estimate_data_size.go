@@ -116,8 +116,8 @@ func EstimateDataSize() Tool {
 	return define(&mcp.Tool{
 		Name:  "estimate_data_size",
 		Title: "Estimate data size",
-		Description: "Bytes a search's data assets hold (file:size, else dtype × shape, else HEAD; aoi clips rasters): totals " +
-			"per collection, asset key and method, extrapolated to all matches; a band in two formats counted once.\n" +
+		Description: "Bytes a search's data assets hold (file:size, else dtype × shape, else HEAD; aoi clips rasters), per " +
+			"collection, asset key and method, extrapolated to all matches.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [11.0, 46.0, 11.5, 46.5], "datetime": "2024-07", "asset_keys": ["red", "nir"], "max_items": 5}`,
 		Annotations: readOnlyAnnotations("Estimate data size"),
 	}, true, estimateDataSize).withAliases(areaAliases)

@@ -20,8 +20,9 @@ import (
 type MapItemsIn struct {
 	CatalogArg
 	AreaSearch
-	MaxItems MaxItemsArg `json:"max_items,omitempty" jsonschema:"footprints to draw (default 50)"`
-	ColorBy  ColorByArg  `json:"color_by,omitempty" jsonschema:"default cloud_cover when items have it"`
+	MaxItems      MaxItemsArg `json:"max_items,omitempty" jsonschema:"footprints to draw (default 50)"`
+	ColorBy       ColorByArg  `json:"color_by,omitempty" jsonschema:"default cloud_cover when items have it"`
+	MaxCloudCover IntArg      `json:"max_cloud_cover,omitempty"`
 }
 
 // MapItemsOut describes the map sent as image content, and its legend.
@@ -64,8 +65,8 @@ func MapItems() Tool {
 	return define(&mcp.Tool{
 		Name:  "map_items",
 		Title: "Map of item footprints",
-		Description: "A PNG map (image content) of a search's footprints, numbered and shaded by cloud cover or date, over a " +
-			"built-in offline basemap, aoi outlined in red; the text is the legend.\n" +
+		Description: "PNG map of a search's footprints, numbered, shaded by cloud cover or date, on an offline basemap, aoi " +
+			"outlined in red; the text is the legend.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "max_items": 20}`,
 		Annotations: readOnlyAnnotations("Map of item footprints"),
 	}, true, mapItems).withAliases(areaAliases)
@@ -127,6 +128,9 @@ func searchFootprintsToDraw(ctx context.Context, c *Call, in MapItemsIn, out *Ma
 	}
 	fs, err := newFootprintSearch(c, "map_items", params, in.MaxItems, 50)
 	if err != nil {
+		return nil, err
+	}
+	if fs.cloud, err = newCloudFilter(in.MaxCloudCover); err != nil {
 		return nil, err
 	}
 	out.Notes = append(out.Notes, fs.notes...)

@@ -129,7 +129,8 @@ type footprintSearch struct {
 	maxItems int
 	area     footprint.Shape
 	hasArea  bool
-	notes    []string // about the arguments: fields ignored, max_items taken from limit
+	notes    []string     // about the arguments: fields ignored, max_items taken from limit
+	cloud    *cloudFilter // max_cloud_cover, nil when not given
 
 	*boundedSearch // after run
 	located        []locatedItem
@@ -190,9 +191,18 @@ func (f *footprintSearch) splitAtAntimeridian() error {
 
 // run searches and reads each item's footprint.
 func (f *footprintSearch) run(ctx context.Context, c *Call) error {
+	if f.cloud != nil {
+		if err := f.cloud.apply(ctx, c.Catalog.Client, &f.params); err != nil {
+			return err
+		}
+	}
 	s, err := runBoundedSearch(ctx, c, f.tool, f.params, f.maxItems)
 	if err != nil {
 		return err
+	}
+	if f.cloud != nil {
+		s.items = f.cloud.keep(s.items)
+		s.filterNotes = append(s.filterNotes, f.cloud.note)
 	}
 	f.boundedSearch = s
 	for i := range s.items {
