@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -126,5 +128,48 @@ func TestWriteSurvivesARestart(t *testing.T) {
 	}
 	if n := strings.Count(string(raw), "restart-1.json"); n != 1 {
 		t.Errorf("collection.json links the item %d times, want 1", n)
+	}
+}
+
+// TestConcurrentCallsKeepEveryChange (issue 22, medium 4): 8 `stac-mcp call
+// update_item` processes patch one item of a local catalog at once, and 8
+// `call create_item` processes add an item each: every patch is in the
+// file and every new item is linked from the collection (before, 1 patch of
+// 8 survived and a create per batch lost its link, every call exit 0).
+func TestConcurrentCallsKeepEveryChange(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	catalog := copyJoplin(t)
+	state := t.TempDir()
+	const n, item = 8, "f2cca2a3-288b-4518-8a3e-a4492bb60b08"
+	var wg sync.WaitGroup
+	call := func(tool, args string) {
+		cmd := exec.Command(bin, "--allow-writes", "--catalog", catalog, "call", tool, args)
+		cmd.Env = append(os.Environ(), "STAC_MCP_STATE_DIR="+state)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("stac-mcp call %s: %v\n%s", tool, err, out)
+		}
+	}
+	for i := range n {
+		wg.Go(func() {
+			call("update_item", fmt.Sprintf(`{"collection_id":"joplin","item_id":%q,"idempotency_key":"patch-%d","patch":{"properties":{"k%d":"v"}}}`, item, i, i))
+		})
+		wg.Go(func() {
+			call("create_item", fmt.Sprintf(`{"collection_id":"joplin","idempotency_key":"create-%d","item":{"type":"Feature","stac_version":"1.0.0","id":"new-%d",
+				"geometry":{"type":"Point","coordinates":[-94.5,37.08]},"bbox":[-94.5,37.08,-94.5,37.08],
+				"properties":{"datetime":"2024-06-01T10:00:00Z"},"assets":{}}}`, i, i))
+		})
+	}
+	wg.Wait()
+	dir := filepath.Dir(catalog)
+	index, _ := os.ReadFile(filepath.Join(dir, "index.geojson"))
+	collection, _ := os.ReadFile(filepath.Join(dir, "collection.json"))
+	for i := range n {
+		if !strings.Contains(string(index), fmt.Sprintf(`"k%d": "v"`, i)) {
+			t.Errorf("patch k%d lost", i)
+		}
+		if !strings.Contains(string(collection), fmt.Sprintf("new-%d.json", i)) {
+			t.Errorf("item new-%d has no link in collection.json", i)
+		}
 	}
 }
