@@ -196,6 +196,7 @@ func timeSpan(items []drawnItem) (first, last time.Time) {
 // colorItems gives each item its colour on the ramp colorBy names (brown
 // when it has no value), and lists them in out's legend.
 func colorItems(items []drawnItem, colorBy string, first, last time.Time, out *MapItemsOut) {
+	rank := dateRanks(items)
 	unknown := 0
 	for i := range items {
 		d := &items[i]
@@ -207,11 +208,7 @@ func colorItems(items []drawnItem, colorBy string, first, last time.Time, out *M
 			}
 		case colorByDate:
 			if t := itemTime(d.item); !t.IsZero() {
-				pos := 0.5
-				if span := last.Sub(first); span > 0 {
-					pos = float64(t.Sub(first)) / float64(span)
-				}
-				col, known = mapimage.DateRamp.At(pos), true
+				col, known = mapimage.DateRamp.At(rank[t.Unix()]), true
 			}
 		}
 		if !known {
@@ -224,6 +221,28 @@ func colorItems(items []drawnItem, colorBy string, first, last time.Time, out *M
 	if unknown > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) have no %s and are drawn in brown (%s)", unknown, strings.ReplaceAll(colorBy, "_", " "), hexColor(unknownColor)))
 	}
+}
+
+// dateRanks places each distinct item time on the date ramp by its rank
+// (0 oldest, 1 newest, 0.5 when there is one): a linear scale let one item
+// of 2070 paint every 2025 item the same colour.
+func dateRanks(items []drawnItem) map[int64]float64 {
+	var times []int64
+	for _, d := range items {
+		if t := itemTime(d.item); !t.IsZero() {
+			times = append(times, t.Unix())
+		}
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	rank := make(map[int64]float64, len(times))
+	for i, t := range times {
+		rank[t] = 0.5
+		if len(times) > 1 {
+			rank[t] = float64(i) / float64(len(times)-1)
+		}
+	}
+	return rank
 }
 
 // mapSpec lays the map out. One longitude frame for everything, centred on
@@ -256,7 +275,7 @@ func mapSpec(fs *footprintSearch, items []drawnItem, colorBy string, first, last
 	case colorByCloud:
 		spec.Legend = &mapimage.Legend{Title: "cloud cover", Ramp: mapimage.CloudRamp, Low: "0%", High: "100%"}
 	case colorByDate:
-		spec.Legend = &mapimage.Legend{Title: "date", Ramp: mapimage.DateRamp, Low: orDash(day(first)), High: orDash(day(last))}
+		spec.Legend = &mapimage.Legend{Title: "date (by rank)", Ramp: mapimage.DateRamp, Low: orDash(day(first)), High: orDash(day(last))}
 	}
 	return spec
 }
@@ -337,7 +356,7 @@ func mapItemsText(out MapItemsOut) string {
 	case colorByCloud:
 		b.WriteString(", shaded by cloud cover (color_by cloud_cover: deep blue clear → grey cloudy)")
 	case colorByDate:
-		b.WriteString(", shaded by date (color_by date: purple oldest → yellow newest)")
+		b.WriteString(", shaded by date (color_by date: purple oldest → yellow newest, by rank: each date its own step)")
 	}
 	if len(out.AOI) == 4 {
 		fmt.Fprintf(&b, "; area of interest %s outlined in red", formatBBox(out.AOI))
