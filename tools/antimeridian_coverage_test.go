@@ -17,7 +17,8 @@ func TestCoverageAcross360(t *testing.T) {
 		sizingItem("global", global, []float64{-180, -90, 180, 90}, map[string]any{}),
 		sizingItem("band", band, []float64{-180, -60, 180, 60}, map[string]any{}),
 		sizingItem("east", polygonJSON([2]float64{170, 0}, [2]float64{180, 0}, [2]float64{180, 10}, [2]float64{170, 10}), []float64{170, 0, 180, 10}, map[string]any{}),
-		sizingItem("west", polygonJSON([2]float64{-180, 0}, [2]float64{-170, 0}, [2]float64{-170, 10}, [2]float64{-180, 10}), []float64{-180, 0, -170, 10}, map[string]any{}))
+		sizingItem("west", polygonJSON([2]float64{-180, 0}, [2]float64{-170, 0}, [2]float64{-170, 10}, [2]float64{-180, 10}), []float64{-180, 0, -170, 10}, map[string]any{}),
+		sizingItem("greenwich", polygonJSON([2]float64{0, 2}, [2]float64{1, 2}, [2]float64{1, 8}, [2]float64{0, 8}), []float64{0, 2, 1, 8}, map[string]any{}))
 	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
 
 	// Global and band items over an area near Greenwich.
@@ -41,12 +42,49 @@ func TestCoverageAcross360(t *testing.T) {
 
 	// An area across the antimeridian, written with a jump from 175 to -175.
 	across := map[string]any{"type": "Polygon", "coordinates": [][][2]float64{{{175, 2}, {-175, 2}, {-175, 8}, {175, 8}, {175, 2}}}}
-	res = callOK(t, cs, "check_coverage", map[string]any{"collections": "sizing", "ids": "east,west", "aoi": across})
+	// Read literally, that polygon is the long way round, over Greenwich.
+	res = callOK(t, cs, "check_coverage", map[string]any{"collections": "sizing", "ids": "east,west,greenwich", "aoi": across})
 	out = structured[CheckCoverageOut](t, res)
 	if out.CoveredPercent != 100 || out.Items != 2 {
 		t.Errorf("area across the antimeridian: covered %v%% by %d items, want 100%% by east and west", out.CoveredPercent, out.Items)
 	}
 	if !strings.Contains(strings.Join(out.Notes, " "), "antimeridian") {
 		t.Errorf("notes do not say the area was cut: %q", out.Notes)
+	}
+	// search_items too: both items found, each covering half of the area.
+	res = callOK(t, cs, "search_items", map[string]any{"collections": "sizing", "ids": "east,west,greenwich", "intersects": across})
+	sout := structured[SearchItemsOut](t, res)
+	if len(sout.Items) != 2 || !strings.Contains(strings.Join(sout.Notes, " "), "antimeridian") {
+		t.Errorf("search_items across the antimeridian: %d items, notes %q", len(sout.Items), sout.Notes)
+	}
+	for _, s := range sout.Items {
+		if s.AOICoverage == nil || *s.AOICoverage != 50 {
+			t.Errorf("%s: aoi_coverage_pct %v, want 50", s.ID, s.AOICoverage)
+		}
+	}
+}
+
+// A search_items cursor over an area cut at the antimeridian continues,
+// given alone or with the arguments again.
+func TestCursorAfterAntimeridianSplit(t *testing.T) {
+	t.Parallel()
+	url := sizingCatalog(t,
+		sizingItem("east", polygonJSON([2]float64{170, 0}, [2]float64{180, 0}, [2]float64{180, 10}, [2]float64{170, 10}), []float64{170, 0, 180, 10}, map[string]any{}),
+		sizingItem("west", polygonJSON([2]float64{-180, 0}, [2]float64{-170, 0}, [2]float64{-170, 10}, [2]float64{-180, 10}), []float64{-180, 0, -170, 10}, map[string]any{}))
+	cs := newTestSession(t, testSessionOptions{CatalogURL: url})
+	across := map[string]any{"type": "Polygon", "coordinates": [][][2]float64{{{175, 2}, {-175, 2}, {-175, 8}, {175, 8}, {175, 2}}}}
+	args := map[string]any{"collections": "sizing", "intersects": across, "max_items": 1}
+	first := structured[SearchItemsOut](t, callOK(t, cs, "search_items", args))
+	if first.Cursor == "" || len(first.Items) != 1 {
+		t.Fatalf("first page: %+v", first)
+	}
+	for name, next := range map[string]map[string]any{
+		"cursor alone":        {"cursor": first.Cursor},
+		"cursor and the args": {"cursor": first.Cursor, "collections": "sizing", "intersects": across, "max_items": 1},
+	} {
+		out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", next))
+		if len(out.Items) != 1 || out.Items[0].ID == first.Items[0].ID {
+			t.Errorf("%s: %+v", name, out.Items)
+		}
 	}
 }

@@ -144,6 +144,7 @@ type searchItemsCall struct {
 	params     stacclient.SearchParams
 	maxItems   int
 	budgetNote string // why max_items was lowered, if it was
+	areaNote   string // that the area was cut at the antimeridian, if it was
 	limits     stacclient.SearchLimits
 	signing    *assetSigning
 }
@@ -158,6 +159,14 @@ func checkSearchItemsArgs(c *Call, in SearchItemsIn) (searchItemsCall, error) {
 	if err != nil {
 		return searchItemsCall{}, err
 	}
+	var areaNote string
+	if area, ok, err := searchArea(params); err == nil && ok && params.Intersects != nil {
+		// An area across the antimeridian is searched cut at ±180 (here, so
+		// that a cursor given with the same arguments sees the same search).
+		if areaNote, err = splitAreaAtAntimeridian(&params, area); err != nil {
+			return searchItemsCall{}, err
+		}
+	}
 	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, c.Deps.Limits, "for more, call again with the returned cursor")
 	if err != nil {
 		return searchItemsCall{}, err
@@ -166,7 +175,7 @@ func checkSearchItemsArgs(c *Call, in SearchItemsIn) (searchItemsCall, error) {
 	if err != nil {
 		return searchItemsCall{}, err
 	}
-	return searchItemsCall{detail: detail, params: params, maxItems: maxItems, budgetNote: budgetNote,
+	return searchItemsCall{detail: detail, params: params, maxItems: maxItems, budgetNote: budgetNote, areaNote: areaNote,
 		limits: stacclient.SearchLimits{MaxItems: maxItems}, signing: signing}, nil
 }
 
@@ -184,6 +193,9 @@ func startOrContinueSearch(ctx context.Context, c *Call, in SearchItemsIn, call 
 		return search, position, nil
 	}
 	params := call.params
+	if call.areaNote != "" {
+		out.Notes = append(out.Notes, call.areaNote)
+	}
 	warnings, notes, err := searchSupportWarnings(ctx, "search_items", c.Catalog.Client, &params)
 	if err != nil {
 		return nil, itemsPosition{}, err

@@ -160,21 +160,26 @@ func newFootprintSearch(c *Call, tool string, params stacclient.SearchParams, ma
 		return nil, err
 	}
 	if f.hasArea && params.Intersects != nil {
-		if err := f.splitAtAntimeridian(); err != nil {
+		note, err := splitAreaAtAntimeridian(&f.params, f.area)
+		if err != nil {
 			return nil, err
+		}
+		if note != "" {
+			f.notes = append(f.notes, note)
 		}
 	}
 	return f, nil
 }
 
-// splitAtAntimeridian searches with the area cut at ±180 when it crosses
-// the antimeridian (RFC 7946 §3.1.9): the area is measured as one piece,
-// but a catalog reads a polygon literally and would search the long way
-// round (issue 23: check_coverage found nothing and reported 0 %).
-func (f *footprintSearch) splitAtAntimeridian() error {
-	mp, changed, err := f.area.SplitAtAntimeridian()
+// splitAreaAtAntimeridian makes a search's intersects the area cut at
+// ±180 when it crosses the antimeridian (RFC 7946 §3.1.9), and says so:
+// the area is measured as one piece, but a catalog reads a polygon
+// literally and would search the long way round (issue 23: check_coverage
+// found nothing and reported 0 %).
+func splitAreaAtAntimeridian(p *stacclient.SearchParams, area footprint.Shape) (note string, err error) {
+	mp, changed, err := area.SplitAtAntimeridian()
 	if err != nil || !changed {
-		return err
+		return "", err
 	}
 	var g orb.Geometry = mp
 	if len(mp) == 1 {
@@ -182,11 +187,10 @@ func (f *footprintSearch) splitAtAntimeridian() error {
 	}
 	raw, err := geojson.NewGeometry(g).MarshalJSON()
 	if err != nil {
-		return err
+		return "", err
 	}
-	f.params.Intersects = raw
-	f.notes = append(f.notes, fmt.Sprintf("the area crosses the antimeridian: the catalog was searched with it cut at ±180° into %d polygon(s) (RFC 7946 §3.1.9)", len(mp)))
-	return nil
+	p.Intersects = raw
+	return fmt.Sprintf("the area crosses the antimeridian: the catalog was searched with it cut at ±180° into %d polygon(s) (RFC 7946 §3.1.9)", len(mp)), nil
 }
 
 // run searches and reads each item's footprint.
