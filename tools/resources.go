@@ -114,6 +114,13 @@ func readResource(d *Deps, name string, fetch func(ctx context.Context, cat *Cat
 // resourceNotFound is the protocol's "resource not found" error, with the
 // URIs of the closest collections when there are some.
 func resourceNotFound(uri string, suggestions []string) error {
+	if _, isCollection := resourceCollectionID(uri); len(suggestions) == 0 && isCollection {
+		// No close id: say where the ids are rather than nothing (issue 24).
+		data, _ := json.Marshal(map[string]any{"uri": uri, "see": ResourceCollections})
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Data: data,
+			Message: "Resource not found: no collection has an id close to it; read " + ResourceCollections +
+				" (or call search_collections) for the collection ids"}
+	}
 	if len(suggestions) == 0 {
 		return mcp.ResourceNotFoundError(uri)
 	}

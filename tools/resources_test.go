@@ -108,6 +108,7 @@ func TestMissingCollectionResourceSuggestsTheClosest(t *testing.T) {
 	cs := newTestSession(t, testSessionOptions{})
 	for uri, want := range map[string]string{
 		"stac://collections/Joplin":                   "did you mean stac://collections/joplin?",
+		"stac://collections/nope":                     "no collection has an id close to it; read stac://collections (or call search_collections) for the collection ids",
 		"stac://collections/sentinel-2-l2/queryables": "did you mean stac://collections/sentinel-2-l2a/queryables or stac://collections/sentinel-2-l1c/queryables?",
 	} {
 		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
