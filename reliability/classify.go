@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"syscall"
 
@@ -114,6 +115,11 @@ func classify(resp *http.Response, err error) outcome {
 	case strings.Contains(err.Error(), "unsupported protocol scheme"),
 		strings.Contains(err.Error(), "invalid header"):
 		return outcome{class: classBadRequest}
+	case errors.Is(err, syscall.ECONNREFUSED) && refusedOnLoopback(err):
+		// Nothing listens on that port of this machine: it will not start
+		// listening within a backoff, so a retry only delays the answer
+		// (issue 24: "about 1.6s from now").
+		return outcome{class: classNeverSent, neverSent: true}
 	case errors.Is(err, syscall.ECONNREFUSED),
 		errors.As(err, &opErr) && opErr.Op == "dial":
 		return outcome{class: classNeverSent, retryable: true, neverSent: true}
@@ -124,6 +130,20 @@ func classify(resp *http.Response, err error) outcome {
 	// Anything else from the network stack (protocol errors, closed idle
 	// connections, temporary DNS failures) is transient more often than not.
 	return outcome{class: classTransport, retryable: true}
+}
+
+// refusedOnLoopback reports a connection refused by a loopback address.
+func refusedOnLoopback(err error) bool {
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) || opErr.Addr == nil {
+		return false
+	}
+	host, _, splitErr := net.SplitHostPort(opErr.Addr.String())
+	if splitErr != nil {
+		host = opErr.Addr.String()
+	}
+	addr, parseErr := netip.ParseAddr(host)
+	return parseErr == nil && addr.Unmap().IsLoopback()
 }
 
 func classifyStatus(status int) outcome {

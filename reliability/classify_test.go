@@ -25,6 +25,13 @@ func TestClassifyErrors(t *testing.T) {
 		neverSent bool
 	}{
 		{"refused", wrap(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}), classNeverSent, true, true},
+		// Issue 24: nothing listens on a loopback port; a retry would not change that.
+		{"refused on loopback", wrap(&net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9},
+			Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}), classNeverSent, false, true},
+		{"refused on ::1", wrap(&net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv6loopback, Port: 9},
+			Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}), classNeverSent, false, true},
+		{"refused elsewhere", wrap(&net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 443},
+			Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}), classNeverSent, true, true},
 		{"dial unreachable", wrap(&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("network is unreachable")}), classNeverSent, true, true},
 		{"reset", wrap(&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}), classTransport, true, false},
 		{"eof", wrap(io.EOF), classTransport, true, false},

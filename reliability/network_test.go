@@ -6,8 +6,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,19 +66,23 @@ func TestResetMidBodyIsRetried(t *testing.T) {
 	}
 }
 
+// refusingHost answers every dial as a remote host refusing the connection
+// (a loopback refusal is not retried: TestLoopbackRefusalIsNotRetried).
+type refusingHost struct{}
+
+func (refusingHost) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 80},
+		Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+}
+
 func TestConnectionRefusedIsRetriedAtOnce(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	addr := "192.0.2.1:80"
 	p := noCache()
 	p.BackoffBase = 10 * time.Second // a jittered wait would show in the logged wait_ms
 	var logs syncBuffer
 	log := zerolog.New(&logs)
-	l := New(p, Options{Logger: &log, Advice: testAdvice})
-	_, err = l.Run(t.Context(), "get_root", addr, func(ctx contextLike) error {
+	l := New(p, Options{Logger: &log, Advice: testAdvice, Transport: refusingHost{}})
+	_, err := l.Run(t.Context(), "get_root", addr, func(ctx contextLike) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
 		_, err := l.HTTPClient().Do(req)
 		return err
@@ -102,6 +108,31 @@ func TestConnectionRefusedIsRetriedAtOnce(t *testing.T) {
 	// wait for an overloaded catalog.
 	if !strings.Contains(d.Next, "No HTTP answer came back: check catalog_url") || strings.Contains(d.Next, "overloaded") {
 		t.Errorf("advice %q, want it to point at catalog_url and the network", d.Next)
+	}
+}
+
+// Issue 24: nothing listens on a loopback port (a stopped local catalog, a
+// mistyped port); retrying, or telling the model to call again in 1.6 s,
+// does not change that.
+func TestLoopbackRefusalIsNotRetried(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	l := New(noCache(), Options{Advice: testAdvice})
+	_, err = l.Run(t.Context(), "get_root", addr, func(ctx contextLike) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
+		_, err := l.HTTPClient().Do(req)
+		return err
+	})
+	var d *Denial
+	if !errors.As(err, &d) || d.Code != CodeNotRetryable || d.Attempts != 1 || d.ErrorClass != classNeverSent || !d.RetryAt.IsZero() {
+		t.Fatalf("error %v, want not_retryable after 1 attempt, no retry time", err)
+	}
+	if !strings.Contains(d.Next, "check catalog_url") || strings.Contains(d.Next, "from now") {
+		t.Errorf("advice %q, want catalog_url checked and no time to call again", d.Next)
 	}
 }
 
