@@ -38,6 +38,21 @@ func failWith[Out any]() func(error) (Out, string, error) {
 	}
 }
 
+// relabelError names an in-process catalog (the demo, a local catalog) in
+// a rendered error by its name rather than the loopback URL and host it is
+// served at ("collection 'x' not found in catalog demo", "GET
+// demo/collections/x").
+func relabelError(cat *Catalog, err error) error {
+	label := cat.Label()
+	var done *toolError
+	if label == "" || !errors.As(err, &done) {
+		return err
+	}
+	msg := strings.ReplaceAll(done.msg, cat.URL, label)
+	msg = strings.ReplaceAll(msg, cat.Host, label)
+	return &toolError{msg: msg, cause: done.cause}
+}
+
 // renderError turns the errors a tool can meet into a message that says what
 // failed, why (with the upstream status and message when there is one) and
 // what to do next. Errors it does not know are prefixed with the tool name.

@@ -71,7 +71,11 @@ func getServiceHealth(ctx context.Context, c *Call, in GetServiceHealthIn) (GetS
 		if (filter != "" && h.Host != filter) || !visible(h.Host) {
 			continue
 		}
-		out.Hosts = append(out.Hosts, hostHealthOut(h))
+		o := hostHealthOut(h)
+		if label := c.Deps.Catalogs.InProcessLabel(h.Host); label != "" {
+			o.Host = label // the demo, not 127.0.0.1:<port>
+		}
+		out.Hosts = append(out.Hosts, o)
 	}
 	slices.SortStableFunc(out.Hosts, func(a, b HostHealthOut) int { return statusRank[a.Status] - statusRank[b.Status] })
 	if len(out.Hosts) > maxHealthHosts {

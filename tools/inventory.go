@@ -226,7 +226,7 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 			}
 		}
 		if err != nil {
-			return nil, zero, renderError(name, err)
+			return nil, zero, relabelError(cat, renderError(name, err))
 		}
 		res := &mcp.CallToolResult{Meta: resultMeta(receipt, nil)}
 		if text != "" {

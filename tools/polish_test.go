@@ -34,3 +34,22 @@ func TestQueryablesSaySharedDescriptionsOnce(t *testing.T) {
 		t.Errorf("a title equal to the name is repeated:\n%s", text)
 	}
 }
+
+// The demo is named "demo" in errors and in the health report, not by the
+// loopback address it happens to be served at.
+func TestDemoIsNamedDemo(t *testing.T) {
+	t.Parallel()
+	cs := newTestSession(t, testSessionOptions{})
+	msg := callErr(t, cs, "get_collection", map[string]any{"collection_id": "nope"})
+	if !strings.Contains(msg, "not found in catalog demo") || strings.Contains(msg, "127.0.0.1") {
+		t.Errorf("error: %s", msg)
+	}
+	msg = callErr(t, cs, "get_queryables", map[string]any{"collection_id": []string{"a", "b"}})
+	if strings.Contains(msg, "127.0.0.1") {
+		t.Errorf("error: %s", msg)
+	}
+	text := resultText(callOK(t, cs, "get_service_health", map[string]any{}))
+	if !strings.Contains(text, "- demo: ") || strings.Contains(text, "127.0.0.1") {
+		t.Errorf("health: %s", text)
+	}
+}

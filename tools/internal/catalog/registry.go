@@ -45,8 +45,39 @@ type Catalog struct {
 }
 
 // Shown is URL as a tool result or an error may show it: credentials an
-// operator put in a configured catalog's URL (?api_key=...) redacted.
-func (c *Catalog) Shown() string { return redact.Secrets(c.URL) }
+// operator put in a configured catalog's URL (?api_key=...) redacted, and
+// an in-process catalog by its name (Label).
+func (c *Catalog) Shown() string {
+	if label := c.Label(); label != "" {
+		return label
+	}
+	return redact.Secrets(c.URL)
+}
+
+// Label is how results and errors name an in-process catalog (the demo, a
+// local catalog.json): its name, "demo", not the address it happens to be
+// served at, which changes with every start and means nothing to a model
+// (issue 24). "" for a remote catalog, whose URL is its name. An
+// in-process catalog is told by its Key, which is never its URL.
+func (c *Catalog) Label() string {
+	if c.Key == c.URL {
+		return ""
+	}
+	return c.Name
+}
+
+// InProcessLabel is the Label of the in-process catalog served at host,
+// "" when none is.
+func (c *Registry) InProcessLabel(host string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cat := range c.inProc {
+		if cat.Host == host {
+			return cat.Label()
+		}
+	}
+	return ""
+}
 
 // Preset is a well-known public STAC API a model or a person can name
 // instead of typing its URL.
