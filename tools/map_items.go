@@ -89,6 +89,15 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 		return fail(actionable(nil, "%s: nothing to draw: %s", tool, joinNonEmpty("; ",
 			strings.Join(emptySearchNotes(ctx, c, fs.params, false), " "), skippedSummary(out.Skipped))))
 	}
+	if len(items) == 0 {
+		// Nothing to draw over the area: a map of the area alone is 22 KB
+		// of image saying less than the notes (issue 24). Text only.
+		out.AOI = roundBBox(footprint.BBox(fs.area.Bound()))
+		if len(fs.items) == 0 {
+			out.Notes = append(out.Notes, emptySearchNotes(ctx, c, fs.params, false)...)
+		}
+		return out, mapItemsText(out), nil
+	}
 	out.ColorBy = chooseColorBy(colorBy, items)
 	first, last := timeSpan(items)
 	colorItems(items, out.ColorBy, first, last, &out)
@@ -348,6 +357,26 @@ func skippedSummary(skipped []SkippedItem) string {
 // mapItemsText is the legend as text: what the map shows and each item.
 func mapItemsText(out MapItemsOut) string {
 	var b strings.Builder
+	if out.Image.Bytes == 0 {
+		fmt.Fprintf(&b, "No map: 0 footprint(s) to draw")
+		if out.Matched != nil {
+			fmt.Fprintf(&b, " (%d matched)", *out.Matched)
+		}
+		if len(out.AOI) == 4 {
+			fmt.Fprintf(&b, " over the area of interest %s", formatBBox(out.AOI))
+		}
+		b.WriteString(", so no image is attached.\n")
+		for _, s := range out.Skipped {
+			fmt.Fprintf(&b, "Not drawn: %s: %s\n", s.ID, s.Reason)
+		}
+		for _, w := range out.Warnings {
+			b.WriteString("Warning: " + w + "\n")
+		}
+		for _, n := range out.Notes {
+			b.WriteString("Note: " + n + "\n")
+		}
+		return strings.TrimRight(b.String(), "\n")
+	}
 	fmt.Fprintf(&b, "Map (%s) of %d footprint(s)", out.Image, out.Drawn)
 	if out.Matched != nil {
 		fmt.Fprintf(&b, " of %d matched", *out.Matched)

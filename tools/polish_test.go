@@ -53,3 +53,16 @@ func TestDemoIsNamedDemo(t *testing.T) {
 		t.Errorf("health: %s", text)
 	}
 }
+
+// An empty map_items answers in text only, not with a map of nothing.
+func TestEmptyMapItemsIsTextOnly(t *testing.T) {
+	t.Parallel()
+	cs := newTestSession(t, testSessionOptions{})
+	res := callOK(t, cs, "map_items", map[string]any{"collections": []string{"naip"}, "bbox": []float64{0, 0, 1, 1}})
+	if len(res.Content) != 1 {
+		t.Fatalf("%d content blocks, want the text alone", len(res.Content))
+	}
+	if text := resultText(res); !strings.HasPrefix(text, "No map: 0 footprint(s) to draw") || !strings.Contains(text, "does not meet the bbox") {
+		t.Errorf("text: %s", text)
+	}
+}

@@ -405,9 +405,10 @@ func TestMapItemsArguments(t *testing.T) {
 	if msg := callErr(t, cs, "map_items", map[string]any{"collections": "joplin", "datetime": "1990"}); !strings.Contains(msg, "nothing to draw") {
 		t.Errorf("empty search without an area: %q", msg)
 	}
-	// An empty search with an area still draws the area.
+	// An empty search with an area answers in text, naming the area, with
+	// no map of nothing (issue 24).
 	res := callOK(t, cs, "map_items", map[string]any{"collections": "joplin", "datetime": "1990", "bbox": "-94.7,37.0,-94.4,37.2"})
-	if out := structured[MapItemsOut](t, res); out.Drawn != 0 || len(out.AOI) != 4 || !strings.Contains(strings.Join(out.Notes, " "), "no items matched") {
+	if out := structured[MapItemsOut](t, res); out.Drawn != 0 || len(out.AOI) != 4 || !strings.Contains(strings.Join(out.Notes, " "), "no items matched") || len(res.Content) != 1 {
 		t.Errorf("empty search with an area: %+v", out)
 	}
 	// max_items caps the map and says so.
