@@ -26,19 +26,29 @@ type Option struct {
 	Min, Max        float64  // number options only
 	Sensitive       bool     // masked in the form, kept in the OS keychain
 	Choices         []string // the values the registry entry offers (server.json only: MCPB has no enumerations)
+	// Help replaces the setting's --help text where that names settings
+	// the form cannot set (other catalogs' header variables, http mode,
+	// the write toolset): a form's help that sends its user to a setting
+	// they cannot reach misleads (issue 24).
+	Help string
 }
 
 // Options are offered by the bundle, in the form's order.
 var Options = []Option{
 	{Key: "catalog", Env: settings.Catalog.Env, Title: "Catalog", Kind: "string", Default: tools.DefaultCatalog},
-	{Key: "headers", Env: settings.Headers.Env, Title: "Private catalog headers", Kind: "string", Default: "", Sensitive: true},
-	{Key: "catalogs", Env: settings.Catalogs.Env, Title: "Named catalogs", Kind: "string", Default: ""},
+	{Key: "headers", Env: settings.Headers.Env, Title: "Private catalog headers", Kind: "string", Default: "", Sensitive: true,
+		Help: "headers sent to the default catalog's own origin only (never to another catalog, never logged): Name=value pairs " +
+			`separated by ';' or newlines, e.g. "Authorization=Bearer abc;X-Api-Key=k", or a JSON object {"Authorization":"Bearer abc"}`},
+	{Key: "catalogs", Env: settings.Catalogs.Env, Title: "Named catalogs", Kind: "string", Default: "",
+		Help: "extra catalogs by name, usable wherever a preset name is: name=url or name=path pairs separated by ',', ';' or newlines, " +
+			"e.g. internal=https://stac.internal.example/v1,archive=/srv/stac/catalog.json (a path is absolute, starts with '.', or is file://)"},
 	{Key: "tool_timeout_secs", Env: "STAC_MCP_TOOL_TIMEOUT_SECS", Title: "Tool timeout (seconds)", Kind: "number",
 		Default: reliability.DefaultPolicy().ToolTimeout.Seconds(), Min: 1, Max: 3600},
 	// The levels reliability.NewLogger accepts.
 	{Key: "log_level", Env: settings.LogLevel.Env, Title: "Log level", Kind: "string", Default: "info",
 		Choices: []string{"trace", "debug", "info", "warn", "error"}},
-	{Key: "toolsets", Env: settings.Toolsets.Env, Title: "Toolsets", Kind: "string", Default: "all"},
+	{Key: "toolsets", Env: settings.Toolsets.Env, Title: "Toolsets", Kind: "string", Default: "all",
+		Help: "toolsets to list, separated by ',': all (default), discover, search, size, visual, ops; each listed tool costs the model context"},
 }
 
 // LeftOut are the settings the form does not offer, and why. Every
@@ -86,14 +96,19 @@ var LeftOut = map[string]string{
 // what --help says; the catalog also lists the preset names.
 func (o Option) description() string {
 	s, _ := settings.ByEnv(o.Env)
-	r, n := utf8.DecodeRuneInString(s.Help)
-	d := string(unicode.ToUpper(r)) + s.Help[n:] + "."
+	help := s.Help
+	if o.Help != "" {
+		help = o.Help
+	}
+	r, n := utf8.DecodeRuneInString(help)
+	d := string(unicode.ToUpper(r)) + help[n:] + "."
 	if o.Env == settings.Catalog.Env {
 		names := make([]string, 0, len(tools.Presets())+1)
 		for _, p := range tools.Presets() {
 			names = append(names, p.Name)
 		}
-		d += " Presets: " + strings.Join(append(names, tools.DemoCatalog+" (offline)"), ", ") + "."
+		d += " Presets: " + strings.Join(append(names, tools.DemoCatalog+" (offline)"), ", ") + "." +
+			" A URL with user:password@ is refused: put the credentials in the private catalog headers setting instead."
 	}
 	return d
 }
