@@ -299,8 +299,8 @@ func (s *Server) Drain(timeout time.Duration) bool {
 		// Once closing is set, a write that takes writeMu refuses at once:
 		// holding it here means the last write has ended.
 		s.writeMu.Lock()
-		s.writeMu.Unlock() //nolint:staticcheck // an empty critical section: waiting is the point
 		close(done)
+		s.writeMu.Unlock()
 	}()
 	t := time.NewTimer(timeout)
 	defer t.Stop()
