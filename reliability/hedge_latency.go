@@ -24,6 +24,10 @@ const (
 	hedgeEarlySamples = 5
 	hedgeEarlyFactor  = 1.5
 	hedgeFloor        = 50 * time.Millisecond
+	// hedgeMedianFactor bounds the delay by the median: a log-normal
+	// catalog (σ 0.5) has its p95 at 2.3 × its median, so 4 × leaves the
+	// p95 alone unless late answers have crept into the window.
+	hedgeMedianFactor = 4
 )
 
 // operation is what a read asks a catalog for. Answer times are kept per
@@ -112,10 +116,18 @@ func (w *latencyWindow) p95() (time.Duration, bool) {
 	sorted := slices.Clone(w.samples[:w.filled])
 	w.mu.Unlock()
 	slices.Sort(sorted)
+	// Never more than hedgeMedianFactor × the median: a late answer (a
+	// stalled attempt that answered after seconds because no copy beat
+	// it) is a sample too, and once a few of them sit in the window its
+	// p95 becomes the stall itself, so stalled reads are no longer copied
+	// before they answer late, which adds more such samples. The median is
+	// what those samples cannot move (issue 25: search_items one call at a
+	// time settled at a 6 s delay).
+	ceiling := hedgeMedianFactor * sorted[(len(sorted)-1)/2]
 	if len(sorted) < hedgeMinSamples {
-		return time.Duration(hedgeEarlyFactor * float64(sorted[len(sorted)-1])), true
+		return min(time.Duration(hedgeEarlyFactor*float64(sorted[len(sorted)-1])), ceiling), true
 	}
-	return sorted[(len(sorted)*95+99)/100-1], true
+	return min(sorted[(len(sorted)*95+99)/100-1], ceiling), true
 }
 
 // latencyWindows are a host's answer times, one window per operation.

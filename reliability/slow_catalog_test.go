@@ -151,3 +151,22 @@ func TestColdPageBorrowsTheHostsDelay(t *testing.T) {
 		<-cancelled //nolint:errcheck // waits for the hung attempt to end
 	})
 }
+
+// Late answers of stalled attempts cannot make the delay the stall: with
+// 10 % of a window's samples at 6 s and the rest around 300 ms, the delay
+// stays at 4 × the median, not 6 s (one sequential search_items run
+// settled there: stalled pages answered late, every late answer pushed the
+// p95 further up).
+func TestLateAnswersDoNotSetTheHedgeDelay(t *testing.T) {
+	var w latencyWindow
+	for i := range 40 {
+		d := 300 * time.Millisecond
+		if i%10 == 0 {
+			d = 6 * time.Second
+		}
+		w.add(d)
+	}
+	if got, ok := w.p95(); !ok || got != hedgeMedianFactor*300*time.Millisecond {
+		t.Errorf("delay %v, %v; want %v (4 x the median), not the 6 s stall", got, ok, hedgeMedianFactor*300*time.Millisecond)
+	}
+}
