@@ -12,7 +12,9 @@ import (
 
 	"github.com/paulmach/orb"
 
+	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/tools/internal/budget"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/mapimage"
 )
@@ -93,7 +95,8 @@ func heavyFootprints(t *testing.T, n, vertices int) string {
 // the limit and what to do named (issue 22: 100 × 4,000 took 353 s of CPU).
 func TestCheckCoverageRefusesFootprintsWithTooManyVertices(t *testing.T) {
 	t.Parallel()
-	cs := newTestSession(t, testSessionOptions{CatalogURL: heavyFootprints(t, 13, 4000)})
+	p := roomyPolicy()
+	cs := newTestSession(t, testSessionOptions{CatalogURL: heavyFootprints(t, 13, 4000), Policy: &p})
 	msg := callErr(t, cs, "check_coverage", map[string]any{"bbox": "10,45,11,46", "max_items": 13})
 	for _, want := range []string{"check_coverage:", "13 footprint(s)", fmt.Sprint(footprint.MaxVertices), "max_items"} {
 		if !strings.Contains(msg, want) {
@@ -108,9 +111,9 @@ func TestCheckCoverageRefusesFootprintsWithTooManyVertices(t *testing.T) {
 // the pile.
 func TestCheckCoverageWaitsForACPUSlot(t *testing.T) {
 	t.Parallel()
-	p := testPolicy()
-	p.ToolTimeout, p.AttemptTimeout = 4*time.Second, time.Second // the longest wait in line is half the tool timeout
+	p := roomyPolicy()
 	d := newTestDeps(t, testSessionOptions{CatalogURL: heavyFootprints(t, 2, 20), Limits: Limits{CPUSlots: 1}, Policy: &p})
+	shortWaitInLine(d)
 	cs := connect(t, newServer(d, "test", Tools(d)))
 	release, err := d.work().cpu.Acquire(t.Context(), 1)
 	if err != nil {
@@ -155,9 +158,9 @@ func TestGetItemPreviewRespectsTheDecodeBudget(t *testing.T) {
 func TestGetItemPreviewWaitsForThePixelBudget(t *testing.T) {
 	t.Parallel()
 	catalogURL, _, _ := newPreviewCatalog(t)
-	p := testPolicy()
-	p.ToolTimeout, p.AttemptTimeout = 4*time.Second, time.Second
+	p := roomyPolicy()
 	d := newTestDeps(t, testSessionOptions{CatalogURL: catalogURL, Policy: &p})
+	shortWaitInLine(d)
 	cs := connect(t, newServer(d, "test", Tools(d)))
 	hold, err := d.work().pixels.Acquire(t.Context(), d.work().pixels.Size())
 	if err != nil {
@@ -169,4 +172,22 @@ func TestGetItemPreviewWaitsForThePixelBudget(t *testing.T) {
 	}
 	hold()
 	callOK(t, cs, "get_item_preview", map[string]any{"collection_id": "previews", "item_id": "thumb-jpeg"})
+}
+
+// roomyPolicy gives a call a minute: these tests count refusals, and on a
+// machine busy enough to slow a race-built fetch past the usual 10 s the
+// call would end in a timeout before it reached the budget it tests.
+func roomyPolicy() reliability.Policy {
+	p := testPolicy()
+	p.ToolTimeout = time.Minute
+	return p
+}
+
+// shortWaitInLine replaces d's budgets (same sizes) with ones whose wait
+// in line is 200 ms, so a test of the busy refusal waits that long rather
+// than half of roomyPolicy's minute. Call it before the server is built.
+func shortWaitInLine(d *Deps) {
+	w := d.work()
+	w.cpu = budget.NewSlots(int(w.cpu.Size()), 200*time.Millisecond)
+	w.pixels = budget.NewPixels(w.pixels.Size(), DecodeBudgetSetting, 200*time.Millisecond)
 }
