@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/stacmcp/stac-mcp/reliability/inmemory"
 	"github.com/stacmcp/stac-mcp/reliability/origin"
 )
 
@@ -55,9 +56,10 @@ type Layer struct {
 	cache   *responseCache
 	flight  singleflight.Group
 
-	client        *http.Client // handed to stacclient; retries inside
-	attemptClient *http.Client // one attempt per Do; used by go-retryablehttp
-	guard         *dialGuard   // the NetworkPolicy, in the dedicated transport's dialer
+	client        *http.Client     // handed to stacclient; retries inside
+	attemptClient *http.Client     // one attempt per Do; used by go-retryablehttp
+	guard         *dialGuard       // the NetworkPolicy, in the dedicated transport's dialer
+	inproc        *inmemory.Router // in-process catalogs, served without a socket (Mount)
 
 	shared *sharedState // nil without Options.Shared
 	advice Advisor      // Options.Advice
@@ -112,7 +114,7 @@ func New(p Policy, opts Options) *Layer {
 	if opts.Logger != nil {
 		l.log = *opts.Logger
 	} else {
-		l.log = zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Logger()
+		l.log = zerolog.New(CapLogLines(os.Stderr)).Level(zerolog.WarnLevel).With().Timestamp().Logger()
 	}
 	if opts.Shared != nil {
 		// What this process cached while the store was away may predate
@@ -123,10 +125,19 @@ func New(p Policy, opts Options) *Layer {
 	if base == nil {
 		base = newDedicatedTransport(p, l.guard)
 	}
+	// In-process catalogs sit under the attempt transport, so their
+	// requests get the same attempts, timeouts, metrics and body caps as a
+	// remote catalog's, and never a socket (adr/0023).
+	l.inproc = inmemory.NewRouter()
+	once := freshConnections(base)
+	if once != nil {
+		once = l.inproc.Wrap(once)
+	}
+	base = l.inproc.Wrap(base)
 	// The attempt transport has no CloseIdleConnections method, so the
 	// library's CloseIdleConnections calls on every failure path cannot
 	// churn the connection pool.
-	var attempt http.RoundTripper = &attemptTransport{layer: l, base: base, once: freshConnections(base)}
+	var attempt http.RoundTripper = &attemptTransport{layer: l, base: base, once: once}
 	if p.Hedge {
 		attempt = &hedgeTransport{layer: l, attempt: attempt}
 	}
@@ -164,6 +175,14 @@ func newDedicatedTransport(p Policy, guard *dialGuard) *http.Transport {
 	t.TLSHandshakeTimeout = min(2*time.Second, p.AttemptTimeout)
 	t.MaxIdleConnsPerHost = p.BulkheadMax
 	return t
+}
+
+// Mount serves h in memory under host (a name under inmemory.Domain, e.g.
+// demo.stac-mcp.invalid): requests of the layer's client for that host
+// reach h through the whole layer without any connection (adr/0023).
+// unmount removes it.
+func (l *Layer) Mount(host string, h http.Handler) (unmount func(), err error) {
+	return l.inproc.Mount(host, h)
 }
 
 // Policy returns the layer's policy.

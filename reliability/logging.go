@@ -41,7 +41,8 @@ func NewLogger(level, format string, w io.Writer) (zerolog.Logger, error) {
 	default:
 		return zerolog.Nop(), fmt.Errorf("STAC_MCP_LOG_FORMAT=%q is not valid; accepted: json (default) or console", format)
 	}
-	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+	// Strings are cut in the JSON line, before the console format reads it.
+	return zerolog.New(CapLogLines(w)).Level(lvl).With().Timestamp().Logger(), nil
 }
 
 // NewSlogLogger adapts logger for libraries that log through log/slog (the

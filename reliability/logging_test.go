@@ -3,6 +3,7 @@ package reliability
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -131,3 +132,34 @@ type responseRecorder struct {
 func (r *responseRecorder) Header() http.Header         { return r.header }
 func (r *responseRecorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *responseRecorder) WriteHeader(s int)           { r.status = s }
+
+// Issue 22 item 2: a log line with a huge URL is capped: every string of
+// the line keeps at most MaxLoggedString bytes, and the line stays one
+// valid JSON object with its fields in order.
+func TestLogLineWithHugeURLIsCapped(t *testing.T) {
+	for _, format := range []string{"json", "console"} {
+		var buf bytes.Buffer
+		logger, err := NewLogger("info", format, &buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		huge := "https://stac.example/" + strings.Repeat("a", 900<<10)
+		logger.Warn().Str("event", "retry_give_up").Str("url_path", huge).Str("error", "GET "+huge+": refused").Msg("gave up")
+		line := buf.String()
+		if len(line) > 4*MaxLoggedString {
+			t.Errorf("%s: a log line with a 900 KB URL is %d bytes", format, len(line))
+		}
+		if !strings.Contains(line, "cut: ") || !strings.Contains(line, "retry_give_up") {
+			t.Errorf("%s: capped line does not say what was cut: %.300s", format, line)
+		}
+		if format == "json" {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil || m["message"] != "gave up" {
+				t.Errorf("capped line is not the same JSON object: %v %.300s", err, line)
+			}
+			if i, j := strings.Index(line, `"event"`), strings.Index(line, `"url_path"`); i < 0 || j < i {
+				t.Errorf("field order changed: %.300s", line)
+			}
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/stacmcp/stac-mcp/reliability/inmemory"
 )
 
 // NetworkPolicy says which addresses upstream connections may reach. The
@@ -90,13 +92,16 @@ func newDialGuard(p NetworkPolicy) *dialGuard {
 
 // wrap returns a DialContext that checks every connection d makes.
 func (g *dialGuard) wrap(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	if !g.deny {
-		return d.DialContext
-	}
 	guarded := *d
 	guarded.Control = g.control
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if g.allowedName(addr) {
+		if host, _, err := net.SplitHostPort(addr); err == nil && inmemory.Reserved(host) {
+			// In-process catalogs are served by the router above the
+			// transport; their names never reach the network, whatever
+			// the policy (adr/0023).
+			return nil, &NetworkDeniedError{Host: addr, Addr: addr, Why: "a name reserved for in-process catalogs, which are never dialled"}
+		}
+		if !g.deny || g.allowedName(addr) {
 			return d.DialContext(ctx, network, addr)
 		}
 		conn, err := guarded.DialContext(ctx, network, addr)
@@ -221,10 +226,11 @@ func (e *NetworkDeniedError) Error() string {
 	return fmt.Sprintf("not connecting to %s: it is %s, and this server does not reach private networks unless its operator allows them", target, e.Why)
 }
 
-// TrustAddress lets upstream connections reach addr (host:port) even when
-// the NetworkPolicy denies private addresses: the in-process catalogs
-// listen on 127.0.0.1. Call the returned func when the listener closes.
-func (l *Layer) TrustAddress(addr string) (untrust func()) {
+// trustAddress lets upstream connections reach addr (host:port) even when
+// the NetworkPolicy denies private addresses (tests' loopback servers; the
+// in-process catalogs need no address, adr/0023). Call the returned func
+// when the listener closes.
+func (l *Layer) trustAddress(addr string) (untrust func()) {
 	if l.guard == nil {
 		return func() {}
 	}

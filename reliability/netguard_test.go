@@ -104,12 +104,12 @@ func TestDialGuardAllowsWhatTheOperatorAllowed(t *testing.T) {
 }
 
 // In-process catalogs (demo, local static catalogs) listen on 127.0.0.1:
-// TrustAddress lets exactly that address through, until it is revoked.
+// trustAddress lets exactly that address through, until it is revoked.
 func TestDialGuardTrustsInProcessAddressOnly(t *testing.T) {
 	trusted, _ := countingServer(t)
 	other, otherHits := countingServer(t)
 	l := guardedLayer(t, NetworkPolicy{DenyPrivate: true})
-	untrust := l.TrustAddress(trusted.Listener.Addr().String())
+	untrust := l.trustAddress(trusted.Listener.Addr().String())
 	if err := getThrough(t, l, trusted.URL+"/"); err != nil {
 		t.Fatalf("trusted address: %v", err)
 	}
@@ -132,7 +132,7 @@ func TestDialGuardCoversRedirects(t *testing.T) {
 	}))
 	defer front.Close()
 	l := guardedLayer(t, NetworkPolicy{DenyPrivate: true})
-	defer l.TrustAddress(front.Listener.Addr().String())()
+	defer l.trustAddress(front.Listener.Addr().String())()
 	err := getThrough(t, l, front.URL+"/")
 	var denied *NetworkDeniedError
 	if !errors.As(err, &denied) || targetHits.Load() != 0 {

@@ -19,6 +19,12 @@ const correlationHeader = "X-Correlation-ID"
 // the go-retryablehttp loop over attemptTransport.
 type layerTransport struct{ layer *Layer }
 
+// Mount is Layer.Mount, so that whoever holds only HTTPClient (the catalog
+// registry) can serve its in-process catalogs through the layer.
+func (t *layerTransport) Mount(host string, h http.Handler) (unmount func(), err error) {
+	return t.layer.Mount(host, h)
+}
+
 func (t *layerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	l := t.layer
 	body, err := drainRequestBody(req)

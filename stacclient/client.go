@@ -89,7 +89,14 @@ type Client struct {
 	// searchGETOnly is set after a POST search was answered 405: later
 	// searches of this client go straight to GET.
 	searchGETOnly atomic.Bool
+	// answered is set by the first 2xx answer: the catalog registry keeps
+	// no client for a URL that never answered (Answered).
+	answered atomic.Bool
 }
+
+// Answered reports whether the catalog has given this client at least one
+// successful (2xx) answer.
+func (c *Client) Answered() bool { return c.answered.Load() }
 
 // New returns a client for the STAC API (or static catalog) at baseURL.
 func New(baseURL string, opts Options) (*Client, error) {

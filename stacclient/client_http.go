@@ -98,6 +98,7 @@ func (c *Client) sendCapped(ctx context.Context, r Request, accept string, maxBo
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
 		return nil, statusError(method, r.URL, resp, head)
 	}
+	c.answered.Store(true)
 	fb := &fetchedBody{status: resp.StatusCode, url: resp.Request.URL, header: resp.Header, contentLength: resp.ContentLength}
 	if method == http.MethodHead {
 		return fb, nil

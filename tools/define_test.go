@@ -71,7 +71,7 @@ func TestDefineSuccessCarriesTextStructuredAndReceipt(t *testing.T) {
 	cs := newTestSession(t, testSessionOptions{Tools: []Tool{probeTool()}})
 	res := callOK(t, cs, "probe", map[string]any{})
 	out := structured[probeOut](t, res)
-	if out.Name != DemoCatalog || !strings.HasPrefix(out.URL, "http://127.0.0.1:") || out.Host == "" {
+	if out.Name != DemoCatalog || out.URL != "http://demo.stac-mcp.invalid" || out.Host == "" {
 		t.Errorf("default catalog resolved to %+v, want the in-process demo catalog", out)
 	}
 	if out.RootID == "" {

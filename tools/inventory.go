@@ -214,6 +214,9 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 			return herr
 		})
 		holder.record(receipt, err)
+		if err != nil {
+			d.Catalogs.Forget(cat) // a catalog that never answered keeps nothing cached (issue 22)
+		}
 		var failed *writeflow.Failed
 		if errors.As(err, &failed) {
 			if out, ok := any(failed.Outcome).(Out); ok {

@@ -37,6 +37,19 @@ func (r *callRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return loopbackTransport.RoundTrip(req)
 }
 
+// wrapDemo records the requests of the demo catalog, which is served in
+// memory above the base transport (adr/0023): its handler sees the
+// request's context, so the same facts are recorded.
+func (r *callRecorder) wrapDemo(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		tool, _, inside := reliability.CallInfo(req.Context())
+		r.mu.Lock()
+		r.calls = append(r.calls, upstreamCall{tool: tool, path: req.Method + " " + req.URL.Path, insideRun: inside})
+		r.mu.Unlock()
+		next.ServeHTTP(w, req)
+	})
+}
+
 func (r *callRecorder) snapshot() []upstreamCall {
 	r.mu.Lock()
 	defer r.mu.Unlock()

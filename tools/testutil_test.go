@@ -79,7 +79,13 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if ref == "" {
 		ref = DemoCatalog
 	}
-	cats := NewCatalogs(CatalogsOptions{Default: ref, HTTPClient: layer.HTTPClient(), Headers: opts.Headers, WritableLocal: opts.Writes != nil})
+	catOpts := CatalogsOptions{Default: ref, HTTPClient: layer.HTTPClient(), Headers: opts.Headers, WritableLocal: opts.Writes != nil}
+	if w, ok := opts.Transport.(interface{ wrapDemo(http.Handler) http.Handler }); ok {
+		// The demo is served in memory above the base transport (adr/0023):
+		// a transport that records requests sees the demo's at its handler.
+		catOpts.WrapDemo = w.wrapDemo
+	}
+	cats := NewCatalogs(catOpts)
 	t.Cleanup(func() {
 		if err := cats.Close(); err != nil {
 			t.Errorf("closing catalogs: %v", err)

@@ -84,7 +84,6 @@ func newApp(ctx context.Context, cfg *config, stderr io.Writer) (*app, error) {
 		Named:            cfg.NamedCatalogs,
 		UserAgent:        "stac-mcp/" + version(),
 		UntrustedCallers: cfg.Command == "http",
-		TrustAddress:     layer.TrustAddress,
 		WrapDemo:         demoFaults(cfg.DemoFaultRate, cfg.DemoFaultSeed, &logger),
 		WritableLocal:    cfg.writes(),
 	})

@@ -2,14 +2,16 @@ package catalog
 
 import (
 	"context"
-	"errors"
+	"crypto/sha256"
+	"encoding/hex"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/stacmcp/stac-mcp/reliability/inmemory"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver/demo"
 )
@@ -76,48 +78,69 @@ func loadStaticStore(ctx context.Context, fsys fs.FS, root string, limits stacse
 	return &staticStore{handler: srv, notes: store.Notes}, nil
 }
 
-// inProcessServer serves a static catalog over real HTTP on a loopback
-// port. Going through HTTP (rather than calling the handler directly) keeps
-// one code path: the same stacclient, reliability layer and receipts as for
-// a remote catalog.
+// inProcessServer is a static catalog served in memory under a name in
+// inmemory.Domain: no socket, so no other local user, browser page or
+// DNS-rebinding site can reach it (issue 22, adr/0023). Its requests go
+// through the same stacclient and reliability layer (retries, timeouts,
+// receipts, metrics, demo fault injection) as a remote catalog's.
 type inProcessServer struct {
 	url     string
 	host    string
-	srv     *http.Server
-	done    chan struct{} // closed when Serve has returned
-	untrust func()        // revokes the dial guard's exception for host, if any
-	onClose func() error  // releases what the served catalog holds
+	unmount func()
+	onClose func() error // releases what the served catalog holds
 }
 
-func startInProcessServer(h http.Handler) (*inProcessServer, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// mounter serves a handler under a host in memory: the reliability layer's
+// client transport (reliability.Layer.Mount), or the registry's own
+// inmemory.Router when its HTTPClient has none.
+type mounter interface {
+	Mount(host string, h http.Handler) (unmount func(), err error)
+}
+
+func startInProcessServer(m mounter, host string, h http.Handler) (*inProcessServer, error) {
+	unmount, err := m.Mount(host, h)
 	if err != nil {
 		return nil, err
 	}
-	s := &inProcessServer{
-		host: ln.Addr().String(),
-		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second},
-		done: make(chan struct{}),
-	}
-	s.url = "http://" + s.host
-	go func() {
-		defer close(s.done)
-		_ = s.srv.Serve(ln) // returns http.ErrServerClosed after close
-	}()
-	return s, nil
+	return &inProcessServer{url: "http://" + host, host: host, unmount: unmount}, nil
 }
 
 func (s *inProcessServer) close() error {
-	err := s.srv.Close()
-	<-s.done
-	if s.untrust != nil {
-		s.untrust()
-	}
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
+	s.unmount()
 	if s.onClose != nil {
-		err = errors.Join(err, s.onClose())
+		return s.onClose()
 	}
-	return err
+	return nil
+}
+
+// DemoHost is the demo catalog's host: its URL is http://demo.stac-mcp.invalid.
+const DemoHost = "demo." + inmemory.Domain
+
+// localHost names a local catalog served in-process: a label from its
+// configured name or its directory (readable in results and logs), a hash
+// of its real path (two directories of the same name stay apart; the same
+// catalog keeps its name across restarts), and "local".
+func localHost(name, path string) string {
+	label := name
+	if label == "" || label == "local" {
+		label = filepath.Base(filepath.Dir(path))
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(label) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	clean := strings.Trim(b.String(), "-")
+	if clean == "" {
+		clean = "catalog"
+	}
+	sum := sha256.Sum256([]byte(path))
+	return clean + "-" + hex.EncodeToString(sum[:4]) + ".local." + inmemory.Domain
 }

@@ -1,7 +1,8 @@
 // Package catalog is the catalog registry: what a catalog_url argument or
 // --catalog may name (presets, STAC_MCP_CATALOGS names, "demo", a URL or a
 // local catalog.json), one STAC client per catalog, and the in-process STAC
-// API that serves the demo and local static catalogs on loopback. Package
+// API that serves the demo and local static catalogs in memory, without a
+// socket (reliability/inmemory, adr/0023). Package
 // tools re-exports what cmd and bench configure (tools/catalog_registry.go).
 package catalog
 
@@ -18,9 +19,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/stacmcp/stac-mcp/reliability/inmemory"
 	"github.com/stacmcp/stac-mcp/reliability/redact"
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/stacclient/freetext"
@@ -146,17 +149,13 @@ type Options struct {
 	// and STAC_MCP_CATALOGS entries serve local catalogs). Over stdio and in
 	// the one-shot commands the caller is the operator, and paths work.
 	UntrustedCallers bool
-	// TrustAddress, when set, is told each in-process server's loopback
-	// address (the reliability layer's TrustAddress), so a NetworkPolicy
-	// that refuses private addresses still reaches the demo and local
-	// catalogs; the returned func is called when the server stops.
-	TrustAddress func(addr string) (untrust func())
 	// LoadLimits bound what loading a local static catalog reads (zero:
 	// stacserver's defaults).
 	LoadLimits stacserver.LoadOptions
 	// WrapDemo, when set, wraps the demo catalog's in-process handler. cmd
-	// uses it for STAC_MCP_DEMO_FAULT_RATE (server-side fault injection on
-	// real loopback sockets), so this package never imports faultinject.
+	// uses it for STAC_MCP_DEMO_FAULT_RATE (server-side fault injection
+	// under the reliability layer), so this package never imports
+	// faultinject.
 	WrapDemo func(http.Handler) http.Handler
 	// WritableLocal serves local static catalogs with the STAC Transaction
 	// endpoints, writing changes back to their files (--allow-writes). The
@@ -166,7 +165,7 @@ type Options struct {
 
 // Registry resolves catalog references and caches one client per URL. The
 // demo catalog and local static catalogs are served by an in-process STAC
-// API on a loopback listener, started on first use and stopped by Close;
+// API in memory (no socket), started on first use and stopped by Close;
 // a local catalog is keyed by its real path, so every spelling of it
 // (./x, x/catalog.json, a symlink, file://...) shares one server.
 type Registry struct {
@@ -174,9 +173,11 @@ type Registry struct {
 	headersByURL map[string]http.Header // operator-configured headers, by catalog root URL
 
 	loads singleflight.Group // one load per in-process key at a time, outside mu
+	mount mounter            // serves the in-process catalogs in memory
 
 	mu      sync.Mutex
-	byURL   map[string]*Catalog // remote catalogs, keyed by URL
+	byURL   map[string]*Catalog // configured remote catalogs (presets, names, the default), keyed by URL
+	others  *remoteCache        // every other remote catalog: bounded, least recently used first out
 	inProc  map[string]*Catalog // "demo" and local catalogs, keyed by "demo" or real path
 	servers []*inProcessServer  // started in-process servers, stopped by Close
 	closed  bool
@@ -188,10 +189,25 @@ func New(opts Options) *Registry {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = http.DefaultClient
 	}
+	m, ok := opts.HTTPClient.Transport.(mounter)
+	if !ok {
+		// A plain client (tests, tools that build no layer): in-process
+		// catalogs are served by a router of this registry in front of it.
+		router := inmemory.NewRouter()
+		base := opts.HTTPClient.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		client := *opts.HTTPClient
+		client.Transport = router.Wrap(base)
+		opts.HTTPClient, m = &client, router
+	}
 	c := &Registry{
+		mount:        m,
 		opts:         opts,
 		headersByURL: map[string]http.Header{},
 		byURL:        map[string]*Catalog{},
+		others:       newRemoteCache(maxRemoteClients, maxRemoteBytes),
 		inProc:       map[string]*Catalog{},
 	}
 	addHeaders := func(rawURL string, h http.Header) {
@@ -283,6 +299,8 @@ func (c *Registry) Resolve(ctx context.Context, ref string) (*Catalog, error) {
 		return nil, err
 	}
 	switch r.kind {
+	case refInProcess:
+		return c.mountedLocal(r.ref, r.url)
 	case refRemote:
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -357,6 +375,7 @@ const (
 	refRemote refKind = iota
 	refDemo
 	refLocal
+	refInProcess // the URL of a local catalog served in-process
 )
 
 // classifiedRef is what a reference names.
@@ -368,11 +387,24 @@ type classifiedRef struct {
 	path string // local: real path of the root catalog file (symlinks resolved)
 }
 
+// MaxRefBytes caps a catalog reference (catalog_url, --catalog, a
+// cursor's catalog): 4,096 bytes is Linux's PATH_MAX, the longest path of a
+// local catalog.json, and far above any STAC API root URL (the presets are
+// under 60 bytes; an operator's URL with a signed query string stays under
+// 2 KB), while below the 8 KB request line common servers accept. A longer
+// one is refused before anything is parsed, cached or logged (issue 22).
+const MaxRefBytes = 4096
+
 // classify reads a reference. fromOperator is true for the configured
 // default and at startup; a tool argument over http (UntrustedCallers) may
 // not name a local path, and is refused before the path is looked at, so
 // the answer says nothing about which files exist.
 func (c *Registry) classify(ref string, fromOperator bool) (classifiedRef, error) {
+	if len(ref) > MaxRefBytes {
+		return classifiedRef{}, fmt.Errorf("catalog_url is %d bytes long, more than the %d this server accepts (%q...): "+
+			"give the STAC API root URL, a preset or configured name, \"demo\", or the path of a local catalog.json",
+			len(ref), MaxRefBytes, redact.Secrets(shortRef(ref)))
+	}
 	given := strings.TrimSpace(ref)
 	if given == "" {
 		given = c.Default()
@@ -404,6 +436,15 @@ func (c *Registry) classify(ref string, fromOperator bool) (classifiedRef, error
 		}
 		if u.Host == "" {
 			return classifiedRef{}, refErrorFor(given, "it is not a valid URL with a host (the host is empty)", paths)
+		}
+		if inmemory.Reserved(u.Host) {
+			// The URL of an in-process catalog, as results show it: the same
+			// catalog as its name. Nothing under the reserved domain is
+			// ever dialled.
+			if strings.EqualFold(strings.TrimSuffix(u.Hostname(), "."), DemoHost) {
+				return classifiedRef{kind: refDemo, ref: given}, nil
+			}
+			return classifiedRef{kind: refInProcess, ref: given, url: given}, nil
 		}
 		return classifiedRef{kind: refRemote, ref: given, url: given}, nil
 	}
@@ -462,15 +503,67 @@ func (c *Registry) remoteLocked(ref, name, rawURL string) (*Catalog, error) {
 	if cat, ok := c.byURL[key]; ok {
 		return withRef(cat, ref), nil
 	}
+	configured := name != "" || key == c.defaultKey()
+	if !configured {
+		if cat, ok := c.others.get(key); ok {
+			return withRef(cat, ref), nil
+		}
+	}
 	opts := c.clientOptions(c.headersByURL[key])
 	opts.KnownCatalog = c.operatorURL(key)
 	client, err := stacclient.New(key, opts)
 	if err != nil {
-		return nil, fmt.Errorf("catalog %q: %w", redact.Secrets(ref), err)
+		return nil, fmt.Errorf("catalog %q: %w", redact.Secrets(shortRef(ref)), err)
 	}
 	cat := &Catalog{Ref: ref, Name: name, Key: key, URL: key, Host: u.Host, Client: client}
-	c.byURL[key] = cat
+	if configured {
+		c.byURL[key] = cat
+	} else {
+		c.others.add(key, cat)
+	}
 	return cat, nil
+}
+
+// defaultKey is the cache key of the default catalog when it is a URL.
+func (c *Registry) defaultKey() string {
+	d := c.Default()
+	if l := strings.ToLower(d); strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://") {
+		return rootKey(d)
+	}
+	return ""
+}
+
+// Forget drops cat's client from the cache after a failed call when the
+// catalog never answered: a URL that is refused (a private address over
+// http, a name that does not resolve, nothing listening) keeps nothing
+// in this process (issue 22 item 2). Configured catalogs stay.
+func (c *Registry) Forget(cat *Catalog) {
+	if cat == nil || cat.Client == nil || cat.Name != "" || cat.Client.Answered() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.others.remove(cat.Key, cat)
+}
+
+// mountedLocal is the local catalog already served in-process under
+// rawURL's host: its URL names it once loaded, never before (a URL does not
+// say which file to load).
+func (c *Registry) mountedLocal(ref, rawURL string) (*Catalog, error) {
+	u, _ := url.Parse(rawURL) // classify parsed it
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errClosed
+	}
+	for _, cat := range c.inProc {
+		if cat.Host == host {
+			return withRef(cat, ref), nil
+		}
+	}
+	return nil, refError(ref, "it names a local catalog served in-process (."+inmemory.Domain+"), and none is served under that name; "+
+		"name the local catalog by its path or its configured name")
 }
 
 // inProcess returns the in-process server for key, loading and starting it
@@ -505,7 +598,7 @@ func (c *Registry) inProcess(ctx context.Context, ref, name, key string, load fu
 	}
 }
 
-// start loads a static catalog and serves it on a loopback port.
+// start loads a static catalog and serves it in memory.
 func (c *Registry) start(ctx context.Context, name, key string, load func(context.Context) (*staticStore, error)) (*Catalog, error) {
 	c.mu.Lock()
 	cat := c.inProc[key] // started while this call queued for the flight
@@ -521,15 +614,16 @@ func (c *Registry) start(ctx context.Context, name, key string, load func(contex
 	if key == Demo && c.opts.WrapDemo != nil {
 		handler = c.opts.WrapDemo(handler)
 	}
-	srv, err := startInProcessServer(handler)
+	host := DemoHost
+	if key != Demo {
+		host = localHost(name, key)
+	}
+	srv, err := startInProcessServer(c.mount, host, handler)
 	if err != nil {
 		_ = store.close()
 		return nil, fmt.Errorf("starting the in-process STAC API: %w", err)
 	}
 	srv.onClose = store.close
-	if c.opts.TrustAddress != nil {
-		srv.untrust = c.opts.TrustAddress(srv.host)
-	}
 	opts := c.clientOptions(nil)
 	opts.KnownCatalog = true // the demo, or a local catalog: served from the operator's files
 	client, err := stacclient.New(srv.url, opts)
@@ -616,7 +710,7 @@ func refErrorFor(ref, why string, paths bool) error {
 	}
 	return fmt.Errorf("catalog_url %q: %s. Accepted: an http(s) STAC API URL (e.g. %s), a preset name (%s), "+
 		"%q for the embedded demo catalog%s",
-		redact.Secrets(ref), why, presets[0].URL, strings.Join(names, ", "), Demo, last)
+		redact.Secrets(shortRef(ref)), why, presets[0].URL, strings.Join(names, ", "), Demo, last)
 }
 
 // closestName is " (did you mean planetary-computer?)" for a reference
@@ -636,6 +730,20 @@ func (c *Registry) closestName(ref string) string {
 		return ""
 	}
 	return " (did you mean " + strings.Join(close, " or ") + "?)"
+}
+
+// shortRef is ref as an error shows it: at most 200 bytes (cut on a rune
+// boundary).
+func shortRef(ref string) string {
+	const max = 200
+	if len(ref) <= max {
+		return ref
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(ref[cut]) {
+		cut--
+	}
+	return ref[:cut] + "..."
 }
 
 func statReason(err error) string {

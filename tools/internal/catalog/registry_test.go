@@ -2,11 +2,14 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stacmcp/stac-mcp/reliability/inmemory"
 )
 
 func TestCatalogsResolvePresetsAndURLs(t *testing.T) {
@@ -97,7 +100,11 @@ func TestCatalogsDemoIsLazySharedAndClosed(t *testing.T) {
 	if first.URL != second.URL || first.Client != second.Client || len(cats.servers) != 1 {
 		t.Errorf("demo started %d times (%s, %s); want one shared server", len(cats.servers), first.URL, second.URL)
 	}
-	resp, err := http.Get(first.URL + "/collections")
+	if first.URL != "http://"+DemoHost {
+		t.Errorf("demo URL = %s, want http://%s (served in memory, adr/0023)", first.URL, DemoHost)
+	}
+	client := cats.opts.HTTPClient // the registry's: it serves the in-process catalogs
+	resp, err := client.Get(first.URL + "/collections")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +116,8 @@ func TestCatalogsDemoIsLazySharedAndClosed(t *testing.T) {
 	if err := cats.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := http.Get(first.URL + "/collections"); err == nil {
-		t.Error("the demo server still answers after Close")
+	if _, err := client.Get(first.URL + "/collections"); !errors.Is(err, inmemory.ErrNotServed) {
+		t.Errorf("after Close the demo answered (err %v), want inmemory.ErrNotServed", err)
 	}
 	if _, err := cats.Resolve(ctx, ""); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Resolve after Close = %v, want a closed error", err)
