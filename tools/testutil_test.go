@@ -80,7 +80,9 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 		ref = DemoCatalog
 	}
 	catOpts := CatalogsOptions{Default: ref, HTTPClient: layer.HTTPClient(), Headers: opts.Headers, WritableLocal: opts.Writes != nil}
-	if w, ok := opts.Transport.(interface{ wrapDemo(http.Handler) http.Handler }); ok {
+	if w, ok := opts.Transport.(interface {
+		wrapDemo(http.Handler) http.Handler
+	}); ok {
 		// The demo is served in memory above the base transport (adr/0023):
 		// a transport that records requests sees the demo's at its handler.
 		catOpts.WrapDemo = w.wrapDemo
