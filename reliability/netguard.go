@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,13 +31,21 @@ type NetworkPolicy struct {
 	// stac.internal.example), IP addresses and CIDR prefixes (matched
 	// against the resolved address, e.g. 10.20.0.0/16), and host:port
 	// pairs (that port only: how cmd admits a configured catalog without
-	// opening every port of its host).
+	// opening every port of its host). A bare host name here admits every
+	// port; ParseAllowedHosts turns an operator's bare entry into its ports
+	// 80 and 443.
 	AllowedHosts []string
 }
 
 // ParseAllowedHosts checks an allow-list (STAC_MCP_ALLOWED_CATALOG_HOSTS):
-// entries separated by ',', ';', spaces or newlines, each a host name, an IP
-// address or a CIDR prefix. source names the setting in errors.
+// entries separated by ',', ';', spaces or newlines, each a host name or an
+// IP address with or without a port, or a CIDR prefix. source names the
+// setting in errors.
+//
+// An entry admits as little as it names (issue 22): host:port admits that
+// port; a bare host name or IP address admits the web's default ports, 80
+// and 443, not every service of the host; a CIDR prefix admits every port of
+// its addresses (a network the operator vouches for as a whole).
 func ParseAllowedHosts(source, value string) ([]string, error) {
 	var out []string
 	for entry := range strings.FieldsFuncSeq(value, func(r rune) bool {
@@ -47,15 +56,26 @@ func ParseAllowedHosts(source, value string) ([]string, error) {
 			out = append(out, entry)
 			continue
 		}
-		if _, err := netip.ParseAddr(strings.Trim(entry, "[]")); err == nil {
-			out = append(out, strings.Trim(entry, "[]"))
+		host, port := entry, ""
+		if h, p, err := net.SplitHostPort(entry); err == nil {
+			host, port = h, p
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				return nil, fmt.Errorf("%s: %q has no valid port (1-65535)", source, entry)
+			}
+		}
+		host = strings.Trim(host, "[]")
+		if _, err := netip.ParseAddr(host); err != nil {
+			if host == "" || strings.ContainsAny(host, "/:@?#") || strings.Trim(host, "abcdefghijklmnopqrstuvwxyz0123456789.-_") != "" {
+				return nil, fmt.Errorf("%s: %q is not a host name or an IP address (with an optional port), or a CIDR prefix "+
+					"(e.g. stac.internal.example, stac.internal.example:8443, 10.0.0.5, 10.20.0.0/16); give hosts without a scheme or path", source, entry)
+			}
+			host = strings.TrimSuffix(host, ".")
+		}
+		if port != "" {
+			out = append(out, net.JoinHostPort(host, port))
 			continue
 		}
-		if strings.ContainsAny(entry, "/:@?#") || strings.Trim(entry, "abcdefghijklmnopqrstuvwxyz0123456789.-_") != "" {
-			return nil, fmt.Errorf("%s: %q is not a host name, an IP address or a CIDR prefix (e.g. stac.internal.example, 10.0.0.5, 10.20.0.0/16); "+
-				"give hosts without a scheme, port or path", source, entry)
-		}
-		out = append(out, strings.TrimSuffix(entry, "."))
+		out = append(out, net.JoinHostPort(host, "80"), net.JoinHostPort(host, "443"))
 	}
 	return out, nil
 }

@@ -155,23 +155,27 @@ func TestPrivateKind(t *testing.T) {
 }
 
 func TestParseAllowedHosts(t *testing.T) {
-	got, err := ParseAllowedHosts("X", "stac.internal.example, 10.0.0.5;10.20.0.0/16\n[fd00::1] Localhost.")
+	got, err := ParseAllowedHosts("X", "stac.internal.example, 10.0.0.5;10.20.0.0/16\n[fd00::1] Localhost. stac.internal.example:8443 [fd00::2]:9000")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"stac.internal.example", "10.0.0.5", "10.20.0.0/16", "fd00::1", "localhost"}
+	// Issue 22: a bare name or address admits ports 80 and 443 only;
+	// host:port that port; a CIDR prefix its whole range.
+	want := []string{"stac.internal.example:80", "stac.internal.example:443", "10.0.0.5:80", "10.0.0.5:443", "10.20.0.0/16",
+		"[fd00::1]:80", "[fd00::1]:443", "localhost:80", "localhost:443", "stac.internal.example:8443", "[fd00::2]:9000"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	for _, bad := range []string{"https://stac.internal", "host:8080", "a/b", "x@y"} {
+	for _, bad := range []string{"https://stac.internal", "host:0", "host:http", "a/b", "x@y", ":8080"} {
 		if _, err := ParseAllowedHosts("STAC_MCP_ALLOWED_CATALOG_HOSTS", bad); err == nil || !strings.Contains(err.Error(), "STAC_MCP_ALLOWED_CATALOG_HOSTS") {
 			t.Errorf("%q: err %v, want a refusal naming the setting", bad, err)
 		}
 	}
 }
 
-// A configured catalog is admitted by host:port, not its whole host: the
-// other loopback ports stay closed.
+// A configured catalog, or an STAC_MCP_ALLOWED_CATALOG_HOSTS entry, is
+// admitted by host:port, not its whole host: the other loopback ports stay
+// closed. A bare name admits 80 and 443 only (issue 22).
 func TestDialGuardHostPortEntryAdmitsThatPortOnly(t *testing.T) {
 	srv, hits := countingServer(t)
 	other, otherHits := countingServer(t)
@@ -181,5 +185,14 @@ func TestDialGuardHostPortEntryAdmitsThatPortOnly(t *testing.T) {
 	}
 	if err := getThrough(t, l, other.URL+"/"); err == nil || otherHits.Load() != 0 {
 		t.Errorf("another port of the same host was reached (err %v)", err)
+	}
+	bare, err := ParseAllowedHosts("STAC_MCP_ALLOWED_CATALOG_HOSTS", "localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l = guardedLayer(t, NetworkPolicy{DenyPrivate: true, AllowedHosts: bare})
+	_, port, _ := net.SplitHostPort(other.Listener.Addr().String())
+	if err := getThrough(t, l, "http://localhost:"+port+"/"); err == nil || otherHits.Load() != 0 {
+		t.Errorf("a bare allowed name opened port %s of its host (err %v)", port, err)
 	}
 }
