@@ -271,13 +271,26 @@ func fetchPreview(ctx context.Context, c *Call, href string) (pic *picture.Pictu
 	case errors.As(err, &overBudget):
 		return nil, len(body.Body), "refused before decoding: " + err.Error(), nil
 	case errors.Is(err, picture.ErrUnknownFormat):
-		return nil, len(body.Body), fmt.Sprintf("not an image this server decodes (Content-Type %q, %s)", orDash(body.ContentType), humanBytes(int64(len(body.Body)))), nil
+		return nil, len(body.Body), "not an image this server decodes" +
+			bodyDetail(c, href, fmt.Sprintf(" (Content-Type %q, %s)", orDash(body.ContentType), humanBytes(int64(len(body.Body))))), nil
 	case errors.As(err, &tooLarge):
-		return nil, len(body.Body), "refused before decoding: " + err.Error(), nil
+		return nil, len(body.Body), "refused before decoding" + bodyDetail(c, href, ": "+err.Error()), nil
 	case err != nil:
-		return nil, len(body.Body), "could not be decoded: " + err.Error(), nil //nolint:nilerr // a preview that does not decode is reported in the result, as the cases above
+		return nil, len(body.Body), "could not be decoded" + bodyDetail(c, href, ": "+err.Error()), nil //nolint:nilerr // a preview that does not decode is reported in the result, as the cases above
 	}
 	return pic, len(body.Body), "", nil
+}
+
+// bodyDetail is detail (what a fetched body turned out to be: its type,
+// size, dimensions or decoder error) when the caller may see it: over http
+// (untrusted callers) nothing is said about an answer from another host
+// than the catalog's, since an item's asset href can name any URL this
+// server can reach and the detail would describe it (issue 22).
+func bodyDetail(c *Call, href, detail string) string {
+	if c.Deps.Catalogs.UntrustedCallers() && !sameHost(href, c.Catalog.URL) {
+		return " (what another host than the catalog's answered is not described to http clients)"
+	}
+	return detail
 }
 
 // assetHref is an asset's href resolved against the item's self link (a

@@ -45,6 +45,9 @@ type testSessionOptions struct {
 	CursorKey []byte
 	// Silent drops the logs (fuzz targets may not log through testing.F).
 	Silent bool
+	// UntrustedCallers serves the session as over http (catalog
+	// Options.UntrustedCallers).
+	UntrustedCallers bool
 	// Writes turns the write tools on (and local catalogs writable); nil
 	// keeps the server read-only, as without --allow-writes.
 	Writes *Writes
@@ -79,7 +82,7 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if ref == "" {
 		ref = DemoCatalog
 	}
-	catOpts := CatalogsOptions{Default: ref, HTTPClient: layer.HTTPClient(), Headers: opts.Headers, WritableLocal: opts.Writes != nil}
+	catOpts := CatalogsOptions{Default: ref, HTTPClient: layer.HTTPClient(), Headers: opts.Headers, WritableLocal: opts.Writes != nil, UntrustedCallers: opts.UntrustedCallers}
 	if w, ok := opts.Transport.(interface {
 		wrapDemo(http.Handler) http.Handler
 	}); ok {

@@ -237,6 +237,28 @@ func TestGetItemPreviewSaysWhyThereIsNoPreview(t *testing.T) {
 	}
 }
 
+// Issue 22: an item's asset href may name any URL the server can reach;
+// over http a preview failure does not describe what another host than the
+// catalog's answered (its content type, size or decoder error).
+func TestGetItemPreviewDoesNotDescribeOtherHostsToHTTPClients(t *testing.T) {
+	t.Parallel()
+	catalog, _, _ := newPreviewCatalog(t)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: catalog, UntrustedCallers: true})
+	for _, item := range []string{"html", "bomb-then-jpeg"} {
+		res := callOK(t, cs, "get_item_preview", map[string]any{"collection_id": "previews", "item_id": item, "asset_key": "thumbnail"})
+		out := structured[GetItemPreviewOut](t, res)
+		text := resultText(res)
+		for _, leak := range []string{"text/html", "text/plain", "Content-Type", " bytes", "px", "×"} {
+			if strings.Contains(out.Reason, leak) || strings.Contains(text, "): "+leak) {
+				t.Errorf("%s: the failure describes another host's answer (%q): %s", item, leak, out.Reason)
+			}
+		}
+		if !strings.Contains(out.Reason, "not described to http clients") {
+			t.Errorf("%s: reason %q does not say why it is brief", item, out.Reason)
+		}
+	}
+}
+
 func TestGetItemPreviewOnTheDemoCatalogIsAQuickOfflineAnswer(t *testing.T) {
 	t.Parallel()
 	rec := &callRecorder{}

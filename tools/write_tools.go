@@ -117,6 +117,9 @@ func runWrite(ctx context.Context, c *Call, op writeflow.Op) (WriteOut, string, 
 	if w == nil || w.Store == nil {
 		return fail(errors.New(op.Tool + ": writes are not enabled on this server (start it with --allow-writes)"))
 	}
+	if why := c.Catalog.WriteRefusal; why != "" {
+		return fail(errors.New(op.Tool + ": " + why)) // the registry's decision (issue 22): nothing sent
+	}
 	lease := w.Lease
 	if lease <= 0 {
 		lease = c.Deps.Layer.Policy().ToolTimeout + 5*time.Second

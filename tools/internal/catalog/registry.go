@@ -45,6 +45,9 @@ type Catalog struct {
 	// Notes says what loading a static catalog ("demo" or a local
 	// catalog.json) skipped and why; empty for remote catalogs.
 	Notes []string
+	// WriteRefusal, when set, is why the write tools refuse this catalog
+	// before sending anything (a local catalog no operator configured).
+	WriteRefusal string
 }
 
 // Shown is URL as a tool result or an error may show it: credentials an
@@ -282,6 +285,11 @@ func (c *Registry) OperatorHosts() []string {
 	return hosts
 }
 
+// UntrustedCallers reports whether the callers are http clients
+// (Options.UntrustedCallers), whom results tell less about hosts that are
+// not their catalog's.
+func (c *Registry) UntrustedCallers() bool { return c.opts.UntrustedCallers }
+
 // Default is the reference "" resolves to.
 func (c *Registry) Default() string {
 	if c.opts.Default == "" {
@@ -317,10 +325,35 @@ func (c *Registry) Resolve(ctx context.Context, ref string) (*Catalog, error) {
 		if name == "" {
 			name = "local"
 		}
-		return c.inProcess(ctx, r.ref, name, r.path, func(ctx context.Context) (*staticStore, error) {
-			return loadDirStore(ctx, r.path, c.opts.LoadLimits, c.opts.WritableLocal)
+		// --allow-writes makes the operator's local catalogs writable,
+		// not every catalog.json a (possibly prompt-injected) model can
+		// name over stdio (issue 22): one named only by a tool call is
+		// served read-only, under a key of its own.
+		writable := c.opts.WritableLocal && (r.name != "" || strings.TrimSpace(ref) == "" || c.isDefaultPath(r.path))
+		key := r.path
+		if c.opts.WritableLocal && !writable {
+			key = readOnlyKeyPrefix + r.path
+		}
+		return c.inProcess(ctx, r.ref, name, key, func(ctx context.Context) (*staticStore, error) {
+			return loadDirStore(ctx, r.path, c.opts.LoadLimits, writable)
 		})
 	}
+}
+
+// readOnlyKeyPrefix keys the read-only copy of a local catalog that a
+// tool call named while writes are on (see Resolve).
+const readOnlyKeyPrefix = "read-only:"
+
+// ReadOnlyLocal is the WriteRefusal of a local catalog served read-only
+// because no operator configured it.
+const ReadOnlyLocal = "this local catalog was named by a tool call, not configured by the operator, so it is served read-only: " +
+	"--allow-writes writes only to the local catalogs named in --catalog or STAC_MCP_CATALOGS (name=path)"
+
+// isDefaultPath reports whether path is the real path of the default
+// catalog's root file.
+func (c *Registry) isDefaultPath(path string) bool {
+	r, err := c.classify("", true)
+	return err == nil && r.kind == refLocal && r.path == path
 }
 
 var errClosed = errors.New("catalogs: already closed (the server is shutting down)")
@@ -631,7 +664,10 @@ func (c *Registry) start(ctx context.Context, name, key string, load func(contex
 		_ = srv.close()
 		return nil, err
 	}
-	cat = &Catalog{Ref: name, Name: name, Key: key, URL: srv.url, Host: srv.host, Client: client, Notes: store.notes}
+	cat = &Catalog{Ref: name, Name: name, Key: strings.TrimPrefix(key, readOnlyKeyPrefix), URL: srv.url, Host: srv.host, Client: client, Notes: store.notes}
+	if strings.HasPrefix(key, readOnlyKeyPrefix) {
+		cat.WriteRefusal = ReadOnlyLocal
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stacmcp/stac-mcp/reliability/inmemory"
+	"github.com/stacmcp/stac-mcp/tools/internal/catalog/catalogtest"
 )
 
 func TestCatalogsResolvePresetsAndURLs(t *testing.T) {
@@ -146,5 +147,54 @@ func TestCatalogsLocalLoadErrorIsReportedAndRetried(t *testing.T) {
 	cat, err := cats.Resolve(context.Background(), path)
 	if err != nil || cat.Name != "local" {
 		t.Fatalf("Resolve(fixed catalog) = %+v, %v", cat, err)
+	}
+}
+
+// Issue 22: over stdio --allow-writes made every catalog.json the model
+// can name writable. Only the operator's local catalogs (the default, the
+// STAC_MCP_CATALOGS names) are; one named only by a tool call is served
+// read-only and says why.
+func TestOnlyConfiguredLocalCatalogsAreWritable(t *testing.T) {
+	configured := catalogtest.WriteLocal(t, t.TempDir())
+	named := catalogtest.WriteLocal(t, t.TempDir())
+	other := catalogtest.WriteLocal(t, t.TempDir())
+	cats := New(Options{Default: configured, Named: []Preset{{Name: "archive", Path: named}}, WritableLocal: true, HTTPClient: &http.Client{}})
+	defer func() { _ = cats.Close() }()
+	ctx := context.Background()
+	post := func(cat *Catalog) int {
+		t.Helper()
+		resp, err := cats.opts.HTTPClient.Post(cat.URL+"/collections", "application/json",
+			strings.NewReader(`{"type":"Collection","stac_version":"1.0.0","id":"new","description":"d","license":"proprietary","extent":{"spatial":{"bbox":[[-180,-90,180,90]]},"temporal":{"interval":[[null,null]]}},"links":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, ref := range []string{"", configured, "archive"} {
+		cat, err := cats.Resolve(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cat.WriteRefusal != "" {
+			t.Errorf("%q: the operator's catalog refuses writes: %s", ref, cat.WriteRefusal)
+		}
+	}
+	def, _ := cats.Resolve(ctx, "")
+	if code := post(def); code != http.StatusCreated {
+		t.Errorf("write to the configured catalog: %d", code)
+	}
+	cat, err := cats.Resolve(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cat.WriteRefusal != ReadOnlyLocal || cat.Key != other {
+		t.Errorf("a catalog named by a tool call: refusal %q, key %q", cat.WriteRefusal, cat.Key)
+	}
+	if code := post(cat); code == http.StatusCreated {
+		t.Error("a catalog named only by a tool call took a write")
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(other), "new")); err == nil {
+		t.Error("the write reached the files of a catalog no operator configured")
 	}
 }
