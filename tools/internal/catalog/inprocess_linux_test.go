@@ -65,14 +65,14 @@ func (n noNetwork) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestInProcessCatalogsOpenNoSocket(t *testing.T) {
 	before := listeningSockets(t)
 	path := catalogtest.WriteLocal(t, t.TempDir())
-	cats := New(Options{Default: Demo, HTTPClient: &http.Client{Transport: noNetwork{t}}, WritableLocal: true})
+	cats := New(Options{Default: path, HTTPClient: &http.Client{Transport: noNetwork{t}}, WritableLocal: true})
 	defer func() { _ = cats.Close() }()
 	ctx := context.Background()
-	demoCat, err := cats.Resolve(ctx, "")
+	demoCat, err := cats.Resolve(ctx, Demo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := cats.Resolve(ctx, path)
+	local, err := cats.Resolve(ctx, "") // the operator's: writable
 	if err != nil {
 		t.Fatal(err)
 	}

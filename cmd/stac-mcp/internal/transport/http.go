@@ -56,6 +56,8 @@ type HTTPOptions struct {
 func ServeHTTP(ctx context.Context, ln net.Listener, o HTTPOptions) error {
 	inflight := &inflightCalls{}
 	m := newHTTPMetrics(o.Registry, inflight)
+	ln2 := limitListener(ln, o.Limits, m.connectionsRefused)
+	ln2.evicted = m.connectionsEvicted
 	srv := &http.Server{
 		Handler:           newHTTPHandler(&o, inflight, m),
 		ReadHeaderTimeout: httpReadHeaderTimeout,
@@ -63,9 +65,11 @@ func ServeHTTP(ctx context.Context, ln net.Listener, o HTTPOptions) error {
 		// idle clients cannot hold descriptors and connection slots forever.
 		IdleTimeout:    o.Limits.IdleTimeout,
 		MaxHeaderBytes: httpMaxHeaderBytes,
+		ConnState:      ln2.connState,
+		ConnContext:    withConn,
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(limitListener(ln, o.Limits, m.connectionsRefused)) }()
+	go func() { served <- srv.Serve(ln2) }()
 
 	select {
 	case err := <-served:
@@ -120,6 +124,7 @@ func newHTTPHandler(o *HTTPOptions, inflight *inflightCalls, m *httpMetrics) htt
 // and the legacy sessions, which count requests by protocol revision.
 type httpMetrics struct {
 	connectionsRefused prometheus.Counter
+	connectionsEvicted prometheus.Counter
 	sessions           *legacySessions
 }
 
@@ -127,11 +132,13 @@ func newHTTPMetrics(reg prometheus.Registerer, inflight *inflightCalls) *httpMet
 	m := &httpMetrics{
 		connectionsRefused: prometheus.NewCounter(prometheus.CounterOpts{Name: "http_connections_refused_total",
 			Help: "Connections closed at once because their address had STAC_MCP_HTTP_MAX_CONNS_PER_IP open."}),
+		connectionsEvicted: prometheus.NewCounter(prometheus.CounterOpts{Name: "http_connections_evicted_total",
+			Help: "Idle or new connections that had not proven the bearer token, closed to give their slot to a new client at STAC_MCP_HTTP_MAX_CONNS."}),
 		sessions: newLegacySessions(reg),
 	}
 	busy := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "http_requests_in_flight",
 		Help: "MCP requests (tool calls and others) being served."}, func() float64 { return float64(inflight.count()) })
-	reg.MustRegister(m.connectionsRefused, busy)
+	reg.MustRegister(m.connectionsRefused, m.connectionsEvicted, busy)
 	return m
 }
 

@@ -67,6 +67,7 @@ func requireBearerToken(setting string, next http.Handler) http.Handler {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
+		markAuthenticated(r.Context()) // its connection keeps its slot (admitListener)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/net/netutil"
 )
 
 // Limits bound what one client may take from the others
@@ -40,18 +39,20 @@ const (
 )
 
 // limitListener caps the connections the server holds: MaxConns in all
-// (past it, Accept waits, so the process never runs out of descriptors
-// and new clients queue in the kernel's backlog until a connection ends),
 // and MaxConnsPerIP from one remote address (past it, the connection is
 // closed at once, so one client cannot take every slot). Loopback peers are
 // exempt from the per-address limit: on this machine they are the operator
-// or a local reverse proxy that speaks for every client.
-func limitListener(ln net.Listener, l Limits, refused prometheus.Counter) net.Listener {
-	ln = netutil.LimitListener(ln, l.MaxConns)
+// or a local reverse proxy that speaks for every client. So that exemption
+// cannot starve anyone, a connection that has not proven the token (and is
+// not serving a request) gives its slot up when the cap is reached and
+// another client connects (admitListener, issue 22); only when every slot
+// is busy or authenticated does Accept wait, and new clients queue in the
+// kernel's backlog until a connection ends.
+func limitListener(ln net.Listener, l Limits, refused prometheus.Counter) *admitListener {
 	if l.MaxConnsPerIP > 0 {
 		ln = &perAddrListener{Listener: ln, max: l.MaxConnsPerIP, exempt: netip.Addr.IsLoopback, open: map[netip.Addr]int{}, refused: refused}
 	}
-	return ln
+	return newAdmitListener(ln, l.MaxConns)
 }
 
 // perAddrListener closes connections past max open from one address.

@@ -1,8 +1,10 @@
 package transport
 
 import (
+	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -99,9 +101,13 @@ func TestConnectionCapMakesAcceptWait(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ln.Accept(); err != nil {
+		second, err := ln.Accept()
+		if err != nil {
 			t.Fatal(err)
 		}
+		// Both serve a request: neither slot can be given up.
+		ln.connState(first, http.StateActive)
+		ln.connState(second, http.StateActive)
 		third := make(chan net.Conn, 1)
 		go func() {
 			c, _ := ln.Accept()
@@ -123,5 +129,76 @@ func TestConnectionCapMakesAcceptWait(t *testing.T) {
 		default:
 			t.Fatal("the waiting connection was not accepted once a slot freed")
 		}
+	})
+}
+
+// Issue 22: 600 idle unauthenticated loopback connections (exempt from the
+// per-address cap) held every slot, and authenticated calls queued behind
+// them. At the cap, a new connection takes the slot of the oldest one that
+// is new or idle and never proved the token; authenticated and busy
+// connections keep theirs. Counted, not timed.
+func TestIdleUnauthenticatedConnectionsGiveUpTheirSlots(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		fl := &fakeListener{conns: make(chan net.Conn, 8)}
+		ln := limitListener(fl, Limits{MaxConns: 3, MaxConnsPerIP: 2}, prometheus.NewCounter(prometheus.CounterOpts{Name: "refused"}))
+		evicted := prometheus.NewCounter(prometheus.CounterOpts{Name: "evicted"})
+		ln.evicted = evicted
+		accept := func(remote string) (*fakeConn, net.Conn) {
+			t.Helper()
+			fc := &fakeConn{remote: remote}
+			fl.conns <- fc
+			c, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fc, c
+		}
+		idleA, _ := accept("127.0.0.1:4001") // silent: never sends a request
+		idleB, b := accept("127.0.0.1:4002")
+		ln.connState(b, http.StateActive) // a request refused 401...
+		ln.connState(b, http.StateIdle)   // ...then idle, never authenticated
+		authed, c := accept("127.0.0.1:4003")
+		ln.connState(c, http.StateActive)
+		markAuthenticated(withConn(context.Background(), c))
+		ln.connState(c, http.StateIdle)
+
+		// Two clients arrive at the cap: the two unauthenticated idle
+		// connections go, oldest first; the authenticated one stays.
+		_, first := accept("127.0.0.1:5001")
+		if !idleA.isClosed() || idleB.isClosed() || authed.isClosed() {
+			t.Errorf("first arrival: closed A %v B %v authenticated %v; want only A", idleA.isClosed(), idleB.isClosed(), authed.isClosed())
+		}
+		_, second := accept("127.0.0.1:5002")
+		if !idleB.isClosed() || authed.isClosed() {
+			t.Errorf("second arrival: closed B %v authenticated %v; want B", idleB.isClosed(), authed.isClosed())
+		}
+		if n := testutil.ToFloat64(evicted); n != 2 {
+			t.Errorf("evicted counter %v, want 2", n)
+		}
+		// Nothing evictable now (one authenticated, two serving requests):
+		// the next waits, as before, until a slot frees.
+		ln.connState(first, http.StateActive)
+		ln.connState(second, http.StateActive)
+		next := make(chan net.Conn, 1)
+		fl.conns <- &fakeConn{remote: "127.0.0.1:5003"}
+		go func() { c, _ := ln.Accept(); next <- c }()
+		synctest.Wait()
+		select {
+		case <-next:
+			t.Fatal("a connection was admitted while every slot was busy or authenticated")
+		default:
+		}
+		ln.connState(second, http.StateIdle) // idle, never authenticated: evictable
+		synctest.Wait()
+		select {
+		case c := <-next:
+			if c == nil || authed.isClosed() || testutil.ToFloat64(evicted) != 3 {
+				t.Errorf("admitted %v, authenticated closed %v, evicted %v; want the waiting one, by evicting the idle one", c, authed.isClosed(), testutil.ToFloat64(evicted))
+			}
+		default:
+			t.Fatal("the waiting connection was not admitted once a slot became evictable")
+		}
+		_ = ln.Close()
 	})
 }

@@ -1,0 +1,161 @@
+package transport
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// admitListener holds at most max connections. Past it, the accepted
+// connection takes the slot of the oldest one that is evictable: waiting
+// for its first request (StateNew) or idle between requests, and never
+// authenticated by the bearer token (without a token nobody is). 600 idle
+// unauthenticated loopback connections, exempt from the per-address cap,
+// pushed the p99 of authenticated calls to 9.5 s by holding every slot
+// (issue 22); now they are closed as clients that have a use for the slot
+// arrive. When no connection is evictable, Accept waits for one to close
+// or become evictable.
+type admitListener struct {
+	net.Listener
+	max     int
+	evicted prometheus.Counter // set by ServeHTTP; nil in tests that do not count
+
+	mu     sync.Mutex
+	open   map[*admittedConn]struct{}
+	seq    uint64        // order of the last state change, for "oldest"
+	freed  chan struct{} // signalled when a slot may have freed
+	done   chan struct{} // closed by Close
+	closed sync.Once
+}
+
+func newAdmitListener(ln net.Listener, max int) *admitListener {
+	return &admitListener{Listener: ln, max: max, open: map[*admittedConn]struct{}{},
+		freed: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// admittedConn is a connection the admitListener counts.
+type admittedConn struct {
+	net.Conn
+	l *admitListener
+
+	// guarded by l.mu
+	state         http.ConnState
+	since         uint64 // l.seq at the last state change
+	authenticated bool
+	counted       bool
+
+	once sync.Once
+}
+
+func (c *admittedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { c.l.release(c) })
+	return err
+}
+
+func (l *admitListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		l.mu.Lock()
+		if len(l.open) < l.max {
+			l.seq++
+			ac := &admittedConn{Conn: c, l: l, state: http.StateNew, since: l.seq, counted: true}
+			l.open[ac] = struct{}{}
+			l.mu.Unlock()
+			return ac, nil
+		}
+		victim := l.evictableLocked()
+		l.mu.Unlock()
+		if victim != nil {
+			_ = victim.Close() // frees its slot (release)
+			if l.evicted != nil {
+				l.evicted.Inc()
+			}
+			continue
+		}
+		select {
+		case <-l.freed:
+		case <-l.done:
+			_ = c.Close()
+			return nil, net.ErrClosed
+		}
+	}
+}
+
+// evictableLocked is the connection idle (or new) longest that never
+// proved the token, or nil.
+func (l *admitListener) evictableLocked() *admittedConn {
+	var victim *admittedConn
+	for c := range l.open {
+		if c.authenticated || (c.state != http.StateNew && c.state != http.StateIdle) {
+			continue
+		}
+		if victim == nil || c.since < victim.since {
+			victim = c
+		}
+	}
+	return victim
+}
+
+func (l *admitListener) release(c *admittedConn) {
+	l.mu.Lock()
+	delete(l.open, c)
+	l.mu.Unlock()
+	l.signal()
+}
+
+func (l *admitListener) signal() {
+	select {
+	case l.freed <- struct{}{}:
+	default:
+	}
+}
+
+func (l *admitListener) Close() error {
+	l.closed.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+// connState is the http.Server's ConnState hook: it tells the listener
+// which connections are serving a request and which sit idle.
+func (l *admitListener) connState(nc net.Conn, state http.ConnState) {
+	c, ok := nc.(*admittedConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	c.state = state
+	l.seq++
+	c.since = l.seq
+	l.mu.Unlock()
+	if state == http.StateIdle {
+		l.signal()
+	}
+}
+
+// connKey carries the connection a request arrived on (ConnContext), so
+// the token check can mark it authenticated.
+type connKey struct{}
+
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// markAuthenticated records that the request's connection proved the
+// bearer token: it keeps its slot however long it idles (up to
+// IdleTimeout).
+func markAuthenticated(ctx context.Context) {
+	c, ok := ctx.Value(connKey{}).(*admittedConn)
+	if !ok {
+		return
+	}
+	c.l.mu.Lock()
+	c.authenticated = true
+	c.l.mu.Unlock()
+}
