@@ -114,9 +114,11 @@ func TestHTTPClientsReachOnlyWhatTheOperatorConfigured(t *testing.T) {
 func TestHTTPPrivateNetworksWhenTheOperatorAllows(t *testing.T) {
 	t.Parallel()
 	stray, strayHits, _ := loopbackCatalog(t)
+	strayAddr := strings.TrimPrefix(stray.URL, "http://")
 	for _, env := range []map[string]string{
 		{"STAC_MCP_ALLOW_PRIVATE_NETWORKS": "true"},
-		{"STAC_MCP_ALLOWED_CATALOG_HOSTS": "127.0.0.1"},
+		{"STAC_MCP_ALLOWED_CATALOG_HOSTS": strayAddr}, // host:port (issue 22: a bare host admits 80 and 443 only)
+		{"STAC_MCP_ALLOWED_CATALOG_HOSTS": "127.0.0.0/8"},
 	} {
 		s := startHTTPForTest(t, env, "--catalog", "demo", "--log-level", "error")
 		cs := connectHTTP(t, s.url, newTestHTTPClient(t))
@@ -124,6 +126,18 @@ func TestHTTPPrivateNetworksWhenTheOperatorAllows(t *testing.T) {
 		if text, isErr := callHTTP(t, cs, "get_root", map[string]any{"catalog_url": stray.URL}); isErr || strayHits.Load() == before {
 			t.Errorf("%v: %q", env, text)
 		}
+	}
+}
+
+// Issue 22: an allow-list entry without a port admits ports 80 and 443
+// only, not every service of the host.
+func TestHTTPAllowedHostWithoutPortAdmitsDefaultPortsOnly(t *testing.T) {
+	t.Parallel()
+	stray, strayHits, _ := loopbackCatalog(t)
+	s := startHTTPForTest(t, map[string]string{"STAC_MCP_ALLOWED_CATALOG_HOSTS": "127.0.0.1"}, "--catalog", "demo", "--log-level", "error")
+	cs := connectHTTP(t, s.url, newTestHTTPClient(t))
+	if text, isErr := callHTTP(t, cs, "get_root", map[string]any{"catalog_url": stray.URL}); !isErr || strayHits.Load() != 0 {
+		t.Errorf("a bare allowed host opened port %s: %q", stray.URL, text)
 	}
 }
 

@@ -57,7 +57,7 @@ func ServeHTTP(ctx context.Context, ln net.Listener, o HTTPOptions) error {
 	inflight := &inflightCalls{}
 	m := newHTTPMetrics(o.Registry, inflight)
 	ln2 := limitListener(ln, o.Limits, m.connectionsRefused)
-	ln2.evicted = m.connectionsEvicted
+	ln2.evict, ln2.evicted = o.Token != "", m.connectionsEvicted
 	srv := &http.Server{
 		Handler:           newHTTPHandler(&o, inflight, m),
 		ReadHeaderTimeout: httpReadHeaderTimeout,

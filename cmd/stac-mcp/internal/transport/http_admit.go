@@ -5,22 +5,25 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// admitListener holds at most max connections. Past it, the accepted
-// connection takes the slot of the oldest one that is evictable: waiting
-// for its first request (StateNew) or idle between requests, and never
-// authenticated by the bearer token (without a token nobody is). 600 idle
+// admitListener holds at most max connections. With a bearer token
+// configured (evict), past the cap the accepted connection takes the slot
+// of the oldest one that never proved the token and is idle between
+// requests, or has sent nothing for newGrace since it connected. 600 idle
 // unauthenticated loopback connections, exempt from the per-address cap,
 // pushed the p99 of authenticated calls to 9.5 s by holding every slot
 // (issue 22); now they are closed as clients that have a use for the slot
 // arrive. When no connection is evictable, Accept waits for one to close
-// or become evictable.
+// or become evictable. Without a token nobody is authenticated, and the
+// cap only makes Accept wait, as before.
 type admitListener struct {
 	net.Listener
 	max     int
+	evict   bool               // a token is configured: unauthenticated idle connections give up their slots
 	evicted prometheus.Counter // set by ServeHTTP; nil in tests that do not count
 
 	mu     sync.Mutex
@@ -43,9 +46,9 @@ type admittedConn struct {
 
 	// guarded by l.mu
 	state         http.ConnState
-	since         uint64 // l.seq at the last state change
+	since         uint64    // l.seq at the last state change
+	at            time.Time // time of the last state change
 	authenticated bool
-	counted       bool
 
 	once sync.Once
 }
@@ -65,12 +68,12 @@ func (l *admitListener) Accept() (net.Conn, error) {
 		l.mu.Lock()
 		if len(l.open) < l.max {
 			l.seq++
-			ac := &admittedConn{Conn: c, l: l, state: http.StateNew, since: l.seq, counted: true}
+			ac := &admittedConn{Conn: c, l: l, state: http.StateNew, since: l.seq, at: time.Now()}
 			l.open[ac] = struct{}{}
 			l.mu.Unlock()
 			return ac, nil
 		}
-		victim := l.evictableLocked()
+		victim, wait := l.evictableLocked(time.Now())
 		l.mu.Unlock()
 		if victim != nil {
 			_ = victim.Close() // frees its slot (release)
@@ -79,28 +82,59 @@ func (l *admitListener) Accept() (net.Conn, error) {
 			}
 			continue
 		}
+		var ripe <-chan time.Time // a silent connection reaches newGrace
+		var timer *time.Timer
+		if wait > 0 {
+			timer = time.NewTimer(wait)
+			ripe = timer.C
+		}
 		select {
 		case <-l.freed:
+		case <-ripe:
 		case <-l.done:
 			_ = c.Close()
 			return nil, net.ErrClosed
 		}
+		if timer != nil {
+			timer.Stop()
+		}
 	}
 }
 
-// evictableLocked is the connection idle (or new) longest that never
-// proved the token, or nil.
-func (l *admitListener) evictableLocked() *admittedConn {
-	var victim *admittedConn
+// newGrace is how long a connection may send nothing and keep its slot at
+// the cap: a client sends its request as soon as it has connected (its
+// bytes may already wait in the socket while the server has not read
+// them), so a connection this young is not yet idle.
+const newGrace = time.Second
+
+// evictableLocked is the connection idle (or silent since newGrace) the
+// longest that never proved the token, or nil and how long until a silent
+// one becomes evictable (0: none will by time alone).
+func (l *admitListener) evictableLocked(now time.Time) (victim *admittedConn, wait time.Duration) {
+	if !l.evict {
+		return nil, 0
+	}
 	for c := range l.open {
-		if c.authenticated || (c.state != http.StateNew && c.state != http.StateIdle) {
+		if c.authenticated {
+			continue
+		}
+		switch c.state {
+		case http.StateIdle:
+		case http.StateNew:
+			if age := now.Sub(c.at); age < newGrace {
+				if w := newGrace - age; wait == 0 || w < wait {
+					wait = w
+				}
+				continue
+			}
+		default:
 			continue
 		}
 		if victim == nil || c.since < victim.since {
 			victim = c
 		}
 	}
-	return victim
+	return victim, wait
 }
 
 func (l *admitListener) release(c *admittedConn) {
@@ -132,7 +166,7 @@ func (l *admitListener) connState(nc net.Conn, state http.ConnState) {
 	l.mu.Lock()
 	c.state = state
 	l.seq++
-	c.since = l.seq
+	c.since, c.at = l.seq, time.Now()
 	l.mu.Unlock()
 	if state == http.StateIdle {
 		l.signal()

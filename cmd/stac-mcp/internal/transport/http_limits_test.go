@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -143,7 +144,7 @@ func TestIdleUnauthenticatedConnectionsGiveUpTheirSlots(t *testing.T) {
 		fl := &fakeListener{conns: make(chan net.Conn, 8)}
 		ln := limitListener(fl, Limits{MaxConns: 3, MaxConnsPerIP: 2}, prometheus.NewCounter(prometheus.CounterOpts{Name: "refused"}))
 		evicted := prometheus.NewCounter(prometheus.CounterOpts{Name: "evicted"})
-		ln.evicted = evicted
+		ln.evict, ln.evicted = true, evicted // a token is configured
 		accept := func(remote string) (*fakeConn, net.Conn) {
 			t.Helper()
 			fc := &fakeConn{remote: remote}
@@ -163,22 +164,36 @@ func TestIdleUnauthenticatedConnectionsGiveUpTheirSlots(t *testing.T) {
 		markAuthenticated(withConn(context.Background(), c))
 		ln.connState(c, http.StateIdle)
 
-		// Two clients arrive at the cap: the two unauthenticated idle
-		// connections go, oldest first; the authenticated one stays.
+		// A client arrives at the cap: the idle connection that never
+		// proved the token goes; the silent one is younger than newGrace
+		// (its request may be in the socket already) and stays, as does the
+		// authenticated one.
 		_, first := accept("127.0.0.1:5001")
-		if !idleA.isClosed() || idleB.isClosed() || authed.isClosed() {
-			t.Errorf("first arrival: closed A %v B %v authenticated %v; want only A", idleA.isClosed(), idleB.isClosed(), authed.isClosed())
+		if !idleB.isClosed() || idleA.isClosed() || authed.isClosed() {
+			t.Errorf("first arrival: closed A %v B %v authenticated %v; want only B", idleA.isClosed(), idleB.isClosed(), authed.isClosed())
 		}
-		_, second := accept("127.0.0.1:5002")
-		if !idleB.isClosed() || authed.isClosed() {
-			t.Errorf("second arrival: closed B %v authenticated %v; want B", idleB.isClosed(), authed.isClosed())
+		// The next waits until the silent one has been silent for newGrace.
+		ln.connState(first, http.StateActive)
+		fl.conns <- &fakeConn{remote: "127.0.0.1:5002"}
+		arrived := make(chan net.Conn, 1)
+		go func() { c, _ := ln.Accept(); arrived <- c }()
+		synctest.Wait()
+		select {
+		case <-arrived:
+			t.Fatal("a connection younger than newGrace was evicted")
+		default:
+		}
+		time.Sleep(newGrace)
+		synctest.Wait()
+		second := <-arrived
+		if !idleA.isClosed() || authed.isClosed() {
+			t.Errorf("second arrival: closed A %v authenticated %v; want A", idleA.isClosed(), authed.isClosed())
 		}
 		if n := testutil.ToFloat64(evicted); n != 2 {
 			t.Errorf("evicted counter %v, want 2", n)
 		}
 		// Nothing evictable now (one authenticated, two serving requests):
 		// the next waits, as before, until a slot frees.
-		ln.connState(first, http.StateActive)
 		ln.connState(second, http.StateActive)
 		next := make(chan net.Conn, 1)
 		fl.conns <- &fakeConn{remote: "127.0.0.1:5003"}
