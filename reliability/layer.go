@@ -127,7 +127,7 @@ func New(p Policy, opts Options) *Layer {
 	}
 	// In-process catalogs sit under the attempt transport, so their
 	// requests get the same attempts, timeouts, metrics and body caps as a
-	// remote catalog's, and never a socket (adr/0023).
+	// remote catalog's, and never a socket (adr/0025).
 	l.inproc = inmemory.NewRouter()
 	once := freshConnections(base)
 	if once != nil {
@@ -179,7 +179,7 @@ func newDedicatedTransport(p Policy, guard *dialGuard) *http.Transport {
 
 // Mount serves h in memory under host (a name under inmemory.Domain, e.g.
 // demo.stac-mcp.invalid): requests of the layer's client for that host
-// reach h through the whole layer without any connection (adr/0023).
+// reach h through the whole layer without any connection (adr/0025).
 // unmount removes it.
 func (l *Layer) Mount(host string, h http.Handler) (unmount func(), err error) {
 	return l.inproc.Mount(host, h)

@@ -118,7 +118,7 @@ func (g *dialGuard) wrap(d *net.Dialer) func(ctx context.Context, network, addr 
 		if host, _, err := net.SplitHostPort(addr); err == nil && inmemory.Reserved(host) {
 			// In-process catalogs are served by the router above the
 			// transport; their names never reach the network, whatever
-			// the policy (adr/0023).
+			// the policy (adr/0025).
 			return nil, &NetworkDeniedError{Host: addr, Addr: addr, Why: "a name reserved for in-process catalogs, which are never dialled"}
 		}
 		if !g.deny || g.allowedName(addr) {
@@ -248,7 +248,7 @@ func (e *NetworkDeniedError) Error() string {
 
 // trustAddress lets upstream connections reach addr (host:port) even when
 // the NetworkPolicy denies private addresses (tests' loopback servers; the
-// in-process catalogs need no address, adr/0023). Call the returned func
+// in-process catalogs need no address, adr/0025). Call the returned func
 // when the listener closes.
 func (l *Layer) trustAddress(addr string) (untrust func()) {
 	if l.guard == nil {

@@ -38,7 +38,7 @@ func (r *callRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // wrapDemo records the requests of the demo catalog, which is served in
-// memory above the base transport (adr/0023): its handler sees the
+// memory above the base transport (adr/0025): its handler sees the
 // request's context, so the same facts are recorded.
 func (r *callRecorder) wrapDemo(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

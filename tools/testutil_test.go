@@ -86,7 +86,7 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if w, ok := opts.Transport.(interface {
 		wrapDemo(http.Handler) http.Handler
 	}); ok {
-		// The demo is served in memory above the base transport (adr/0023):
+		// The demo is served in memory above the base transport (adr/0025):
 		// a transport that records requests sees the demo's at its handler.
 		catOpts.WrapDemo = w.wrapDemo
 	}

@@ -1,7 +1,7 @@
 // Package inmemory serves an http.Handler to an http.Client without a
 // socket: a RoundTripper that calls the handler on its own goroutine and
 // streams its answer back through a pipe. stac-mcp serves the demo and
-// local static catalogs this way (adr/0023), so nothing listens on a port
+// local static catalogs this way (adr/0025), so nothing listens on a port
 // that another local user, a browser page or a DNS-rebinding site could
 // reach, while the tools' requests still go through the reliability layer
 // (retries, timeouts, metrics, fault injection) like any remote catalog's.

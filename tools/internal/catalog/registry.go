@@ -2,7 +2,7 @@
 // --catalog may name (presets, STAC_MCP_CATALOGS names, "demo", a URL or a
 // local catalog.json), one STAC client per catalog, and the in-process STAC
 // API that serves the demo and local static catalogs in memory, without a
-// socket (reliability/inmemory, adr/0023). Package
+// socket (reliability/inmemory, adr/0025). Package
 // tools re-exports what cmd and bench configure (tools/catalog_registry.go).
 package catalog
 

@@ -102,7 +102,7 @@ func TestCatalogsDemoIsLazySharedAndClosed(t *testing.T) {
 		t.Errorf("demo started %d times (%s, %s); want one shared server", len(cats.servers), first.URL, second.URL)
 	}
 	if first.URL != "http://"+DemoHost {
-		t.Errorf("demo URL = %s, want http://%s (served in memory, adr/0023)", first.URL, DemoHost)
+		t.Errorf("demo URL = %s, want http://%s (served in memory, adr/0025)", first.URL, DemoHost)
 	}
 	client := cats.opts.HTTPClient // the registry's: it serves the in-process catalogs
 	resp, err := client.Get(first.URL + "/collections")
