@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/reliability/redact"
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/stacclient/stacdoc"
 )
@@ -170,7 +171,9 @@ func stacErrorMessage(toolName string, e *stacclient.Error) string {
 		fmt.Fprintf(&b, "the request failed (%s)", e.Kind)
 	}
 	if e.Method != "" || e.URL != "" {
-		fmt.Fprintf(&b, " for %s %s", e.Method, e.URL)
+		// The URL may carry a configured catalog's key (?api_key=…), as
+		// stacclient.Error.Error knows; this text reaches the model.
+		fmt.Fprintf(&b, " for %s %s", e.Method, redact.Secrets(e.URL))
 	}
 	if e.Message != "" {
 		fmt.Fprintf(&b, ": %s", e.Message)

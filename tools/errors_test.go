@@ -162,3 +162,15 @@ func TestTimedOutSlowSearchIsNotCalledUnreachable(t *testing.T) {
 		t.Errorf("result %q says the catalog could not be reached, though its landing page had answered", text)
 	}
 }
+
+// A catalog's key in the request URL (a configured catalog's ?api_key=…)
+// never reaches the tool's error text, which the model reads.
+func TestCatalogErrorTextHidesTheURLsKey(t *testing.T) {
+	t.Parallel()
+	e := &stacclient.Error{Kind: stacclient.KindServer, Status: 502, Method: "GET",
+		URL: "https://catalog.example/v1/collections?api_key=S3CRET-K3Y&limit=10"}
+	msg := stacErrorMessage("get_collection", e)
+	if strings.Contains(msg, "S3CRET-K3Y") || !strings.Contains(msg, "catalog.example/v1/collections") {
+		t.Errorf("error text %q shows the key or lost the URL", msg)
+	}
+}
