@@ -297,32 +297,24 @@ func (p *parser) orExpr() (any, error) {
 		return nil, err
 	}
 	defer func() { p.depth-- }()
-	first, err := p.andExpr()
-	if err != nil {
-		return nil, err
-	}
-	args := []any{first}
-	for p.acceptKeyword("OR") {
-		e, err := p.andExpr()
-		if err != nil {
-			return nil, err
-		}
-		args = append(args, e)
-	}
-	if len(args) == 1 {
-		return first, nil
-	}
-	return opNode("or", args...), nil
+	return p.chain("OR", "or", p.andExpr)
 }
 
+// andExpr = notExpr {AND notExpr}; a chain becomes one n-ary "and".
 func (p *parser) andExpr() (any, error) {
-	first, err := p.notExpr()
+	return p.chain("AND", "and", p.notExpr)
+}
+
+// chain reads operand {keyword operand}: one operand is itself, more become
+// one n-ary op node.
+func (p *parser) chain(keyword, op string, operand func() (any, error)) (any, error) {
+	first, err := operand()
 	if err != nil {
 		return nil, err
 	}
 	args := []any{first}
-	for p.acceptKeyword("AND") {
-		e, err := p.notExpr()
+	for p.acceptKeyword(keyword) {
+		e, err := operand()
 		if err != nil {
 			return nil, err
 		}
@@ -331,7 +323,7 @@ func (p *parser) andExpr() (any, error) {
 	if len(args) == 1 {
 		return first, nil
 	}
-	return opNode("and", args...), nil
+	return opNode(op, args...), nil
 }
 
 func (p *parser) notExpr() (any, error) {

@@ -311,13 +311,20 @@ func Fit(img image.Image, maxSide int) *image.NRGBA {
 	b := img.Bounds()
 	w, h := fitSize(b.Dx(), b.Dy(), maxSide)
 	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
+	fitInto(dst, img)
+	return dst
+}
+
+// fitInto draws img into dst, whose size fitSize chose: copied when the
+// sizes match, else shrunk and Catmull-Rom resampled.
+func fitInto(dst draw.Image, img image.Image) {
+	b, w, h := img.Bounds(), dst.Bounds().Dx(), dst.Bounds().Dy()
 	if w == b.Dx() && h == b.Dy() {
 		draw.Draw(dst, dst.Bounds(), img, b.Min, draw.Src)
-		return dst
+		return
 	}
 	src := shrink(img, w, h)
 	xdraw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), xdraw.Src, nil)
-	return dst
 }
 
 // shrink averages img over blocks of k×k pixels, k the largest whole
@@ -467,11 +474,6 @@ func fit64(img image.Image, maxSide int) *image.NRGBA64 {
 	b := img.Bounds()
 	w, h := fitSize(b.Dx(), b.Dy(), maxSide)
 	dst := image.NewNRGBA64(image.Rect(0, 0, w, h))
-	if w == b.Dx() && h == b.Dy() {
-		draw.Draw(dst, dst.Bounds(), img, b.Min, draw.Src)
-		return dst
-	}
-	src := shrink(img, w, h)
-	xdraw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), xdraw.Src, nil)
+	fitInto(dst, img)
 	return dst
 }
