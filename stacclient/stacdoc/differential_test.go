@@ -121,7 +121,6 @@ func TestDifferentialAgainstStacNodeValidator(t *testing.T) {
 // stac-node-validator disagree on purpose, by a part of the case name.
 var differentialExceptions = map[string]string{
 	"+unknown-extension": "an extension whose schema is not embedded: we warn \"not validated: <url>\" and accept; the offline validator cannot load the schema and fails",
-	"+stac-1.1.0":        "STAC 1.1.0: no 1.1.0 core schemas are embedded (the spec's v1.1.0 tag was not available); we apply our rules and warn \"not validated\", the offline validator cannot load the schema and fails",
 }
 
 func exceptionFor(name string) (string, bool) {
@@ -253,6 +252,17 @@ var mutations = []mutation{
 	})},
 	{"stac-version-2.0.0", func(d map[string]any) map[string]any { d["stac_version"] = "2.0.0"; return d }},
 	{"stac-1.1.0", func(d map[string]any) map[string]any { d["stac_version"] = "1.1.0"; return d }},
+	// bands (1.1.0's bands.json and data-values.json) on every asset, as
+	// a 1.1.0 document: an object where an array is due, an unknown
+	// data_type.
+	{"stac-1.1.0-bands-object", onItem(func(d, _ map[string]any) {
+		d["stac_version"] = "1.1.0"
+		eachAsset(d, func(a map[string]any) { a["bands"] = map[string]any{"name": "b1"} })
+	})},
+	{"stac-1.1.0-band-data-type-bad", onItem(func(d, _ map[string]any) {
+		d["stac_version"] = "1.1.0"
+		eachAsset(d, func(a map[string]any) { a["bands"] = []any{map[string]any{"name": "b1", "data_type": "float99"}} })
+	})},
 	{"non-utc-datetime", onItem(func(_, p map[string]any) {
 		if p["datetime"] != nil {
 			p["datetime"] = "2020-12-11T23:38:32+01:00"
@@ -337,6 +347,15 @@ var mutations = []mutation{
 	{"provider-role-bad", onCollection(func(d map[string]any) {
 		d["providers"] = []any{map[string]any{"name": "x", "roles": []any{"owner"}}}
 	})},
+}
+
+func eachAsset(doc map[string]any, f func(asset map[string]any)) {
+	assets, _ := doc["assets"].(map[string]any)
+	for _, a := range assets {
+		if m, ok := a.(map[string]any); ok {
+			f(m)
+		}
+	}
 }
 
 func asList(v any) []any {

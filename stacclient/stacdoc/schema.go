@@ -35,11 +35,12 @@ func SchemaFiles() fs.FS {
 
 // ValidatedVersions are the stac_version values whose core schemas are
 // embedded: documents of these versions are validated by schema.
-var ValidatedVersions = []string{"1.0.0"}
+var ValidatedVersions = []string{"1.0.0", "1.1.0"}
 
-// knownVersions are released STAC versions accepted for writing; those
-// not in ValidatedVersions are checked by the rules here only, with a
-// warning naming the core schema that was not applied.
+// knownVersions are released STAC versions accepted for writing. Each is
+// also in ValidatedVersions today; a version added here without its
+// schemas is checked by the rules here only, with a warning naming the
+// core schema that was not applied.
 var knownVersions = map[string]bool{"1.0.0": true, "1.1.0": true}
 
 // schemaPath maps a schema URL to its embedded file, or "" when it is not
