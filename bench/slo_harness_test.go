@@ -105,7 +105,13 @@ func newSLOHarness(tb testing.TB, cfg sloConfig) *sloHarness {
 	if cfg.clientSide {
 		base = bypassForWarmUp(injector.RoundTripper(transport), transport)
 	}
-	deps := newBenchDeps(tb, catalog.URL, cfg.policy, base, tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100})
+	// CPU slots as many as the calls at once: these runs count what the
+	// reliability layer makes of upstream faults, and with one slot per core
+	// a race-built map drawing of 20 footprints kept 16 parallel map_items
+	// calls waiting past half their 1 s tool timeout for a slot ("the
+	// server is busy"), which says how many cores the machine has, not how
+	// faults were handled. The slots are tested in tools (work_budget_test.go).
+	deps := newBenchDeps(tb, catalog.URL, cfg.policy, base, tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100, CPUSlots: 64})
 
 	server := tools.NewServer(deps, "slo")
 	server.AddReceivingMiddleware(correlationFromMeta)
