@@ -395,21 +395,8 @@ func (p *parser) predicate() (any, error) {
 		if err := p.expectOp("("); err != nil {
 			return nil, err
 		}
-		list := []any{}
-		if !p.isOp(")") {
-			for {
-				e, err := p.orExpr()
-				if err != nil {
-					return nil, err
-				}
-				list = append(list, e)
-				if !p.isOp(",") {
-					break
-				}
-				p.i++
-			}
-		}
-		if err := p.expectOp(")"); err != nil {
+		list, err := p.listTail(p.orExpr)
+		if err != nil {
 			return nil, err
 		}
 		return wrap(opNode("in", left, list)), nil
@@ -637,28 +624,15 @@ func (p *parser) primary() (any, error) {
 		return p.operatorCall(op)
 	}
 	p.i += 2
-	args := []any{}
-	if !p.isOp(")") {
-		for {
-			var a any
-			var err error
-			if _, isArrayFn := arrayOps[lower]; isArrayFn && p.isOp("(") {
-				// arrayOperand (BNF): "(" here opens an array, even of one.
-				a, err = p.arrayLiteral()
-			} else {
-				a, err = p.orExpr()
-			}
-			if err != nil {
-				return nil, err
-			}
-			args = append(args, a)
-			if !p.isOp(",") {
-				break
-			}
-			p.i++
+	_, isArrayFn := arrayOps[lower]
+	args, err := p.listTail(func() (any, error) {
+		if isArrayFn && p.isOp("(") {
+			// arrayOperand (BNF): "(" here opens an array, even of one.
+			return p.arrayLiteral()
 		}
-	}
-	if err := p.expectOp(")"); err != nil {
+		return p.orExpr()
+	})
+	if err != nil {
 		return nil, err
 	}
 	return opNode(name, args...), nil
@@ -704,10 +678,17 @@ func (p *parser) arrayLiteral() (any, error) {
 	if err := p.expectOp("("); err != nil {
 		return nil, err
 	}
+	return p.listTail(p.arrayElement)
+}
+
+// listTail reads the rest of a parenthesised list after its "(":
+// [element {"," element}] ")". An empty list is [], never nil (CQL2-JSON
+// writes it as []).
+func (p *parser) listTail(element func() (any, error)) ([]any, error) {
 	list := []any{}
 	if !p.isOp(")") {
 		for {
-			e, err := p.arrayElement()
+			e, err := element()
 			if err != nil {
 				return nil, err
 			}
