@@ -11,7 +11,7 @@ import (
 
 // benchStore holds n items on a 100×100 grid of 1° squares with varied
 // dates and cloud cover.
-func benchStore(b *testing.B, n int) *Store {
+func benchStore(b testing.TB, n int) *Store {
 	b.Helper()
 	s := NewStore()
 	mustAdd(b, s.AddCollection, collectionJSON("grid", "Grid", nil, []float64{-50, -50, 50, 50}, "2020-01-01T00:00:00Z", nil))

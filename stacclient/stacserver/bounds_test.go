@@ -2,10 +2,12 @@ package stacserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +55,21 @@ func TestRequestCounterIsBounded(t *testing.T) {
 	counts := s.requestCounts()
 	if len(counts) != maxCountedPaths+1 || counts[otherPaths] != 5 {
 		t.Errorf("%d keys, OTHER=%d; want %d keys and OTHER=5", len(counts), counts[otherPaths], maxCountedPaths+1)
+	}
+}
+
+// A search whose caller has gone (the tool call's context ended) stops
+// scanning and answers 503 instead of evaluating its filter on every item:
+// served in memory, the scan would otherwise run on after the call returned.
+func TestSearchStopsWhenTheCallerHasGone(t *testing.T) {
+	s := New(benchStore(t, 2000), Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequest(http.MethodPost, "http://direct/search",
+		strings.NewReader(`{"filter-lang":"cql2-json","filter":{"op":"s_intersects","args":[{"property":"geometry"},{"type":"Polygon","coordinates":[[[-10,-10],[10,-10],[0,10],[-10,-10]]]}]}}`)).WithContext(ctx)
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "cancelled") {
+		t.Errorf("search after its caller left: %d %s, want 503 saying it was cancelled", rec.Code, rec.Body.String())
 	}
 }

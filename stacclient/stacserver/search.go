@@ -128,7 +128,16 @@ func (s *Server) serveItems(w http.ResponseWriter, r *http.Request, q *searchQue
 		return
 	}
 	var matched []*storedItem
-	for _, it := range s.store().allItems(q.Collections) {
+	ctx := r.Context()
+	for i, it := range s.store().allItems(q.Collections) {
+		// A filter (s_* on large geometries, say) can cost a lot per item;
+		// served in memory, this runs on the tool call's goroutine budget,
+		// so a call that has ended stops here instead of finishing the scan.
+		if i%256 == 0 && ctx.Err() != nil {
+			writeError(w, &apiError{status: http.StatusServiceUnavailable, code: "ServiceUnavailable",
+				description: "the search was cancelled before it ended (the caller gave up or ran out of time)"})
+			return
+		}
 		if q.matches(it) {
 			matched = append(matched, it)
 		}
