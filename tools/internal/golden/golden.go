@@ -1,7 +1,8 @@
 // Package golden lists the images the visual tools' machinery renders from
 // fixed inputs and pins in the repository: picture.Make's output for each
 // test image (tools/internal/picture/testdata/golden) and mapimage.Render's
-// maps of demo footprints (tools/internal/mapimage/testdata). The
+// maps of demo footprints (tools/internal/mapimage/testdata), and
+// raster/plot's pictures of a synthetic scene (plot.go). The
 // packages' tests render each one and compare it with the committed file
 // within its tolerance (picturetest.CompareGolden); tools/internal/gen
 // (go generate) writes a file when it is missing or beyond that tolerance.
@@ -47,6 +48,12 @@ func Files(root string) []File {
 	for _, c := range MapCases() {
 		files = append(files, File{Path: c.Golden(), Tolerance: MapTolerance, Render: func() ([]byte, error) {
 			_, data, err := c.Render()
+			return data, err
+		}})
+	}
+	for _, c := range PlotCases() {
+		files = append(files, File{Path: c.Golden(), Tolerance: MapTolerance, Render: func() ([]byte, error) {
+			_, data, err := c.Encode()
 			return data, err
 		}})
 	}
