@@ -21,6 +21,10 @@ type LoadOptions struct {
 	MaxTotalBytes int64
 	// MaxFiles caps how many files are read; 0 means DefaultMaxFiles.
 	MaxFiles int
+	// ServeAssetFiles serves the files that items name with relative asset
+	// hrefs (assets.go): the demo's pixels. Off, such hrefs are passed on
+	// unchanged.
+	ServeAssetFiles bool
 }
 
 // Defaults of LoadOptions: generous for a real static catalog (the largest
@@ -98,6 +102,9 @@ func LoadFSContext(ctx context.Context, fsys fs.FS, root string, opts LoadOption
 		}
 		it := c.byID[id]
 		it.file, it.linkedFrom = p.file, l.linkedFrom[p.file] // where transactions write it back
+		if opts.ServeAssetFiles {
+			l.recordAssetFiles(it, strings.SplitN(p.file, "#", 2)[0])
+		}
 	}
 	return l.store, nil
 }

@@ -227,6 +227,7 @@ func itemDoc(base string, it *storedItem) map[string]any {
 		link("root", base+"/", mediaJSON),
 	}
 	doc["links"] = append(links, keptLinks(it.doc["links"], itemLinkRels)...)
+	withAssetHrefs(doc, base, it)
 	return doc
 }
 

@@ -78,6 +78,8 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /collections/{collectionId}/items", s.handleItems)
 		m.HandleFunc("GET /collections/{collectionId}/items/{itemId}", s.handleItem)
 	}
+	// Asset files are data, not the Features API: served either way.
+	m.HandleFunc("GET /collections/{collectionId}/items/{itemId}/assets/{key}", s.handleAssetFile)
 	if !s.opts.DisableQueryables {
 		m.HandleFunc("GET /queryables", s.handleQueryables)
 		m.HandleFunc("GET /collections/{collectionId}/queryables", s.handleQueryables)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"sort"
@@ -56,6 +57,10 @@ type storedItem struct {
 	// "file#features[i]" for a member of an ItemCollection; linkedFrom is
 	// the file whose item link names it. Both "" in memory only.
 	file, linkedFrom string
+	// assetFiles are the assets whose relative hrefs name files of assetFS,
+	// the catalog it was loaded from (LoadOptions.ServeAssetFiles; assets.go).
+	assetFiles map[string]assetFile
+	assetFS    fs.FS
 }
 
 // NewStore returns an empty store.

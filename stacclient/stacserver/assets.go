@@ -1,0 +1,115 @@
+package stacserver
+
+import (
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+)
+
+// Asset files of a static catalog (LoadOptions.ServeAssetFiles): an item
+// loaded from a file whose asset href is relative (for example
+// "../assets/<id>/B04.tif") names a file of the catalog itself. The server
+// serves that file at /collections/{c}/items/{i}/assets/{key}, with Range
+// support (http.ServeContent), and gives the asset that absolute href in
+// every answer, so a client reads the pixels as it would from a remote
+// catalog's bucket. Only files that a loaded item names are served: the
+// endpoint is not a view of the catalog's directory.
+
+// assetFile is where a relative asset href points inside the catalog's FS.
+type assetFile struct {
+	path      string // inside fsys, resolved against the item's file
+	mediaType string // the asset's "type", if any
+}
+
+// recordAssetFiles finds it's relative asset hrefs that name regular files
+// of fsys. A relative href that leaves the catalog or names no regular file
+// is noted and left as it is.
+func (l *loader) recordAssetFiles(it *storedItem, file string) {
+	assets, _ := it.doc["assets"].(map[string]any)
+	for key, v := range assets {
+		a, _ := v.(map[string]any)
+		href, _ := a["href"].(string)
+		if href == "" || strings.Contains(href, "://") || strings.HasPrefix(href, "/") || strings.HasPrefix(href, "#") {
+			continue // absolute: served by its own host
+		}
+		target, err := resolveHref(file, href)
+		if err == nil {
+			var info fs.FileInfo
+			if info, err = fs.Stat(l.fsys, target); err == nil && !info.Mode().IsRegular() {
+				err = fs.ErrInvalid
+			}
+		}
+		if err != nil {
+			l.note("item %q (%s): asset %q (href %q) is not served: %v", it.id, file, key, href, err)
+			continue
+		}
+		if it.assetFiles == nil {
+			it.assetFiles = map[string]assetFile{}
+			it.assetFS = l.fsys
+		}
+		mt, _ := a["type"].(string)
+		it.assetFiles[key] = assetFile{path: target, mediaType: mt}
+	}
+}
+
+// withAssetHrefs rewrites doc's served asset hrefs to this server's absolute
+// URLs; doc is a shallow copy of the stored item and its assets are copied
+// before they change.
+func withAssetHrefs(doc map[string]any, base string, it *storedItem) {
+	if len(it.assetFiles) == 0 {
+		return
+	}
+	assets, _ := doc["assets"].(map[string]any)
+	out := make(map[string]any, len(assets))
+	prefix := base + "/collections/" + url.PathEscape(it.collection) + "/items/" + url.PathEscape(it.id) + "/assets/"
+	for key, v := range assets {
+		out[key] = v
+		if _, ok := it.assetFiles[key]; !ok {
+			continue
+		}
+		if a, ok := v.(map[string]any); ok {
+			a2 := shallowCopy(a)
+			a2["href"] = prefix + url.PathEscape(key)
+			out[key] = a2
+		}
+	}
+	doc["assets"] = out
+}
+
+// handleAssetFile serves an asset file named by a loaded item.
+func (s *Server) handleAssetFile(w http.ResponseWriter, r *http.Request) {
+	cid, iid, key := r.PathValue("collectionId"), r.PathValue("itemId"), r.PathValue("key")
+	c, ok := s.knownCollection(w, cid)
+	if !ok {
+		return
+	}
+	it, ok := c.byID[iid]
+	if !ok {
+		writeError(w, notFound("item %q not found in collection %q", iid, cid))
+		return
+	}
+	af, ok := it.assetFiles[key]
+	if !ok {
+		writeError(w, notFound("item %q has no asset %q served by this server", iid, key))
+		return
+	}
+	f, err := it.assetFS.Open(af.path)
+	if err != nil {
+		writeError(w, notFound("asset %q of item %q: its file is gone", key, iid))
+		return
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	rs, seekable := f.(io.ReadSeeker)
+	if err != nil || !seekable || !info.Mode().IsRegular() {
+		writeError(w, notFound("asset %q of item %q cannot be served", key, iid))
+		return
+	}
+	if af.mediaType != "" {
+		w.Header().Set("Content-Type", af.mediaType)
+	}
+	http.ServeContent(w, r, path.Base(af.path), info.ModTime(), rs)
+}
