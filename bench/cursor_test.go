@@ -15,7 +15,7 @@ import (
 // BenchmarkCursorBytes reports the size of the cursor search_items returns
 // on the first page and after nine continuations (page 10), for a plain
 // search and for a search whose intersects is a 400-vertex polygon, over
-// the demo catalog (125 items, 3 per page). The cursor is handed to the
+// the demo catalog (128 items, 3 per page). The cursor is handed to the
 // model twice per result (structuredContent and the text block), so its
 // size is context spent on every page; adr/0009 bounds it at 512 bytes.
 //

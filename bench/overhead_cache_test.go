@@ -22,7 +22,7 @@ import (
 // request itself always reaches the stacserver (like the direct request it
 // is compared with) while the landing page and conformance that get_item
 // consults are served from the cache after the first call. Only the first
-// pass over the demo's items (125) is sampled.
+// pass over the demo's items (128) is sampled.
 //
 //	go test -run '^$' -bench GetItemOverheadDefaultPolicy -benchtime 50x ./bench/
 func BenchmarkGetItemOverheadDefaultPolicy(b *testing.B) {

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -338,4 +339,40 @@ func containsProblem(problems []string, want string) bool {
 		}
 	}
 	return false
+}
+
+// The synthetic Sentinel-2 collection's assets are files of the catalog
+// (served by the demo's in-process server): every relative asset href names
+// a GeoTIFF in the catalog, and the pixels stay small enough to embed.
+func TestDemoAssetFilesAreEmbeddedGeoTIFFs(t *testing.T) {
+	items, err := fs.Glob(FS, "sentinel-2-l2a-synthetic/items/*.json")
+	if err != nil || len(items) < 2 {
+		t.Fatalf("synthetic items: %v %v, want at least 2", items, err)
+	}
+	var total int64
+	for _, file := range items {
+		item, err := readDocument(FS, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for key, v := range item.Assets {
+			href, _ := v.(map[string]any)["href"].(string)
+			if strings.Contains(href, "://") {
+				t.Errorf("%s asset %s: href %q is not a file of the demo", file, key, href)
+				continue
+			}
+			data, err := fs.ReadFile(FS, resolve(file, href))
+			if err != nil {
+				t.Errorf("%s asset %s: %v", file, key, err)
+				continue
+			}
+			if !bytes.HasPrefix(data, []byte("II*\x00")) && !bytes.HasPrefix(data, []byte("II+\x00")) {
+				t.Errorf("%s asset %s: %s is not a little-endian TIFF", file, key, href)
+			}
+			total += int64(len(data))
+		}
+	}
+	if total > 3200_000 {
+		t.Errorf("demo pixels take %d bytes; keep the embedded assets under 3.2 MB", total)
+	}
 }

@@ -40,7 +40,8 @@ func (s *staticStore) close() error {
 }
 
 func loadDemoStore(ctx context.Context) (*staticStore, error) {
-	return loadStaticStore(ctx, demo.FS, demo.RootFile, stacserver.LoadOptions{}, nil)
+	// The demo serves its own COG assets (the synthetic Sentinel-2 scenes).
+	return loadStaticStore(ctx, demo.FS, demo.RootFile, stacserver.LoadOptions{ServeAssetFiles: true}, nil)
 }
 
 // loadDirStore loads the local static catalog whose root file is path (a
