@@ -1,0 +1,229 @@
+package geo
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// needGDAL skips the test when a GDAL command is missing, unless CI=true
+// (.ci/run installs gdal-bin), where that is a failure.
+func needGDAL(t *testing.T, commands ...string) {
+	t.Helper()
+	for _, c := range commands {
+		if _, err := exec.LookPath(c); err != nil {
+			msg := fmt.Sprintf("%s not found: GDAL (Debian's gdal-bin) is the reference these results are compared with", c)
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s; CI=true, so this is a failure", msg)
+			}
+			t.Skip(msg + "; skipped (install gdal-bin to run it)")
+		}
+	}
+}
+
+// gdal runs a GDAL command and returns its standard output.
+func gdal(t *testing.T, stdin string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, errb.String())
+	}
+	return out.String()
+}
+
+// gdalTransform runs gdaltransform on points (x y per line) and returns its
+// output pairs.
+func gdalTransform(t *testing.T, from, to int, pts [][2]float64) [][2]float64 {
+	t.Helper()
+	var in strings.Builder
+	for _, p := range pts {
+		fmt.Fprintf(&in, "%.15g %.15g\n", p[0], p[1])
+	}
+	out := gdal(t, in.String(), "gdaltransform", "-s_srs", fmt.Sprintf("EPSG:%d", from), "-t_srs", fmt.Sprintf("EPSG:%d", to), "-output_xy")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(pts) {
+		t.Fatalf("gdaltransform EPSG:%d→%d gave %d lines for %d points:\n%s", from, to, len(lines), len(pts), out)
+	}
+	res := make([][2]float64, len(pts))
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			t.Fatalf("gdaltransform line %q", l)
+		}
+		x, err1 := strconv.ParseFloat(f[0], 64)
+		y, err2 := strconv.ParseFloat(f[1], 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("gdaltransform line %q", l)
+		}
+		res[i] = [2]float64{x, y}
+	}
+	return res
+}
+
+// TestTransformsAgreeWithGDAL compares FromLonLat and ToLonLat with PROJ
+// through gdaltransform, for points across UTM zones north and south (on
+// the central meridian, inside the zone, on its edges 3° out, and 6° out),
+// Web Mercator and the geographic CRSs.
+func TestTransformsAgreeWithGDAL(t *testing.T) {
+	needGDAL(t, "gdaltransform")
+	type stat struct {
+		n      int
+		fwd    float64 // metres
+		inv    float64 // metres on the ground
+		at6fwd float64
+		at6inv float64
+	}
+	var inZone, all stat
+	for _, tc := range []struct {
+		code, geog int
+	}{
+		{32601, 4326}, {32610, 4326}, {32631, 4326}, {32633, 4326}, {32660, 4326},
+		{32701, 4326}, {32723, 4326}, {32733, 4326}, {32760, 4326},
+		{26910, 4269}, {26918, 4269}, {25832, 4258},
+		{3857, 4326}, {4326, 4326}, {4269, 4269},
+	} {
+		c, err := FromEPSG(tc.code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pts [][2]float64
+		var dlons []float64
+		switch c.kind {
+		case transverseMercator:
+			lats := []float64{0, 0.25, 5, 17.5, 33, 45, 52.3, 64, 72, 84}
+			if tc.code >= 32701 && tc.code <= 32760 {
+				lats = []float64{-80, -72, -61.4, -45, -33.9, -20, -5, -0.25, 0}
+			}
+			for _, lat := range lats {
+				for _, dl := range []float64{-6, -3, -2.999, -2.1, -1, -0.3, 0, 0.6, 1.7, 2.5, 2.999, 3, 6} {
+					pts = append(pts, [2]float64{normLon(c.tm.lon0 + dl), lat})
+					dlons = append(dlons, dl)
+				}
+			}
+		case webMercator:
+			for lat := -85.0; lat <= 85; lat += 8.5 {
+				for lon := -180.0; lon <= 180; lon += 22.5 {
+					pts = append(pts, [2]float64{lon, lat})
+					dlons = append(dlons, 0)
+				}
+			}
+		case geographic:
+			for _, p := range [][2]float64{{-180, -90}, {0, 0}, {13.4, 52.5}, {179.9, -45}, {-73.9, 40.7}} {
+				pts = append(pts, p)
+				dlons = append(dlons, 0)
+			}
+		}
+		ref := gdalTransform(t, tc.geog, tc.code, pts)
+		ours := make([][2]float64, len(pts))
+		for i, p := range pts {
+			x, y, err := c.FromLonLat(p[0], p[1])
+			if err != nil {
+				t.Fatalf("%s FromLonLat(%v): %v", c, p, err)
+			}
+			ours[i] = [2]float64{x, y}
+		}
+		// Inverse: GDAL's lon/lat of our x, y against ours of the same x, y.
+		refInv := gdalTransform(t, tc.code, tc.geog, ours)
+		for i, p := range pts {
+			fwd := math.Hypot(ours[i][0]-ref[i][0], ours[i][1]-ref[i][1])
+			if c.kind == geographic {
+				fwd = groundDistance(ours[i][0], ours[i][1], ref[i][0], ref[i][1])
+			}
+			lon, lat, err := c.ToLonLat(ours[i][0], ours[i][1])
+			if err != nil {
+				t.Fatalf("%s ToLonLat(%v): %v", c, ours[i], err)
+			}
+			inv := groundDistance(lon, lat, refInv[i][0], refInv[i][1])
+			if math.IsNaN(fwd) || math.IsNaN(inv) {
+				t.Fatalf("%s at %v: NaN (fwd %g, inv %g)", c, p, fwd, inv)
+			}
+			all.n++
+			all.fwd, all.inv = math.Max(all.fwd, fwd), math.Max(all.inv, inv)
+			if math.Abs(dlons[i]) > 3 {
+				all.at6fwd, all.at6inv = math.Max(all.at6fwd, fwd), math.Max(all.at6inv, inv)
+				if fwd > 0.001 || inv > 0.001 {
+					t.Logf("%s at %v (6° off the central meridian): forward %.3g m, inverse %.3g m", c, p, fwd, inv)
+				}
+				continue
+			}
+			inZone.n++
+			inZone.fwd, inZone.inv = math.Max(inZone.fwd, fwd), math.Max(inZone.inv, inv)
+			if fwd > 0.001 || inv > 0.001 {
+				t.Errorf("%s at lon/lat %v: forward %.6f m, inverse %.6f m from gdaltransform; want < 1 mm", c, p, fwd, inv)
+			}
+		}
+	}
+	t.Logf("in zone (|Δlon| ≤ 3°), Web Mercator and geographic: %d points, max error forward %.3g m, inverse %.3g m", inZone.n, inZone.fwd, inZone.inv)
+	t.Logf("6° off the central meridian: %d points, max error forward %.3g m, inverse %.3g m", all.n-inZone.n, all.at6fwd, all.at6inv)
+}
+
+// gridFile is a GDAL raster (EHdr: raw bytes, one per pixel) of a grid,
+// burnt 0, and the grid as GDAL reads it back.
+type gridFile struct {
+	dir  string
+	grid Grid
+}
+
+func makeGridFile(t *testing.T, code int, ulx, uly, res float64, w, h int) gridFile {
+	t.Helper()
+	c, err := FromEPSG(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gdal(t, "", "gdal_create", "-of", "EHdr", "-outsize", strconv.Itoa(w), strconv.Itoa(h), "-bands", "1", "-ot", "Byte",
+		"-burn", "0", "-a_srs", fmt.Sprintf("EPSG:%d", code),
+		"-a_ullr", ftoa(ulx), ftoa(uly), ftoa(ulx+float64(w)*res), ftoa(uly-float64(h)*res),
+		filepath.Join(dir, "grid.bil"))
+	var info struct {
+		GeoTransform []float64 `json:"geoTransform"`
+		Size         []int     `json:"size"`
+	}
+	if err := json.Unmarshal([]byte(gdal(t, "", "gdalinfo", "-json", filepath.Join(dir, "grid.bil"))), &info); err != nil || len(info.GeoTransform) != 6 {
+		t.Fatalf("gdalinfo: %v %v", err, info)
+	}
+	g := Grid{CRS: c, Width: w, Height: h}
+	copy(g.GeoTransform[:], info.GeoTransform)
+	return gridFile{dir: dir, grid: g}
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// rasterize burns 1 into a copy of the grid file where gdal_rasterize puts
+// the AOI (written as GeoJSON in EPSG:4326), and returns the pixels.
+func (gf gridFile) rasterize(t *testing.T, name string, geojson []byte) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"grid.bil", "grid.hdr", "grid.prj"} {
+		b, err := os.ReadFile(filepath.Join(gf.dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aoi := filepath.Join(dir, name+".geojson")
+	if err := os.WriteFile(aoi, geojson, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gdal(t, "", "gdal_rasterize", "-q", "-burn", "1", aoi, filepath.Join(dir, "grid.bil"))
+	px, err := os.ReadFile(filepath.Join(dir, "grid.bil"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(px) != gf.grid.Width*gf.grid.Height {
+		t.Fatalf("gdal_rasterize wrote %d bytes for %d×%d", len(px), gf.grid.Width, gf.grid.Height)
+	}
+	return px
+}
