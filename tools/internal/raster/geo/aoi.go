@@ -109,9 +109,13 @@ func (g Grid) lonLatRegion() (orb.Bound, error) {
 	for i := 0; i <= samples; i++ {
 		f := float64(i) / samples
 		for _, px := range [][2]float64{{f * w, 0}, {f * w, h}, {0, f * h}, {w, f * h}} {
-			lon, lat, err := g.CRS.inverse(g.ToCRS(px[0], px[1]))
+			x, y := g.ToCRS(px[0], px[1])
+			lon, lat, err := g.CRS.inverse(x, y)
+			if err == nil && !g.CRS.roundTrips(x, y, lon, lat) {
+				err = fmt.Errorf("%s has no longitude/latitude for pixel (%g, %g) at (%g, %g)", g.CRS, px[0], px[1], x, y)
+			}
 			if err != nil {
-				return orb.Bound{}, fmt.Errorf("grid corner: %w", err)
+				return orb.Bound{}, fmt.Errorf("the grid reaches beyond its CRS: %w", err)
 			}
 			b = b.Extend(orb.Point{lon, lat})
 		}
@@ -188,6 +192,17 @@ func (g Grid) densify(ring orb.Ring, inv [6]float64) (orb.Ring, error) {
 		prev = cur
 	}
 	return out, nil
+}
+
+// Outline is the AOI in g's pixel space as Window and Mask see it: the
+// parts near the grid (clipped in longitude/latitude to a margin around it,
+// so clip edges lie outside the grid), edges densified to follow the
+// projected curves, across the antimeridian placed where the grid is. x is
+// the column and y the row, (0, 0) the grid's top-left corner; subtract a
+// window's Min to draw in it. Empty when the AOI misses the grid's region.
+func (g Grid) Outline(aoi orb.Geometry) (orb.MultiPolygon, error) {
+	polys, err := g.pixelPolygons(aoi)
+	return orb.MultiPolygon(polys), err
 }
 
 // Window is the rectangle of pixels of g, clipped to the grid, that the AOI

@@ -140,6 +140,21 @@ func (c CRS) inverse(x, y float64) (lon, lat float64, err error) {
 	return 0, 0, errors.New("invalid CRS (use FromEPSG)")
 }
 
+// roundTrips reports whether lon, lat (from inverse(x, y)) is a real place
+// that projects back to x, y within a centimetre: false for NaNs and for
+// transverse Mercator coordinates beyond its domain, which the series map
+// to some point without complaint.
+func (c CRS) roundTrips(x, y, lon, lat float64) bool {
+	if math.IsNaN(lon) || math.IsNaN(lat) || math.IsInf(lon, 0) {
+		return false
+	}
+	if c.kind != transverseMercator {
+		return true
+	}
+	x2, y2, err := c.forward(lon, lat)
+	return err == nil && math.Abs(x2-x) < 0.01 && math.Abs(y2-y) < 0.01
+}
+
 // FromLonLat converts longitude/latitude in degrees to x, y in c.
 func (c CRS) FromLonLat(lon, lat float64) (x, y float64, err error) {
 	if math.IsNaN(lon) || math.IsNaN(lat) || math.IsInf(lon, 0) {

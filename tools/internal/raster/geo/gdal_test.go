@@ -185,6 +185,10 @@ func makeGridFile(t *testing.T, code int, ulx, uly, res float64, w, h int) gridF
 		"-burn", "0", "-a_srs", fmt.Sprintf("EPSG:%d", code),
 		"-a_ullr", ftoa(ulx), ftoa(uly), ftoa(ulx+float64(w)*res), ftoa(uly-float64(h)*res),
 		filepath.Join(dir, "grid.bil"))
+	gdal(t, "", "gdal_create", "-of", "EHdr", "-outsize", strconv.Itoa(w), strconv.Itoa(h), "-bands", "1", "-ot", "Byte",
+		"-burn", "1", "-a_srs", fmt.Sprintf("EPSG:%d", code),
+		"-a_ullr", ftoa(ulx), ftoa(uly), ftoa(ulx+float64(w)*res), ftoa(uly-float64(h)*res),
+		filepath.Join(dir, "ones.bil"))
 	var info struct {
 		GeoTransform []float64 `json:"geoTransform"`
 		Size         []int     `json:"size"`
@@ -195,6 +199,33 @@ func makeGridFile(t *testing.T, code int, ulx, uly, res float64, w, h int) gridF
 	g := Grid{CRS: c, Width: w, Height: h}
 	copy(g.GeoTransform[:], info.GeoTransform)
 	return gridFile{dir: dir, grid: g}
+}
+
+// cutline warps the grid's all-ones copy onto the same grid with
+// gdalwarp -cutline (the AOI as GeoJSON in EPSG:4326) and returns the
+// pixels: 1 where the cutline keeps the pixel, 0 (the nodata) elsewhere.
+func (gf gridFile) cutline(t *testing.T, name string, geojson []byte) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	aoi := filepath.Join(dir, name+".geojson")
+	if err := os.WriteFile(aoi, geojson, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := gf.grid
+	gt := g.GeoTransform
+	out := filepath.Join(dir, "cut.bil")
+	gdal(t, "", "gdalwarp", "-q", "-of", "EHdr", "-cutline", aoi, "-dstnodata", "0", "-r", "near",
+		"-te", ftoa(gt[0]), ftoa(gt[3]+float64(g.Height)*gt[5]), ftoa(gt[0]+float64(g.Width)*gt[1]), ftoa(gt[3]),
+		"-ts", strconv.Itoa(g.Width), strconv.Itoa(g.Height),
+		filepath.Join(gf.dir, "ones.bil"), out)
+	px, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(px) != g.Width*g.Height {
+		t.Fatalf("gdalwarp wrote %d bytes for %d×%d", len(px), g.Width, g.Height)
+	}
+	return px
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -280,3 +280,37 @@ func TestMaskRules(t *testing.T) {
 		t.Error("a 2^30-pixel mask was built")
 	}
 }
+
+// TestPixelPlacement: PixelToLonLat and LonLatToPixel invert each other,
+// and Outline is the AOI in pixel space.
+func TestPixelPlacement(t *testing.T) {
+	g := Grid{CRS: mustCRS(t, 32633), GeoTransform: [6]float64{400000, 10, 0, 5000000, 0, -10}, Width: 600, Height: 500}
+	lon, lat, err := g.PixelToLonLat(123.5, 456.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, r, err := g.LonLatToPixel(lon, lat)
+	if err != nil || math.Abs(c-123.5) > 1e-6 || math.Abs(r-456.25) > 1e-6 {
+		t.Errorf("round trip (123.5, 456.25) → (%g, %g) → (%g, %g), %v", lon, lat, c, r, err)
+	}
+	l0, t0, _ := g.PixelToLonLat(100, 100)
+	l1, t1, _ := g.PixelToLonLat(200, 300)
+	out, err := g.Outline(orb.Bound{Min: orb.Point{l0, t1}, Max: orb.Point{l1, t0}})
+	if err != nil || len(out) != 1 {
+		t.Fatalf("Outline: %v, %v", out, err)
+	}
+	b := out.Bound()
+	// The lon/lat rectangle through two corners spans them in pixel space
+	// give or take the grid's convergence (3 px here).
+	if math.Abs(b.Min[0]-100) > 5 || math.Abs(b.Max[0]-200) > 5 || math.Abs(b.Min[1]-100) > 5 || math.Abs(b.Max[1]-300) > 5 {
+		t.Errorf("Outline bound %v", b)
+	}
+	if len(out[0][0]) < 5 {
+		t.Errorf("Outline ring has %d points", len(out[0][0]))
+	}
+	// A grid reaching past where its CRS is defined is refused, not placed.
+	far := Grid{CRS: mustCRS(t, 32633), GeoTransform: [6]float64{500000, 1e7, 0, 5000000, 0, -10}, Width: 10, Height: 10}
+	if _, _, err := far.Window(orb.Bound{Min: orb.Point{14, 45}, Max: orb.Point{16, 46}}); err == nil {
+		t.Error("a grid 10⁸ m wide placed an AOI")
+	}
+}

@@ -55,6 +55,28 @@ func (g Grid) ToCRS(col, row float64) (x, y float64) {
 	return gt[0] + col*gt[1] + row*gt[2], gt[3] + col*gt[4] + row*gt[5]
 }
 
+// PixelToLonLat returns the longitude/latitude of a point in pixel space
+// (col+0.5, row+0.5 is a pixel's centre).
+func (g Grid) PixelToLonLat(col, row float64) (lon, lat float64, err error) {
+	return g.CRS.ToLonLat(g.ToCRS(col, row))
+}
+
+// LonLatToPixel returns where a longitude/latitude falls in pixel space
+// (fractional; the pixel is the floor of each). Longitudes are taken as
+// given (wrapped into the projection's range), so a geographic grid in
+// 0…360 wants its own longitudes.
+func (g Grid) LonLatToPixel(lon, lat float64) (col, row float64, err error) {
+	inv, ok := g.inverse()
+	if !ok {
+		return 0, 0, fmt.Errorf("grid geotransform %v is not invertible", g.GeoTransform)
+	}
+	x, y, err := g.CRS.FromLonLat(lon, lat)
+	if err != nil {
+		return 0, 0, err
+	}
+	return inv[0] + x*inv[1] + y*inv[2], inv[3] + x*inv[4] + y*inv[5], nil
+}
+
 // inverse is the inverse geotransform, computed as GDAL's
 // GDALInvGeoTransform does, so that points land on the same side of a pixel
 // centre as in gdal_rasterize.

@@ -4,6 +4,7 @@ import (
 	"image"
 	"math"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/paulmach/orb"
@@ -176,17 +177,30 @@ func edgeDistance(polys []orb.Polygon, x, y float64) float64 {
 
 // TestMaskAgreesWithGDALRasterize burns each AOI into each grid with
 // gdal_rasterize and compares the pixels with Mask; it also checks that
-// Window holds every pixel either selects.
+// Window holds every pixel either selects, and that gdalwarp -cutline keeps
+// the pixels gdal_rasterize burns.
 func TestMaskAgreesWithGDALRasterize(t *testing.T) {
 	needGDAL(t, "gdal_create", "gdal_rasterize", "gdalinfo")
-	var cases, pixels, inside, mismatches, ties int
+	var mu sync.Mutex
+	var cases, pixels, inside, mismatches, ties, cutDiffs int
+	t.Run("cases", func(t *testing.T) { // returns when the parallel cases have
+		compareMasks(t, &mu, &cases, &pixels, &inside, &mismatches, &ties, &cutDiffs)
+	})
+	t.Logf("mask vs gdal_rasterize: %d cases, %d pixels compared, %d inside, %d mismatches, %d boundary ties; gdalwarp -cutline differs from gdal_rasterize in %d pixels",
+		cases, pixels, inside, mismatches, ties, cutDiffs)
+}
+
+func compareMasks(t *testing.T, mu *sync.Mutex, cases, pixels, inside, mismatches, ties, cutDiffs *int) {
 	for _, gs := range maskGrids {
 		gf := makeGridFile(t, gs.code, gs.ulx, gs.uly, gs.res, gs.w, gs.h)
 		g := gf.grid
 		for _, s := range aoiShapes {
 			t.Run(gs.name+"/"+s.name, func(t *testing.T) {
+				t.Parallel() // GDAL's run time is mostly start-up, not CPU
 				aoi := s.build(t, g)
-				ref := gf.rasterize(t, s.name, densifiedGeoJSON(t, aoi))
+				js := densifiedGeoJSON(t, aoi)
+				ref := gf.rasterize(t, s.name, js)
+				cut := gf.cutline(t, s.name, js)
 				all := g.Bounds()
 				mask, err := g.Mask(aoi, all)
 				if err != nil {
@@ -200,10 +214,18 @@ func TestMaskAgreesWithGDALRasterize(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				in, bad, tie := 0, 0, 0
+				in, bad, tie, cutDiff := 0, 0, 0, 0
 				for i, m := range mask {
 					col, row := i%g.Width, i/g.Width
 					gd := ref[i] == 1
+					if cd := cut[i] == 1; cd != gd {
+						cutDiff++
+						if d := edgeDistance(polys, float64(col)+0.5, float64(row)+0.5); d >= 1e-3 {
+							t.Errorf("pixel (%d, %d): gdalwarp -cutline keeps it: %v, gdal_rasterize burns it: %v; its centre is %.3g px from the edge", col, row, cd, gd, d)
+						} else {
+							t.Logf("pixel (%d, %d): gdalwarp -cutline keeps it: %v, gdal_rasterize burns it: %v; its centre is %.2g px from the edge (a tie)", col, row, cd, gd, d)
+						}
+					}
 					if m || gd {
 						in++
 						if !ok || !(image.Point{col, row}).In(win) {
@@ -227,16 +249,18 @@ func TestMaskAgreesWithGDALRasterize(t *testing.T) {
 				if in == 0 && s.tiny == 0 {
 					t.Errorf("no pixel selected: the case tests nothing")
 				}
-				t.Logf("%d×%d pixels, %d selected, %d mismatches, %d ties; window %v", g.Width, g.Height, in, bad, tie, win)
-				cases++
-				pixels += len(mask)
-				inside += in
-				mismatches += bad
-				ties += tie
+				t.Logf("%d×%d pixels, %d selected, %d mismatches, %d ties, %d -cutline differences; window %v", g.Width, g.Height, in, bad, tie, cutDiff, win)
+				mu.Lock()
+				defer mu.Unlock()
+				*cases++
+				*cutDiffs += cutDiff
+				*pixels += len(mask)
+				*inside += in
+				*mismatches += bad
+				*ties += tie
 			})
 		}
 	}
-	t.Logf("mask vs gdal_rasterize: %d cases, %d pixels compared, %d inside, %d mismatches, %d boundary ties", cases, pixels, inside, mismatches, ties)
 }
 
 // TestMaskTiesAgreeWithGDAL: polygons whose vertices and edges lie exactly
