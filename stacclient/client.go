@@ -277,3 +277,15 @@ func (c *Client) Head(ctx context.Context, href string) (int64, error) {
 func (c *Client) FetchAsset(ctx context.Context, href string, maxBytes int64, accept string) (*AssetBody, error) {
 	return c.fetchAsset(ctx, href, maxBytes, accept)
 }
+
+// FetchRange GETs n bytes of an asset from offset off with an HTTP Range
+// request, on FetchAsset's path (the reliability layer's retries, budgets,
+// breaker, hedging and address rules; catalog headers only to the
+// catalog's origin). The answer must be 206 Partial Content for that
+// range. A server that ignores Range and sends the whole file (200) is
+// refused after at most n+1 bytes were read (KindUnsupported), except when
+// off is 0 and the whole file is at most n bytes: then it is what was asked
+// for. The result is shorter than n only when the file ends before off+n.
+func (c *Client) FetchRange(ctx context.Context, href string, off, n int64) ([]byte, error) {
+	return c.fetchRange(ctx, href, off, n)
+}

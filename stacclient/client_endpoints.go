@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/stacmcp/stac-mcp/reliability/upstream"
@@ -267,4 +269,57 @@ func (c *Client) fetchAsset(ctx context.Context, href string, maxBytes int64, ac
 		return nil, err
 	}
 	return &AssetBody{URL: fb.url.String(), ContentType: fb.header.Get("Content-Type"), Body: fb.body}, nil
+}
+
+func (c *Client) fetchRange(ctx context.Context, href string, off, n int64) ([]byte, error) {
+	if off < 0 || n <= 0 || off > math.MaxInt64-n {
+		return nil, &ParamError{Param: "range", Got: fmt.Sprintf("%d+%d", off, n), Accepted: "a non-negative offset and a positive length", Reason: "not a byte range"}
+	}
+	resolved, err := c.assetURL(href, "fetched")
+	if err != nil {
+		return nil, err
+	}
+	ignored := "the server ignored the Range request and answered with the whole file (200, not 206 Partial Content); " +
+		"reading pixels needs a server that honours HTTP Range requests"
+	fb, err := c.sendRange(ctx, Request{Method: http.MethodGet, URL: resolved}, "", fmt.Sprintf("bytes=%d-%d", off, off+n-1), n,
+		"the answer is longer than the byte range asked for")
+	if err != nil {
+		var se *Error
+		if errors.As(err, &se) && se.Kind == KindTooLarge && se.Status == http.StatusOK {
+			se.Kind = KindUnsupported
+			se.Message = ignored + fmt.Sprintf(" (it was not read past %d bytes)", n)
+		}
+		return nil, err
+	}
+	fail := func(msg string) error {
+		return &Error{Kind: KindUnsupported, Status: fb.status, Method: http.MethodGet, URL: resolved, Message: msg}
+	}
+	switch fb.status {
+	case http.StatusPartialContent:
+		start, ok := contentRangeStart(fb.header.Get("Content-Range"))
+		if !ok || start != off {
+			return nil, fail(fmt.Sprintf("asked for bytes %d-%d, the server answered Content-Range %q", off, off+n-1, fb.header.Get("Content-Range")))
+		}
+		return fb.body, nil
+	case http.StatusOK:
+		if off == 0 {
+			return fb.body, nil // the whole file, shorter than asked for
+		}
+		return nil, fail(ignored)
+	}
+	return nil, fail(fmt.Sprintf("a Range request answered with status %d, not 206 Partial Content", fb.status))
+}
+
+// contentRangeStart is the first byte of a "bytes first-last/size" Content-Range.
+func contentRangeStart(v string) (int64, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(v), "bytes ")
+	if !ok {
+		return 0, false
+	}
+	first, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	start, err := strconv.ParseInt(strings.TrimSpace(first), 10, 64)
+	return start, err == nil && start >= 0
 }

@@ -47,6 +47,12 @@ func (c *Client) send(ctx context.Context, r Request, accept string) (*fetchedBo
 // sendCapped is send with a body cap of its own (at most the client's) and
 // the advice a too-large answer gets.
 func (c *Client) sendCapped(ctx context.Context, r Request, accept string, maxBody int64, tooLargeAdvice string) (*fetchedBody, error) {
+	return c.sendRange(ctx, r, accept, "", maxBody, tooLargeAdvice)
+}
+
+// sendRange is sendCapped with a Range header (rangeHeader, "" for none),
+// sent to any origin: unlike the catalog's headers it carries no secret.
+func (c *Client) sendRange(ctx context.Context, r Request, accept, rangeHeader string, maxBody int64, tooLargeAdvice string) (*fetchedBody, error) {
 	u, err := url.Parse(r.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &Error{Kind: KindInvalidSTAC, Method: r.Method, URL: r.URL,
@@ -76,6 +82,9 @@ func (c *Client) sendCapped(ctx context.Context, r Request, accept string, maxBo
 		}
 	}
 	req.Header.Set("User-Agent", c.userAgent)
+	if rangeHeader != "" {
+		req.Header.Set("Range", rangeHeader)
+	}
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}

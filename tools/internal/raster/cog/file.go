@@ -1,0 +1,575 @@
+package cog
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/xml"
+	"fmt"
+	"image"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Options tune a File. The zero value is usable.
+type Options struct {
+	// Cache keeps headers and tiles across Opens and reads; nil caches
+	// nothing beyond the File itself.
+	Cache *Cache
+	// HeaderBytes is the first read at open (default 16 KiB, like GDAL's
+	// 16 KiB chunks); a COG's IFDs and offset arrays usually fit in it.
+	HeaderBytes int64
+	// MaxHeaderBytes bounds the header bytes read in all (default 16 MiB).
+	MaxHeaderBytes int64
+	// MaxBlockBytes bounds a tile's or strip's decoded size and its
+	// compressed byte count (default 64 MiB).
+	MaxBlockBytes int64
+	// MergeGap is the largest gap between two ranges read as one request
+	// (default 16 KiB: GDAL reads 16 KiB chunks, so it reads such gaps too).
+	MergeGap int64
+	// MaxMergeBytes bounds one merged request (default 8 MiB).
+	MaxMergeBytes int64
+	// Concurrency bounds the requests (and decodes) of one read in flight
+	// at once (default 8).
+	Concurrency int
+	// MaxWindowValues bounds pixels × bands of one ReadWindow (default
+	// 1<<25, 256 MiB of float64).
+	MaxWindowValues int
+}
+
+func (o Options) withDefaults() Options {
+	def := func(v *int64, d int64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.HeaderBytes, 16<<10)
+	def(&o.MaxHeaderBytes, 16<<20)
+	def(&o.MaxBlockBytes, 64<<20)
+	if o.MergeGap < 0 {
+		o.MergeGap = 0
+	} else if o.MergeGap == 0 {
+		o.MergeGap = 16 << 10
+	}
+	def(&o.MaxMergeBytes, 8<<20)
+	if o.Concurrency <= 0 {
+		o.Concurrency = 8
+	}
+	if o.MaxWindowValues <= 0 {
+		o.MaxWindowValues = 1 << 25
+	}
+	return o
+}
+
+// Info describes a file.
+type Info struct {
+	Width, Height, Bands int
+	// DataType is uint8, int8, uint16, int16, uint32, int32, float32 or float64.
+	DataType string
+	NoData   *float64 // GDAL_NODATA; nil when the file has none
+	// Scale and Offset are per band, from GDAL_METADATA (1 and 0 when absent).
+	Scale, Offset []float64
+	// Descriptions are the bands' descriptions from GDAL_METADATA ("" when absent).
+	Descriptions []string
+	// EPSG is from the GeoKeys (ProjectedCSType, else GeographicType); 0 when unknown.
+	EPSG int
+	// GeoTransform is in GDAL order: x0, pixel width, row rotation, y0,
+	// column rotation, pixel height (negative for north-up). Without
+	// georeferencing it is GDAL's default (0, 1, 0, 0, 0, 1).
+	GeoTransform  [6]float64
+	Georeferenced bool
+	// Levels are 0 = full resolution, then the overviews by decreasing size.
+	Levels []Level
+	// Compression is none, deflate, lzw, zstd or jpeg; Interleave pixel or band.
+	Compression, Interleave string
+	// Photometric is TIFF's name for the samples' colour model
+	// (minisblack, rgb, palette, ycbcr, ...); ycbcr JPEG is read as RGB.
+	Photometric string
+	BigTIFF     bool
+	// HeaderRequests counts the reads Open made (0 when the header was cached).
+	HeaderRequests int
+}
+
+// Level is one resolution: its size and its tile (for strips: the full
+// width by RowsPerStrip).
+type Level struct{ Width, Height, TileWidth, TileHeight int }
+
+// File is an opened GeoTIFF. Its methods are safe for concurrent use.
+type File struct {
+	src  Source
+	opts Options
+	h    *header
+	hreq int
+}
+
+// header is what Open parses; immutable, shared through the cache.
+type header struct {
+	info   Info
+	levels []*level
+	order  binary.ByteOrder
+}
+
+// level is one IFD's layout.
+type level struct {
+	Level
+	ifd                   int // index in the IFD chain
+	tiled                 bool
+	across, down          int // blocks per plane
+	offsets, counts       []uint64
+	compression           int
+	predictor             int
+	photometric           int
+	jpegTables            []byte
+	planar                int // 1 pixel, 2 band
+	spp, bytesPer, format int // format: 1 uint, 2 int, 3 float
+}
+
+var compressionNames = map[uint64]string{
+	1: "none", 5: "lzw", 7: "jpeg", 8: "deflate", 32946: "deflate", 50000: "zstd",
+}
+
+var unsupportedCompression = map[uint64]string{
+	2: "CCITT RLE", 3: "CCITT Group 3 fax", 4: "CCITT Group 4 fax", 6: "old-style JPEG", 32773: "PackBits",
+	34712: "JPEG 2000", 34887: "LERC", 34925: "LZMA", 50001: "WebP", 50002: "JPEG XL", 52546: "JPEG XL",
+}
+
+var photometricNames = map[uint64]string{
+	0: "miniswhite", 1: "minisblack", 2: "rgb", 3: "palette", 4: "mask", 5: "separated", 6: "ycbcr", 8: "cielab",
+}
+
+// Open reads the header of src: every IFD, the GeoTIFF keys and the GDAL
+// tags. It fails, naming the feature, on layouts this reader cannot decode.
+func Open(ctx context.Context, src Source, opts Options) (*File, error) {
+	opts = opts.withDefaults()
+	key := "h\x00" + src.String()
+	if v, ok := opts.Cache.get(key); ok {
+		return &File{src: src, opts: opts, h: v.(*header)}, nil
+	}
+	hr := &headerReader{src: src, chunk: opts.HeaderBytes, max: opts.MaxHeaderBytes, size: -1}
+	t, err := parseTIFF(ctx, hr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src, err)
+	}
+	h, err := buildHeader(t, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src, err)
+	}
+	h.info.HeaderRequests = hr.requests
+	opts.Cache.put(key, h, t.tagRead+int64(len(t.ifds))*2048)
+	return &File{src: src, opts: opts, h: h, hreq: hr.requests}, nil
+}
+
+func buildHeader(t *tiffReader, opts Options) (*header, error) {
+	h := &header{order: t.order}
+	var full *level
+	var overviews []*level
+	for i, d := range t.ifds {
+		sub, err := t.int1(d, tagNewSubfileType, 0)
+		if err != nil {
+			return nil, err
+		}
+		if sub&4 != 0 {
+			continue // a mask (GDAL's internal nodata mask): not a band
+		}
+		if i > 0 && sub&1 == 0 {
+			continue // a further page, not an overview: only the first image is read
+		}
+		lv, err := parseLevel(t, d, opts)
+		if err != nil {
+			if i == 0 {
+				return nil, err
+			}
+			return nil, fmt.Errorf("overview IFD %d: %w", i, err)
+		}
+		lv.ifd = i
+		if i == 0 {
+			full = lv
+			continue
+		}
+		overviews = append(overviews, lv)
+	}
+	if full == nil {
+		return nil, fmt.Errorf("the first IFD is a mask, not an image")
+	}
+	h.levels = append(h.levels, full)
+	slices.SortStableFunc(overviews, func(a, b *level) int { return b.Width - a.Width })
+	for _, o := range overviews {
+		if o.spp != full.spp || o.bytesPer != full.bytesPer || o.format != full.format || o.planar != full.planar {
+			return nil, fmt.Errorf("an overview (%dx%d) has another sample layout than the full resolution", o.Width, o.Height)
+		}
+		if o.Width >= h.levels[len(h.levels)-1].Width {
+			continue // a duplicate size: the first one wins, as in GDAL
+		}
+		h.levels = append(h.levels, o)
+	}
+	in := &h.info
+	in.Width, in.Height, in.Bands = full.Width, full.Height, full.spp
+	in.DataType = dataTypeName(full.format, full.bytesPer)
+	in.Compression = compressionNames[uint64(full.compression)]
+	in.Interleave = map[int]string{1: "pixel", 2: "band"}[full.planar]
+	if full.spp == 1 {
+		in.Interleave = "band" // GDAL reports a single band as band-interleaved
+	}
+	in.Photometric = photometricNames[uint64(full.photometric)]
+	in.BigTIFF = t.big
+	for _, l := range h.levels {
+		in.Levels = append(in.Levels, l.Level)
+	}
+	d := t.ifds[0]
+	nd, err := t.ascii(d, tagGDALNoData)
+	if err != nil {
+		return nil, err
+	}
+	if s := strings.TrimSpace(nd); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("GDAL_NODATA %q is not a number", s)
+		}
+		in.NoData = &v
+	}
+	in.Scale, in.Offset, in.Descriptions = make([]float64, in.Bands), make([]float64, in.Bands), make([]string, in.Bands)
+	for i := range in.Scale {
+		in.Scale[i] = 1
+	}
+	md, err := t.ascii(d, tagGDALMetadata)
+	if err != nil {
+		return nil, err
+	}
+	if err := parseGDALMetadata(md, in); err != nil {
+		return nil, err
+	}
+	if err := parseGeo(t, d, in); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func dataTypeName(format, bytesPer int) string {
+	switch format {
+	case 1:
+		return map[int]string{1: "uint8", 2: "uint16", 4: "uint32"}[bytesPer]
+	case 2:
+		return map[int]string{1: "int8", 2: "int16", 4: "int32"}[bytesPer]
+	case 3:
+		return map[int]string{4: "float32", 8: "float64"}[bytesPer]
+	}
+	return ""
+}
+
+func parseLevel(t *tiffReader, d ifd, opts Options) (*level, error) {
+	var gerr error // the first error of get
+	get := func(tag uint16, def uint64) int {
+		if gerr != nil {
+			return 0
+		}
+		v, err := t.int1(d, tag, def)
+		if err != nil {
+			gerr = err
+			return 0
+		}
+		if v > math.MaxInt32 {
+			gerr = fmt.Errorf("tag %d is %d, larger than this reader takes", tag, v)
+			return 0
+		}
+		return int(v)
+	}
+	lv := &level{}
+	lv.Width, lv.Height = get(tagImageWidth, 0), get(tagImageLength, 0)
+	lv.spp = get(tagSamplesPerPixel, 1)
+	comp := get(tagCompression, 1)
+	lv.compression = comp
+	lv.predictor = get(tagPredictor, 1)
+	lv.photometric = get(tagPhotometric, 1)
+	lv.planar = get(tagPlanarConfig, 1)
+	if gerr != nil {
+		return nil, gerr
+	}
+	if lv.Width <= 0 || lv.Height <= 0 || lv.Width > maxSide || lv.Height > maxSide {
+		return nil, fmt.Errorf("image size %dx%d (this reader takes 1 to %d pixels a side)", lv.Width, lv.Height, maxSide)
+	}
+	if lv.spp < 1 || lv.spp > maxBands {
+		return nil, fmt.Errorf("%d samples per pixel", lv.spp)
+	}
+	if _, ok := compressionNames[uint64(comp)]; !ok {
+		name := unsupportedCompression[uint64(comp)]
+		if name == "" {
+			name = "unknown"
+		}
+		return nil, fmt.Errorf("compression %s (%d) is not supported; this reader decodes none, deflate, LZW, zstd and JPEG", name, comp)
+	}
+	if lv.planar != 1 && lv.planar != 2 {
+		return nil, fmt.Errorf("PlanarConfiguration %d (1 or 2 are defined)", lv.planar)
+	}
+	bits, err := t.ints(d, tagBitsPerSample)
+	if err != nil {
+		return nil, err
+	}
+	formats, err := t.ints(d, tagSampleFormat)
+	if err != nil {
+		return nil, err
+	}
+	bps, format := uint64(1), uint64(1)
+	if len(bits) > 0 {
+		bps = bits[0]
+	}
+	if len(formats) > 0 {
+		format = formats[0]
+	}
+	for _, b := range bits {
+		if b != bps {
+			return nil, fmt.Errorf("bands of different bit depths (%v) are not supported", bits)
+		}
+	}
+	for _, f := range formats {
+		if f != format {
+			return nil, fmt.Errorf("bands of different sample formats (%v) are not supported", formats)
+		}
+	}
+	if bps%8 != 0 || bps == 0 {
+		return nil, fmt.Errorf("%d-bit samples are not supported (8, 16, 32 and 64 are)", bps)
+	}
+	lv.bytesPer, lv.format = int(bps/8), int(format)
+	if lv.format == 4 {
+		lv.format = 1 // "undefined" data: GDAL reads it as unsigned
+	}
+	if dataTypeName(lv.format, lv.bytesPer) == "" {
+		kind := map[int]string{1: "unsigned integer", 2: "signed integer", 3: "floating point", 5: "complex integer", 6: "complex float"}[lv.format]
+		if kind == "" {
+			kind = fmt.Sprintf("SampleFormat %d", lv.format)
+		}
+		return nil, fmt.Errorf("%d-bit %s samples are not supported (uint8/16/32, int8/16/32, float32/64 are)", bps, kind)
+	}
+	switch lv.predictor {
+	case 1:
+	case 2:
+		if lv.format == 3 {
+			return nil, fmt.Errorf("predictor 2 on floating-point samples is not supported")
+		}
+	case 3:
+		if lv.format != 3 {
+			return nil, fmt.Errorf("predictor 3 (floating point) on integer samples")
+		}
+	default:
+		return nil, fmt.Errorf("predictor %d is not supported (1, 2 and 3 are)", lv.predictor)
+	}
+	if comp == 7 {
+		if lv.bytesPer != 1 || lv.format != 1 {
+			return nil, fmt.Errorf("JPEG with %d-bit samples is not supported (8-bit is)", bps)
+		}
+		if lv.planar == 1 && lv.spp != 1 && lv.spp != 3 {
+			return nil, fmt.Errorf("JPEG with %d samples per pixel is not supported (1 or 3 are)", lv.spp)
+		}
+		if lv.photometric == 6 && (lv.planar != 1 || lv.spp != 3) {
+			return nil, fmt.Errorf("YCbCr JPEG with %d band-interleaved samples is not supported", lv.spp)
+		}
+		lv.jpegTables = t.bytesOf(d, tagJPEGTables)
+	} else if lv.photometric == 6 {
+		return nil, fmt.Errorf("YCbCr samples are supported only JPEG-compressed")
+	}
+
+	tw, th := get(tagTileWidth, 0), get(tagTileLength, 0)
+	rps := get(tagRowsPerStrip, uint64(lv.Height))
+	if gerr != nil {
+		return nil, gerr
+	}
+	var offsets, counts []uint64
+	if _, ok := d.entries[tagTileOffsets]; ok {
+		lv.tiled = true
+		if tw <= 0 || th <= 0 || tw > maxSide || th > maxSide {
+			return nil, fmt.Errorf("tiles of %dx%d pixels", tw, th)
+		}
+		lv.TileWidth, lv.TileHeight = tw, th
+		offsets, err = t.ints(d, tagTileOffsets)
+		if err == nil {
+			counts, err = t.ints(d, tagTileByteCounts)
+		}
+	} else {
+		rps = min(max(rps, 1), lv.Height)
+		lv.TileWidth, lv.TileHeight = lv.Width, rps
+		offsets, err = t.ints(d, tagStripOffsets)
+		if err == nil {
+			counts, err = t.ints(d, tagStripByteCounts)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	lv.across = (lv.Width + lv.TileWidth - 1) / lv.TileWidth
+	lv.down = (lv.Height + lv.TileHeight - 1) / lv.TileHeight
+	planes := 1
+	if lv.planar == 2 {
+		planes = lv.spp
+	}
+	n := lv.across * lv.down * planes
+	if len(offsets) < n || len(counts) < n {
+		return nil, fmt.Errorf("%d blocks need offsets and byte counts, the file has %d and %d", n, len(offsets), len(counts))
+	}
+	lv.offsets, lv.counts = offsets[:n], counts[:n]
+	if int64(lv.blockSamples())*int64(lv.bytesPer) > opts.MaxBlockBytes {
+		return nil, fmt.Errorf("blocks of %dx%d pixels are larger than the %d-byte limit", lv.TileWidth, lv.TileHeight, opts.MaxBlockBytes)
+	}
+	return lv, nil
+}
+
+// Bounds that keep every size computation far from overflowing.
+const (
+	maxSide  = 1 << 24
+	maxBands = 1024
+)
+
+// blockSamples is the samples of one full block (tile or strip).
+func (l *level) blockSamples() int {
+	s := l.TileWidth * l.TileHeight
+	if l.planar == 1 {
+		s *= l.spp
+	}
+	return s
+}
+
+// parseGDALMetadata reads per-band scale, offset and description from the
+// GDAL_METADATA XML.
+func parseGDALMetadata(md string, in *Info) error {
+	if strings.TrimSpace(md) == "" {
+		return nil
+	}
+	var doc struct {
+		Items []struct {
+			Name   string `xml:"name,attr"`
+			Sample *int   `xml:"sample,attr"`
+			Role   string `xml:"role,attr"`
+			Value  string `xml:",chardata"`
+		} `xml:"Item"`
+	}
+	if err := xml.Unmarshal([]byte(md), &doc); err != nil {
+		return fmt.Errorf("GDAL_METADATA is not the XML GDAL writes: %w", err)
+	}
+	for _, it := range doc.Items {
+		if it.Sample == nil || *it.Sample < 0 || *it.Sample >= in.Bands {
+			continue // dataset-level metadata, or a band the file lacks
+		}
+		b := *it.Sample
+		v := strings.TrimSpace(it.Value)
+		switch it.Role {
+		case "scale", "offset":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fmt.Errorf("GDAL_METADATA band %d %s %q is not a number", b+1, it.Role, v)
+			}
+			if it.Role == "scale" {
+				in.Scale[b] = f
+			} else {
+				in.Offset[b] = f
+			}
+		case "description":
+			in.Descriptions[b] = v
+		}
+	}
+	return nil
+}
+
+// GeoKey ids.
+const (
+	keyModelType     = 1024
+	keyRasterType    = 1025
+	keyGeographic    = 2048
+	keyProjected     = 3072
+	userDefined      = 32767
+	rasterPixelPoint = 2
+)
+
+func parseGeo(t *tiffReader, d ifd, in *Info) error {
+	in.GeoTransform = [6]float64{0, 1, 0, 0, 0, 1}
+	keys, err := t.ints(d, tagGeoKeyDirectory)
+	if err != nil {
+		return err
+	}
+	gk := map[uint64]uint64{}
+	if len(keys) >= 4 {
+		n := keys[3]
+		for i := uint64(0); i < n && 4+4*i+3 < uint64(len(keys)); i++ {
+			k := keys[4+4*i:]
+			if k[1] == 0 { // the value is the short itself
+				gk[k[0]] = k[3]
+			}
+		}
+	}
+	switch {
+	case gk[keyProjected] != 0 && gk[keyProjected] != userDefined:
+		in.EPSG = int(gk[keyProjected])
+	case gk[keyModelType] != 1 && gk[keyGeographic] != 0 && gk[keyGeographic] != userDefined:
+		in.EPSG = int(gk[keyGeographic])
+	}
+	scale, err := t.floats(d, tagPixelScale)
+	if err != nil {
+		return err
+	}
+	tie, err := t.floats(d, tagTiepoint)
+	if err != nil {
+		return err
+	}
+	m, err := t.floats(d, tagTransformation)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(m) >= 16:
+		in.GeoTransform = [6]float64{m[3], m[0], m[1], m[7], m[4], m[5]}
+		in.Georeferenced = true
+	case len(tie) >= 6 && len(scale) >= 2:
+		in.GeoTransform = [6]float64{tie[3] - tie[0]*scale[0], scale[0], 0, tie[4] + tie[1]*scale[1], 0, -scale[1]}
+		in.Georeferenced = true
+	}
+	if in.Georeferenced && gk[keyRasterType] == rasterPixelPoint {
+		// GDAL's default (GTIFF_POINT_GEO_IGNORE=NO): the model point is
+		// the pixel's centre, so the corner is half a pixel up and left.
+		g := &in.GeoTransform
+		g[0] -= (g[1] + g[2]) / 2
+		g[3] -= (g[4] + g[5]) / 2
+	}
+	return nil
+}
+
+// Info describes the file.
+func (f *File) Info() Info {
+	in := f.h.info
+	in.HeaderRequests = f.hreq
+	in.Levels = slices.Clone(in.Levels)
+	in.Scale, in.Offset, in.Descriptions = slices.Clone(in.Scale), slices.Clone(in.Offset), slices.Clone(in.Descriptions)
+	if in.NoData != nil {
+		v := *in.NoData
+		in.NoData = &v
+	}
+	return in
+}
+
+// ChooseLevel picks the finest level whose window covering win0 (a
+// full-resolution window) has at most maxPixels pixels, and that window;
+// when none does, the coarsest level.
+func (f *File) ChooseLevel(win0 image.Rectangle, maxPixels int) (int, image.Rectangle) {
+	full := f.h.levels[0]
+	var win image.Rectangle
+	for i, l := range f.h.levels {
+		win = scaleWindow(win0, full.Width, full.Height, l.Width, l.Height)
+		if win.Dx()*win.Dy() <= maxPixels {
+			return i, win
+		}
+	}
+	return len(f.h.levels) - 1, win
+}
+
+// LevelWindow is win0 (a full-resolution window) in level's pixels: the
+// smallest window covering it, clipped to the level.
+func (f *File) LevelWindow(win0 image.Rectangle, lvl int) image.Rectangle {
+	full, l := f.h.levels[0], f.h.levels[min(max(lvl, 0), len(f.h.levels)-1)]
+	return scaleWindow(win0, full.Width, full.Height, l.Width, l.Height)
+}
+
+func scaleWindow(w image.Rectangle, fw, fh, lw, lh int) image.Rectangle {
+	w = w.Intersect(image.Rect(0, 0, fw, fh))
+	x0 := int(math.Floor(float64(w.Min.X) * float64(lw) / float64(fw)))
+	y0 := int(math.Floor(float64(w.Min.Y) * float64(lh) / float64(fh)))
+	x1 := int(math.Ceil(float64(w.Max.X) * float64(lw) / float64(fw)))
+	y1 := int(math.Ceil(float64(w.Max.Y) * float64(lh) / float64(fh)))
+	return image.Rect(x0, y0, x1, y1).Intersect(image.Rect(0, 0, lw, lh))
+}

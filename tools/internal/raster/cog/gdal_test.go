@@ -1,0 +1,368 @@
+package cog
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"image"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// needGDAL skips without gdal-bin, except in CI (CI=true), where the
+// comparison with GDAL must run.
+func needGDAL(t testing.TB) {
+	t.Helper()
+	for _, tool := range []string{"gdalinfo", "gdal_translate"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is not installed; CI installs gdal-bin (.ci/run)", tool)
+			}
+			t.Skipf("%s is not installed (apt-get install gdal-bin): the comparison with GDAL is skipped", tool)
+		}
+	}
+}
+
+// testFiles are the committed GeoTIFFs: the generated layouts and the
+// rasterio ones.
+func testFiles(t testing.TB) []string {
+	t.Helper()
+	a, _ := filepath.Glob("testdata/*.tif")
+	b, _ := filepath.Glob("testdata/rasterio/*.tif")
+	files := append(a, b...)
+	if len(files) < 10 {
+		t.Fatalf("only %d test files in testdata; run testdata/make.sh", len(files))
+	}
+	return files
+}
+
+func openFile(t testing.TB, path string) *File {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(context.Background(), BytesSource(path, b), Options{})
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	return f
+}
+
+// jpegTolerance is the largest difference allowed between our JPEG
+// decoding (Go's image/jpeg inverse DCT, libjpeg's upsampling and colour
+// conversion in ycbcr.go) and GDAL's (libjpeg-turbo): the inverse DCTs
+// round differently, ±1 per component, up to 3 after YCbCr conversion
+// (measured: see TestGDALAgreement's log; Go's own nearest-sample
+// upsampling and conversion differed by up to 21).
+const jpegTolerance = 3
+
+// agreement counts what TestGDALAgreement compared.
+var agreement struct{ files, windows, values, mismatches, jpegValues, jpegDiffer, maxJPEGDiff atomic.Int64 }
+
+func TestGDALAgreement(t *testing.T) {
+	needGDAL(t)
+	dir := t.TempDir()
+	for _, path := range testFiles(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			f := openFile(t, path)
+			in := f.Info()
+			agreement.files.Add(1)
+			for lvl, l := range in.Levels {
+				// GDAL reads the whole level once and, with -srcwin, the
+				// windows across tile edges and in the last partial tile;
+				// the other windows are compared with its whole-level read.
+				whole := image.Rect(0, 0, l.Width, l.Height)
+				all, err := gdalWindow(dir, path, f.h.levels[lvl].ifd, whole)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, win := range testWindows(l.Width, l.Height, l.TileWidth, l.TileHeight) {
+					var want [][]float64
+					if i == 3 || i == 6 {
+						if want, err = gdalWindow(dir, path, f.h.levels[lvl].ifd, win); err != nil {
+							t.Fatal(err)
+						}
+					} else {
+						want = crop(all, whole, win)
+					}
+					compareWindow(t, f, lvl, win, want)
+				}
+			}
+		})
+	}
+	t.Logf("GDAL agreement: %d files, %d windows, %d values compared, %d mismatches; JPEG: %d of %d values differ, by at most %d",
+		agreement.files.Load(), agreement.windows.Load(), agreement.values.Load(), agreement.mismatches.Load(),
+		agreement.jpegDiffer.Load(), agreement.jpegValues.Load(), agreement.maxJPEGDiff.Load())
+}
+
+// testWindows are the whole level, its corners, a window across tile
+// boundaries (index 3), single rows and columns, and the bottom-right
+// partial tile (index 6). Windows that clip to an earlier one are kept
+// (the indexes matter), and compared again.
+func testWindows(w, h, tw, th int) []image.Rectangle {
+	ws := []image.Rectangle{
+		image.Rect(0, 0, w, h),
+		image.Rect(0, 0, 1, 1),
+		image.Rect(w-1, h-1, w, h),
+		image.Rect(tw/2+1, th/2+1, tw/2+1+tw+3, th/2+1+th/2+5),
+		image.Rect(0, h/2, w, h/2+1),
+		image.Rect(w/3, 0, w/3+1, h),
+		image.Rect(max(w-13, 0), max(h-9, 0), w, h),
+	}
+	for i, r := range ws {
+		if r = r.Intersect(image.Rect(0, 0, w, h)); r.Empty() {
+			r = image.Rect(0, 0, 1, 1)
+		}
+		ws[i] = r
+	}
+	return ws
+}
+
+// crop is the window win of bands read over the window whole.
+func crop(bands [][]float64, whole, win image.Rectangle) [][]float64 {
+	out := make([][]float64, len(bands))
+	for b, band := range bands {
+		for y := win.Min.Y; y < win.Max.Y; y++ {
+			i := (y-whole.Min.Y)*whole.Dx() + win.Min.X - whole.Min.X
+			out[b] = append(out[b], band[i:i+win.Dx()]...)
+		}
+	}
+	return out
+}
+
+func compareWindow(t *testing.T, f *File, lvl int, win image.Rectangle, want [][]float64) {
+	t.Helper()
+	got, err := f.ReadWindow(context.Background(), lvl, win, nil)
+	if err != nil {
+		t.Fatalf("level %d window %v: %v", lvl, win, err)
+	}
+	if len(want) != len(got.Bands) {
+		t.Fatalf("level %d window %v: GDAL gave %d bands, we %d", lvl, win, len(want), len(got.Bands))
+	}
+	isJPEG := f.Info().Compression == "jpeg"
+	agreement.windows.Add(1)
+	bad := 0
+	for b := range want {
+		if len(want[b]) != len(got.Bands[b]) {
+			t.Fatalf("level %d window %v band %d: GDAL gave %d values, we %d", lvl, win, b, len(want[b]), len(got.Bands[b]))
+		}
+		for i, w := range want[b] {
+			g := got.Bands[b][i]
+			agreement.values.Add(1)
+			if isJPEG {
+				agreement.jpegValues.Add(1)
+			}
+			if w == g || (math.IsNaN(w) && math.IsNaN(g)) {
+				continue
+			}
+			if isJPEG {
+				agreement.jpegDiffer.Add(1)
+				d := int64(math.Abs(w - g))
+				for {
+					old := agreement.maxJPEGDiff.Load()
+					if d <= old || agreement.maxJPEGDiff.CompareAndSwap(old, d) {
+						break
+					}
+				}
+				if d <= jpegTolerance {
+					continue
+				}
+			}
+			agreement.mismatches.Add(1)
+			if bad++; bad <= 3 {
+				t.Errorf("level %d window %v band %d pixel (%d,%d): GDAL %v, we %v", lvl, win, b,
+					win.Min.X+i%win.Dx(), win.Min.Y+i/win.Dx(), w, g)
+			}
+		}
+	}
+}
+
+var gdalCalls atomic.Int64
+
+// gdalWindow is gdal_translate -srcwin of the window of the image in IFD
+// ifd (GDAL's GTIFF_DIR syntax), written as ENVI and read back per band.
+func gdalWindow(dir, path string, ifd int, win image.Rectangle) ([][]float64, error) {
+	out := filepath.Join(dir, fmt.Sprintf("w%d.bin", gdalCalls.Add(1)))
+	args := []string{"-q", "-of", "ENVI", "-co", "INTERLEAVE=BSQ", "-srcwin", strconv.Itoa(win.Min.X), strconv.Itoa(win.Min.Y), strconv.Itoa(win.Dx()), strconv.Itoa(win.Dy())}
+	if ifd > 0 {
+		path = fmt.Sprintf("GTIFF_DIR:%d:%s", ifd+1, path)
+	}
+	args = append(args, path, out)
+	if msg, err := exec.Command("gdal_translate", args...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("gdal_translate %s: %w: %s", strings.Join(args, " "), err, msg)
+	}
+	hdr, err := os.ReadFile(strings.TrimSuffix(out, ".bin") + ".hdr")
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		return nil, err
+	}
+	field := func(name string) int {
+		m := regexp.MustCompile(`(?m)^` + name + `\s*=\s*(\d+)`).FindSubmatch(hdr)
+		if m == nil {
+			return -1
+		}
+		v, _ := strconv.Atoi(string(m[1]))
+		return v
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	if field("byte order") == 1 {
+		order = binary.BigEndian
+	}
+	typ := field("data type")
+	size := map[int]int{1: 1, 2: 2, 3: 4, 4: 4, 5: 8, 12: 2, 13: 4}[typ]
+	if size == 0 {
+		return nil, fmt.Errorf("ENVI data type %d", typ)
+	}
+	n := win.Dx() * win.Dy()
+	bands := field("bands")
+	if bands*n*size > len(data) { // GDAL's ENVI driver writes at least 2 bytes
+		return nil, fmt.Errorf("ENVI file of %d bytes for %d bands of %d values of %d bytes", len(data), bands, n, size)
+	}
+	res := make([][]float64, bands)
+	for b := range res {
+		res[b] = make([]float64, n)
+		for i := range n {
+			o := (b*n + i) * size
+			var v float64
+			switch typ {
+			case 1:
+				v = float64(data[o])
+			case 2:
+				v = float64(int16(order.Uint16(data[o:])))
+			case 3:
+				v = float64(int32(order.Uint32(data[o:])))
+			case 4:
+				v = float64(math.Float32frombits(order.Uint32(data[o:])))
+			case 5:
+				v = math.Float64frombits(order.Uint64(data[o:]))
+			case 12:
+				v = float64(order.Uint16(data[o:]))
+			case 13:
+				v = float64(order.Uint32(data[o:]))
+			}
+			res[b][i] = v
+		}
+	}
+	return res, nil
+}
+
+// gdalInfo is the part of gdalinfo -json the tests compare.
+type gdalInfo struct {
+	Size             [2]int                       `json:"size"`
+	GeoTransform     []float64                    `json:"geoTransform"`
+	CoordinateSystem struct{ WKT string }         `json:"coordinateSystem"`
+	Metadata         map[string]map[string]string `json:"metadata"`
+	Bands            []struct {
+		Type        string          `json:"type"`
+		NoData      json.RawMessage `json:"noDataValue"`
+		Scale       *float64        `json:"scale"`
+		Offset      *float64        `json:"offset"`
+		Description string          `json:"description"`
+		Overviews   []struct {
+			Size [2]int `json:"size"`
+		} `json:"overviews"`
+	} `json:"bands"`
+}
+
+var epsgAtEnd = regexp.MustCompile(`ID\["EPSG",(\d+)\]\]$`)
+
+func TestGDALInfoAgreement(t *testing.T) {
+	needGDAL(t)
+	for _, path := range testFiles(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			out, err := exec.Command("gdalinfo", "-json", path).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g gdalInfo
+			if err := json.Unmarshal(out, &g); err != nil {
+				t.Fatal(err)
+			}
+			in := openFile(t, path).Info()
+			if in.Width != g.Size[0] || in.Height != g.Size[1] || in.Bands != len(g.Bands) {
+				t.Errorf("size %dx%d×%d, GDAL %dx%d×%d", in.Width, in.Height, in.Bands, g.Size[0], g.Size[1], len(g.Bands))
+			}
+			gt := g.GeoTransform
+			if gt == nil {
+				gt = []float64{0, 1, 0, 0, 0, 1}
+			} else if !in.Georeferenced {
+				t.Errorf("not georeferenced; GDAL has a geotransform")
+			}
+			for i := range 6 {
+				if math.Abs(gt[i]-in.GeoTransform[i]) > 1e-9*max(1, math.Abs(gt[i])) {
+					t.Errorf("geotransform %v, GDAL %v", in.GeoTransform, gt)
+					break
+				}
+			}
+			epsg := 0
+			if m := epsgAtEnd.FindStringSubmatch(strings.TrimSpace(g.CoordinateSystem.WKT)); m != nil {
+				epsg, _ = strconv.Atoi(m[1])
+			}
+			if in.EPSG != epsg {
+				t.Errorf("EPSG %d, GDAL %d", in.EPSG, epsg)
+			}
+			wantType := map[string]string{"Byte": "uint8", "UInt16": "uint16", "Int16": "int16", "UInt32": "uint32",
+				"Int32": "int32", "Float32": "float32", "Float64": "float64"}[g.Bands[0].Type]
+			if in.DataType != wantType {
+				t.Errorf("data type %s, GDAL %s", in.DataType, g.Bands[0].Type)
+			}
+			var nd *float64
+			if s := strings.Trim(string(g.Bands[0].NoData), `"`); s != "" {
+				v, err := strconv.ParseFloat(s, 64)
+				if err != nil {
+					t.Fatalf("GDAL nodata %s", s)
+				}
+				nd = &v
+			}
+			switch {
+			case (nd == nil) != (in.NoData == nil):
+				t.Errorf("nodata %v, GDAL %s", in.NoData, g.Bands[0].NoData)
+			case nd != nil && !(*nd == *in.NoData || math.IsNaN(*nd) && math.IsNaN(*in.NoData)):
+				t.Errorf("nodata %v, GDAL %v", *in.NoData, *nd)
+			}
+			for b, gb := range g.Bands {
+				scale, offset := 1.0, 0.0
+				if gb.Scale != nil {
+					scale = *gb.Scale
+				}
+				if gb.Offset != nil {
+					offset = *gb.Offset
+				}
+				if in.Scale[b] != scale || in.Offset[b] != offset {
+					t.Errorf("band %d scale/offset %v/%v, GDAL %v/%v", b+1, in.Scale[b], in.Offset[b], scale, offset)
+				}
+			}
+			var ovr [][2]int
+			for _, o := range g.Bands[0].Overviews {
+				ovr = append(ovr, o.Size)
+			}
+			var ours [][2]int
+			for _, l := range in.Levels[1:] {
+				ours = append(ours, [2]int{l.Width, l.Height})
+			}
+			if fmt.Sprint(ovr) != fmt.Sprint(ours) {
+				t.Errorf("overviews %v, GDAL %v", ours, ovr)
+			}
+			is := g.Metadata["IMAGE_STRUCTURE"]
+			wantComp := map[string]string{"": "none", "DEFLATE": "deflate", "LZW": "lzw", "ZSTD": "zstd", "JPEG": "jpeg", "YCbCr JPEG": "jpeg"}[is["COMPRESSION"]]
+			if in.Compression != wantComp {
+				t.Errorf("compression %s, GDAL %q", in.Compression, is["COMPRESSION"])
+			}
+			if want := strings.ToLower(is["INTERLEAVE"]); want != "" && in.Interleave != want {
+				t.Errorf("interleave %s, GDAL %s", in.Interleave, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,292 @@
+package cog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"math"
+	"slices"
+	"strconv"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// ErrEmptyWindow is returned for a window that does not overlap the level.
+var ErrEmptyWindow = errors.New("the window does not overlap the image")
+
+// Window is the result of a ReadWindow.
+type Window struct {
+	Rect  image.Rectangle // the window read, clipped to the level
+	Level int
+	// Bands are the raw values (no scale or offset applied), row-major,
+	// one slice per band asked for, in the order asked.
+	Bands [][]float64
+	// Valid is false where a band read holds the nodata value; nil when
+	// every pixel is valid.
+	Valid []bool
+	// Requests and Bytes count the range requests this read sent and the
+	// bytes they returned (tiles served from the cache count nothing).
+	Requests, Bytes int
+}
+
+// block is one tile or strip a read needs.
+type block struct {
+	idx    int // index into the level's offsets
+	plane  int // band, for band-interleaved files; else 0
+	bx, by int
+	r      Range
+}
+
+// group is blocks read with one request (or from the cache: r.Len == 0).
+type group struct {
+	r      Range
+	blocks []block
+}
+
+// ReadWindow reads a pixel window of a level (in that level's pixels,
+// clipped to it) for the given 0-based bands (nil: all).
+func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, bands []int) (*Window, error) {
+	if lvl < 0 || lvl >= len(f.h.levels) {
+		return nil, fmt.Errorf("level %d: the file has levels 0 to %d", lvl, len(f.h.levels)-1)
+	}
+	l := f.h.levels[lvl]
+	win = win.Canon().Intersect(image.Rect(0, 0, l.Width, l.Height))
+	if win.Empty() {
+		return nil, fmt.Errorf("%w (level %d is %dx%d pixels)", ErrEmptyWindow, lvl, l.Width, l.Height)
+	}
+	if bands == nil {
+		bands = make([]int, l.spp)
+		for i := range bands {
+			bands[i] = i
+		}
+	}
+	if len(bands) == 0 {
+		return nil, fmt.Errorf("no bands asked for")
+	}
+	for _, b := range bands {
+		if b < 0 || b >= l.spp {
+			return nil, fmt.Errorf("band %d: the file has bands 0 to %d", b, l.spp-1)
+		}
+	}
+	ww, wh := win.Dx(), win.Dy()
+	if ww*wh > f.opts.MaxWindowValues/len(bands) {
+		return nil, fmt.Errorf("a window of %dx%d pixels × %d bands is more than the %d values one read may hold; choose a coarser level (ChooseLevel)",
+			ww, wh, len(bands), f.opts.MaxWindowValues)
+	}
+	out := &Window{Rect: win, Level: lvl, Bands: make([][]float64, len(bands))}
+	for i := range out.Bands {
+		out.Bands[i] = make([]float64, ww*wh)
+	}
+
+	// The blocks the window touches, per plane.
+	planes := []int{0}
+	if l.planar == 2 {
+		planes = slices.Compact(slices.Sorted(slices.Values(bands)))
+	}
+	bx0, bx1 := win.Min.X/l.TileWidth, (win.Max.X-1)/l.TileWidth
+	by0, by1 := win.Min.Y/l.TileHeight, (win.Max.Y-1)/l.TileHeight
+	var fetch, sparse, cached []block
+	rawCached := map[int][]byte{}
+	for _, p := range planes {
+		for by := by0; by <= by1; by++ {
+			for bx := bx0; bx <= bx1; bx++ {
+				idx := (p*l.down+by)*l.across + bx
+				b := block{idx: idx, plane: p, bx: bx, by: by}
+				off, n := l.offsets[idx], l.counts[idx]
+				if n == 0 {
+					sparse = append(sparse, b) // GDAL's sparse files: an unwritten block
+					continue
+				}
+				if n > uint64(f.opts.MaxBlockBytes) || off > math.MaxInt64/2 {
+					return nil, fmt.Errorf("%s: block %d declares %d bytes at offset %d, over the %d-byte limit",
+						f.src, idx, n, off, f.opts.MaxBlockBytes)
+				}
+				b.r = Range{int64(off), int64(n)}
+				if v, ok := f.opts.Cache.get(f.blockKey(b.r)); ok {
+					rawCached[idx] = v.([]byte)
+					cached = append(cached, b)
+					continue
+				}
+				fetch = append(fetch, b)
+			}
+		}
+	}
+	groups := mergeBlocks(fetch, f.opts.MergeGap, f.opts.MaxMergeBytes)
+	for _, b := range cached {
+		groups = append(groups, group{blocks: []block{b}})
+	}
+
+	sel := newSelection(l, bands)
+	read := sampleReader(l.format, l.bytesPer, f.h.order)
+	var requests, nbytes atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(f.opts.Concurrency)
+	for _, gr := range groups {
+		g.Go(func() error {
+			var data []byte
+			if gr.r.Len > 0 {
+				bs, err := f.src.ReadRanges(gctx, []Range{gr.r})
+				if err != nil {
+					return err
+				}
+				requests.Add(1)
+				nbytes.Add(int64(len(bs[0])))
+				if int64(len(bs[0])) != gr.r.Len {
+					return fmt.Errorf("%s: %d bytes at offset %d were asked for, %d came back (the file is shorter than its header says)",
+						f.src, gr.r.Len, gr.r.Off, len(bs[0]))
+				}
+				data = bs[0]
+			}
+			for _, b := range gr.blocks {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				raw := rawCached[b.idx]
+				if data != nil {
+					raw = data[b.r.Off-gr.r.Off : b.r.end()-gr.r.Off]
+					f.opts.Cache.put(f.blockKey(b.r), raw, int64(len(raw))+64)
+				}
+				if err := f.placeBlock(l, b, raw, win, out, sel, read); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	out.Requests, out.Bytes = int(requests.Load()), int(nbytes.Load())
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range sparse {
+		fill := 0.0
+		if f.h.info.NoData != nil {
+			fill = *f.h.info.NoData
+		}
+		f.fillBlock(l, b, win, out, sel, fill)
+	}
+	out.Valid = f.validity(out)
+	return out, nil
+}
+
+func (f *File) blockKey(r Range) string {
+	return "t\x00" + f.src.String() + "\x00" + strconv.FormatInt(r.Off, 10) + "+" + strconv.FormatInt(r.Len, 10)
+}
+
+// mergeBlocks groups blocks into requests: sorted by offset, a block
+// joins the previous request when the gap is at most gap bytes and the
+// request stays within maxLen.
+func mergeBlocks(bs []block, gap, maxLen int64) []group {
+	slices.SortFunc(bs, func(a, b block) int {
+		if a.r.Off != b.r.Off {
+			return int(min(max(a.r.Off-b.r.Off, -1), 1))
+		}
+		return int(min(max(a.r.Len-b.r.Len, -1), 1))
+	})
+	var out []group
+	for _, b := range bs {
+		if n := len(out); n > 0 {
+			cur := &out[n-1]
+			end := max(cur.r.end(), b.r.end())
+			if b.r.Off-cur.r.end() <= gap && end-cur.r.Off <= maxLen {
+				cur.r.Len = end - cur.r.Off
+				cur.blocks = append(cur.blocks, b)
+				continue
+			}
+		}
+		out = append(out, group{r: b.r, blocks: []block{b}})
+	}
+	return out
+}
+
+// selection maps a block's samples to the window's bands.
+type selection struct {
+	bands []int
+}
+
+func newSelection(_ *level, bands []int) selection { return selection{bands: bands} }
+
+// blockRect is a block's pixels in the level, and its rows.
+func (l *level) blockRect(b block) image.Rectangle {
+	x0, y0 := b.bx*l.TileWidth, b.by*l.TileHeight
+	return image.Rect(x0, y0, min(x0+l.TileWidth, l.Width), min(y0+l.TileHeight, l.Height))
+}
+
+// placeBlock decodes a block and copies its part of the window.
+func (f *File) placeBlock(l *level, b block, raw []byte, win image.Rectangle, out *Window, sel selection, read func([]byte, int) float64) error {
+	br := l.blockRect(b)
+	rows := l.TileHeight
+	if !l.tiled {
+		rows = br.Dy() // a last strip holds the rows left
+	}
+	buf, err := l.decodeBlock(raw, f.h.order, rows)
+	if err != nil {
+		return fmt.Errorf("%s: block %d (level %dx%d, %s): %w", f.src, b.idx, l.Width, l.Height, compressionNames[uint64(l.compression)], err)
+	}
+	in := br.Intersect(win)
+	ww := win.Dx()
+	for j, band := range sel.bands {
+		if l.planar == 2 && band != b.plane {
+			continue
+		}
+		dst := out.Bands[j]
+		for y := in.Min.Y; y < in.Max.Y; y++ {
+			o := (y-win.Min.Y)*ww - win.Min.X
+			rowBase := (y - br.Min.Y) * l.TileWidth
+			if l.planar == 1 {
+				for x := in.Min.X; x < in.Max.X; x++ {
+					dst[o+x] = read(buf, (rowBase+x-br.Min.X)*l.spp+band)
+				}
+			} else {
+				for x := in.Min.X; x < in.Max.X; x++ {
+					dst[o+x] = read(buf, rowBase+x-br.Min.X)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// fillBlock writes v over a sparse block's part of the window.
+func (f *File) fillBlock(l *level, b block, win image.Rectangle, out *Window, sel selection, v float64) {
+	in := l.blockRect(b).Intersect(win)
+	ww := win.Dx()
+	for j, band := range sel.bands {
+		if l.planar == 2 && band != b.plane {
+			continue
+		}
+		for y := in.Min.Y; y < in.Max.Y; y++ {
+			o := (y-win.Min.Y)*ww - win.Min.X
+			for x := in.Min.X; x < in.Max.X; x++ {
+				out.Bands[j][o+x] = v
+			}
+		}
+	}
+}
+
+// validity marks pixels where a band holds the nodata value (NaN nodata
+// matches NaN); nil when there are none.
+func (f *File) validity(w *Window) []bool {
+	nd := f.h.info.NoData
+	if nd == nil {
+		return nil
+	}
+	v, isNaN := *nd, math.IsNaN(*nd)
+	var valid []bool
+	for _, band := range w.Bands {
+		for i, x := range band {
+			if x == v || (isNaN && math.IsNaN(x)) {
+				if valid == nil {
+					valid = make([]bool, len(band))
+					for k := range valid {
+						valid[k] = true
+					}
+				}
+				valid[i] = false
+			}
+		}
+	}
+	return valid
+}
