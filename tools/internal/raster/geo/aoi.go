@@ -98,26 +98,47 @@ func lonLatPolygons(aoi orb.Geometry) (orb.MultiPolygon, error) {
 }
 
 // lonLatRegion is a longitude/latitude rectangle that holds the whole grid
-// with a margin: the bound of its outline (sampled densely and inverse
-// projected; longitudes continuous, not wrapped) grown by a tenth of its
+// with a margin: the bound of its outline (walked round, sampled densely,
+// inverse projected, longitudes made continuous) grown by a tenth of its
 // size on each side, which also covers the outline's bulges between
-// samples.
+// samples. A polar grid that holds a pole gets every longitude and reaches
+// the pole.
 func (g Grid) lonLatRegion() (orb.Bound, error) {
 	const samples = 64
 	w, h := float64(g.Width), float64(g.Height)
-	b := orb.Bound{Min: orb.Point{math.Inf(1), math.Inf(1)}, Max: orb.Point{math.Inf(-1), math.Inf(-1)}}
-	for i := 0; i <= samples; i++ {
-		f := float64(i) / samples
-		for _, px := range [][2]float64{{f * w, 0}, {f * w, h}, {0, f * h}, {w, f * h}} {
-			x, y := g.ToCRS(px[0], px[1])
+	outline := make(orb.LineString, 0, 4*samples+1)
+	for side := range 4 {
+		for i := range samples {
+			f := float64(i) / samples
+			px, py := [4]float64{f * w, w, (1 - f) * w, 0}[side], [4]float64{0, f * h, h, (1 - f) * h}[side]
+			x, y := g.ToCRS(px, py)
 			lon, lat, err := g.CRS.inverse(x, y)
 			if err == nil && !g.CRS.roundTrips(x, y, lon, lat) {
-				err = fmt.Errorf("%s has no longitude/latitude for pixel (%g, %g) at (%g, %g)", g.CRS, px[0], px[1], x, y)
+				err = fmt.Errorf("%s has no longitude/latitude for pixel (%g, %g) at (%g, %g)", g.CRS, px, py, x, y)
 			}
 			if err != nil {
 				return orb.Bound{}, fmt.Errorf("the grid reaches beyond its CRS: %w", err)
 			}
-			b = b.Extend(orb.Point{lon, lat})
+			outline = append(outline, orb.Point{lon, lat})
+		}
+	}
+	outline = footprint.Continuous(append(outline, outline[0]))
+	b := outline.Bound()
+	if g.CRS.kind == polarStereographic {
+		inv, _ := g.inverse()
+		for _, pole := range []float64{90, -90} {
+			x, y, err := g.CRS.forward(0, pole)
+			if err != nil {
+				continue
+			}
+			if c, r := inv[0]+x*inv[1]+y*inv[2], inv[3]+x*inv[4]+y*inv[5]; c >= 0 && c <= w && r >= 0 && r <= h {
+				b.Min[0], b.Max[0] = -180, 180
+				if pole > 0 {
+					b.Max[1] = 90
+				} else {
+					b.Min[1] = -90
+				}
+			}
 		}
 	}
 	dx, dy := (b.Max[0]-b.Min[0])/10, (b.Max[1]-b.Min[1])/10
@@ -130,6 +151,13 @@ func (g Grid) lonLatRegion() (orb.Bound, error) {
 		// Keep clear of the projection's singularity 90° from the meridian.
 		lon0 := g.CRS.tm.lon0
 		b.Min[0], b.Max[0] = math.Max(lon0-85, b.Min[0]), math.Min(lon0+85, b.Max[0])
+	case polarStereographic:
+		// Keep clear of the opposite pole, which goes to infinity.
+		if g.CRS.ps.south {
+			b.Max[1] = math.Min(b.Max[1], 80)
+		} else {
+			b.Min[1] = math.Max(b.Min[1], -80)
+		}
 	}
 	return b, nil
 }

@@ -28,6 +28,7 @@ const (
 	geographic kind = iota + 1
 	webMercator
 	transverseMercator
+	polarStereographic
 )
 
 // CRS is a coordinate reference system this package can transform to and
@@ -39,7 +40,8 @@ type CRS struct {
 	Name string
 
 	kind kind
-	tm   tmerc // transverseMercator only
+	tm   tmerc   // transverseMercator only
+	ps   pstereo // polarStereographic only
 }
 
 // ErrUnsupportedCRS is returned for an EPSG code this package cannot
@@ -48,7 +50,8 @@ var ErrUnsupportedCRS = errors.New("unsupported CRS")
 
 // Supported says which EPSG codes FromEPSG accepts, for error messages.
 const Supported = "EPSG:4326, 4269 and 4258 (longitude/latitude), 3857 (Web Mercator), " +
-	"32601–32660 and 32701–32760 (WGS 84 / UTM), 26901–26923 (NAD83 / UTM), 25828–25838 (ETRS89 / UTM)"
+	"32601–32660 and 32701–32760 (WGS 84 / UTM), 26901–26923 (NAD83 / UTM), 25828–25838 (ETRS89 / UTM), " +
+	"3031, 3413, 3976, 3995, 32661 and 32761 (polar stereographic)"
 
 // Ellipsoids: semi-major axis and inverse flattening.
 const (
@@ -75,6 +78,18 @@ func FromEPSG(code int) (CRS, error) {
 		return utm(code, "NAD83", code-26900, true, grs80A, grs80InvF), nil
 	case code >= 25828 && code <= 25838:
 		return utm(code, "ETRS89", code-25800, true, grs80A, grs80InvF), nil
+	case code == 3031:
+		return polar(code, "WGS 84 / Antarctic Polar Stereographic", newPstereoB(wgs84A, 1/wgs84InvF, 0, -71, 0, 0)), nil
+	case code == 3413:
+		return polar(code, "WGS 84 / NSIDC Sea Ice Polar Stereographic North", newPstereoB(wgs84A, 1/wgs84InvF, -45, 70, 0, 0)), nil
+	case code == 3976:
+		return polar(code, "WGS 84 / NSIDC Sea Ice Polar Stereographic South", newPstereoB(wgs84A, 1/wgs84InvF, 0, -70, 0, 0)), nil
+	case code == 3995:
+		return polar(code, "WGS 84 / Arctic Polar Stereographic", newPstereoB(wgs84A, 1/wgs84InvF, 0, 71, 0, 0)), nil
+	case code == 32661:
+		return polar(code, "WGS 84 / UPS North (E,N)", newPstereoA(wgs84A, 1/wgs84InvF, 0, 0.994, 2000000, 2000000, false)), nil
+	case code == 32761:
+		return polar(code, "WGS 84 / UPS South (E,N)", newPstereoA(wgs84A, 1/wgs84InvF, 0, 0.994, 2000000, 2000000, true)), nil
 	}
 	return CRS{}, fmt.Errorf("%w EPSG:%d; supported: %s", ErrUnsupportedCRS, code, Supported)
 }
@@ -90,6 +105,10 @@ func utm(code int, datum string, zone int, north bool, a, invF float64) CRS {
 		kind: transverseMercator,
 		tm:   newTmerc(a, 1/invF, float64(6*zone-183), 0.9996, 500000, fn),
 	}
+}
+
+func polar(code int, name string, p pstereo) CRS {
+	return CRS{EPSG: code, Name: name, kind: polarStereographic, ps: p}
 }
 
 // Geographic reports whether coordinates are longitude/latitude in degrees.
@@ -136,6 +155,9 @@ func (c CRS) inverse(x, y float64) (lon, lat float64, err error) {
 	case transverseMercator:
 		lon, lat = c.tm.inverse(x, y)
 		return lon, lat, nil
+	case polarStereographic:
+		lon, lat = c.ps.inverse(x, y)
+		return lon, lat, nil
 	}
 	return 0, 0, errors.New("invalid CRS (use FromEPSG)")
 }
@@ -148,7 +170,7 @@ func (c CRS) roundTrips(x, y, lon, lat float64) bool {
 	if math.IsNaN(lon) || math.IsNaN(lat) || math.IsInf(lon, 0) {
 		return false
 	}
-	if c.kind != transverseMercator {
+	if c.kind != transverseMercator && c.kind != polarStereographic {
 		return true
 	}
 	x2, y2, err := c.forward(lon, lat)
@@ -187,6 +209,12 @@ func (c CRS) forward(lon, lat float64) (x, y float64, err error) {
 			return 0, 0, fmt.Errorf("%s: longitude %g is %g° from the central meridian; transverse Mercator holds less than 90°", c, lon, math.Abs(dlon))
 		}
 		x, y = c.tm.forward(dlon, lat)
+		return x, y, nil
+	case polarStereographic:
+		x, y, ok := c.ps.forward(lon, lat)
+		if !ok {
+			return 0, 0, fmt.Errorf("%s: latitude %g is the opposite pole, which polar stereographic cannot hold", c, lat)
+		}
 		return x, y, nil
 	}
 	return 0, 0, errors.New("invalid CRS (use FromEPSG)")

@@ -21,7 +21,7 @@ func mustCRS(t *testing.T, code int) CRS {
 }
 
 func TestFromEPSG(t *testing.T) {
-	for _, code := range []int{4326, 4269, 4258, 3857, 32601, 32660, 32701, 32760, 26901, 26923, 25828, 25838} {
+	for _, code := range []int{4326, 4269, 4258, 3857, 32601, 32660, 32701, 32760, 26901, 26923, 25828, 25838, 3031, 3413, 3976, 3995, 32661, 32761} {
 		c := mustCRS(t, code)
 		if c.EPSG != code || c.Name == "" {
 			t.Errorf("FromEPSG(%d) = %+v", code, c)
@@ -30,7 +30,7 @@ func TestFromEPSG(t *testing.T) {
 	if got := mustCRS(t, 32733).Name; got != "WGS 84 / UTM zone 33S" {
 		t.Errorf("name %q", got)
 	}
-	for _, code := range []int{0, 4327, 32600, 32661, 32700, 32761, 26900, 26924, 2154, 3031} {
+	for _, code := range []int{0, 4327, 32600, 32662, 32700, 32762, 26900, 26924, 2154, 3035} {
 		_, err := FromEPSG(code)
 		if !errors.Is(err, ErrUnsupportedCRS) || !strings.Contains(err.Error(), "32601–32660") {
 			t.Errorf("FromEPSG(%d): %v; want ErrUnsupportedCRS naming the supported codes", code, err)
@@ -312,5 +312,50 @@ func TestPixelPlacement(t *testing.T) {
 	far := Grid{CRS: mustCRS(t, 32633), GeoTransform: [6]float64{500000, 1e7, 0, 5000000, 0, -10}, Width: 10, Height: 10}
 	if _, _, err := far.Window(orb.Bound{Min: orb.Point{14, 45}, Max: orb.Point{16, 46}}); err == nil {
 		t.Error("a grid 10⁸ m wide placed an AOI")
+	}
+}
+
+// TestPolar: polar stereographic round trips, and a grid round the south
+// pole places a polar cap (written along ±180) round the pole and a box
+// across the antimeridian on the far side of it.
+func TestPolar(t *testing.T) {
+	for _, code := range []int{3031, 3413, 3976, 3995, 32661, 32761} {
+		c := mustCRS(t, code)
+		for lat := 30.0; lat <= 90; lat += 7.5 {
+			if c.ps.south {
+				lat = -lat
+			}
+			for lon := -180.0; lon < 180; lon += 33 {
+				x, y, err := c.FromLonLat(lon, lat)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lon2, lat2, err := c.ToLonLat(x, y)
+				if err != nil || groundDistance(lon, lat, lon2, lat2) > 1e-6 {
+					t.Errorf("%s (%g, %g): back at (%g, %g), %v", c, lon, lat, lon2, lat2, err)
+				}
+			}
+			lat = math.Abs(lat)
+		}
+	}
+	if _, _, err := mustCRS(t, 3031).FromLonLat(0, 90); err == nil {
+		t.Error("the Antarctic projection placed the north pole")
+	}
+	g := Grid{CRS: mustCRS(t, 3031), GeoTransform: [6]float64{-200000, 1000, 0, 200000, 0, -1000}, Width: 400, Height: 400}
+	polarCap := orb.Polygon{{{-180, -88.9}, {180, -88.9}, {180, -90}, {-180, -90}, {-180, -88.9}}}
+	w, ok, err := g.Window(polarCap)
+	// 1.1° from the pole is about 122 km: pixels 78…322 round the centre.
+	if err != nil || !ok || w.Min.X < 75 || w.Min.X > 80 || w.Max.X < 320 || w.Max.X > 325 || w.Min.Y != w.Min.X || w.Max.Y != w.Max.X {
+		t.Errorf("cap window %v %v %v", w, ok, err)
+	}
+	m, err := g.Mask(polarCap, image.Rect(199, 199, 201, 201))
+	if err != nil || slices.Contains(m, false) {
+		t.Errorf("the pixels at the pole are not in the cap: %v %v", m, err)
+	}
+	box := orb.Polygon{{{170.3, -89.3}, {-170.1, -89.3}, {-170.7, -88.6}, {170.9, -88.6}, {170.3, -89.3}}}
+	w, ok, err = g.Window(box)
+	// Longitude 180 points down the grid from the pole (y = -ρ at 180°).
+	if err != nil || !ok || w.Min.Y <= 200 || w.Dx() > 60 {
+		t.Errorf("box across ±180 beyond the pole: window %v %v %v", w, ok, err)
 	}
 }
