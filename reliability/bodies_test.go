@@ -172,3 +172,13 @@ func TestBodyBudgetQueuesThenRefusesClearly(t *testing.T) {
 		}
 	})
 }
+
+func TestRangeLength(t *testing.T) {
+	for v, want := range map[string]int64{"bytes=0-16383": 16384, "bytes=100-100": 1, "bytes=5-": -1, "bytes=-5": -1,
+		"bytes=0-1,5-6": -1, "items=0-1": -1, "": -1, "bytes=9-3": -1} {
+		n, ok := rangeLength(v)
+		if (want < 0) == ok || (ok && n != want) {
+			t.Errorf("rangeLength(%q) = %d, %v; want %d", v, n, ok, want)
+		}
+	}
+}

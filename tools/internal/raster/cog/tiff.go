@@ -103,7 +103,7 @@ func (h *headerReader) at(ctx context.Context, off, n int64) ([]byte, error) {
 	}
 	bs, err := h.src.ReadRanges(ctx, []Range{{off, want}})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the header (bytes %d+%d): %w", off, want, err)
 	}
 	h.requests++
 	b := bs[0]
@@ -142,7 +142,7 @@ type tiffReader struct {
 func parseTIFF(ctx context.Context, h *headerReader) (*tiffReader, error) {
 	b, err := h.at(ctx, 0, 8)
 	if err != nil {
-		return nil, fmt.Errorf("not a TIFF: %w", err)
+		return nil, err // the source failed, or the file has fewer than 8 bytes
 	}
 	t := &tiffReader{h: h}
 	switch string(b[:2]) {
