@@ -69,6 +69,7 @@ func MapItems() Tool {
 			"outlined in red; the text is the legend.\n" +
 			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "max_items": 20}`,
 		Annotations: readOnlyAnnotations("Map of item footprints"),
+		Meta:        mapViewMeta(),
 	}, true, mapItems).withAliases(areaAliases)
 }
 

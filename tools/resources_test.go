@@ -47,6 +47,7 @@ func TestResourcesAreListedWithMIMETypes(t *testing.T) {
 	want := map[string]string{
 		ResourceCatalog: mimeJSON, ResourceConformance: mimeJSON, ResourceCollections: mimeJSON,
 		ResourceCollectionTmpl: mimeJSON, ResourceQueryablesTmpl: mimeJSONSchema,
+		MapViewURI: "text/html;profile=mcp-app", // the map view (mapview.go)
 	}
 	for uri, mime := range want {
 		if got[uri] != mime {

@@ -53,6 +53,7 @@ func SearchItems() Tool {
 			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [-105.3, 39.9, -105.1, 40.1], "datetime": "2024-06", ` +
 			`"query": {"eo:cloud_cover": {"lt": 20}}, "sortby": "-properties.datetime", "max_items": 5}`,
 		Annotations: readOnlyAnnotations("Search items"),
+		Meta:        mapViewMeta(),
 	}, true, searchItems)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/tools/internal/mapview"
 )
 
 // instructionsTemplate tells the model the recommended order of the tools
@@ -80,8 +81,11 @@ func newServer(d *Deps, version string, tools []Tool) *mcp.Server {
 		// Declared explicitly: the tool set is fixed at start-up, so there
 		// is no listChanged, and no logging capability because stderr is
 		// our log channel (client logging is deprecated in 2026-07-28).
+		// The MCP Apps extension (the map view, mapview.go) is declared
+		// as SEP-1724 extensions are.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{},
-			Resources: &mcp.ResourceCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
+			Resources: &mcp.ResourceCapabilities{}, Prompts: &mcp.PromptCapabilities{},
+			Extensions: map[string]any{mapview.Extension: map[string]any{}}},
 		CompletionHandler: completionHandler(d),
 	})
 	// First listed is outermost: the receipt holder must wrap the others.
@@ -92,6 +96,7 @@ func newServer(d *Deps, version string, tools []Tool) *mcp.Server {
 		t.Register(s, d)
 	}
 	registerResources(s, d)
+	registerMapView(s)
 	registerPrompts(s)
 	return s
 }
