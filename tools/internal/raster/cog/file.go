@@ -108,6 +108,32 @@ type header struct {
 	info   Info
 	levels []*level
 	order  binary.ByteOrder
+	// read are the bytes Open read (HeaderBytes and more): a block that
+	// lies inside them is taken from them, not requested again, as GDAL
+	// takes it from the bytes it ingested at open.
+	read []chunk
+}
+
+// headerBytes returns the bytes of r when Open read them all already.
+func (h *header) headerBytes(r Range) ([]byte, bool) {
+	for _, c := range h.read {
+		if r.Off >= c.off && r.end() <= c.off+int64(len(c.data)) {
+			return c.data[r.Off-c.off : r.end()-c.off], true
+		}
+	}
+	return nil, false
+}
+
+// headerHead returns the first bytes of r that Open read, when r starts
+// inside them and runs past their end (nil otherwise).
+func (h *header) headerHead(r Range) []byte {
+	for _, c := range h.read {
+		end := c.off + int64(len(c.data))
+		if r.Off >= c.off && r.Off < end && r.end() > end {
+			return c.data[r.Off-c.off:]
+		}
+	}
+	return nil
 }
 
 // level is one IFD's layout.
@@ -156,7 +182,8 @@ func Open(ctx context.Context, src Source, opts Options) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}
 	h.info.HeaderRequests = hr.requests
-	opts.Cache.put(key, h, t.tagRead+int64(len(t.ifds))*2048)
+	h.read = hr.chunks
+	opts.Cache.put(key, h, t.tagRead+int64(len(t.ifds))*2048+hr.fetched)
 	return &File{src: src, opts: opts, h: h, hreq: hr.requests}, nil
 }
 

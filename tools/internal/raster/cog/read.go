@@ -109,6 +109,13 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 					cached = append(cached, b)
 					continue
 				}
+				if raw, ok := f.h.headerBytes(b.r); ok {
+					// Read with the header already (a small file, or a COG's
+					// first overview tiles): no request for it again.
+					rawCached[idx] = raw
+					cached = append(cached, b)
+					continue
+				}
 				fetch = append(fetch, b)
 			}
 		}
@@ -127,17 +134,24 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 		g.Go(func() error {
 			var data []byte
 			if gr.r.Len > 0 {
-				bs, err := f.src.ReadRanges(gctx, []Range{gr.r})
+				// A range that starts in the bytes Open read asks only for
+				// the rest.
+				head := f.h.headerHead(gr.r)
+				ask := Range{gr.r.Off + int64(len(head)), gr.r.Len - int64(len(head))}
+				bs, err := f.src.ReadRanges(gctx, []Range{ask})
 				if err != nil {
 					return err
 				}
 				requests.Add(1)
 				nbytes.Add(int64(len(bs[0])))
-				if int64(len(bs[0])) != gr.r.Len {
+				if int64(len(bs[0])) != ask.Len {
 					return fmt.Errorf("%s: %d bytes at offset %d were asked for, %d came back (the file is shorter than its header says)",
-						f.src, gr.r.Len, gr.r.Off, len(bs[0]))
+						f.src, ask.Len, ask.Off, len(bs[0]))
 				}
 				data = bs[0]
+				if len(head) > 0 {
+					data = append(append(make([]byte, 0, gr.r.Len), head...), bs[0]...)
+				}
 			}
 			for _, b := range gr.blocks {
 				if err := gctx.Err(); err != nil {
