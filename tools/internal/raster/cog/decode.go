@@ -41,11 +41,7 @@ func (l *level) decodeBlock(raw []byte, order binary.ByteOrder, rows int) ([]byt
 		}
 		buf = raw[:need]
 	case 8, 32946:
-		var zr io.ReadCloser
-		zr, err = zlib.NewReader(bytes.NewReader(raw))
-		if err == nil {
-			buf, err = readLimited(zr, need, full)
-		}
+		buf, err = inflate(raw, need, full)
 	case 5:
 		buf, err = readLimited(lzw.NewReader(bytes.NewReader(raw), lzw.MSB, 8), need, full)
 	case 50000:
@@ -91,6 +87,25 @@ func readLimited(r io.Reader, need, full int) ([]byte, error) {
 		return nil, err
 	}
 	return buf[:n], nil
+}
+
+// zlibPool keeps inflaters: each holds tens of KB of tables and window.
+var zlibPool sync.Pool
+
+func inflate(raw []byte, need, full int) ([]byte, error) {
+	r := bytes.NewReader(raw)
+	zr, _ := zlibPool.Get().(io.ReadCloser)
+	if zr == nil {
+		var err error
+		if zr, err = zlib.NewReader(r); err != nil {
+			return nil, err
+		}
+	} else if err := zr.(zlib.Resetter).Reset(r, nil); err != nil {
+		zlibPool.Put(zr)
+		return nil, err
+	}
+	defer zlibPool.Put(zr)
+	return readLimited(zr, need, full)
 }
 
 var zstdPool sync.Pool

@@ -57,6 +57,7 @@ const (
 	maxIFDEntries = 1024     // tags in one IFD
 	maxTagBytes   = 64 << 20 // one tag's value (offset arrays of a huge file)
 	maxStringTag  = 1 << 20  // ASCII and XML tags
+	maxInts       = 1 << 22  // values of an integer tag: 4M tiles, 30 times those of a 100k-pixel-square image
 )
 
 // tiffType sizes, by TIFF field type.
@@ -286,6 +287,9 @@ func (t *tiffReader) ints(d ifd, tag uint16) ([]uint64, error) {
 	e, ok := d.entries[tag]
 	if !ok {
 		return nil, nil
+	}
+	if e.count > maxInts {
+		return nil, fmt.Errorf("tag %d has %d values, more than the %d this reader takes", tag, e.count, maxInts)
 	}
 	out := make([]uint64, e.count)
 	for i := range out {

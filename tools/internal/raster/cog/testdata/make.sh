@@ -72,4 +72,10 @@ gdal_create -q -of GTiff -outsize $W $H -bands 1 -ot Byte -a_srs EPSG:32633 -a_u
 	-co TILED=YES -co BLOCKXSIZE=64 -co BLOCKYSIZE=64 -co SPARSE_OK=TRUE -co COMPRESS=DEFLATE u8_deflate_sparse.tif
 tr -srcwin 0 0 100 70 -a_srs EPSG:32633 -a_ullr 0 $H 100 80 "$tmp/sp.bin" "$tmp/sp_part.tif"
 gdalwarp -q "$tmp/sp_part.tif" u8_deflate_sparse.tif
+# Georeferencing variants: a rotated grid (ModelTransformation) and PixelIsPoint (GDAL shifts by half a pixel).
+src small uint8 1
+tr -of VRT "$tmp/small.bin" "$tmp/rot.vrt"
+sed -i 's#<VRTDataset \([^>]*\)>#<VRTDataset \1><SRS>EPSG:32633</SRS><GeoTransform>400000, 8.66, 5, 5000000, 5, -8.66</GeoTransform>#' "$tmp/rot.vrt"
+tr -outsize 40 30 -co COMPRESS=DEFLATE "$tmp/rot.vrt" u8_rotated.tif
+tr -outsize 40 30 -co COMPRESS=DEFLATE -mo AREA_OR_POINT=Point $(geo 32633 399960 5000040 10) "$tmp/small.bin" u8_pixel_is_point.tif
 ls -l *.tif
