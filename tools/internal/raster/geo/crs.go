@@ -8,11 +8,11 @@
 // gdal_rasterize burns (a pixel is in when its centre is; not ALL_TOUCHED),
 // which is also what gdalwarp -cutline keeps.
 //
-// Areas of interest come in longitude/latitude on WGS 84. NAD83 and ETRS89
-// are treated as the same datum as WGS 84: they differ by about a metre or
-// two (plate motion since 1984), below the ground size of the pixels these
-// tools read, and GDAL's default NAD83→WGS 84 transformation is also the
-// null one.
+// Areas of interest come in longitude/latitude on WGS 84. NAD83, ETRS89 and
+// GDA94 are treated as the same datum as WGS 84: they differ by about a
+// metre or two (plate motion since 1984), below the ground size of the
+// pixels these tools read, and GDAL's default NAD83→WGS 84 and ETRS89→WGS 84
+// transformations are also the null one.
 package geo
 
 import (
@@ -29,6 +29,8 @@ const (
 	webMercator
 	transverseMercator
 	polarStereographic
+	albersEqualArea
+	lambertAzimuthal
 )
 
 // CRS is a coordinate reference system this package can transform to and
@@ -42,6 +44,8 @@ type CRS struct {
 	kind kind
 	tm   tmerc   // transverseMercator only
 	ps   pstereo // polarStereographic only
+	aea  albers  // albersEqualArea only
+	la   laea    // lambertAzimuthal only
 }
 
 // ErrUnsupportedCRS is returned for an EPSG code this package cannot
@@ -51,7 +55,7 @@ var ErrUnsupportedCRS = errors.New("unsupported CRS")
 // Supported says which EPSG codes FromEPSG accepts, for error messages.
 const Supported = "EPSG:4326, 4269 and 4258 (longitude/latitude), 3857 (Web Mercator), " +
 	"32601–32660 and 32701–32760 (WGS 84 / UTM), 26901–26923 (NAD83 / UTM), 25828–25838 (ETRS89 / UTM), " +
-	"3031, 3413, 3976, 3995, 32661 and 32761 (polar stereographic)"
+	"3031, 3413, 3976, 3995, 32661 and 32761 (polar stereographic), 5070 and 3577 (Albers: US, Australia), 3035 (LAEA Europe)"
 
 // Ellipsoids: semi-major axis and inverse flattening.
 const (
@@ -88,6 +92,15 @@ func FromEPSG(code int) (CRS, error) {
 		return polar(code, "WGS 84 / Arctic Polar Stereographic", newPstereoB(wgs84A, 1/wgs84InvF, 0, 71, 0, 0)), nil
 	case code == 32661:
 		return polar(code, "WGS 84 / UPS North (E,N)", newPstereoA(wgs84A, 1/wgs84InvF, 0, 0.994, 2000000, 2000000, false)), nil
+	case code == 5070:
+		return CRS{EPSG: code, Name: "NAD83 / Conus Albers", kind: albersEqualArea,
+			aea: newAlbers(grs80A, 1/grs80InvF, 23, -96, 29.5, 45.5, 0, 0)}, nil
+	case code == 3577:
+		return CRS{EPSG: code, Name: "GDA94 / Australian Albers", kind: albersEqualArea,
+			aea: newAlbers(grs80A, 1/grs80InvF, 0, 132, -18, -36, 0, 0)}, nil
+	case code == 3035:
+		return CRS{EPSG: code, Name: "ETRS89-extended / LAEA Europe", kind: lambertAzimuthal,
+			la: newLAEA(grs80A, 1/grs80InvF, 52, 10, 4321000, 3210000)}, nil
 	case code == 32761:
 		return polar(code, "WGS 84 / UPS South (E,N)", newPstereoA(wgs84A, 1/wgs84InvF, 0, 0.994, 2000000, 2000000, true)), nil
 	}
@@ -158,6 +171,12 @@ func (c CRS) inverse(x, y float64) (lon, lat float64, err error) {
 	case polarStereographic:
 		lon, lat = c.ps.inverse(x, y)
 		return lon, lat, nil
+	case albersEqualArea:
+		lon, lat = c.aea.inverse(x, y)
+		return lon, lat, nil
+	case lambertAzimuthal:
+		lon, lat = c.la.inverse(x, y)
+		return lon, lat, nil
 	}
 	return 0, 0, errors.New("invalid CRS (use FromEPSG)")
 }
@@ -170,7 +189,7 @@ func (c CRS) roundTrips(x, y, lon, lat float64) bool {
 	if math.IsNaN(lon) || math.IsNaN(lat) || math.IsInf(lon, 0) {
 		return false
 	}
-	if c.kind != transverseMercator && c.kind != polarStereographic {
+	if c.kind == geographic || c.kind == webMercator {
 		return true
 	}
 	x2, y2, err := c.forward(lon, lat)
@@ -214,6 +233,15 @@ func (c CRS) forward(lon, lat float64) (x, y float64, err error) {
 		x, y, ok := c.ps.forward(lon, lat)
 		if !ok {
 			return 0, 0, fmt.Errorf("%s: latitude %g is the opposite pole, which polar stereographic cannot hold", c, lat)
+		}
+		return x, y, nil
+	case albersEqualArea:
+		x, y = c.aea.forward(normLon(lon-c.aea.lon0), lat)
+		return x, y, nil
+	case lambertAzimuthal:
+		x, y, ok := c.la.forward(normLon(lon-c.la.lon0), lat)
+		if !ok {
+			return 0, 0, fmt.Errorf("%s: (%g, %g) is opposite the projection's centre", c, lon, lat)
 		}
 		return x, y, nil
 	}

@@ -21,7 +21,7 @@ func mustCRS(t *testing.T, code int) CRS {
 }
 
 func TestFromEPSG(t *testing.T) {
-	for _, code := range []int{4326, 4269, 4258, 3857, 32601, 32660, 32701, 32760, 26901, 26923, 25828, 25838, 3031, 3413, 3976, 3995, 32661, 32761} {
+	for _, code := range []int{4326, 4269, 4258, 3857, 32601, 32660, 32701, 32760, 26901, 26923, 25828, 25838, 3031, 3413, 3976, 3995, 32661, 32761, 5070, 3577, 3035} {
 		c := mustCRS(t, code)
 		if c.EPSG != code || c.Name == "" {
 			t.Errorf("FromEPSG(%d) = %+v", code, c)
@@ -30,7 +30,7 @@ func TestFromEPSG(t *testing.T) {
 	if got := mustCRS(t, 32733).Name; got != "WGS 84 / UTM zone 33S" {
 		t.Errorf("name %q", got)
 	}
-	for _, code := range []int{0, 4327, 32600, 32662, 32700, 32762, 26900, 26924, 2154, 3035} {
+	for _, code := range []int{0, 4327, 32600, 32662, 32700, 32762, 26900, 26924, 2154, 3034} {
 		_, err := FromEPSG(code)
 		if !errors.Is(err, ErrUnsupportedCRS) || !strings.Contains(err.Error(), "32601–32660") {
 			t.Errorf("FromEPSG(%d): %v; want ErrUnsupportedCRS naming the supported codes", code, err)
@@ -45,12 +45,9 @@ func TestFromEPSG(t *testing.T) {
 // TestRoundTrip: inverse(forward(p)) = p to a nanometre-scale angle across
 // the zone and beyond.
 func TestRoundTrip(t *testing.T) {
-	for _, code := range []int{32633, 32756, 3857, 26910} {
+	for _, code := range []int{32633, 32756, 3857, 26910, 5070, 3577, 3035} {
 		c := mustCRS(t, code)
-		lon0 := 0.0
-		if c.kind == transverseMercator {
-			lon0 = c.tm.lon0
-		}
+		lon0 := map[kind]float64{transverseMercator: c.tm.lon0, albersEqualArea: c.aea.lon0, lambertAzimuthal: c.la.lon0}[c.kind]
 		for lat := -84.0; lat <= 84; lat += 7 {
 			for dl := -9.0; dl <= 9; dl += 1.5 {
 				x, y, err := c.FromLonLat(lon0+dl, lat)

@@ -13,8 +13,9 @@ import (
 
 // maskGrids are the grids the masks are compared on: UTM north and south,
 // NAD83 UTM, geographic, Web Mercator, a coarse UTM grid where the AOI's
-// edges curve by about a pixel once projected, and a UTM zone 60 grid that
-// reaches past the antimeridian.
+// edges curve by about a pixel once projected, a UTM zone 60 grid that
+// reaches past the antimeridian, polar stereographic north and round the
+// south pole, and the US, Australian and European equal-area grids.
 var maskGrids = []struct {
 	name          string
 	code          int
@@ -30,6 +31,9 @@ var maskGrids = []struct {
 	{"utm31n_500m", 32631, 300000, 5300000, 500, 400, 400, nil},
 	{"utm60n_antimeridian_250m", 32660, 650000, 6700000, 250, 400, 200, nil},
 	{"nsidc_north_3413_500m", 3413, -200000, -2000000, 500, 400, 300, nil},
+	{"conus_albers_5070_30m", 5070, -1500000, 2000000, 30, 400, 300, nil},
+	{"australian_albers_3577_25m", 3577, 1500000, -3900000, 25, 400, 300, nil},
+	{"laea_europe_3035_100m", 3035, 4000000, 3000000, 100, 300, 300, nil},
 	{"antarctic_3031_round_the_pole_1km", 3031, -200000, 200000, 1000, 400, 400, poleShapes},
 }
 
