@@ -83,9 +83,15 @@ func deriveSchemas(items []*storedItem) map[string]any {
 		if len(kinds) == 2 && st.kinds["integer"] && st.kinds["number"] {
 			kinds = []string{"number"}
 		}
+		// One description for every derived property of the answer (not
+		// "in N of M items" with N per property): a reader is told how the
+		// schema was made once, not 48 times in near-identical sentences.
+		// How many items carry the property stays machine-readable in an
+		// annotation keyword (JSON Schema ignores unknown keywords).
 		schema := map[string]any{
-			"title":       name,
-			"description": fmt.Sprintf("Derived from the values in %d of %d items", st.count, len(items)),
+			"title":        name,
+			"description":  fmt.Sprintf("Derived from the values of the %d items", len(items)),
+			"x-item-count": st.count,
 		}
 		if len(kinds) == 1 {
 			schema["type"] = kinds[0]
