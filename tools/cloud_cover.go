@@ -15,7 +15,8 @@ import (
 type cloudFilter struct {
 	max        int
 	clientSide bool
-	note       string
+	note       string // with a %d for the items left out when clientSide
+	dropped    int    // items left out here (clientSide), over every page
 }
 
 // newCloudFilter reads max_cloud_cover; nil when it was not given.
@@ -88,6 +89,15 @@ func (cf *cloudFilter) keep(items []stacclient.Item) []stacclient.Item {
 			kept = append(kept, it)
 		}
 	}
-	cf.note = fmt.Sprintf(cf.note, len(items)-len(kept))
+	cf.dropped += len(items) - len(kept)
 	return kept
+}
+
+// noteText says how the bound reached the catalog (or was applied here,
+// with how many items it left out over every page kept so far).
+func (cf *cloudFilter) noteText() string {
+	if cf.clientSide {
+		return fmt.Sprintf(cf.note, cf.dropped)
+	}
+	return cf.note
 }

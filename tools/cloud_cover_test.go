@@ -8,7 +8,7 @@ import (
 )
 
 // TestMaxCloudCoverInTheCatalogsDialect: issue 24 minor 12. max_cloud_cover
-// on map_items and check_coverage keeps only items at most that cloudy,
+// on map_items, check_coverage and estimate_data_size keeps only items at most that cloudy,
 // sent as a CQL2-JSON filter, as query, or applied here, by what the
 // catalog supports; a note says which.
 func TestMaxCloudCoverInTheCatalogsDialect(t *testing.T) {
@@ -45,10 +45,20 @@ func TestMaxCloudCoverInTheCatalogsDialect(t *testing.T) {
 			if m.Drawn != 3 {
 				t.Errorf("map_items drew %d, want 3", m.Drawn)
 			}
+			// estimate_data_size sizes the same three.
+			res = callOK(t, cs, "estimate_data_size", args)
+			if e := structured[EstimateDataSizeOut](t, res); e.ItemCount != 3 {
+				t.Errorf("estimate_data_size sized %d items, want 3:\n%s", e.ItemCount, resultText(res))
+			}
+			if !strings.Contains(resultText(res), c.note) {
+				t.Errorf("estimate_data_size text lacks %q:\n%s", c.note, resultText(res))
+			}
 		})
 	}
 	cs := newTestSession(t, testSessionOptions{})
-	if msg := callErr(t, cs, "map_items", map[string]any{"collections": "sentinel-2-l2a", "max_cloud_cover": 150}); !strings.Contains(msg, "max_cloud_cover") {
-		t.Errorf("max_cloud_cover 150: %s", msg)
+	for _, tool := range []string{"map_items", "estimate_data_size"} {
+		if msg := callErr(t, cs, tool, map[string]any{"collections": "sentinel-2-l2a", "max_cloud_cover": 150}); !strings.Contains(msg, "max_cloud_cover") {
+			t.Errorf("%s max_cloud_cover 150: %s", tool, msg)
+		}
 	}
 }

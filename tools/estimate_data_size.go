@@ -23,7 +23,8 @@ type EstimateDataSizeIn struct {
 	MaxItems          MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to size (default 10)"`
 	AssetKeys         StringList  `json:"asset_keys,omitempty" jsonschema:"default: all"`
 	ForceMetadataOnly bool        `json:"force_metadata_only,omitempty" jsonschema:"no HEAD requests"`
-	PerItem           bool        `json:"per_item,omitempty" jsonschema:"list each item's assets"`
+	PerItem           bool        `json:"per_item,omitempty" jsonschema:"each item's assets"`
+	MaxCloudCover     IntArg      `json:"max_cloud_cover,omitempty"`
 }
 
 // SizedAsset is one asset's estimate.
@@ -118,7 +119,7 @@ func EstimateDataSize() Tool {
 		Title: "Estimate data size",
 		Description: "Bytes a search's data assets hold (file:size, else dtype × shape, else HEAD; aoi clips rasters), per " +
 			"collection, asset key and method, extrapolated to all matches.\n" +
-			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [11.0, 46.0, 11.5, 46.5], "datetime": "2024-07", "asset_keys": ["red", "nir"], "max_items": 5}`,
+			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [11, 46, 11.5, 46.5], "asset_keys": ["red", "nir"], "max_items": 5}`,
 		Annotations: readOnlyAnnotations("Estimate data size"),
 	}, true, estimateDataSize).withAliases(areaAliases)
 }
@@ -150,6 +151,10 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	if err != nil {
 		return fail(err)
 	}
+	cloud, err := newCloudFilter(in.MaxCloudCover)
+	if err != nil {
+		return fail(err)
+	}
 	maxItems, budgetNote, err := maxItemsArg(in.MaxItems, params.Limit, c.Deps.Limits,
 		"the estimate extrapolates from the items it sized to every match")
 	if err != nil {
@@ -174,6 +179,11 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		out.Notes = append(out.Notes, noArea+": sizes are not clipped")
 	}
 
+	if cloud != nil {
+		if err := cloud.apply(ctx, client, &params); err != nil {
+			return fail(explainSearchRefusal(ctx, c, tool, err, params, out.Warnings))
+		}
+	}
 	sent := params
 	if sent.Limit == 0 {
 		sent.Limit = maxItems
@@ -200,13 +210,17 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 			break
 		}
 		pages++
-		for i := range page.Items {
-			jobs = append(jobs, sz.item(&out, &page.Items[i])...)
+		items := cloud.keep(page.Items) // as the catalog would have: max_items counted before this
+		for i := range items {
+			jobs = append(jobs, sz.item(&out, &items[i])...)
 		}
 		prog.step(ctx, 0, "estimate_data_size: search page %d read, %d of at most %d item(s) so far", pages, out.ItemCount, maxItems)
 	}
 	if n, ok := search.Matched(); ok {
 		out.Matched = &n
+	}
+	if cloud != nil {
+		out.Notes = append(out.Notes, cloud.noteText())
 	}
 	out.Notes = append(out.Notes, unusableMatchedNotes(search)...)
 	out.HasMore = pageFailed || search.Position() != nil
@@ -225,6 +239,9 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	probeJobs(ctx, client, jobs, &out)
 	tally(jobs, area != nil, &out)
 	extrapolate(&out, pageFailed)
+	if cloud != nil && cloud.clientSide && out.ExtrapolatedBytes != nil {
+		out.ExtrapolationBasis += "; matched counts items before max_cloud_cover was applied here, so this is an upper bound"
+	}
 	out.LeftOut = sz.leftOutRoles()
 	if !in.PerItem {
 		// The breakdown per item and asset is what made the text long (15 KB

@@ -9,6 +9,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -29,13 +30,14 @@ var instructionsTmpl = template.Must(template.New("instructions").Funcs(template
 	"any":        func(...string) bool { return false },
 	"writeTools": func() []string { return nil },
 	"areaTools":  func() []string { return nil },
+	"cloudTools": func() []string { return nil },
 }).Parse(instructionsTemplate))
 
 // Instructions returns the server instructions sent at initialize for a
 // server listing tools: only those tools are mentioned.
 func Instructions(tools []Tool) string {
 	enabled := map[string]bool{}
-	var writes, areas []string
+	var writes, areas, clouds []string
 	for _, t := range tools {
 		enabled[t.Def.Name] = true
 		if t.Toolset == ToolsetWrite {
@@ -43,6 +45,9 @@ func Instructions(tools []Tool) string {
 		}
 		if t.Aliases["bbox"] == "aoi" { // the tools of AreaSearch
 			areas = append(areas, t.Def.Name)
+		}
+		if s, ok := t.Def.InputSchema.(*jsonschema.Schema); ok && s.Properties["max_cloud_cover"] != nil {
+			clouds = append(clouds, t.Def.Name)
 		}
 	}
 	tmpl := template.Must(instructionsTmpl.Clone()).Funcs(template.FuncMap{
@@ -52,6 +57,7 @@ func Instructions(tools []Tool) string {
 		},
 		"writeTools": func() []string { return writes },
 		"areaTools":  func() []string { return areas },
+		"cloudTools": func() []string { return clouds },
 	})
 	var b strings.Builder
 	if err := tmpl.Execute(&b, nil); err != nil {

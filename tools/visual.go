@@ -206,7 +206,7 @@ func (f *footprintSearch) run(ctx context.Context, c *Call) error {
 	}
 	if f.cloud != nil {
 		s.items = f.cloud.keep(s.items)
-		s.filterNotes = append(s.filterNotes, f.cloud.note)
+		s.filterNotes = append(s.filterNotes, f.cloud.noteText())
 	}
 	f.boundedSearch = s
 	for i := range s.items {
