@@ -35,6 +35,7 @@ type renderedMap struct {
 	png           []byte
 	extent        orb.Bound
 	scaleBar      string
+	places        []string
 	width, height int
 }
 
@@ -132,7 +133,7 @@ func (c *mapCache) render(spec mapimage.Spec) (*renderedMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &renderedMap{png: data, extent: m.Extent, scaleBar: m.ScaleBar, width: m.Image.Bounds().Dx(), height: m.Image.Bounds().Dy()}
+	r := &renderedMap{png: data, extent: m.Extent, scaleBar: m.ScaleBar, places: m.Places, width: m.Image.Bounds().Dx(), height: m.Image.Bounds().Dy()}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()

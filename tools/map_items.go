@@ -35,6 +35,7 @@ type MapItemsOut struct {
 	Extent   []float64        `json:"extent" jsonschema:"the area shown, [west, south, east, north] (west > east across the antimeridian)"`
 	ScaleBar string           `json:"scale_bar" jsonschema:"the distance the map's scale bar stands for"`
 	AOI      []float64        `json:"aoi" jsonschema:"bbox of the area of interest outlined in red (the search's bbox or intersects); empty when none"`
+	Places   []string         `json:"places" jsonschema:"populated places named on the map (Natural Earth 1:110m); with none inside, the nearest as \"Name 260 km NW\""`
 	Image    ImageInfo        `json:"image"`
 	Items    []MapLegendEntry `json:"items" jsonschema:"the legend: each footprint's number on the map, item and colour"`
 	Skipped  []SkippedItem    `json:"skipped" jsonschema:"items returned but not drawn, and why"`
@@ -80,7 +81,7 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	if err != nil {
 		return fail(err)
 	}
-	out := MapItemsOut{Extent: []float64{}, AOI: []float64{}, Items: []MapLegendEntry{}, Skipped: []SkippedItem{}, Warnings: []string{}, Notes: []string{}}
+	out := MapItemsOut{Extent: []float64{}, AOI: []float64{}, Places: []string{}, Items: []MapLegendEntry{}, Skipped: []SkippedItem{}, Warnings: []string{}, Notes: []string{}}
 	fs, err := searchFootprintsToDraw(ctx, c, in, &out)
 	if err != nil {
 		return fail(err)
@@ -300,6 +301,7 @@ func drawMap(ctx context.Context, c *Call, spec mapimage.Spec, out *MapItemsOut)
 	out.Drawn = len(spec.Footprints)
 	out.Extent = roundBBox(footprint.BBox(m.extent)) // as the text writes it
 	out.ScaleBar = m.scaleBar
+	out.Places = append([]string{}, m.places...)
 	out.Image = ImageInfo{MIMEType: picture.MIMEPNG, Width: m.width, Height: m.height, Bytes: len(m.png)}
 	out.content = &mcp.ImageContent{Data: m.png, MIMEType: picture.MIMEPNG}
 	return nil
@@ -391,7 +393,12 @@ func mapItemsText(out MapItemsOut) string {
 	if len(out.AOI) == 4 {
 		fmt.Fprintf(&b, "; area of interest %s outlined in red", formatBBox(out.AOI))
 	}
-	fmt.Fprintf(&b, ". Extent %s, scale bar %s.\n", formatBBox(out.Extent), out.ScaleBar)
+	fmt.Fprintf(&b, ". Extent %s, scale bar %s", formatBBox(out.Extent), out.ScaleBar)
+	if len(out.Places) > 0 {
+		// For orientation, in words too: the model may not look closely.
+		fmt.Fprintf(&b, "; places named: %s", strings.Join(out.Places, ", "))
+	}
+	b.WriteString(".\n")
 	for _, e := range out.Items {
 		parts := append(itemHeadParts(e.Label+". "+e.ID, e.Collection, e.Datetime, e.CloudCover), e.Color)
 		b.WriteString(strings.Join(parts, " | ") + "\n")

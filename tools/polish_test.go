@@ -78,3 +78,18 @@ func TestEmptyMapItemsIsTextOnly(t *testing.T) {
 		t.Errorf("text: %s", text)
 	}
 }
+
+// Issue 24 minor 9: at local scale the map names populated places (the
+// nearest at the edge when none is inside), and the text says which.
+func TestMapItemsNamesPlaces(t *testing.T) {
+	t.Parallel()
+	cs := newTestSession(t, testSessionOptions{})
+	res := callOK(t, cs, "map_items", map[string]any{"collections": []string{"naip"}, "aoi": []float64{-73.3, 43.9, -73.0, 44.1}, "max_items": 6})
+	text := resultText(res)
+	if !strings.Contains(text, "; places named: Ottawa 260 km NW.") {
+		t.Errorf("text does not name the nearest place:\n%s", text)
+	}
+	if out := structured[MapItemsOut](t, res); len(out.Places) != 1 {
+		t.Errorf("places %q", out.Places)
+	}
+}

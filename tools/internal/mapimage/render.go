@@ -1,7 +1,9 @@
 // Package mapimage draws footprint maps: item footprints over a light
 // basemap of land, coastlines and country borders (Natural Earth 1:110m,
 // embedded), with the area of interest outlined, a graticule, a colour
-// legend, a scale bar and, for small extents, a locator inset. Output is an
+// legend, a scale bar and, for small extents, a locator inset beside the
+// legend (outside the map, so it never covers a footprint) and the names of
+// a few populated places (Natural Earth 1:110m, embedded). Output is an
 // RGBA image; drawing is deterministic (same spec, same pixels).
 //
 // The projection is equirectangular with longitudes scaled by the cosine
@@ -54,6 +56,14 @@ type Map struct {
 	// KmPerPixel is the ground distance of one pixel east–west at the
 	// middle latitude.
 	KmPerPixel float64
+	// Frame is the map area on the image (between header and footer).
+	Frame image.Rectangle
+	// Locator is where the locator inset was drawn (in the footer, outside
+	// Frame); empty when the map is wide enough not to need one.
+	Locator image.Rectangle
+	// Places are the populated places named on the map ("Name 230 km NW"
+	// for the nearest one when none is inside the frame).
+	Places []string
 }
 
 // Layout.
@@ -61,8 +71,11 @@ const (
 	Width        = 800
 	headerHeight = 28
 	footerHeight = 46
-	minMapHeight = 300
-	maxMapHeight = 560
+	// The locator inset sits at the footer's right, which grows to hold it.
+	locatorW, locatorH = 150, 75
+	footerWithLocator  = locatorH + 16
+	minMapHeight       = 300
+	maxMapHeight       = 560
 )
 
 // Colours of the basemap and overlays.
@@ -103,7 +116,14 @@ func Render(spec Spec) (*Map, error) {
 		return nil, fmt.Errorf("nothing to draw: no footprint and no area of interest")
 	}
 	proj := fit(ext)
-	cv := newCanvas(Width, int(proj.top+proj.h)+footerHeight, paper)
+	// The locator goes below the map, not over it: in a corner it covered
+	// footprints (issue 24), and footprints padded by 6 % reach every corner.
+	locator := math.Max(proj.ext.Max[0]-proj.ext.Min[0], proj.ext.Max[1]-proj.ext.Min[1]) < 40
+	footerH := footerHeight
+	if locator {
+		footerH = footerWithLocator
+	}
+	cv := newCanvas(Width, int(proj.top+proj.h)+footerH, paper)
 	cv.rect(0, proj.top, proj.w, proj.top+proj.h, ocean)
 
 	drawBasemap(cv, proj, w)
@@ -125,15 +145,28 @@ func Render(spec Spec) (*Map, error) {
 		cv.strokeLines(outlines(proj, spec.AOI), 4, color.NRGBA{255, 255, 255, 200})
 		cv.strokeLines(outlines(proj, spec.AOI), 2.2, aoiLine)
 	}
-	drawLabels(cv, proj, spec.Footprints)
-	drawGraticule(cv, proj, true)
-	if span := math.Max(proj.ext.Max[0]-proj.ext.Min[0], proj.ext.Max[1]-proj.ext.Min[1]); span < 40 {
-		drawLocator(cv, proj, w)
+	labels := drawLabels(cv, proj, spec.Footprints)
+	var places []string
+	if locator {
+		// Local and regional maps get place names; a continental map shows
+		// where it is by its coasts.
+		for _, l := range drawPlaces(cv, proj, labels) {
+			places = append(places, l.text)
+		}
 	}
+	drawGraticule(cv, proj, true)
 	cv.rect(0, 0, proj.w, proj.top, paper)
 	cv.text(trimToWidth(spec.Title, proj.w-16, 14), 8, 19, 14, ink)
-	m := &Map{Image: cv.img, Extent: proj.ext, KmPerPixel: kmPerDegLon(proj.ext.Center()[1]) / proj.pxPerDegX}
-	m.ScaleBar = drawFooter(cv, proj, spec.Legend, m.KmPerPixel)
+	m := &Map{Image: cv.img, Extent: proj.ext, KmPerPixel: kmPerDegLon(proj.ext.Center()[1]) / proj.pxPerDegX,
+		Frame: image.Rect(0, int(proj.top), int(proj.w), int(proj.top+proj.h)), Places: places}
+	textRight := proj.w - 8
+	if locator {
+		textRight = proj.w - locatorW - 24
+	}
+	m.ScaleBar = drawFooter(cv, proj, spec.Legend, m.KmPerPixel, float64(footerH), textRight, len(places) > 0)
+	if locator {
+		m.Locator = drawLocator(cv, proj, w)
+	}
 	return m, nil
 }
 
@@ -366,8 +399,8 @@ func tiny(p projection, mp orb.MultiPolygon) bool {
 
 // drawLabels writes each footprint's label at its centre; labels falling
 // within a few pixels of each other (the same tile on several dates) are
-// joined into one, shortened when long.
-func drawLabels(cv *canvas, p projection, fps []Footprint) {
+// joined into one, shortened when long. It returns the labels' boxes.
+func drawLabels(cv *canvas, p projection, fps []Footprint) []image.Rectangle {
 	type spot struct {
 		at     pt
 		labels []string
@@ -422,12 +455,14 @@ func drawLabels(cv *canvas, p projection, fps []Footprint) {
 		placed = append(placed, image.Rect(int(x)-2, int(y-10), int(x+w)+2, int(y+3)))
 		cv.haloText(text, x, y, 11, ink)
 	}
+	return placed
 }
 
-// drawLocator draws a small world map in the top-right corner with the
-// map's extent marked, for maps too zoomed in to show where they are.
-func drawLocator(cv *canvas, p projection, w *World) {
-	const iw, ih = 150, 75
+// drawLocator draws a small world map at the footer's right with the
+// map's extent marked, for maps too zoomed in to show where they are, and
+// returns where it drew it.
+func drawLocator(cv *canvas, p projection, w *World) image.Rectangle {
+	const iw, ih = locatorW, locatorH
 	inset := newCanvas(iw, ih, ocean)
 	center := p.ext.Center()[0]
 	world := projection{ext: orb.Bound{Min: orb.Point{center - 180, -90}, Max: orb.Point{center + 180, 90}},
@@ -446,16 +481,19 @@ func drawLocator(cv *canvas, p projection, w *World) {
 	cx, cy := (a.x+b.x)/2, (a.y+b.y)/2
 	hw, hh := math.Max((b.x-a.x)/2, 3), math.Max((b.y-a.y)/2, 3)
 	inset.strokeLines([][]pt{{{cx - hw, cy - hh}, {cx + hw, cy - hh}, {cx + hw, cy + hh}, {cx - hw, cy + hh}, {cx - hw, cy - hh}}}, 1.6, aoiLine)
-	x0, y0 := int(p.w)-iw-8, int(p.top)+8
+	x0, y0 := int(p.w)-iw-8, int(p.top+p.h)+8
 	cv.rect(float64(x0-1), float64(y0-1), float64(x0+iw+1), float64(y0+ih+1), faintInk)
-	draw.Draw(cv.img, image.Rect(x0, y0, x0+iw, y0+ih), inset.img, image.Point{}, draw.Src)
+	r := image.Rect(x0, y0, x0+iw, y0+ih)
+	draw.Draw(cv.img, r, inset.img, image.Point{}, draw.Src)
+	return r.Inset(-1)
 }
 
 // drawFooter draws the legend, the scale bar and the extent; it returns
 // the scale bar's label.
-func drawFooter(cv *canvas, p projection, legend *Legend, kmPerPixel float64) string {
+// Its text stays left of textRight (the locator sits beyond it).
+func drawFooter(cv *canvas, p projection, legend *Legend, kmPerPixel, height, textRight float64, places bool) string {
 	top := p.top + p.h
-	cv.rect(0, top, p.w, top+footerHeight, paper)
+	cv.rect(0, top, p.w, top+height, paper)
 	x := 8.0
 	if legend != nil {
 		x += cv.text(legend.Title, x, top+18, 11, ink) + 8
@@ -474,7 +512,11 @@ func drawFooter(cv *canvas, p projection, legend *Legend, kmPerPixel float64) st
 	cv.text(label, x+barPx+6, top+18, 11, ink)
 	ext := fmt.Sprintf("lon %s … %s, lat %s … %s", trimCoord(normLon(p.ext.Min[0])), trimCoord(normLon(p.ext.Max[0])),
 		trimCoord(p.ext.Min[1]), trimCoord(p.ext.Max[1]))
-	cv.text(ext+"  ·  basemap: Natural Earth 1:110m (public domain)", 8, top+37, 10, faintInk)
+	source := "  ·  basemap: Natural Earth 1:110m (public domain)"
+	if places {
+		source = "  ·  basemap, places: Natural Earth 1:110m (public domain)"
+	}
+	cv.text(trimToWidth(ext+source, textRight-8, 10), 8, top+37, 10, faintInk)
 	return label
 }
 

@@ -1,0 +1,290 @@
+package mapimage
+
+import (
+	"bufio"
+	"bytes"
+	_ "embed"
+	"fmt"
+	"image"
+	"image/color"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/paulmach/orb"
+)
+
+// places110m is Natural Earth's 1:110m populated places, converted from the
+// npm package globe.gl 2.46.2 (basemap/README.md: source, format, licences).
+//
+//go:embed basemap/places-110m.tsv
+var places110m []byte
+
+// Place is a populated place of the embedded gazetteer.
+type Place struct {
+	Name, Country string
+	Lon, Lat      float64
+	ScaleRank     int // 0 the most important
+	PopMax        int64
+}
+
+var (
+	placesOnce sync.Once
+	placeList  []Place
+	placesErr  error
+)
+
+// Places parses the embedded places once and returns them, most important
+// first (the file's order); the slice is shared and must not be modified.
+func Places() ([]Place, error) {
+	placesOnce.Do(func() { placeList, placesErr = parsePlaces(places110m) })
+	return placeList, placesErr
+}
+
+func parsePlaces(data []byte) ([]Place, error) {
+	var out []Place
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	header := false
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		f := strings.Split(text, "\t")
+		if len(f) < 6 {
+			return nil, fmt.Errorf("places-110m.tsv line %d: %d columns, want 6", line, len(f))
+		}
+		if !header {
+			header = true
+			if f[0] != "name" || f[2] != "lon" || f[3] != "lat" {
+				return nil, fmt.Errorf("places-110m.tsv line %d: header %q", line, text)
+			}
+			continue
+		}
+		lon, err1 := strconv.ParseFloat(f[2], 64)
+		lat, err2 := strconv.ParseFloat(f[3], 64)
+		rank, err3 := strconv.Atoi(f[4])
+		pop, err4 := strconv.ParseInt(f[5], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || math.Abs(lat) > 90 || math.Abs(lon) > 180 {
+			return nil, fmt.Errorf("places-110m.tsv line %d: bad numbers in %q", line, text)
+		}
+		out = append(out, Place{Name: f[0], Country: f[1], Lon: lon, Lat: lat, ScaleRank: rank, PopMax: pop})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("places-110m.tsv: no places")
+	}
+	return out, nil
+}
+
+const (
+	maxPlaceLabels = 6
+	placeTextSize  = 11
+	// Past this distance the nearest place says little the locator inset
+	// does not: no edge label.
+	maxNearestKm = 800
+)
+
+var (
+	placeInk = color.NRGBA{0x4a, 0x3b, 0x2c, 0xff}
+	placeDot = color.NRGBA{0x33, 0x2a, 0x22, 0xff}
+)
+
+// drawPlaces names a few populated places for orientation on maps zoomed
+// in past the locator threshold: the most important places inside the
+// frame, each with a dot and a label beside it where the label (and dot)
+// clash with no footprint number, no other place and no graticule label;
+// when no place is inside the frame, the nearest is named at the frame's
+// edge with its distance and direction, with an arrow pointing to it.
+func drawPlaces(cv *canvas, p projection, avoid []image.Rectangle) []placeLabel {
+	places, err := Places()
+	if err != nil {
+		return nil // a build defect, caught by the tests; the map is still useful without names
+	}
+	// Labels stay clear of the graticule labels (left and bottom strips)
+	// and the frame.
+	inner := image.Rect(48, int(p.top)+6, int(p.w)-6, int(p.top+p.h)-18)
+	free := func(r image.Rectangle) bool {
+		if !r.In(inner) {
+			return false
+		}
+		for _, a := range avoid {
+			if a.Overlaps(r) {
+				return false
+			}
+		}
+		return true
+	}
+	var names []placeLabel
+	inFrame := 0
+	for _, pl := range places {
+		if len(names) == maxPlaceLabels {
+			break
+		}
+		q, ok := placeInFrame(p, pl)
+		if !ok {
+			continue
+		}
+		inFrame++
+		c := p.point(q)
+		dot := image.Rect(int(c.x)-4, int(c.y)-4, int(c.x)+5, int(c.y)+5)
+		if !free(dot) {
+			continue
+		}
+		w := textWidth(pl.Name, placeTextSize)
+		// Right, left, above, below the dot: the first that is free.
+		for _, at := range []pt{{c.x + 6, c.y + 4}, {c.x - 6 - w, c.y + 4}, {c.x - w/2, c.y - 7}, {c.x - w/2, c.y + 16}} {
+			box := labelBox(at, w)
+			if !free(box) {
+				continue
+			}
+			cv.dot(c, 3.5, paper)
+			cv.dot(c, 2.2, placeDot)
+			cv.haloText(pl.Name, at.x, at.y, placeTextSize, placeInk)
+			avoid = append(avoid, dot, box)
+			names = append(names, placeLabel{pl.Name, []image.Rectangle{dot, box}})
+			break
+		}
+	}
+	if inFrame > 0 {
+		return names
+	}
+	if l, ok := drawNearestPlace(cv, p, places, free); ok {
+		names = append(names, l)
+	}
+	return names
+}
+
+// placeLabel is a name written on the map and the boxes it took (its
+// label's, its dot's).
+type placeLabel struct {
+	text  string
+	boxes []image.Rectangle
+}
+
+// labelBox is the halo box of a label of width w with its baseline at at.
+func labelBox(at pt, w float64) image.Rectangle {
+	return image.Rect(int(at.x)-3, int(at.y-placeTextSize*0.85)-1, int(at.x+w)+3, int(at.y+placeTextSize*0.3)+1)
+}
+
+// placeInFrame is the place in the map's longitude frame (maps past ±180
+// show it a turn away) when it is inside the extent.
+func placeInFrame(p projection, pl Place) (orb.Point, bool) {
+	for _, dx := range turns {
+		q := orb.Point{pl.Lon + dx, pl.Lat}
+		if p.ext.Contains(q) {
+			return q, true
+		}
+	}
+	return orb.Point{}, false
+}
+
+// drawNearestPlace writes "Name 230 km NW" inside the frame's edge, in the
+// direction of the place nearest the map's centre, after an arrow pointing
+// there; nothing when that place is over maxNearestKm away.
+func drawNearestPlace(cv *canvas, p projection, places []Place, free func(image.Rectangle) bool) (placeLabel, bool) {
+	center := p.ext.Center()
+	best, bestKm := -1, math.Inf(1)
+	for i, pl := range places {
+		if d := greatCircleKm(center[1], center[0], pl.Lat, pl.Lon); d < bestKm {
+			best, bestKm = i, d
+		}
+	}
+	if best < 0 || bestKm > maxNearestKm {
+		return placeLabel{}, false
+	}
+	pl := places[best]
+	bearing := initialBearing(center[1], center[0], pl.Lat, pl.Lon)
+	text := fmt.Sprintf("%s %s %s", pl.Name, roundKm(bestKm), compass(bearing))
+	const arrowW = 14.0 // the arrow before the text
+	w := textWidth(text, placeTextSize) + arrowW
+	// From the centre along the bearing (north up, east right) to the
+	// inner frame, then the label's box inside that point.
+	dx, dy := math.Sin(bearing*math.Pi/180), -math.Cos(bearing*math.Pi/180)
+	cx, cy := p.w/2, p.top+p.h/2
+	left, right := 52.0, p.w-10-w
+	top, bottom := p.top+20, p.top+p.h-24
+	t := math.Inf(1)
+	if dx > 1e-9 {
+		t = math.Min(t, (right+w-cx)/dx)
+	} else if dx < -1e-9 {
+		t = math.Min(t, (left-cx)/dx)
+	}
+	if dy > 1e-9 {
+		t = math.Min(t, (bottom-cy)/dy)
+	} else if dy < -1e-9 {
+		t = math.Min(t, (top-cy)/dy)
+	}
+	x := math.Min(math.Max(cx+t*dx-w/2, left), right)
+	y := math.Min(math.Max(cy+t*dy+4, top), bottom)
+	// Slide along the edge past footprint numbers, a few steps each way.
+	horizontal := math.Abs(dy) >= math.Abs(dx)*p.h/p.w
+	for i := 0; i < 13; i++ {
+		off := float64((i+1)/2) * 16
+		if i%2 == 1 {
+			off = -off
+		}
+		at := pt{x, y}
+		if horizontal {
+			at.x = math.Min(math.Max(x+off*2, left), right)
+		} else {
+			at.y = math.Min(math.Max(y+off, top), bottom)
+		}
+		if box := labelBox(at, w); free(box) {
+			cv.rect(float64(box.Min.X), float64(box.Min.Y), float64(box.Max.X), float64(box.Max.Y), color.NRGBA{255, 255, 255, 210})
+			// An arrow: a shaft and a head, pointing along the bearing.
+			c := pt{at.x + 5, at.y - 4}
+			cv.strokeLines([][]pt{{{c.x - 5*dx, c.y - 5*dy}, {c.x + 2*dx, c.y + 2*dy}}}, 1.6, placeInk)
+			cv.paint([][]pt{{
+				{c.x + 6*dx, c.y + 6*dy},
+				{c.x + 0.5*dx - 3.5*dy, c.y + 0.5*dy + 3.5*dx},
+				{c.x + 0.5*dx + 3.5*dy, c.y + 0.5*dy - 3.5*dx},
+			}}, placeInk)
+			cv.text(text, at.x+arrowW, at.y, placeTextSize, placeInk)
+			return placeLabel{text, []image.Rectangle{box}}, true
+		}
+	}
+	return placeLabel{}, false
+}
+
+// roundKm writes a distance to 1 km under 100 km, else to 10 km, with
+// thousands separated: "85 km", "230 km", "1,640 km".
+func roundKm(km float64) string {
+	n := int64(math.Round(km))
+	if km >= 100 {
+		n = int64(math.Round(km/10)) * 10
+	}
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s + " km"
+}
+
+// compass is the eight-point direction of a bearing in degrees.
+func compass(bearing float64) string {
+	dirs := []string{"N", "NE", "E", "SE", "S", "SW", "W", "NW"}
+	return dirs[int(math.Mod(bearing+22.5+720, 360)/45)%8]
+}
+
+const earthRadiusKm = 6371.0088
+
+func greatCircleKm(lat1, lon1, lat2, lon2 float64) float64 {
+	φ1, φ2 := lat1*math.Pi/180, lat2*math.Pi/180
+	dφ, dλ := φ2-φ1, (lon2-lon1)*math.Pi/180
+	a := math.Sin(dφ/2)*math.Sin(dφ/2) + math.Cos(φ1)*math.Cos(φ2)*math.Sin(dλ/2)*math.Sin(dλ/2)
+	return 2 * earthRadiusKm * math.Asin(math.Min(1, math.Sqrt(a)))
+}
+
+// initialBearing is the direction from the first point to the second, in
+// degrees clockwise from north.
+func initialBearing(lat1, lon1, lat2, lon2 float64) float64 {
+	φ1, φ2 := lat1*math.Pi/180, lat2*math.Pi/180
+	dλ := (lon2 - lon1) * math.Pi / 180
+	y := math.Sin(dλ) * math.Cos(φ2)
+	x := math.Cos(φ1)*math.Sin(φ2) - math.Sin(φ1)*math.Cos(φ2)*math.Cos(dλ)
+	return math.Mod(math.Atan2(y, x)*180/math.Pi+360, 360)
+}

@@ -1,0 +1,166 @@
+package mapimage
+
+import (
+	"image"
+	"image/color"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/paulmach/orb"
+
+	"github.com/stacmcp/stac-mcp/tools/internal/picture"
+)
+
+func box(w, s, e, n float64) orb.MultiPolygon {
+	return orb.MultiPolygon{{{{w, s}, {e, s}, {e, n}, {w, n}, {w, s}}}}
+}
+
+// preview saves a render when MAP_PREVIEW_DIR is set, to look at.
+func preview(t *testing.T, m *Map) {
+	if dir := os.Getenv("MAP_PREVIEW_DIR"); dir != "" {
+		data, err := picture.EncodePNG(m.Image)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = os.WriteFile(filepath.Join(dir, t.Name()+".png"), data, 0o644)
+	}
+}
+
+// Issue 24 minor 9: the locator inset sat in the map's top-right corner,
+// over whatever footprint was there. Footprints padded by 6 % reach every
+// corner, so it now sits in the footer, outside the map.
+func TestLocatorNeverCoversFootprints(t *testing.T) {
+	red := color.NRGBA{0xe0, 0x10, 0x10, 0xff}
+	// One footprint over most of the map, the top-right corner included.
+	m, err := Render(Spec{Footprints: []Footprint{{Polygons: box(3.0, 51.8, 6.5, 52.6), Color: red}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	preview(t, m)
+	// The inset's land colour is its own: none of it may be on the map.
+	insetLand := color.RGBA{0xc9, 0xc2, 0xb3, 0xff}
+	frame := image.Rect(0, headerHeight, Width, m.Image.Bounds().Dy()-footerHeight)
+	if !m.Frame.Empty() {
+		frame = m.Frame
+	}
+	covered := 0
+	for y := frame.Min.Y; y < frame.Max.Y; y++ {
+		for x := frame.Min.X; x < frame.Max.X; x++ {
+			if m.Image.RGBAAt(x, y) == insetLand {
+				covered++
+			}
+		}
+	}
+	if covered > 0 {
+		t.Errorf("%d pixels of the locator inset's land are on the map, over the footprint", covered)
+	}
+	if m.Locator.Empty() || m.Locator.Overlaps(m.Frame) || !m.Locator.In(m.Image.Bounds()) {
+		t.Errorf("locator at %v, map frame %v, image %v: want it on the image, outside the frame", m.Locator, m.Frame, m.Image.Bounds())
+	}
+}
+
+// Issue 24 minor 9: at city scale the map was beige and nameless. Places
+// inside the frame are named, never on a footprint number; with none
+// inside, the nearest is named at the edge with distance and direction.
+func TestPlacesNameTheFrame(t *testing.T) {
+	blue := color.NRGBA{0x30, 0x70, 0xc0, 0xff}
+	// Footprints over the Randstad; the first is centred on Amsterdam, so
+	// its number sits where Amsterdam's dot would.
+	spec := Spec{Footprints: []Footprint{
+		{Polygons: box(4.65, 52.22, 5.15, 52.52), Color: blue, Label: "1"},
+		{Polygons: box(4.0, 51.8, 4.6, 52.2), Color: blue, Label: "2"},
+	}}
+	m, err := Render(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preview(t, m)
+	if !slices.Contains(m.Places, "The Hague") {
+		t.Errorf("places named %q, want The Hague among them", m.Places)
+	}
+
+	// The same drawing steps, to compare the boxes.
+	proj := fit(mustExtent(t, spec))
+	cv := newCanvas(Width, int(proj.top+proj.h)+footerWithLocator, paper)
+	labels := drawLabels(cv, proj, spec.Footprints)
+	placed := drawPlaces(cv, proj, slices.Clone(labels))
+	if len(placed) == 0 {
+		t.Fatal("no place named")
+	}
+	for i, p := range placed {
+		for _, b := range p.boxes {
+			for _, l := range labels {
+				if b.Overlaps(l) {
+					t.Errorf("place %q at %v covers a footprint number at %v", p.text, b, l)
+				}
+			}
+			for _, q := range placed[i+1:] {
+				for _, c := range q.boxes {
+					if b.Overlaps(c) {
+						t.Errorf("places %q and %q overlap", p.text, q.text)
+					}
+				}
+			}
+			if !b.In(image.Rect(0, int(proj.top), Width, int(proj.top+proj.h))) {
+				t.Errorf("place %q at %v is outside the map", p.text, b)
+			}
+		}
+	}
+
+	// Lake Champlain: no place of the 1:110m set inside; Ottawa is nearest.
+	m, err = Render(Spec{Footprints: []Footprint{{Polygons: box(-73.3, 43.9, -73.0, 44.1), Color: blue, Label: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	preview(t, m)
+	if want := []string{"Ottawa 260 km NW"}; !slices.Equal(m.Places, want) {
+		t.Errorf("places %q, want %q", m.Places, want)
+	}
+	// Mid-Pacific: the nearest place is too far to help; the locator says where.
+	m, err = Render(Spec{Footprints: []Footprint{{Polygons: box(-150.3, 10.0, -150.0, 10.2), Color: blue}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Places) != 0 {
+		t.Errorf("places %q in the mid-Pacific, want none", m.Places)
+	}
+}
+
+func mustExtent(t *testing.T, spec Spec) orb.Bound {
+	t.Helper()
+	ext, ok := extentOf(spec)
+	if !ok {
+		t.Fatal("no extent")
+	}
+	return ext
+}
+
+func TestEmbeddedPlacesParse(t *testing.T) {
+	ps, err := Places()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 243 || ps[0].Name != "Tokyo" || ps[0].ScaleRank != 0 {
+		t.Errorf("%d places, first %+v", len(ps), ps[0])
+	}
+	for _, bad := range []string{"", "name\tcountry\tlon\tlat\tscalerank\tpop_max\nX\tY\t200\t0\t1\t2\n", "oops\n"} {
+		if _, err := parsePlaces([]byte(bad)); err == nil {
+			t.Errorf("parsePlaces(%q) accepted", bad)
+		}
+	}
+}
+
+func TestCompassAndDistanceWords(t *testing.T) {
+	for b, want := range map[float64]string{0: "N", 22: "N", 23: "NE", 314: "NW", 338: "N", 180: "S", 250: "W"} {
+		if got := compass(b); got != want {
+			t.Errorf("compass(%v) = %s, want %s", b, got, want)
+		}
+	}
+	for km, want := range map[float64]string{85.4: "85 km", 234: "230 km", 1638: "1,640 km"} {
+		if got := roundKm(km); got != want {
+			t.Errorf("roundKm(%v) = %s, want %s", km, got, want)
+		}
+	}
+}
