@@ -13,9 +13,10 @@ import "math"
 // the issue names (github.com/wroge/wgs84 v1.1.7) uses Snyder's USGS series
 // and, measured against gdaltransform, is 0.18 m off 3° from the central
 // meridian and 1.4 m off at 6°, and its inverse is off by 7 m and more (it
-// raises to the power 3/2 in integer arithmetic, which is 1). No other
-// maintained pure-Go projection library was on the module proxy; cgo (PROJ
-// itself) is ruled out by the static multi-platform builds.
+// raises to the power 3/2 in integer arithmetic, which is 1); bindings to
+// PROJ itself (github.com/twpayne/go-proj) need cgo, which the static
+// builds for five platforms rule out. The other projections here (stere.go,
+// equalarea.go) are written the same way, from EPSG guidance note 7-2.
 type tmerc struct {
 	lon0, k0, fe, fn float64 // central meridian (degrees), scale, false easting/northing
 	e                float64 // eccentricity
