@@ -129,10 +129,16 @@ func TestAntimeridian(t *testing.T) {
 	jump := orb.Polygon{{{179.2, 60.1}, {-179.3, 60.2}, {-179.4, 60.9}, {179.5, 60.8}, {179.2, 60.1}}}
 	continuous := orb.Polygon{{{179.2, 60.1}, {180.7, 60.2}, {180.6, 60.9}, {179.5, 60.8}, {179.2, 60.1}}}
 	shifted := orb.Polygon{{{-180.8, 60.1}, {-179.3, 60.2}, {-179.4, 60.9}, {-180.5, 60.8}, {-180.8, 60.1}}}
+	// RFC 7946's form: cut at the antimeridian into two polygons.
+	west, east := orb.Bound{Min: orb.Point{179, 60}, Max: orb.Point{180, 61}}, orb.Bound{Min: orb.Point{-180, 60}, Max: orb.Point{-179, 61}}
+	split := orb.MultiPolygon{west.ToPolygon(), east.ToPolygon()}
+	whole := orb.Bound{Min: orb.Point{179, 60}, Max: orb.Point{181, 61}}
 	for _, g := range []Grid{
 		{CRS: mustCRS(t, 32660), GeoTransform: [6]float64{650000, 250, 0, 6800000, 0, -250}, Width: 400, Height: 400},
 		{CRS: mustCRS(t, 4326), GeoTransform: [6]float64{179, 0.01, 0, 61, 0, -0.01}, Width: 100, Height: 100},
 		{CRS: mustCRS(t, 4326), GeoTransform: [6]float64{-180, 0.01, 0, 61, 0, -0.01}, Width: 100, Height: 100},
+		// Longitudes past 180, the seam through a column of pixel centres.
+		{CRS: mustCRS(t, 4326), GeoTransform: [6]float64{179.005, 0.01, 0, 61.005, 0, -0.01}, Width: 200, Height: 100},
 	} {
 		want, err := g.Mask(continuous, g.Bounds())
 		if err != nil {
@@ -155,6 +161,15 @@ func TestAntimeridian(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("%s: %v selects other pixels than its continuous form", g.CRS, aoi)
 			}
+		}
+		// The split form selects what the whole does: the pixels on the
+		// seam once, none lost between the halves.
+		wantWhole, err := g.Mask(whole, g.Bounds())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := g.Mask(split, g.Bounds()); err != nil || !slices.Equal(got, wantWhole) || !slices.Contains(got, true) {
+			t.Errorf("%s: the AOI cut at ±180 selects other pixels than the whole (%v)", g.CRS, err)
 		}
 		w1, ok1, _ := g.Window(continuous)
 		w2, ok2, _ := g.Window(jump)
