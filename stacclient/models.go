@@ -105,6 +105,9 @@ type Item struct {
 	Assets         map[string]Asset `json:"assets"`
 	Collection     string           `json:"collection,omitempty"`
 	Extra          Extra            `json:"-"`
+
+	// source is the JSON object the Item was decoded from (see Source).
+	source json.RawMessage
 }
 
 // SearchContext is the (deprecated but widespread) STAC API context object.

@@ -394,8 +394,27 @@ func (c Collection) MarshalJSON() ([]byte, error) {
 
 func (it *Item) UnmarshalJSON(b []byte) error {
 	*it = Item{}
-	return decodeWithExtra(b, (*itemAlias)(it), &it.Extra)
+	if err := decodeWithExtra(b, (*itemAlias)(it), &it.Extra); err != nil {
+		return err
+	}
+	// Kept (a copy: encoding/json lets b be reused) so that a tool passing
+	// the item on complete can send these bytes instead of encoding the
+	// typed Item and decoding it again, which cost more than the fetch
+	// (issue 25). Invalid UTF-8 is not kept: sent on as it is, it would
+	// reach the MCP client unrepaired, while the typed route replaces it.
+	if raw := bytes.TrimSpace(b); len(raw) > 0 && raw[0] == '{' && utf8.Valid(raw) {
+		it.source = append(json.RawMessage(nil), raw...)
+	}
+	return nil
 }
+
+// Source is the JSON object this Item was decoded from, byte for byte
+// (nil for an Item built in code, or whose JSON was not valid UTF-8). It
+// does not follow later changes: a caller that changes the Item's fields
+// (signing asset hrefs, say) must encode the Item instead. Decoded, it
+// equals the Item's own encoding (the model types keep every member).
+func (it *Item) Source() json.RawMessage { return it.source }
+
 func (it Item) MarshalJSON() ([]byte, error) { return encodeWithExtra(itemAlias(it), it.Extra) }
 
 func (s *SearchContext) UnmarshalJSON(b []byte) error {
