@@ -169,26 +169,32 @@ var argTypeSchemas = map[reflect.Type]*jsonschema.Schema{}
 // schemas once (input from In with the loose argument types of args.go,
 // output from Out with non-nullable arrays), and at call time resolves the
 // catalog, runs the handler inside the reliability layer and shapes the
-// result: the readable text block, structuredContent (the SDK fills it from
-// Out and validates it), and the receipt in _meta. Errors become isError
+// result: the readable text block, structuredContent (Out encoded once and
+// validated against the output schema, structured.go), and the receipt in
+// _meta. Errors become isError
 // results with an actionable message; their _meta is attached by the
 // callMetaMiddleware (see meta.go for why); their text is renderError's
 // (errors.go).
 func define[In catalogInput, Out any](def *mcp.Tool, network bool, h Handler[In, Out]) Tool {
 	tool := *def
 	tool.InputSchema = mustInputSchema[In](def.Name)
-	tool.OutputSchema = mustOutputSchema[Out](def.Name)
+	outSchema := mustOutputSchema[Out](def.Name)
+	tool.OutputSchema = outSchema
+	output := newOutputSchema[Out](def.Name, outSchema)
 	return Tool{Def: &tool, Network: network, SideEffect: reliability.SideEffectRead, register: func(s *mcp.Server, d *Deps) {
 		registered := tool
 		registered.InputSchema = withItemCeiling(tool.InputSchema, d.Limits)
-		mcp.AddTool(s, &registered, adapt(tool.Name, d, h))
+		// Registered with an untyped output: the SDK still validates the
+		// arguments and advertises the output schema, and leaves the
+		// structuredContent adapt sets as it is.
+		mcp.AddTool(s, &registered, adapt(tool.Name, d, h, output))
 	}}
 }
 
-// adapt turns a Handler into the SDK's typed handler.
-func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) mcp.ToolHandlerFor[In, Out] {
-	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-		var zero Out
+// adapt turns a Handler into the SDK's handler; output encodes and checks
+// its structured result.
+func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out], output *outputSchema) mcp.ToolHandlerFor[In, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		holder := callMetaFrom(ctx)
 		ctx = d.Logger.WithContext(ctx) // for code that has no Deps (goroutines' panic logs)
 		// Loading a static catalog is bounded like the call itself.
@@ -200,7 +206,7 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 			// counted like any other and the result carries a receipt.
 			receipt, err := d.Layer.Run(ctx, name, "", func(context.Context) error { return resolveErr })
 			holder.record(receipt, err)
-			return nil, zero, renderError(name, err)
+			return nil, nil, renderError(name, err)
 		}
 		call := &Call{Deps: d, Catalog: cat, Request: req, Cursor: cursor}
 		// Run may return at the deadline while fn is still running on its
@@ -225,11 +231,12 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 				// every duplicate.
 				res := &mcp.CallToolResult{IsError: true, Meta: resultMeta(receipt, nil),
 					Content: []mcp.Content{&mcp.TextContent{Text: failed.Text}}}
-				return res, out, nil
+				res, err := output.structured(res, out)
+				return res, nil, err
 			}
 		}
 		if err != nil {
-			return nil, zero, relabelError(cat, renderError(name, err))
+			return nil, nil, relabelError(cat, renderError(name, err))
 		}
 		res := &mcp.CallToolResult{Meta: resultMeta(receipt, nil)}
 		if text != "" {
@@ -240,6 +247,7 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out]) m
 		if a, ok := any(out).(contentAttacher); ok {
 			res.Content = append(res.Content, a.attachedContent()...)
 		}
-		return res, out, nil
+		res, err = output.structured(res, out)
+		return res, nil, err
 	}
 }
