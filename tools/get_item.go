@@ -1,7 +1,9 @@
 package tools
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -24,6 +26,56 @@ type GetItemOut struct {
 	Summary  ItemSummary    `json:"summary"`
 	Warnings []string       `json:"warnings" jsonschema:"caveats, e.g. assets left unsigned and why"`
 	Notes    []string       `json:"notes" jsonschema:"e.g. that Planetary Computer hrefs need sign_assets to download"`
+
+	// itemSource, when set, is the item as the catalog sent it, of which
+	// Item is the decoding: it is written in Item's place (see MarshalJSON).
+	itemSource json.RawMessage
+}
+
+// getItemOutFields is GetItemOut without its methods.
+type getItemOutFields GetItemOut
+
+// MarshalJSON writes the item as the catalog sent it when those bytes are
+// at hand, instead of encoding Item, their decoding: the same JSON (keys
+// in the catalog's order, the catalog's spacing), without another pass
+// over a complete item. The bytes are valid JSON (Item was decoded from
+// them).
+func (o GetItemOut) MarshalJSON() ([]byte, error) {
+	rest := getItemOutFields(o)
+	if o.itemSource != nil {
+		rest.Item = nil
+	}
+	b, err := json.Marshal(rest)
+	if err != nil || o.itemSource == nil {
+		return b, err
+	}
+	// The item is the first member: splice the bytes in for its null.
+	const head = `{"item":null`
+	if !bytes.HasPrefix(b, []byte(head)) {
+		return nil, fmt.Errorf("get_item output encoded as %.20q…, not starting with %s", b, head)
+	}
+	out := make([]byte, 0, len(b)+len(o.itemSource))
+	out = append(out, `{"item":`...)
+	out = append(out, o.itemSource...)
+	return append(out, b[len(head):]...), nil
+}
+
+// decodedForCheck is the output decoded for the schema check: the item is
+// Item, already decoded from itemSource for the text; only the rest is
+// encoded and decoded.
+func (o GetItemOut) decodedForCheck() (any, error) {
+	rest := getItemOutFields(o)
+	rest.Item = map[string]any{}
+	b, err := json.Marshal(rest)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	m["item"] = o.Item
+	return m, nil
 }
 
 // GetItem is the get_item tool.
@@ -53,11 +105,11 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 		return fail(err)
 	}
 	signing.sign(ctx, item)
-	full, err := toJSONObject(item)
+	full, source, err := itemObject(item, in.SignAssets)
 	if err != nil {
-		return fail(fmt.Errorf("re-encoding item %q: %w", item.ID, err))
+		return fail(err)
 	}
-	out := GetItemOut{Item: full, Summary: summarizeItem(item), Warnings: signing.warnings(), Notes: signing.notes()}
+	out := GetItemOut{Item: full, Summary: summarizeItem(item), Warnings: signing.warnings(), Notes: signing.notes(), itemSource: source}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
@@ -72,6 +124,25 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 		text += "\nNote: " + n
 	}
 	return out, text, nil
+}
+
+// itemObject is the complete item as a JSON object, and the bytes the
+// catalog sent for it when they still describe it (nil otherwise): decoding
+// them is one pass, where encoding the typed item and decoding that was
+// two, and the answer can carry them as they are. Signed assets changed
+// the item, so it is encoded then.
+func itemObject(item *stacclient.Item, signed bool) (map[string]any, json.RawMessage, error) {
+	if source := item.Source(); source != nil && !signed {
+		var m map[string]any
+		if err := json.Unmarshal(source, &m); err == nil {
+			return m, source, nil
+		}
+	}
+	m, err := toJSONObject(item)
+	if err != nil {
+		return nil, nil, fmt.Errorf("re-encoding item %q: %w", item.ID, err)
+	}
+	return m, nil, nil
 }
 
 // itemRef names one item by the collection_id and item_id arguments.

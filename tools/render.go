@@ -149,17 +149,26 @@ func assetOrder(a stacclient.Asset) int {
 // orderedAssetKeys sorts asset keys by rank, then name; assets a client
 // cannot fetch over HTTP (s3:// duplicates of the COGs, for instance) go last.
 func orderedAssetKeys(assets map[string]stacclient.Asset) []string {
-	keys := make([]string, 0, len(assets))
-	for k := range assets {
-		keys = append(keys, k)
+	// Each asset is ranked once: ranking parses its href, which inside the
+	// sort's comparisons was most of an item's rendering (issue 25).
+	type ranked struct {
+		key  string
+		rank int
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		ri, rj := assetOrder(assets[keys[i]]), assetOrder(assets[keys[j]])
-		if ri != rj {
-			return ri < rj
+	rs := make([]ranked, 0, len(assets))
+	for k, a := range assets {
+		rs = append(rs, ranked{k, assetOrder(a)})
+	}
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].rank != rs[j].rank {
+			return rs[i].rank < rs[j].rank
 		}
-		return keys[i] < keys[j]
+		return rs[i].key < rs[j].key
 	})
+	keys := make([]string, len(rs))
+	for i, r := range rs {
+		keys[i] = r.key
+	}
 	return keys
 }
 
