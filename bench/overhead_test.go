@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"testing"
 	"time"
 
@@ -24,6 +25,10 @@ import (
 // with stacclient alone (HTTP plus decoding into STAC types, no MCP and no
 // reliability layer), and upstream_requests/call is how many HTTP requests
 // the tool made (from its receipt) where the direct path makes one.
+// mcp_allocs/call and mcp_KiB/call (client_… for stacclient alone) count
+// the heap allocations of the whole process during the call: the MCP
+// client's and server's and the catalog server's (which the direct path
+// also has).
 //
 //	go test -run '^$' -bench ToolCallOverhead -benchtime 200x ./bench/
 func BenchmarkToolCallOverhead(b *testing.B) {
@@ -90,11 +95,14 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 			// landing page and conformance, which later calls reuse.
 			upstream := upstreamRequests(b, srv.call(b, c.tool, c.args))
 			var viaMCP, direct, viaClient []time.Duration
+			var mcpAllocs, clientAllocs allocCount
 			b.ResetTimer()
 			for b.Loop() {
+				mcpAllocs.start()
 				start := time.Now()
 				srv.call(b, c.tool, c.args)
 				viaMCP = append(viaMCP, time.Since(start))
+				mcpAllocs.stop()
 
 				req, err := c.req()
 				if err != nil {
@@ -112,12 +120,20 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 				}
 				direct = append(direct, time.Since(start))
 
+				clientAllocs.start()
 				start = time.Now()
 				if err := c.viaClient(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 				viaClient = append(viaClient, time.Since(start))
+				clientAllocs.stop()
 			}
+			// Allocations do not depend on how busy the machine is, where
+			// the medians do: they compare runs made at different loads.
+			b.ReportMetric(mcpAllocs.perCall(), "mcp_allocs/call")
+			b.ReportMetric(mcpAllocs.kbPerCall(), "mcp_KiB/call")
+			b.ReportMetric(clientAllocs.perCall(), "client_allocs/call")
+			b.ReportMetric(clientAllocs.kbPerCall(), "client_KiB/call")
 			b.ReportMetric(ms(median(viaMCP)), "mcp_median_ms")
 			b.ReportMetric(ms(median(direct)), "direct_median_ms")
 			b.ReportMetric(ms(median(viaClient)), "client_median_ms")
@@ -126,3 +142,25 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 		})
 	}
 }
+
+// allocCount sums the heap allocations made between start and stop. The
+// process's other goroutines (the MCP server's read loop, the HTTP server)
+// are counted too: between two calls they have nothing to do.
+type allocCount struct {
+	n, mallocs, bytes uint64
+	at                runtime.MemStats
+}
+
+func (a *allocCount) start() { runtime.ReadMemStats(&a.at) }
+
+func (a *allocCount) stop() {
+	var now runtime.MemStats
+	runtime.ReadMemStats(&now)
+	a.n++
+	a.mallocs += now.Mallocs - a.at.Mallocs
+	a.bytes += now.TotalAlloc - a.at.TotalAlloc
+}
+
+func (a *allocCount) perCall() float64 { return float64(a.mallocs) / float64(max(a.n, 1)) }
+
+func (a *allocCount) kbPerCall() float64 { return float64(a.bytes) / 1024 / float64(max(a.n, 1)) }
