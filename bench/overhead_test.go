@@ -3,12 +3,17 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
@@ -28,7 +33,8 @@ import (
 // mcp_allocs/call and mcp_KiB/call (client_… for stacclient alone) count
 // the heap allocations of the whole process during the call: the MCP
 // client's and server's and the catalog server's (which the direct path
-// also has).
+// also has); mcp_cpu_ms/call (client_…) is the process's CPU time per
+// call, which depends less on the machine's load than the medians.
 //
 //	go test -run '^$' -bench ToolCallOverhead -benchtime 200x ./bench/
 func BenchmarkToolCallOverhead(b *testing.B) {
@@ -134,6 +140,8 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 			b.ReportMetric(mcpAllocs.kbPerCall(), "mcp_KiB/call")
 			b.ReportMetric(clientAllocs.perCall(), "client_allocs/call")
 			b.ReportMetric(clientAllocs.kbPerCall(), "client_KiB/call")
+			b.ReportMetric(mcpAllocs.cpuMsPerCall(), "mcp_cpu_ms/call")
+			b.ReportMetric(clientAllocs.cpuMsPerCall(), "client_cpu_ms/call")
 			b.ReportMetric(ms(median(viaMCP)), "mcp_median_ms")
 			b.ReportMetric(ms(median(direct)), "direct_median_ms")
 			b.ReportMetric(ms(median(viaClient)), "client_median_ms")
@@ -148,19 +156,92 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 // are counted too: between two calls they have nothing to do.
 type allocCount struct {
 	n, mallocs, bytes uint64
+	cpu               time.Duration
 	at                runtime.MemStats
+	cpuAt             time.Duration
 }
 
-func (a *allocCount) start() { runtime.ReadMemStats(&a.at) }
+func (a *allocCount) start() {
+	runtime.ReadMemStats(&a.at)
+	a.cpuAt = processCPU()
+}
 
 func (a *allocCount) stop() {
+	cpu := processCPU()
 	var now runtime.MemStats
 	runtime.ReadMemStats(&now)
 	a.n++
 	a.mallocs += now.Mallocs - a.at.Mallocs
 	a.bytes += now.TotalAlloc - a.at.TotalAlloc
+	a.cpu += cpu - a.cpuAt
+}
+
+// cpuMsPerCall is the process's CPU time (user and system, every
+// goroutine, the garbage collector included) per call: less dependent on
+// the machine's load than the medians, which count the time waiting for a
+// core.
+func (a *allocCount) cpuMsPerCall() float64 { return ms(a.cpu) / float64(max(a.n, 1)) }
+
+// processCPU is the CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (a *allocCount) perCall() float64 { return float64(a.mallocs) / float64(max(a.n, 1)) }
 
 func (a *allocCount) kbPerCall() float64 { return float64(a.bytes) / 1024 / float64(max(a.n, 1)) }
+
+// BenchmarkToolResultTransport is the share of BenchmarkToolCallOverhead's
+// added time that is the MCP SDK's alone: get_item's result (the same text
+// and structuredContent, 43 KB for the item of the overhead benchmark)
+// returned by a bare SDK server, with no tool code, no reliability layer
+// and no upstream request, over the same in-memory transport. The SDK
+// encodes the result (compacting it twice), the client decodes it.
+//
+//	go test -run '^$' -bench ToolResultTransport -benchtime 100x ./bench/
+func BenchmarkToolResultTransport(b *testing.B) {
+	store, err := stacserver.LoadFS(demo.FS, demo.RootFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := newBenchServer(b, store, tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100})
+	res := srv.call(b, "get_item", map[string]any{"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"})
+	structured, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := textOf(res)
+
+	bare := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "0"}, nil)
+	bare.AddTool(&mcp.Tool{Name: "replay", InputSchema: &jsonschema.Schema{Type: "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}},
+				StructuredContent: json.RawMessage(structured)}, nil
+		})
+	cs := connectInMemory(b, bare, "bench")
+	call := func() {
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "replay", Arguments: map[string]any{}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	call()
+	var d []time.Duration
+	var allocs allocCount
+	b.ResetTimer()
+	for b.Loop() {
+		allocs.start()
+		start := time.Now()
+		call()
+		d = append(d, time.Since(start))
+		allocs.stop()
+	}
+	b.ReportMetric(ms(median(d)), "median_ms")
+	b.ReportMetric(allocs.cpuMsPerCall(), "cpu_ms/call")
+	b.ReportMetric(allocs.perCall(), "allocs/call")
+	b.ReportMetric(allocs.kbPerCall(), "KiB/call")
+	b.ReportMetric(float64(len(text)+len(structured))/1024, "result_KiB")
+}
