@@ -7,7 +7,7 @@
 // and minifies it), world-atlas 2.0.2's countries-110m.json (Natural Earth
 // 1:110m, the same file tools/internal/mapimage draws the PNG basemap from),
 // converted here with topojson-client into land polygons and country
-// borders. The output is deterministic: .ci/run rebuilds it and fails when
+// borders, and that directory's Natural Earth populated places. The output is deterministic: .ci/run rebuilds it and fails when
 // the committed file differs.
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -62,7 +62,24 @@ function basemap() {
   return { land, borders };
 }
 
-const data = basemap();
+// places reads Natural Earth 1:110m populated places from the table the
+// PNG maps use (../../mapimage/basemap/places-110m.tsv, converted from
+// npm globe.gl 2.46.2; format and licence in that directory's README):
+// [name, lon, lat] in hundredths of a degree, most important first.
+function places() {
+  const file = join(here, "..", "..", "mapimage", "basemap", "places-110m.tsv");
+  const rows = readFileSync(file, "utf8").split("\n").filter((l) => l && !l.startsWith("#"));
+  const head = rows.shift().split("\t");
+  const col = (n) => {
+    const i = head.indexOf(n);
+    if (i < 0) throw new Error(`${file}: no column ${n}`);
+    return i;
+  };
+  const [name, lon, lat] = [col("name"), col("lon"), col("lat")];
+  return rows.map((r) => r.split("\t")).map((c) => [c[name], Math.round(Number(c[lon]) * 100), Math.round(Number(c[lat]) * 100)]);
+}
+
+const data = { ...basemap(), places: places() };
 const result = await esbuild.build({
   entryPoints: [join(here, "src", "view.js")],
   bundle: true,
@@ -87,4 +104,4 @@ const css = (await esbuild.transform(readFileSync(join(here, "src", "view.css"),
 const template = readFileSync(join(here, "src", "view.html"), "utf8");
 const html = template.replace("/*STYLE*/", () => css).replace("/*SCRIPT*/", () => js);
 writeFileSync(out, html);
-console.log(`wrote ${out}: ${Buffer.byteLength(html)} bytes (script ${Buffer.byteLength(js)}, style ${Buffer.byteLength(css)}; basemap ${data.land.length} land rings, ${data.borders.length} border lines)`);
+console.log(`wrote ${out}: ${Buffer.byteLength(html)} bytes (script ${Buffer.byteLength(js)}, style ${Buffer.byteLength(css)}; basemap ${data.land.length} land rings, ${data.borders.length} border lines, ${data.places.length} places)`);

@@ -260,6 +260,7 @@ function render() {
     svg.append(el("path", { class: "land", d: flatPath(basemap.land, off, true) }));
     svg.append(el("path", { class: "border", d: flatPath(basemap.borders, off, false) }));
   }
+  const placeLayer = placesInView();
   // Cloudiest (or oldest) first, as in the PNG: the clearest (newest) on top.
   const order = [...state.items].sort((a, b) => drawRank(a) - drawRank(b));
   const labels = [];
@@ -275,6 +276,7 @@ function render() {
     t.textContent = it.label;
     labels.push(t);
   }
+  svg.append(...placeLayer);
   if (state.aoi) {
     const rs = rings(state.aoi);
     if (rs) svg.append(el("path", { class: "aoi", d: pathOf(rs, offsetFor(ringsBounds(rs)[0])) }));
@@ -284,6 +286,32 @@ function render() {
     const [x0, y0, x1, y1] = drawRect;
     svg.append(el("rect", { class: "rect", x: Math.min(x0, x1), y: Math.min(y0, y1), width: Math.abs(x1 - x0), height: Math.abs(y1 - y0) }));
   }
+}
+
+// placesInView names up to 12 populated places in the frame, the most
+// important first (the table's order), each clear of the names already
+// placed and of the footprints' numbers.
+function placesInView() {
+  const { w, h } = size();
+  const taken = state.items.map((it) => {
+    const [x, y] = toScreen(it.center[0] + offsetFor(it.bounds[0]), it.center[1]);
+    return [x - 10, y - 8, x + 10, y + 8];
+  });
+  const out = [];
+  for (const [name, lon100, lat100] of basemap.places) {
+    if (out.length >= 24) break;
+    const lon = lon100 / 100;
+    const [x, y] = toScreen(lon + offsetFor(lon), lat100 / 100);
+    if (x < 4 || y < 4 || x > w - 4 || y > h - 4) continue;
+    const box = [x - 3, y - 8, x + 8 + name.length * 6.2, y + 8];
+    if (box[2] > w || taken.some((b) => box[0] < b[2] && box[2] > b[0] && box[1] < b[3] && box[3] > b[1])) continue;
+    taken.push(box);
+    const dot = el("circle", { class: "place", cx: x.toFixed(1), cy: y.toFixed(1), r: 2.5 });
+    const t = el("text", { class: "place-name", x: (x + 5).toFixed(1), y: y.toFixed(1) });
+    t.textContent = name;
+    out.push(dot, t);
+  }
+  return out;
 }
 
 function drawRank(it) {

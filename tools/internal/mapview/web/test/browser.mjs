@@ -232,6 +232,20 @@ try {
     await shot(page, "map-view-drawn.png");
   });
 
+  await check("zooming out names Natural Earth populated places", async () => {
+    const box = await (await frame.$("#map")).boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    let places = [];
+    for (let i = 0; i < 30 && places.length === 0; i++) {
+      await page.mouse.wheel({ deltaY: 400 });
+      places = await frame.$$eval("#map text.place-name", (ts) => ts.map((t) => t.textContent));
+    }
+    assert.ok(places.length > 0, "no place named after zooming out");
+    assert.ok(places.length <= 12, "at most 12 names: " + places);
+    await shot(page, "map-view-places.png");
+    await frame.click("#fit");
+  });
+
   await check("the view reached no network", async () => {
     assert.deepEqual(requests, []);
   });
