@@ -16,8 +16,8 @@ import (
 // slow answer into none (issue 25). When the hedge delay passes without an
 // answer, one more identical attempt goes out beside it, and another after
 // a further delay while attempts remain (with the default 3, at most two
-// copies beside the first: at D and 2D, or D and 3D while the delay is
-// cold); the first answer wins
+// copies beside the first: at D and 1.5 D with a learned delay, D and 3D
+// while the delay is cold, D and 2D with a fixed one); the first answer wins
 // and the others are cancelled and waited for, so no goroutine outlives the
 // round trip. A copy is an attempt like any retry: it needs an attempt left
 // under MaxAttempts, a retry-budget token, a closed breaker and enough time
@@ -91,19 +91,15 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	start(withSentSignal(ctx, sent), false)
 
 	// One more copy after the hedge delay, and another after a further
-	// delay, while attempts remain: with one copy, a hung copy beside a hung
-	// primary (4 % of reads at 20 % hangs) would wait for the deadline; a
-	// second makes that 0.8 %. With a cold delay (no answer times known)
-	// the second gap is twice the first (copies at D and 3D: 4 s and 12 s of
-	// 15), so a read that is slow rather than stuck reaches the catalog at
-	// most twice in 12 s; a learned delay is past the read's own p95, so
-	// equal gaps (D, 2D) cost little (adr/0023).
+	// delay (hedgeGap), while attempts remain: with one copy, a hung copy
+	// beside a hung primary (4 % of reads at 20 % hangs) would wait for the
+	// deadline; a second makes that 0.8 %.
 	var hedgeTimer <-chan time.Time
-	delay, cold := t.layer.hedgeDelay(loop.host, operationOf(req.Method, req.URL.Path))
-	nextGap := delay
-	if cold {
-		nextGap = 2 * delay
-	}
+	op := operationOf(req.Method, req.URL.Path)
+	delay, cold := t.layer.hedgeDelay(loop.host, op)
+	nextGap := t.layer.hedgeGap(loop.host, op, delay, cold)
+	copies := 0        // copies sent beside the first attempt
+	primaryOut := true // the first attempt has neither answered nor failed
 	for {
 		select {
 		case <-sent:
@@ -113,7 +109,15 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			hedgeTimer = timer.C
 		case r := <-results:
 			out--
+			if !r.hedge {
+				primaryOut = false
+			}
 			if answered(r) {
+				// A copy that answers while the first attempt is still out
+				// marks the round stuck: the delay of op falls toward where
+				// a waiting read is more likely stuck than slow
+				// (stuckQuantile).
+				loop.host.latency[op].noteRound(copies > 0 && r.hedge && primaryOut)
 				for _, cancel := range cancels {
 					cancel()
 				}
@@ -137,6 +141,7 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				continue
 			}
 			start(ctx, true)
+			copies++
 			timer := time.NewTimer(nextGap)
 			defer timer.Stop()
 			hedgeTimer = timer.C

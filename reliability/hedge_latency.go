@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -8,26 +9,41 @@ import (
 	"time"
 )
 
-// Hedge delay constants. The delay is the p95 of a host's last
-// latencySamples answered attempts of one operation (a search, an item, a
-// landing page …: see operationOf): past the p95, an attempt is more likely
-// stuck than slow, so a copy beside it is worth its 5 % of extra load. The
+// Hedge delay constants. The delay is a high quantile (hedgeQuantile) of a
+// host's last latencySamples answered attempts of one operation (a search,
+// an item, a landing page …: see operationOf): past it, an attempt is more
+// likely stuck than slow, so a copy beside it is worth its small extra
+// load. The quantile is above the p95 because the window under-states the
+// tail: when a copy beats a slow attempt, the slow attempt's time is never
+// a sample, so a delay at the window's p95 copied 6–7 % of fault-free reads
+// (issue 25's target: at most 5 %). When attempts of the operation are
+// being stuck (stuckRate), the delay drops to the quantile past which a
+// still-waiting attempt is more likely stuck than slow (stuckQuantile). The
 // floor keeps a very fast host from being hedged on scheduler noise. Until
-// the window holds hedgeMinSamples answers its p95 means little, so from
-// hedgeEarlySamples on the delay is hedgeEarlyFactor × the slowest answer
-// so far: the largest of 5 to 19 log-normal answers lies near their 83rd
-// to 95th percentile, and 1.5 × that is at or above the p95. Before the
-// fifth answer the delay is cold (hedgeDelay, adr/0023).
+// the window holds hedgeMinSamples answers its high quantiles mean little,
+// so from hedgeEarlySamples on the delay is hedgeEarlyFactor × the slowest
+// answer so far: the largest of 5 to 19 log-normal answers lies near their
+// 83rd to 95th percentile, and 1.5 × that is at or above the p95. Before
+// the fifth answer the delay is cold (hedgeDelay, adr/0023).
 const (
 	latencySamples    = 128
 	hedgeMinSamples   = 20
 	hedgeEarlySamples = 5
 	hedgeEarlyFactor  = 1.5
 	hedgeFloor        = 50 * time.Millisecond
+	// hedgeQuantile is the delay's quantile of the window while no attempt
+	// is stuck: with 128 samples, the second slowest.
+	hedgeQuantile = 0.985
 	// hedgeMedianFactor bounds the delay by the median: a log-normal
 	// catalog (σ 0.5) has its p95 at 2.3 × its median, so 4 × leaves the
-	// p95 alone unless late answers have crept into the window.
+	// tail alone unless late answers have crept into the window.
 	hedgeMedianFactor = 4
+	// stuckRounds is how many of the operation's last rounds (a read and
+	// its copies) the stuck rate is counted over, and stuckMinRounds the
+	// fewest it is divided by, so that one stuck read among the first few
+	// does not read as a stuck catalog.
+	stuckRounds    = 64
+	stuckMinRounds = 32
 )
 
 // operation is what a read asks a catalog for. Answer times are kept per
@@ -88,12 +104,18 @@ func operationOf(method, path string) operation {
 }
 
 // latencyWindow keeps the durations of a host's last answered attempts of
-// one operation. The zero value is ready to use.
+// one operation, and which of its last rounds were stuck. The zero value is
+// ready to use.
 type latencyWindow struct {
 	mu      sync.Mutex
 	samples [latencySamples]time.Duration
 	next    int
 	filled  int
+
+	stuck       [stuckRounds]bool
+	stuckNext   int
+	stuckFilled int
+	stuckCount  int
 }
 
 func (w *latencyWindow) add(d time.Duration) {
@@ -104,30 +126,88 @@ func (w *latencyWindow) add(d time.Duration) {
 	w.filled = min(w.filled+1, latencySamples)
 }
 
-// p95 returns the 95th percentile of the window once it holds
-// hedgeMinSamples answers, hedgeEarlyFactor × its largest from
-// hedgeEarlySamples on, and false before that.
-func (w *latencyWindow) p95() (time.Duration, bool) {
+// noteRound records how a hedged round ended: stuck when a copy answered
+// while the first attempt was still out (it had neither answered nor
+// failed), the mark of an attempt that hangs rather than one that is slow.
+func (w *latencyWindow) noteRound(stuck bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stuck[w.stuckNext] {
+		w.stuckCount--
+	}
+	w.stuck[w.stuckNext] = stuck
+	if stuck {
+		w.stuckCount++
+	}
+	w.stuckNext = (w.stuckNext + 1) % stuckRounds
+	w.stuckFilled = min(w.stuckFilled+1, stuckRounds)
+}
+
+// stuckRate is the share of the last rounds that were stuck (over at least
+// stuckMinRounds). The caller holds w.mu.
+func (w *latencyWindow) stuckRate() float64 {
+	return float64(w.stuckCount) / float64(max(w.stuckFilled, stuckMinRounds))
+}
+
+// stuckQuantile is the quantile of the answer times past which a read
+// still waiting is at least twice as likely stuck as slow, given that a
+// share h of reads get stuck: P(stuck | waiting at t) = h / (h + (1-h)·S(t))
+// ≥ 2/3 where S(t) ≤ h / (2(1-h)). Never above hedgeQuantile (no stuck
+// read: the fault-free delay), never below the median (a copy sent before
+// half the answers have come costs more than it can save). At 20 % stuck
+// reads it is the p87.5, where the fault-free p98.5 would let a stuck read
+// cost about twice the fault-free p95. Odds of 2:1 rather than even: a copy
+// that loses costs a retry-budget token, and at even odds (the p75) the
+// copies beside slow reads drained the budget at ASR 1008's 20 % fault rate
+// within 600 requests, after which stuck reads waited for the deadline.
+func stuckQuantile(h float64) float64 {
+	if h <= 0 {
+		return hedgeQuantile
+	}
+	if h >= 0.5 {
+		return 0.5
+	}
+	return min(hedgeQuantile, max(0.5, 1-h/(2*(1-h))))
+}
+
+// delay returns the hedge delays the window supports: d, the
+// stuck-adjusted quantile (stuckQuantile) of its answer times, and base, the
+// fault-free one (hedgeQuantile), once it holds hedgeMinSamples answers;
+// hedgeEarlyFactor × its largest from hedgeEarlySamples on (or, with stuck
+// reads seen, d is the adjusted quantile of the few it has); false before
+// that.
+func (w *latencyWindow) delay() (d, base time.Duration, ok bool) {
 	w.mu.Lock()
 	if w.filled < hedgeEarlySamples {
 		w.mu.Unlock()
-		return 0, false
+		return 0, 0, false
 	}
+	q := stuckQuantile(w.stuckRate())
 	sorted := slices.Clone(w.samples[:w.filled])
 	w.mu.Unlock()
 	slices.Sort(sorted)
 	// Never more than hedgeMedianFactor × the median: a late answer (a
 	// stalled attempt that answered after seconds because no copy beat
 	// it) is a sample too, and once a few of them sit in the window its
-	// p95 becomes the stall itself, so stalled reads are no longer copied
-	// before they answer late, which adds more such samples. The median is
-	// what those samples cannot move (issue 25: search_items one call at a
-	// time settled at a 6 s delay).
+	// high quantile becomes the stall itself, so stalled reads are no
+	// longer copied before they answer late, which adds more such samples.
+	// The median is what those samples cannot move (issue 25: search_items
+	// one call at a time settled at a 6 s delay).
 	ceiling := hedgeMedianFactor * sorted[(len(sorted)-1)/2]
-	if len(sorted) < hedgeMinSamples {
-		return min(time.Duration(hedgeEarlyFactor*float64(sorted[len(sorted)-1])), ceiling), true
+	quantile := func(q float64) time.Duration {
+		rank := int(math.Ceil(q*float64(len(sorted)))) - 1 // nearest rank
+		return min(sorted[max(0, rank)], ceiling)
 	}
-	return min(sorted[(len(sorted)*95+99)/100-1], ceiling), true
+	if len(sorted) < hedgeMinSamples {
+		base = min(time.Duration(hedgeEarlyFactor*float64(sorted[len(sorted)-1])), ceiling)
+	} else {
+		base = quantile(hedgeQuantile)
+	}
+	d = base
+	if q < hedgeQuantile {
+		d = min(base, quantile(q))
+	}
+	return d, base, true
 }
 
 // latencyWindows are a host's answer times, one window per operation.
@@ -142,8 +222,8 @@ func (op operation) searchLike() bool {
 
 // hedgeDelay is how long a read of op to h may run before a copy goes out
 // beside it, and whether that delay is cold (no answer times of op known
-// yet). It is the fixed STAC_MCP_HEDGE delay, else the window's p95 (never
-// below hedgeFloor). Cold, a fixed document (a landing page, a collection,
+// yet). It is the fixed STAC_MCP_HEDGE delay, else the window's delay
+// (latencyWindow.delay, never below hedgeFloor). Cold, a fixed document (a landing page, a collection,
 // an item …) borrows the host's: the largest of its other documents'
 // delays, once one is known, never above the attempt timeout, because
 // static pages of one catalog cost about the same and the first calls of a
@@ -156,8 +236,8 @@ func (l *Layer) hedgeDelay(h *hostState, op operation) (delay time.Duration, col
 	if l.policy.HedgeDelay > 0 {
 		return l.policy.HedgeDelay, false
 	}
-	if p95, ok := h.latency[op].p95(); ok {
-		return max(p95, hedgeFloor), false
+	if d, _, ok := h.latency[op].delay(); ok {
+		return max(d, hedgeFloor), false
 	}
 	delay = l.policy.AttemptTimeout
 	if op.searchLike() {
@@ -168,12 +248,35 @@ func (l *Layer) hedgeDelay(h *hostState, op operation) (delay time.Duration, col
 		if other == op || other.searchLike() {
 			continue
 		}
-		if p95, ok := h.latency[other].p95(); ok {
-			borrowed = max(borrowed, p95, hedgeFloor)
+		if d, _, ok := h.latency[other].delay(); ok {
+			borrowed = max(borrowed, d, hedgeFloor)
 		}
 	}
 	if borrowed > 0 {
 		delay = min(delay, borrowed)
 	}
 	return delay, true
+}
+
+// hedgeGap is how long after the first copy (sent after delay) the second
+// one follows. Cold: twice the delay (copies at 4 s and 12 s of 15), so a
+// read that is slow rather than stuck reaches the catalog at most twice in
+// 12 s. Fixed (STAC_MCP_HEDGE=<seconds>): the delay again. Learned: half the
+// fault-free delay, so copies at D and 1.5 D while nothing is stuck. A read
+// unanswered that long after its copy is most likely stuck twice over; at
+// 20 % hung attempts those 4 % of reads set the call's p95, at about 2 D
+// with a second copy at 2 D (adr/0026). The gap stays half the fault-free
+// delay when stuck reads bring the first copy forward: the second copy
+// guards the first, which is a fresh read.
+func (l *Layer) hedgeGap(h *hostState, op operation, delay time.Duration, cold bool) time.Duration {
+	switch {
+	case cold:
+		return 2 * delay
+	case l.policy.HedgeDelay > 0:
+		return delay
+	}
+	if _, base, ok := h.latency[op].delay(); ok {
+		return max(base, hedgeFloor) / 2
+	}
+	return delay / 2 // not reached: a learned delay has a window
 }

@@ -204,29 +204,66 @@ func TestNoHedgeForWrites(t *testing.T) {
 	})
 }
 
-func TestLatencyWindowP95(t *testing.T) {
+func TestLatencyWindowDelay(t *testing.T) {
 	var w latencyWindow
 	for i := 1; i < hedgeEarlySamples; i++ {
 		w.add(time.Duration(i) * time.Millisecond)
 	}
-	if d, ok := w.p95(); ok {
+	if d, _, ok := w.delay(); ok {
 		t.Fatalf("hedge basis %v after %d samples; want none before %d", d, hedgeEarlySamples-1, hedgeEarlySamples)
 	}
 	for i := hedgeEarlySamples; i < hedgeMinSamples; i++ {
 		w.add(time.Duration(i) * time.Millisecond)
 		// A cold host is hedged early, conservatively: 1.5 × its slowest answer.
-		if got, ok := w.p95(); !ok || got != time.Duration(i)*time.Millisecond*3/2 {
+		if got, _, ok := w.delay(); !ok || got != time.Duration(i)*time.Millisecond*3/2 {
 			t.Fatalf("hedge basis after %d samples (1..%d ms) = %v, %v; want 1.5 × the slowest", i, i, got, ok)
 		}
 	}
 	for i := hedgeMinSamples; i <= 300; i++ { // wraps: only the last 128 (173..300 ms) count
 		w.add(time.Duration(i) * time.Millisecond)
 	}
-	got, ok := w.p95()
-	// 95th percentile of 173..300 by nearest rank: rank ceil(0.95*128) = 122, i.e. 173+121.
-	if want := 294 * time.Millisecond; !ok || got != want {
-		t.Errorf("p95 = %v, %v; want %v over the last %d samples", got, ok, want, latencySamples)
+	got, _, ok := w.delay()
+	// 98.5th percentile of 173..300 by nearest rank: rank ceil(0.985*128) = 127, i.e. 173+126.
+	if want := 299 * time.Millisecond; !ok || got != want {
+		t.Errorf("delay = %v, %v; want %v (the p98.5) over the last %d samples", got, ok, want, latencySamples)
 	}
+}
+
+// A read whose copy answers while it is still out is stuck; once a share h
+// of the recent rounds are, the delay falls to the quantile past which a
+// waiting read is at least twice as likely stuck as slow: 1 - h/(2(1-h)),
+// the p87.5 at 20 %, never below the median. One stuck round among the
+// first is not a stuck catalog (divided by at least stuckMinRounds), and
+// stuck rounds age out of the last stuckRounds. The fault-free delay (the
+// second copy's gap is half of it) does not move.
+func TestStuckRoundsLowerTheDelay(t *testing.T) {
+	var w latencyWindow
+	for i := 1; i <= 100; i++ {
+		w.add(time.Duration(i) * time.Millisecond)
+	}
+	check := func(when string, want time.Duration) {
+		t.Helper()
+		if got, base, _ := w.delay(); got != want || base != 99*time.Millisecond {
+			t.Errorf("delay %s = %v (fault-free %v); want %v (fault-free 99ms, the p98.5)", when, got, base, want)
+		}
+	}
+	check("with no stuck rounds", 99*time.Millisecond)
+	w.noteRound(true)
+	// 1 of at least 32: quantile 1 - (1/32)/(2·31/32) = 0.984, rank 99.
+	check("after one stuck round", 99*time.Millisecond)
+	for i := range 63 {
+		w.noteRound(i%4 == 3) // 15 more: 16 of 64
+	}
+	// h = 1/4: quantile 1 - 0.25/1.5 = 0.833, rank 84.
+	check("with 16 of 64 rounds stuck", 84*time.Millisecond)
+	for range stuckRounds {
+		w.noteRound(false)
+	}
+	check("once the stuck rounds aged out", 99*time.Millisecond)
+	for range stuckRounds {
+		w.noteRound(true)
+	}
+	check("with every round stuck (never below the median)", 50*time.Millisecond)
 }
 
 func TestPolicyFromEnvHedge(t *testing.T) {
@@ -402,4 +439,89 @@ func TestAdaptiveHedgeAfterEnoughAnswers(t *testing.T) {
 			})
 		})
 	}
+}
+
+// sleepThenAnswer answers 200 after d (virtual time inside a bubble), or
+// ends with the request when it is cancelled first.
+func sleepThenAnswer(req *http.Request, d time.Duration) (*http.Response, error) {
+	select {
+	case <-time.After(d):
+		return answer(http.StatusOK, `{}`), nil
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+}
+
+// With a learned delay D the second copy follows at 1.5 D, not 2 D: a read
+// whose first copy has not answered half a delay after it went out is most
+// likely stuck twice over, and at 20 % hung attempts those double hangs
+// (4 % of reads) set the call's p95 (adr/0026).
+func TestLearnedDelaySendsTheSecondCopyAtOneAndAHalfDelays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := hedgePolicy()
+		p.HedgeDelay = 0 // learned
+		const took = 100 * time.Millisecond
+		tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+			if n > hedgeMinSamples && n <= hedgeMinSamples+2 {
+				return hang(n, req) // the read after the warm-up and its first copy
+			}
+			return sleepThenAnswer(req, took)
+		})
+		for i := range hedgeMinSamples {
+			if rc, _, err := tl.get("get_root", "/"); err != nil || rc.Hedges != 0 {
+				t.Fatalf("warm-up call %d: receipt %+v, %v; want no hedge and success", i+1, rc, err)
+			}
+		}
+		if delay, cold := tl.hedgeDelay(tl.host(testHost), opLanding); delay != took || cold {
+			t.Fatalf("learned delay %v (cold %v); want %v", delay, cold, took)
+		}
+		start := time.Now()
+		rc, _, err := tl.get("get_root", "/")
+		if err != nil || rc.Hedges != 2 {
+			t.Fatalf("receipt %+v, %v; want success from the second copy", rc, err)
+		}
+		// Copies at D and 1.5 D; the second answers after its own 100 ms.
+		if elapsed, want := time.Since(start), took+took/2+took; elapsed != want {
+			t.Errorf("answered after %v (virtual time); want %v (second copy at 1.5 D, then its answer)", elapsed, want)
+		}
+	})
+}
+
+// A round whose copy answers while its first attempt is still out is
+// stuck; with 10 such rounds among the last 50 (20 %) the learned delay
+// falls from the window's p98.5 to its p87.5, where a read still waiting is
+// twice as likely stuck as slow.
+func TestStuckReadsBringTheCopyForward(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := hedgePolicy()
+		p.HedgeDelay = 0 // learned
+		const warm = 40
+		tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+			switch {
+			case n <= warm:
+				return sleepThenAnswer(req, time.Duration(91-n)*time.Millisecond) // 90 … 51 ms: none is hedged
+			case n%2 == 1:
+				return hang(n, req) // each later read's first attempt
+			}
+			return sleepThenAnswer(req, 20*time.Millisecond) // … and its copy
+		})
+		for range warm {
+			if _, _, err := tl.get("get_root", "/"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if delay, _ := tl.hedgeDelay(tl.host(testHost), opLanding); delay != 90*time.Millisecond {
+			t.Fatalf("delay after 40 answers of 51 … 90 ms = %v; want 90ms (p98.5 by nearest rank)", delay)
+		}
+		for i := range 10 {
+			if rc, _, err := tl.get("get_root", "/"); err != nil || rc.Hedges != 1 {
+				t.Fatalf("stuck read %d: receipt %+v, %v; want one winning copy", i+1, rc, err)
+			}
+		}
+		// 50 samples: ten copies' 20 ms, then 51 … 90; h = 10/50, quantile
+		// 1 - 0.2/1.6 = 0.875, nearest rank 44: 51 + 33 = 84 ms.
+		if delay, _ := tl.hedgeDelay(tl.host(testHost), opLanding); delay != 84*time.Millisecond {
+			t.Errorf("delay after 10 stuck reads of 50 = %v; want 84ms (the p87.5)", delay)
+		}
+	})
 }

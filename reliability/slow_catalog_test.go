@@ -166,7 +166,7 @@ func TestLateAnswersDoNotSetTheHedgeDelay(t *testing.T) {
 		}
 		w.add(d)
 	}
-	if got, ok := w.p95(); !ok || got != hedgeMedianFactor*300*time.Millisecond {
+	if got, _, ok := w.delay(); !ok || got != hedgeMedianFactor*300*time.Millisecond {
 		t.Errorf("delay %v, %v; want %v (4 x the median), not the 6 s stall", got, ok, hedgeMedianFactor*300*time.Millisecond)
 	}
 }
