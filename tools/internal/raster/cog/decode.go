@@ -24,12 +24,7 @@ var errTooBig = errors.New("decompresses to more bytes than its declared dimensi
 // predictor. The result holds rows*rowSamples samples in the file's byte
 // order (JPEG: 8-bit samples, YCbCr converted to RGB).
 func (l *level) decodeBlock(raw []byte, order binary.ByteOrder, rows int) ([]byte, error) {
-	width := l.TileWidth
-	rowSamples := width
-	if l.planar == 1 {
-		rowSamples *= l.spp
-	}
-	rowBytes := rowSamples * l.bytesPer
+	rowSamples, rowBytes := l.rowSamples(), l.rowBytes()
 	need := rows * rowBytes
 	full := l.TileHeight * rowBytes
 	var buf []byte

@@ -14,7 +14,8 @@
 //
 // Supported (anything else is refused at Open with an error naming it):
 // TIFF and BigTIFF, either byte order; tiles and strips; overviews
-// (NewSubfileType 1; masks, type 4, are skipped); compression none,
+// (NewSubfileType 1); internal masks (type 4, 1- or 8-bit: Window.Valid is
+// false where they are 0); compression none,
 // deflate (8, 32946), LZW (5), zstd (50000) and JPEG (7, with JPEGTables,
 // YCbCr converted to RGB as GDAL does); predictors 2 and 3; 8-, 16-, 32-
 // and 64-bit samples as uint8, int8, uint16, int16, uint32, int32, float32

@@ -87,6 +87,9 @@ type Info struct {
 	// (minisblack, rgb, palette, ycbcr, ...); ycbcr JPEG is read as RGB.
 	Photometric string
 	BigTIFF     bool
+	// Mask says the file has an internal mask (GDAL's per-dataset mask,
+	// NewSubfileType 4): ReadWindow marks pixels invalid where it is 0.
+	Mask bool
 	// HeaderRequests counts the reads Open made (0 when the header was cached).
 	HeaderRequests int
 }
@@ -147,8 +150,10 @@ type level struct {
 	predictor             int
 	photometric           int
 	jpegTables            []byte
-	planar                int // 1 pixel, 2 band
-	spp, bytesPer, format int // format: 1 uint, 2 int, 3 float
+	planar                int    // 1 pixel, 2 band
+	bits                  int    // bits per sample: 8 × bytesPer, or 1 (masks)
+	mask                  *level // the internal mask of this level's size (GDAL's per-dataset mask), or nil
+	spp, bytesPer, format int    // format: 1 uint, 2 int, 3 float
 }
 
 var compressionNames = map[uint64]string{
@@ -190,19 +195,32 @@ func Open(ctx context.Context, src Source, opts Options) (*File, error) {
 func buildHeader(t *tiffReader, opts Options) (*header, error) {
 	h := &header{order: t.order}
 	var full *level
-	var overviews []*level
+	var overviews, masks []*level
 	for i, d := range t.ifds {
 		sub, err := t.int1(d, tagNewSubfileType, 0)
 		if err != nil {
 			return nil, err
 		}
 		if sub&4 != 0 {
-			continue // a mask (GDAL's internal nodata mask): not a band
+			// A mask (GDAL's internal per-dataset mask): not a band; it
+			// marks the pixels of the level of its size invalid where 0.
+			// One this reader cannot decode is an error, not ignored:
+			// the pixels it masks would count as valid.
+			if m, err := parseLevel(t, d, opts, true); err == nil && m.spp == 1 && m.format == 1 && (m.bits == 1 || m.bits == 8) {
+				m.ifd = i
+				masks = append(masks, m)
+			} else if err == nil {
+				err = fmt.Errorf("a mask of %d %d-bit samples", m.spp, m.bits)
+				return nil, fmt.Errorf("mask IFD %d: %w", i, err)
+			} else {
+				return nil, fmt.Errorf("mask IFD %d: %w", i, err)
+			}
+			continue
 		}
 		if i > 0 && sub&1 == 0 {
 			continue // a further page, not an overview: only the first image is read
 		}
-		lv, err := parseLevel(t, d, opts)
+		lv, err := parseLevel(t, d, opts, false)
 		if err != nil {
 			if i == 0 {
 				return nil, err
@@ -240,6 +258,14 @@ func buildHeader(t *tiffReader, opts Options) (*header, error) {
 	}
 	in.Photometric = photometricNames[uint64(full.photometric)]
 	in.BigTIFF = t.big
+	for _, l := range h.levels {
+		for _, m := range masks {
+			if m.Width == l.Width && m.Height == l.Height && l.mask == nil {
+				l.mask = m
+			}
+		}
+	}
+	in.Mask = full.mask != nil
 	for _, l := range h.levels {
 		in.Levels = append(in.Levels, l.Level)
 	}
@@ -284,7 +310,7 @@ func dataTypeName(format, bytesPer int) string {
 	return ""
 }
 
-func parseLevel(t *tiffReader, d ifd, opts Options) (*level, error) {
+func parseLevel(t *tiffReader, d ifd, opts Options, isMask bool) (*level, error) {
 	var gerr error // the first error of get
 	get := func(tag uint16, def uint64) int {
 		if gerr != nil {
@@ -353,6 +379,15 @@ func parseLevel(t *tiffReader, d ifd, opts Options) (*level, error) {
 			return nil, fmt.Errorf("bands of different sample formats (%v) are not supported", formats)
 		}
 	}
+	if isMask && bps == 1 && lv.spp == 1 {
+		// GDAL's internal masks are 1-bit: rows padded to whole bytes,
+		// the first pixel in the most significant bit.
+		lv.bits, lv.format = 1, 1
+		if lv.predictor != 1 || comp == 7 {
+			return nil, fmt.Errorf("a 1-bit mask with predictor %d or JPEG", lv.predictor)
+		}
+		return lv.blocks(t, d, opts, get, &gerr)
+	}
 	if bps%8 != 0 || bps == 0 {
 		return nil, fmt.Errorf("%d-bit samples are not supported (8, 16, 32 and 64 are)", bps)
 	}
@@ -395,11 +430,18 @@ func parseLevel(t *tiffReader, d ifd, opts Options) (*level, error) {
 		return nil, fmt.Errorf("YCbCr samples are supported only JPEG-compressed")
 	}
 
+	lv.bits = 8 * lv.bytesPer
+	return lv.blocks(t, d, opts, get, &gerr)
+}
+
+// blocks reads the tile or strip layout and the blocks' offsets.
+func (lv *level) blocks(t *tiffReader, d ifd, opts Options, get func(uint16, uint64) int, gerr *error) (*level, error) {
 	tw, th := get(tagTileWidth, 0), get(tagTileLength, 0)
 	rps := get(tagRowsPerStrip, uint64(lv.Height))
-	if gerr != nil {
-		return nil, gerr
+	if *gerr != nil {
+		return nil, *gerr
 	}
+	var err error
 	var offsets, counts []uint64
 	if _, ok := d.entries[tagTileOffsets]; ok {
 		lv.tiled = true
@@ -433,7 +475,7 @@ func parseLevel(t *tiffReader, d ifd, opts Options) (*level, error) {
 		return nil, fmt.Errorf("%d blocks need offsets and byte counts, the file has %d and %d", n, len(offsets), len(counts))
 	}
 	lv.offsets, lv.counts = offsets[:n], counts[:n]
-	if int64(lv.blockSamples())*int64(lv.bytesPer) > opts.MaxBlockBytes {
+	if int64(lv.TileHeight)*int64(lv.rowBytes()) > opts.MaxBlockBytes {
 		return nil, fmt.Errorf("blocks of %dx%d pixels are larger than the %d-byte limit", lv.TileWidth, lv.TileHeight, opts.MaxBlockBytes)
 	}
 	return lv, nil
@@ -445,13 +487,20 @@ const (
 	maxBands = 1024
 )
 
-// blockSamples is the samples of one full block (tile or strip).
-func (l *level) blockSamples() int {
-	s := l.TileWidth * l.TileHeight
+// rowSamples is the samples of one row of a block.
+func (l *level) rowSamples() int {
 	if l.planar == 1 {
-		s *= l.spp
+		return l.TileWidth * l.spp
 	}
-	return s
+	return l.TileWidth
+}
+
+// rowBytes is the bytes of one row of a block (1-bit rows end on a byte).
+func (l *level) rowBytes() int {
+	if l.bits == 1 {
+		return (l.rowSamples() + 7) / 8
+	}
+	return l.rowSamples() * l.bytesPer
 }
 
 // parseGDALMetadata reads per-band scale, offset and description from the

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -364,5 +365,57 @@ func TestGDALInfoAgreement(t *testing.T) {
 				t.Errorf("interleave %s, GDAL %s", in.Interleave, want)
 			}
 		})
+	}
+}
+
+// TestMaskAgreesWithGDAL compares Window.Valid of files with an internal
+// mask with the mask GDAL reads (the mask IFD opened with GTIFF_DIR: 0
+// masked, 1 or 255 valid), at every level, over the test windows.
+func TestMaskAgreesWithGDAL(t *testing.T) {
+	needGDAL(t)
+	dir := t.TempDir()
+	masked, maskedPixels := 0, false
+	for _, path := range testFiles(t) {
+		f := openFile(t, path)
+		if !f.Info().Mask {
+			continue
+		}
+		masked++
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			for lvl, l := range f.h.levels {
+				if l.mask == nil {
+					t.Errorf("level %d (%dx%d) has no mask; GDAL has one per level", lvl, l.Width, l.Height)
+					continue
+				}
+				whole := image.Rect(0, 0, l.Width, l.Height)
+				all, err := gdalWindow(dir, path, l.mask.ifd, whole)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, win := range testWindows(l.Width, l.Height, l.TileWidth, l.TileHeight) {
+					w, err := f.ReadWindow(context.Background(), lvl, win, []int{0})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if k == 0 && lvl == 0 && slices.Contains(w.Valid, false) {
+						maskedPixels = true
+					}
+					want := crop(all, whole, win)[0]
+					bad := 0
+					for i, m := range want {
+						valid := w.Valid == nil || w.Valid[i]
+						nodata := f.h.info.NoData != nil && w.Bands[0][i] == *f.h.info.NoData
+						if valid != (m != 0 && !nodata) {
+							if bad++; bad <= 3 {
+								t.Errorf("level %d window %v pixel %d: valid %v, GDAL's mask %v", lvl, win, i, valid, m)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+	if masked < 2 || !maskedPixels {
+		t.Errorf("%d test files with a mask (cogeo.tif and u8_strips_mask.tif have one), masking pixels: %v; the test proves nothing", masked, maskedPixels)
 	}
 }

@@ -23,8 +23,8 @@ type Window struct {
 	// Bands are the raw values (no scale or offset applied), row-major,
 	// one slice per band asked for, in the order asked.
 	Bands [][]float64
-	// Valid is false where a band read holds the nodata value; nil when
-	// every pixel is valid.
+	// Valid is false where a band read holds the nodata value or the
+	// file's internal mask is 0; nil when every pixel is valid.
 	Valid []bool
 	// Requests and Bytes count the range requests this read sent and the
 	// bytes they returned (tiles served from the cache count nothing).
@@ -33,8 +33,9 @@ type Window struct {
 
 // block is one tile or strip a read needs.
 type block struct {
-	idx    int // index into the level's offsets
-	plane  int // band, for band-interleaved files; else 0
+	mask   bool // a block of the level's mask, not of its bands
+	idx    int  // index into the level's (or its mask's) offsets
+	plane  int  // band, for band-interleaved files; else 0
 	bx, by int
 	r      Range
 }
@@ -88,35 +89,50 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 	bx0, bx1 := win.Min.X/l.TileWidth, (win.Max.X-1)/l.TileWidth
 	by0, by1 := win.Min.Y/l.TileHeight, (win.Max.Y-1)/l.TileHeight
 	var fetch, sparse, cached []block
-	rawCached := map[int][]byte{}
+	rawCached := map[int64][]byte{} // by offset: blocks at one offset hold the same bytes
+	add := func(bl *level, b block) error {
+		off, n := bl.offsets[b.idx], bl.counts[b.idx]
+		if n == 0 {
+			sparse = append(sparse, b) // GDAL's sparse files: an unwritten block
+			return nil
+		}
+		if n > uint64(f.opts.MaxBlockBytes) || off > math.MaxInt64/2 {
+			return fmt.Errorf("%s: block %d declares %d bytes at offset %d, over the %d-byte limit",
+				f.src, b.idx, n, off, f.opts.MaxBlockBytes)
+		}
+		b.r = Range{int64(off), int64(n)}
+		if v, ok := f.opts.Cache.get(f.blockKey(b.r)); ok {
+			rawCached[b.r.Off] = v.([]byte)
+			cached = append(cached, b)
+			return nil
+		}
+		if raw, ok := f.h.headerBytes(b.r); ok {
+			// Read with the header already (a small file, or a COG's
+			// first overview tiles): no request for it again.
+			rawCached[b.r.Off] = raw
+			cached = append(cached, b)
+			return nil
+		}
+		fetch = append(fetch, b)
+		return nil
+	}
 	for _, p := range planes {
 		for by := by0; by <= by1; by++ {
 			for bx := bx0; bx <= bx1; bx++ {
-				idx := (p*l.down+by)*l.across + bx
-				b := block{idx: idx, plane: p, bx: bx, by: by}
-				off, n := l.offsets[idx], l.counts[idx]
-				if n == 0 {
-					sparse = append(sparse, b) // GDAL's sparse files: an unwritten block
-					continue
+				if err := add(l, block{idx: (p*l.down+by)*l.across + bx, plane: p, bx: bx, by: by}); err != nil {
+					return nil, err
 				}
-				if n > uint64(f.opts.MaxBlockBytes) || off > math.MaxInt64/2 {
-					return nil, fmt.Errorf("%s: block %d declares %d bytes at offset %d, over the %d-byte limit",
-						f.src, idx, n, off, f.opts.MaxBlockBytes)
+			}
+		}
+	}
+	var masked []bool // true where the mask is 0
+	if m := l.mask; m != nil {
+		masked = make([]bool, ww*wh)
+		for by := win.Min.Y / m.TileHeight; by <= (win.Max.Y-1)/m.TileHeight; by++ {
+			for bx := win.Min.X / m.TileWidth; bx <= (win.Max.X-1)/m.TileWidth; bx++ {
+				if err := add(m, block{mask: true, idx: by*m.across + bx, bx: bx, by: by}); err != nil {
+					return nil, err
 				}
-				b.r = Range{int64(off), int64(n)}
-				if v, ok := f.opts.Cache.get(f.blockKey(b.r)); ok {
-					rawCached[idx] = v.([]byte)
-					cached = append(cached, b)
-					continue
-				}
-				if raw, ok := f.h.headerBytes(b.r); ok {
-					// Read with the header already (a small file, or a COG's
-					// first overview tiles): no request for it again.
-					rawCached[idx] = raw
-					cached = append(cached, b)
-					continue
-				}
-				fetch = append(fetch, b)
 			}
 		}
 	}
@@ -157,12 +173,18 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				raw := rawCached[b.idx]
+				raw := rawCached[b.r.Off]
 				if data != nil {
 					raw = data[b.r.Off-gr.r.Off : b.r.end()-gr.r.Off]
 					f.opts.Cache.put(f.blockKey(b.r), raw, int64(len(raw))+64)
 				}
-				if err := f.placeBlock(l, b, raw, win, out, sel, read); err != nil {
+				var err error
+				if b.mask {
+					err = f.placeMask(l.mask, b, raw, win, masked)
+				} else {
+					err = f.placeBlock(l, b, raw, win, out, sel, read)
+				}
+				if err != nil {
 					return err
 				}
 			}
@@ -175,13 +197,24 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 		return nil, err
 	}
 	for _, b := range sparse {
+		if b.mask {
+			// An unwritten mask block reads as 0 (masked), as GDAL fills
+			// any unwritten block without nodata.
+			in := l.mask.blockRect(b).Intersect(win)
+			for y := in.Min.Y; y < in.Max.Y; y++ {
+				for x := in.Min.X; x < in.Max.X; x++ {
+					masked[(y-win.Min.Y)*ww+x-win.Min.X] = true
+				}
+			}
+			continue
+		}
 		fill := 0.0
 		if f.h.info.NoData != nil {
 			fill = *f.h.info.NoData
 		}
 		f.fillBlock(l, b, win, out, sel, fill)
 	}
-	out.Valid = f.validity(out)
+	out.Valid = f.validity(out, masked)
 	return out, nil
 }
 
@@ -280,15 +313,58 @@ func (f *File) fillBlock(l *level, b block, win image.Rectangle, out *Window, se
 	}
 }
 
+// placeMask decodes a mask block and marks the window's pixels it masks.
+func (f *File) placeMask(m *level, b block, raw []byte, win image.Rectangle, masked []bool) error {
+	br := m.blockRect(b)
+	rows := m.TileHeight
+	if !m.tiled {
+		rows = br.Dy()
+	}
+	buf, err := m.decodeBlock(raw, f.h.order, rows)
+	if err != nil {
+		return fmt.Errorf("%s: mask block %d (level %dx%d): %w", f.src, b.idx, m.Width, m.Height, err)
+	}
+	in := br.Intersect(win)
+	rb := m.rowBytes()
+	for y := in.Min.Y; y < in.Max.Y; y++ {
+		row := buf[(y-br.Min.Y)*rb:]
+		o := (y-win.Min.Y)*win.Dx() - win.Min.X
+		for x := in.Min.X; x < in.Max.X; x++ {
+			bx := x - br.Min.X
+			var on bool
+			if m.bits == 1 {
+				on = row[bx>>3]&(0x80>>(bx&7)) != 0
+			} else {
+				on = row[bx] != 0
+			}
+			if !on {
+				masked[o+x] = true
+			}
+		}
+	}
+	return nil
+}
+
 // validity marks pixels where a band holds the nodata value (NaN nodata
-// matches NaN); nil when there are none.
-func (f *File) validity(w *Window) []bool {
+// matches NaN) or the mask is 0; nil when there are none.
+func (f *File) validity(w *Window, masked []bool) []bool {
+	var valid []bool
+	for i, m := range masked {
+		if m {
+			if valid == nil {
+				valid = make([]bool, len(masked))
+				for k := range valid {
+					valid[k] = true
+				}
+			}
+			valid[i] = false
+		}
+	}
 	nd := f.h.info.NoData
 	if nd == nil {
-		return nil
+		return valid
 	}
 	v, isNaN := *nd, math.IsNaN(*nd)
-	var valid []bool
 	for _, band := range w.Bands {
 		for i, x := range band {
 			if x == v || (isNaN && math.IsNaN(x)) {

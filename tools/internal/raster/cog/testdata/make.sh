@@ -78,4 +78,7 @@ tr -of VRT "$tmp/small.bin" "$tmp/rot.vrt"
 sed -i 's#<VRTDataset \([^>]*\)>#<VRTDataset \1><SRS>EPSG:32633</SRS><GeoTransform>400000, 8.66, 5, 5000000, 5, -8.66</GeoTransform>#' "$tmp/rot.vrt"
 tr -outsize 40 30 -co COMPRESS=DEFLATE "$tmp/rot.vrt" u8_rotated.tif
 tr -outsize 40 30 -co COMPRESS=DEFLATE -mo AREA_OR_POINT=Point $(geo 32633 399960 5000040 10) "$tmp/small.bin" u8_pixel_is_point.tif
+# An internal 1-bit mask (GDAL's per-dataset mask) on strips, masking the block of zeros of band 1.
+src mk uint8 1 0
+tr --config GDAL_TIFF_INTERNAL_MASK YES -mask 1 -co TILED=NO -co BLOCKYSIZE=16 -co COMPRESS=DEFLATE "$tmp/mk.bin" u8_strips_mask.tif
 ls -l *.tif
