@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -72,5 +73,39 @@ func TestMapViewLinkCostsTheToolListNothing(t *testing.T) {
 	}
 	if without := PromptBytes(stripped); with != without {
 		t.Errorf("tool list costs %d bytes with the view's _meta, %d without", with, without)
+	}
+}
+
+// TestMapItemsAnswersTheSameWithOrWithoutMCPApps: a host declaring the MCP
+// Apps extension and one that does not get the same map_items result, PNG
+// and legend text included (the view fetches its footprints itself); the
+// golden maps pin what that result is.
+func TestMapItemsAnswersTheSameWithOrWithoutMCPApps(t *testing.T) {
+	t.Parallel()
+	d := newTestDeps(t, testSessionOptions{})
+	server := newServer(d, "test", Tools(d))
+	apps := &mcp.ClientCapabilities{}
+	apps.AddExtension(mapview.Extension, map[string]any{"mimeTypes": []string{mapview.MIMEType}})
+	args := map[string]any{"collections": []string{"sentinel-2-l2a"}, "aoi": []float64{-40.5, -5.3, -37.5, -3.5}}
+	var results []*mcp.CallToolResult
+	for _, opts := range []*mcp.ClientOptions{nil, {Capabilities: apps}} {
+		cs := connectWithOptions(t, server, opts)
+		results = append(results, callOK(t, cs, "map_items", args))
+	}
+	plain, withApps := results[0], results[1]
+	if len(plain.Content) != 2 || len(withApps.Content) != len(plain.Content) {
+		t.Fatalf("content blocks: %d without MCP Apps, %d with; want 2 (text and PNG)", len(plain.Content), len(withApps.Content))
+	}
+	for i := range plain.Content {
+		a, _ := plain.Content[i].MarshalJSON()
+		b, _ := withApps.Content[i].MarshalJSON()
+		if string(a) != string(b) {
+			t.Errorf("content block %d differs with MCP Apps declared", i)
+		}
+	}
+	a, _ := json.Marshal(plain.StructuredContent)
+	b, _ := json.Marshal(withApps.StructuredContent)
+	if string(a) != string(b) {
+		t.Errorf("structuredContent differs with MCP Apps declared:\n%s\n%s", a, b)
 	}
 }

@@ -25,8 +25,10 @@ import (
 // demo map is drawn, numbered and coloured as in the PNG, that a click
 // shows the item's properties and preview image, that "Next page" adds the
 // next items, that drawing a rectangle runs a search (and, in the
-// check_coverage view, a coverage check) for it, and that the view made
-// no network request. The catalog is three demo collections served on
+// check_coverage view, a coverage check) for it, that zooming out names
+// populated places, that search_items' view and a map_items result without
+// structuredContent get their footprints, and that the view made no
+// network request. The catalog is three demo collections served on
 // loopback, each item's thumbnail pointed at a local JPEG so
 // get_item_preview has an image to fetch offline.
 //

@@ -510,7 +510,10 @@ async function onToolResult(res) {
   state.coverage = "";
   state.pageSize = Math.min(Math.max(Number(args.max_items) || (state.tool === "check_coverage" ? 100 : state.tool === "map_items" ? 50 : 10), 1), 100);
   if (state.tool === "map_items") {
-    state.legend = new Map((Array.isArray(sc.items) ? sc.items : []).map((e) => [String(e.id), String(e.label)]));
+    // The legend numbers the first page; without one (a host that passes
+    // no structuredContent, or nothing was drawn) items are numbered in order.
+    const legend = Array.isArray(sc.items) ? sc.items.filter((e) => e && e.id !== undefined && e.label !== undefined) : [];
+    if (legend.length) state.legend = new Map(legend.map((e) => [String(e.id), String(e.label)]));
     state.colorBy = sc.color_by === "date" || sc.color_by === "cloud_cover" ? sc.color_by : "";
     if (!state.aoi && Array.isArray(sc.aoi) && sc.aoi.length === 4) state.aoi = bboxGeometry(sc.aoi);
   }

@@ -251,6 +251,26 @@ try {
   });
   await page.close();
 
+  await check("a map_items result without structuredContent still gets its footprints, numbered in order", async () => {
+    const h = await openHost("map_items", mapArgs, { content: mapResult.content }, html, mapTool);
+    const drawn = await drawnIds(h.frame);
+    assert.deepEqual(drawn.map((d) => d.id).sort(), legend.map((e) => e.id).sort());
+    assert.deepEqual(drawn.map((d) => Number(d.label)).sort((a, b) => a - b), legend.map((_, i) => i + 1));
+    await h.page.close();
+  });
+
+  // ---- search_items: a summary page, its footprints fetched by the view ----
+  await check("search_items' view draws the footprints of its summary page", async () => {
+    const args = { collections: mapArgs.collections, bbox: mapArgs.aoi, max_items: 4 };
+    const res = await client.callTool({ name: "search_items", arguments: args });
+    const want = res.structuredContent.items.map((i) => i.id).sort();
+    const h = await openHost("search_items", args, res, html, tools.find((x) => x.name === "search_items"));
+    const got = (await drawnIds(h.frame)).map((d) => d.id).sort();
+    assert.deepEqual(got, want);
+    assert.deepEqual(h.requests, []);
+    await h.page.close();
+  });
+
   // ---- check_coverage: the coverage figure, and a drawn area is checked ----
   const covArgs = { collections: mapArgs.collections, aoi: mapArgs.aoi };
   const covResult = await client.callTool({ name: "check_coverage", arguments: covArgs });
