@@ -23,7 +23,8 @@ type Options struct {
 	// MaxHeaderBytes bounds the header bytes read in all (default 16 MiB).
 	MaxHeaderBytes int64
 	// MaxBlockBytes bounds a tile's or strip's decoded size and its
-	// compressed byte count (default 64 MiB).
+	// compressed byte count (default 16 MiB: twice a 512×512 tile of 4
+	// float64 bands; Concurrency blocks may be decoded at once).
 	MaxBlockBytes int64
 	// MergeGap is the largest gap between two ranges read as one request
 	// (default 16 KiB: GDAL reads 16 KiB chunks, so it reads such gaps too).
@@ -46,7 +47,7 @@ func (o Options) withDefaults() Options {
 	}
 	def(&o.HeaderBytes, 16<<10)
 	def(&o.MaxHeaderBytes, 16<<20)
-	def(&o.MaxBlockBytes, 64<<20)
+	def(&o.MaxBlockBytes, 16<<20)
 	if o.MergeGap < 0 {
 		o.MergeGap = 0
 	} else if o.MergeGap == 0 {

@@ -81,4 +81,6 @@ tr -outsize 40 30 -co COMPRESS=DEFLATE -mo AREA_OR_POINT=Point $(geo 32633 39996
 # An internal 1-bit mask (GDAL's per-dataset mask) on strips, masking the block of zeros of band 1.
 src mk uint8 1 0
 tr --config GDAL_TIFF_INTERNAL_MASK YES -mask 1 -co TILED=NO -co BLOCKYSIZE=16 -co COMPRESS=DEFLATE "$tmp/mk.bin" u8_strips_mask.tif
+# int8 (GDAL 3.6 writes it as Byte with PIXELTYPE=SIGNEDBYTE: SampleFormat 2), deflate + predictor 2, tiles.
+tr -b 1 -co PIXELTYPE=SIGNEDBYTE -co TILED=YES -co BLOCKXSIZE=32 -co BLOCKYSIZE=32 -co COMPRESS=DEFLATE -co PREDICTOR=2 "$tmp/rgb.bin" i8_deflate_tiled.tif
 ls -l *.tif
