@@ -61,6 +61,7 @@ window.addEventListener("message", (ev) => {
   switch (m.method) {
     case "ui/notifications/tool-input":
       state.args = params.arguments && typeof params.arguments === "object" ? params.arguments : {};
+      argsArrived();
       break;
     case "ui/notifications/tool-result":
       onToolResult(params).catch(showError);
@@ -494,7 +495,13 @@ function toolOf(sc) {
   return "search_items";
 }
 
+// The spec sends tool-input before tool-result; a host that sends them the
+// other way round gets 3 s for the arguments, which the search needs.
+let argsArrived;
+const argsReady = new Promise((resolve) => (argsArrived = resolve));
+
 async function onToolResult(res) {
+  if (state.args === null) await Promise.race([argsReady, new Promise((r) => setTimeout(r, 3000))]);
   const sc = res && res.structuredContent && typeof res.structuredContent === "object" ? res.structuredContent : {};
   if (res && res.isError) {
     const text = (res.content || []).filter((c) => c && c.type === "text").map((c) => c.text).join(" ");

@@ -59,7 +59,7 @@ const browser = await puppeteer.launch({
 
 // openHost loads the test host page with the view for one tool result and
 // waits until the view has drawn it.
-async function openHost(toolName, args, result, html, tool) {
+async function openHost(toolName, args, result, html, tool, resultFirst = false) {
   const page = await browser.newPage();
   await page.setViewport({ width: 1020, height: 600 });
   const requests = [];
@@ -78,7 +78,7 @@ async function openHost(toolName, args, result, html, tool) {
     throw new Error("unexpected " + method);
   });
   await page.setContent(`<!doctype html><html><body style="margin:8px;background:#fff"><script>${hostBundle}</script></body></html>`);
-  const received = await page.evaluate((p) => window.startHost(p), { html, tool, input: args, result });
+  const received = await page.evaluate((p) => window.startHost(p), { html, tool, input: args, result, resultFirst });
   const frame = await page.waitForFrame((f) => f !== page.mainFrame());
   await frame.waitForSelector("body[data-ready='1']", { timeout: 30000 });
   const t = await frame.evaluate(() => ({
@@ -256,6 +256,14 @@ try {
     const drawn = await drawnIds(h.frame);
     assert.deepEqual(drawn.map((d) => d.id).sort(), legend.map((e) => e.id).sort());
     assert.deepEqual(drawn.map((d) => Number(d.label)).sort((a, b) => a - b), legend.map((_, i) => i + 1));
+    await h.page.close();
+  });
+
+  await check("a result sent before the arguments waits for them", async () => {
+    const h = await openHost("map_items", mapArgs, mapResult, html, mapTool, true);
+    assert.deepEqual((await drawnIds(h.frame)).map((d) => d.id).sort(), legend.map((e) => e.id).sort());
+    const search = h.calls.find((c) => c.params?.name === "search_items");
+    assert.deepEqual(search?.params.arguments.bbox, mapArgs.aoi, "the view searched without the tool's arguments");
     await h.page.close();
   });
 

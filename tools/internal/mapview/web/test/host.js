@@ -6,7 +6,7 @@
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 
 window.hostLog = [];
-window.startHost = async ({ html, tool, input, result }) => {
+window.startHost = async ({ html, tool, input, result, resultFirst }) => {
   const received = performance.timeOrigin + performance.now(); // the HTML from resources/read reached the host
   const iframe = document.createElement("iframe");
   // No allow-same-origin: the view runs in an opaque origin, as in a
@@ -34,6 +34,13 @@ window.startHost = async ({ html, tool, input, result }) => {
   };
   bridge.oninitialized = async () => {
     window.hostLog.push({ method: "ui/notifications/initialized" });
+    if (resultFirst) {
+      // Against the spec's order, to check the view waits for the arguments.
+      await bridge.sendToolResult(result);
+      await new Promise((r) => setTimeout(r, 300));
+      await bridge.sendToolInput({ arguments: input });
+      return;
+    }
     await bridge.sendToolInput({ arguments: input });
     await bridge.sendToolResult(result);
   };
