@@ -22,75 +22,137 @@ import (
 // type, roles, href, then its other members as JSON), every link, and any
 // other member.
 func fullItemText(item map[string]any, s ItemSummary) string {
-	var b strings.Builder
-	b.WriteString(summaryLine(s) + "\n")
+	t := newItemText()
+	b := &t.b
+	b.WriteString(summaryLine(s))
+	b.WriteByte('\n')
 	if len(s.BBox) > 0 {
-		fmt.Fprintf(&b, "bbox %s\n", bboxText(s.BBox))
+		b.WriteString("bbox " + bboxText(s.BBox) + "\n")
 	}
 	if g, ok := item["geometry"]; ok {
-		fmt.Fprintf(&b, "geometry %s\n", compactJSON(g))
+		b.WriteString("geometry ")
+		t.json(g)
+		b.WriteByte('\n')
 	}
 	props, _ := item["properties"].(map[string]any)
-	fmt.Fprintf(&b, "properties (%d):\n", len(props))
+	fmt.Fprintf(b, "properties (%d):\n", len(props))
 	for _, k := range sortedKeys(props) {
-		fmt.Fprintf(&b, "- %s: %s\n", k, valueText(props[k]))
+		b.WriteString("- " + k + ": ")
+		t.value(props[k])
+		b.WriteByte('\n')
 	}
 	assets, _ := item["assets"].(map[string]any)
-	fmt.Fprintf(&b, "assets (%d):\n", len(assets))
+	fmt.Fprintf(b, "assets (%d):\n", len(assets))
 	for _, k := range orderedAssetKeysOf(assets) {
 		a, _ := assets[k].(map[string]any)
-		b.WriteString("- " + assetText(k, a) + "\n")
+		b.WriteString("- ")
+		t.asset(k, a)
+		b.WriteByte('\n')
 	}
 	links, _ := item["links"].([]any)
-	fmt.Fprintf(&b, "links (%d; rel href):\n", len(links))
+	fmt.Fprintf(b, "links (%d; rel href):\n", len(links))
 	for _, l := range links {
 		m, _ := l.(map[string]any)
-		b.WriteString("- " + linkText(m) + "\n")
+		b.WriteString("- ")
+		t.link(m)
+		b.WriteByte('\n')
 	}
-	known := map[string]bool{"id": true, "collection": true, "bbox": true, "geometry": true, "properties": true,
-		"assets": true, "links": true, "type": true, "stac_version": true, "stac_extensions": true}
-	fmt.Fprintf(&b, "type %v, stac_version %v", valueText(item["type"]), valueText(item["stac_version"]))
+	b.WriteString("type ")
+	t.value(item["type"])
+	b.WriteString(", stac_version ")
+	t.value(item["stac_version"])
 	if ext, _ := item["stac_extensions"].([]any); len(ext) > 0 {
-		fmt.Fprintf(&b, ", stac_extensions %s", compactJSON(ext))
+		b.WriteString(", stac_extensions ")
+		t.json(ext)
 	}
-	if rest := without(item, known); len(rest) > 0 {
-		fmt.Fprintf(&b, "\nother members %s", compactJSON(rest))
+	if rest := without(item, itemTextMembers); len(rest) > 0 {
+		b.WriteString("\nother members ")
+		t.json(rest)
 	}
 	return b.String()
 }
 
-// assetText is one asset: key [media type] (roles) href, and its other
+// The members fullItemText, its assets and its links write on their own;
+// the others follow as JSON.
+var (
+	itemTextMembers = map[string]bool{"id": true, "collection": true, "bbox": true, "geometry": true, "properties": true,
+		"assets": true, "links": true, "type": true, "stac_version": true, "stac_extensions": true}
+	assetTextMembers = map[string]bool{"href": true, "type": true, "roles": true}
+	linkTextMembers  = map[string]bool{"rel": true, "href": true}
+)
+
+// itemText is the buffer of an item's text, with one encoder writing
+// values as compactJSON writes them: a complete item has a hundred values,
+// and an encoder and a buffer per value were most of the rendering's
+// allocations (issue 25).
+type itemText struct {
+	b       strings.Builder
+	scratch bytes.Buffer // the encoder's output, one value at a time
+	enc     *json.Encoder
+}
+
+func newItemText() *itemText {
+	t := &itemText{}
+	t.b.Grow(32 << 10) // a Sentinel-2 item's text is about 20 KB
+	t.enc = json.NewEncoder(&t.scratch)
+	t.enc.SetEscapeHTML(false)
+	return t
+}
+
+// json writes v as compactJSON does.
+func (t *itemText) json(v any) {
+	t.scratch.Reset()
+	if err := t.enc.Encode(v); err != nil {
+		fmt.Fprintf(&t.b, "%v", v)
+		return
+	}
+	t.b.Write(bytes.TrimSuffix(t.scratch.Bytes(), []byte("\n"))) // Encode ends the value with a newline
+}
+
+// value writes v as valueText does.
+func (t *itemText) value(v any) {
+	if s, ok := v.(string); ok {
+		t.b.WriteString(s)
+		return
+	}
+	t.json(v)
+}
+
+// asset writes one asset: key [media type] (roles) href, and its other
 // members as JSON (title, file:size, raster:bands, ...).
-func assetText(key string, a map[string]any) string {
-	var b strings.Builder
+func (t *itemText) asset(key string, a map[string]any) {
+	b := &t.b
 	b.WriteString(key)
-	if t, _ := a["type"].(string); t != "" {
-		b.WriteString(" [" + t + "]")
+	if typ, _ := a["type"].(string); typ != "" {
+		b.WriteString(" [" + typ + "]")
 	}
 	if roles, _ := a["roles"].([]any); len(roles) > 0 {
-		names := make([]string, len(roles))
+		b.WriteString(" (roles ")
 		for i, r := range roles {
-			names[i] = valueText(r)
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			t.value(r)
 		}
-		b.WriteString(" (roles " + strings.Join(names, ", ") + ")")
+		b.WriteString(")")
 	}
 	href, _ := a["href"].(string)
 	b.WriteString(" " + href)
-	if rest := without(a, map[string]bool{"href": true, "type": true, "roles": true}); len(rest) > 0 {
-		b.WriteString(" " + compactJSON(rest))
+	if rest := without(a, assetTextMembers); len(rest) > 0 {
+		b.WriteString(" ")
+		t.json(rest)
 	}
-	return b.String()
 }
 
-// linkText is one link: rel href, then its other members as JSON.
-func linkText(l map[string]any) string {
+// link writes one link: rel href, then its other members as JSON.
+func (t *itemText) link(l map[string]any) {
 	rel, _ := l["rel"].(string)
 	href, _ := l["href"].(string)
-	s := rel + " " + href
-	if rest := without(l, map[string]bool{"rel": true, "href": true}); len(rest) > 0 {
-		s += " " + compactJSON(rest)
+	t.b.WriteString(rel + " " + href)
+	if rest := without(l, linkTextMembers); len(rest) > 0 {
+		t.b.WriteString(" ")
+		t.json(rest)
 	}
-	return s
 }
 
 // summaryText renders an item summary: the headline, the bbox, the
