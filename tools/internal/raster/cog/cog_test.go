@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -227,6 +228,46 @@ func TestUnsupportedLayoutsAreNamed(t *testing.T) {
 	if _, err := Open(context.Background(), BytesSource("x", []byte("GIF89a....")), Options{}); err == nil || !strings.Contains(err.Error(), "not a TIFF") {
 		t.Errorf("GIF = %v", err)
 	}
+}
+
+func TestStripsWithoutByteCounts(t *testing.T) {
+	b := readTestFile(t, "u8_none_strips_pixel.tif")
+	want, err := openFile(t, "testdata/u8_none_strips_pixel.tif").ReadWindow(context.Background(), 0, image.Rect(0, 0, 200, 150), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Renumber StripByteCounts (279) to a tag nobody reads: the file then
+	// has none, as some writers of uncompressed strips do.
+	patched := renumberTag(t, b, tagStripByteCounts, 65000)
+	f, err := Open(context.Background(), BytesSource("nocounts", patched), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.ReadWindow(context.Background(), 0, image.Rect(0, 0, 200, 150), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range want.Bands {
+		if !slices.Equal(got.Bands[k], want.Bands[k]) {
+			t.Fatalf("band %d differs without StripByteCounts", k)
+		}
+	}
+}
+
+func renumberTag(t *testing.T, b []byte, tag, to uint16) []byte {
+	t.Helper()
+	b = bytes.Clone(b)
+	off := binary.LittleEndian.Uint32(b[4:])
+	n := int(binary.LittleEndian.Uint16(b[off:]))
+	for i := range n {
+		e := b[int(off)+2+12*i:]
+		if binary.LittleEndian.Uint16(e) == tag {
+			binary.LittleEndian.PutUint16(e, to)
+			return b
+		}
+	}
+	t.Fatalf("tag %d not in the first IFD", tag)
+	return nil
 }
 
 // patchTag sets a SHORT tag's inline value in the first IFD of a classic

@@ -465,6 +465,16 @@ func (lv *level) blocks(t *tiffReader, d ifd, opts Options, get func(uint16, uin
 	if err != nil {
 		return nil, err
 	}
+	if counts == nil && !lv.tiled && lv.compression == 1 && len(offsets) > 0 {
+		// Some writers omit StripByteCounts of uncompressed strips; like
+		// libtiff, take each strip's size from the layout.
+		down := (lv.Height + lv.TileHeight - 1) / lv.TileHeight
+		counts = make([]uint64, len(offsets))
+		for i := range counts {
+			rows := min(lv.TileHeight, lv.Height-(i%down)*lv.TileHeight)
+			counts[i] = uint64(rows) * uint64(lv.rowBytes())
+		}
+	}
 	lv.across = (lv.Width + lv.TileWidth - 1) / lv.TileWidth
 	lv.down = (lv.Height + lv.TileHeight - 1) / lv.TileHeight
 	planes := 1

@@ -1,6 +1,7 @@
 package cog
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -198,6 +199,67 @@ func compareWindow(t *testing.T, f *File, lvl int, win image.Rectangle, want [][
 
 var gdalCalls atomic.Int64
 
+// TestNodataAgreesWithGDAL compares Window.Valid of the single-band files
+// with nodata with GDAL's mask band (gdal_translate -b mask: its nodata
+// mask), over the whole full-resolution image.
+func TestNodataAgreesWithGDAL(t *testing.T) {
+	needGDAL(t)
+	dir := t.TempDir()
+	// GDAL writes a float32 band's nodata rounded to float32
+	// (0.100000001490116119); other writers write "0.1", which GDAL and we
+	// must compare in the band's type.
+	b, err := os.ReadFile("testdata/f32_nodata_0.1.tif")
+	if err != nil {
+		t.Fatal(err)
+	}
+	patched := bytes.Replace(b, []byte("0.100000001490116119\x00"), []byte("0.1\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), 1)
+	if bytes.Equal(patched, b) {
+		t.Fatal("the nodata text of f32_nodata_0.1.tif was not found")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f32_nodata_text_0.1.tif"), patched, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, path := range append(testFiles(t), filepath.Join(dir, "f32_nodata_text_0.1.tif")) {
+		f := openFile(t, path)
+		in := f.Info()
+		if in.NoData == nil || in.Bands != 1 || in.Mask {
+			continue
+		}
+		n++
+		out := filepath.Join(dir, filepath.Base(path)+".bin")
+		if msg, err := exec.Command("gdal_translate", "-q", "-of", "ENVI", "-b", "mask", path, out).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v: %s", path, err, msg)
+		}
+		mask, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := f.ReadWindow(context.Background(), 0, image.Rect(0, 0, in.Width, in.Height), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad, invalid := 0, 0
+		for i := range in.Width * in.Height {
+			valid := w.Valid == nil || w.Valid[i]
+			if !valid {
+				invalid++
+			}
+			if valid != (mask[i] != 0) {
+				if bad++; bad <= 3 {
+					t.Errorf("%s pixel %d: valid %v, GDAL's mask %d", path, i, valid, mask[i])
+				}
+			}
+		}
+		if invalid == 0 && !strings.Contains(path, "float32.tif") {
+			t.Errorf("%s: no pixel is nodata: the comparison proves little", path)
+		}
+	}
+	if n < 4 {
+		t.Errorf("only %d single-band files with nodata", n)
+	}
+}
+
 // gdalWindow is gdal_translate -srcwin of the window of the image in IFD
 // ifd (GDAL's GTIFF_DIR syntax), written as ENVI and read back per band.
 func gdalWindow(dir, path string, ifd int, win image.Rectangle) ([][]float64, error) {
@@ -338,6 +400,12 @@ func TestGDALInfoAgreement(t *testing.T) {
 					t.Fatalf("GDAL nodata %s", s)
 				}
 				nd = &v
+			}
+			if nd != nil && in.NoData != nil && in.DataType == "float32" {
+				// One float32 value, however written: GDAL writes it rounded
+				// to float32 and reports it shortest (0.1 for 0.100000001490116119).
+				a, b := float64(float32(*nd)), float64(float32(*in.NoData))
+				nd, in.NoData = &a, &b
 			}
 			switch {
 			case (nd == nil) != (in.NoData == nil):

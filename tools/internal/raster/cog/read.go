@@ -211,6 +211,9 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 		fill := 0.0
 		if f.h.info.NoData != nil {
 			fill = *f.h.info.NoData
+			if f.h.info.DataType == "float32" {
+				fill = float64(float32(fill)) // a value of the band's type, as GDAL fills
+			}
 		}
 		f.fillBlock(l, b, win, out, sel, fill)
 	}
@@ -365,6 +368,9 @@ func (f *File) validity(w *Window, masked []bool) []bool {
 		return valid
 	}
 	v, isNaN := *nd, math.IsNaN(*nd)
+	if f.h.info.DataType == "float32" {
+		v = float64(float32(v)) // as GDAL compares: in the band's type
+	}
 	for _, band := range w.Bands {
 		for i, x := range band {
 			if x == v || (isNaN && math.IsNaN(x)) {

@@ -83,4 +83,7 @@ src mk uint8 1 0
 tr --config GDAL_TIFF_INTERNAL_MASK YES -mask 1 -co TILED=NO -co BLOCKYSIZE=16 -co COMPRESS=DEFLATE "$tmp/mk.bin" u8_strips_mask.tif
 # int8 (GDAL 3.6 writes it as Byte with PIXELTYPE=SIGNEDBYTE: SampleFormat 2), deflate + predictor 2, tiles.
 tr -b 1 -co PIXELTYPE=SIGNEDBYTE -co TILED=YES -co BLOCKXSIZE=32 -co BLOCKYSIZE=32 -co COMPRESS=DEFLATE -co PREDICTOR=2 "$tmp/rgb.bin" i8_deflate_tiled.tif
+# float32 nodata that float32 cannot hold exactly (0.1): GDAL compares in the band's type.
+src nd01 float32 1 0.1
+tr -outsize 60 40 -r nearest -co COMPRESS=DEFLATE -a_nodata 0.1 "$tmp/nd01.bin" f32_nodata_0.1.tif
 ls -l *.tif
