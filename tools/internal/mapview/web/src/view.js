@@ -773,6 +773,15 @@ function applyHostContext(ctx) {
     for (const [k, v] of Object.entries(vars)) if (k.startsWith("--") && typeof v === "string") document.documentElement.style.setProperty(k, v);
   }
   if (ctx.theme === "dark" || ctx.theme === "light") document.documentElement.style.colorScheme = ctx.theme;
+  // A fixed container height is filled; a maximum below the default 560 px is kept.
+  const dims = ctx.containerDimensions;
+  if (dims && typeof dims === "object") {
+    const h = Number(dims.height) > 0 ? Number(dims.height) : Number(dims.maxHeight) > 0 ? Math.min(Number(dims.maxHeight), 560) : 0;
+    if (h >= 240) {
+      $("app").style.height = h + "px";
+      notify("ui/notifications/size-changed", { height: h });
+    }
+  }
 }
 
 function setStatus(text) {
