@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -91,5 +93,37 @@ func TestMapItemsNamesPlaces(t *testing.T) {
 	}
 	if out := structured[MapItemsOut](t, res); len(out.Places) != 1 {
 		t.Errorf("places %q", out.Places)
+	}
+}
+
+// Issue 24 minor 11: a local catalog's relative asset hrefs ("./ortho-2.tif")
+// are shown resolved, as absolute paths a reader can open.
+func TestLocalCatalogAssetHrefsAreResolved(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"catalog.json": `{"type":"Catalog","stac_version":"1.0.0","id":"local","description":"d","links":[{"rel":"child","href":"./c/collection.json"}]}`,
+		"c/collection.json": `{"type":"Collection","stac_version":"1.0.0","id":"c","description":"d","license":"proprietary",
+			"extent":{"spatial":{"bbox":[[-180,-90,180,90]]},"temporal":{"interval":[[null,null]]}},"links":[{"rel":"item","href":"./items/a.json"}]}`,
+		"c/items/a.json": `{"type":"Feature","stac_version":"1.0.0","id":"a","collection":"c","geometry":{"type":"Point","coordinates":[1,2]},
+			"bbox":[1,2,1,2],"properties":{"datetime":"2024-06-01T00:00:00Z"},"assets":{"ortho":{"href":"./ortho-2.tif"}},"links":[]}`,
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := newTestSession(t, testSessionOptions{CatalogURL: filepath.Join(dir, "catalog.json")})
+	want := filepath.Join(dir, "c", "items", "ortho-2.tif")
+	text := resultText(callOK(t, cs, "get_item", map[string]any{"collection_id": "c", "item_id": "a"}))
+	if !strings.Contains(text, want) || strings.Contains(text, "./ortho-2.tif") {
+		t.Errorf("get_item does not show the asset at %s:\n%s", want, text)
+	}
+	text = resultText(callOK(t, cs, "search_items", map[string]any{"collections": []string{"c"}}))
+	if !strings.Contains(text, want) {
+		t.Errorf("search_items does not show the asset at %s:\n%s", want, text)
 	}
 }

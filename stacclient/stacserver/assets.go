@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -56,10 +57,11 @@ func (l *loader) recordAssetFiles(it *storedItem, file string) {
 }
 
 // withAssetHrefs rewrites doc's served asset hrefs to this server's absolute
-// URLs; doc is a shallow copy of the stored item and its assets are copied
-// before they change.
-func withAssetHrefs(doc map[string]any, base string, it *storedItem) {
-	if len(it.assetFiles) == 0 {
+// URLs, and with assetDir (Options.AssetDir) its other relative hrefs to
+// absolute paths; doc is a shallow copy of the stored item and its assets
+// are copied before they change.
+func withAssetHrefs(doc map[string]any, base, assetDir string, it *storedItem) {
+	if len(it.assetFiles) == 0 && (assetDir == "" || it.file == "") {
 		return
 	}
 	assets, _ := doc["assets"].(map[string]any)
@@ -67,16 +69,115 @@ func withAssetHrefs(doc map[string]any, base string, it *storedItem) {
 	prefix := base + "/collections/" + url.PathEscape(it.collection) + "/items/" + url.PathEscape(it.id) + "/assets/"
 	for key, v := range assets {
 		out[key] = v
-		if _, ok := it.assetFiles[key]; !ok {
+		a, ok := v.(map[string]any)
+		if !ok {
 			continue
 		}
-		if a, ok := v.(map[string]any); ok {
+		href, _ := a["href"].(string)
+		if _, ok := it.assetFiles[key]; ok {
+			href = prefix + url.PathEscape(key)
+		} else if p, ok := localAssetPath(assetDir, it.file, href); ok {
+			href = p
+		} else {
+			continue
+		}
+		a2 := shallowCopy(a)
+		a2["href"] = href
+		out[key] = a2
+	}
+	doc["assets"] = out
+}
+
+// relativeHref reports an href relative to its document: no scheme, no
+// host, not rooted ("/…", "C:\…") and not a fragment.
+func relativeHref(href string) bool {
+	if href == "" || strings.HasPrefix(href, "/") || strings.HasPrefix(href, "#") || filepath.IsAbs(href) {
+		return false
+	}
+	u, err := url.Parse(href)
+	return err == nil && u.Scheme == "" && u.Host == ""
+}
+
+// localAssetPath is the absolute path on this machine that a relative
+// asset href of the item in file (a path in the catalog, "#…" for a member
+// of an ItemCollection file) names, under dir, the catalog's directory.
+func localAssetPath(dir, file, href string) (string, bool) {
+	if dir == "" || file == "" || !relativeHref(href) {
+		return "", false
+	}
+	file, _, _ = strings.Cut(file, "#")
+	return filepath.Join(dir, filepath.FromSlash(path.Join(path.Dir(file), href))), true
+}
+
+// restoreAssetHrefs puts back, in a document replacing old, the href as
+// written of every asset sent with the path it was served with (a client
+// that read the item and writes it back whole).
+func restoreAssetHrefs(doc map[string]any, dir string, old *storedItem) {
+	assets, _ := doc["assets"].(map[string]any)
+	oldAssets, _ := old.doc["assets"].(map[string]any)
+	if dir == "" || len(assets) == 0 {
+		return
+	}
+	out := make(map[string]any, len(assets))
+	for key, v := range assets {
+		out[key] = v
+		a, _ := v.(map[string]any)
+		o, _ := oldAssets[key].(map[string]any)
+		href, _ := a["href"].(string)
+		written, _ := o["href"].(string)
+		if served, ok := localAssetPath(dir, old.file, written); ok && href != "" && filepath.Clean(href) == served {
 			a2 := shallowCopy(a)
-			a2["href"] = prefix + url.PathEscape(key)
+			a2["href"] = written
 			out[key] = a2
 		}
 	}
 	doc["assets"] = out
+}
+
+// relativeAssetHrefs is doc with every asset href that is an absolute path
+// inside dir made relative to file (the item's file in the catalog), so a
+// catalog's files never hold this machine's paths; doc is not changed.
+func relativeAssetHrefs(doc map[string]any, dir, file string) map[string]any {
+	assets, _ := doc["assets"].(map[string]any)
+	if dir == "" || len(assets) == 0 {
+		return doc
+	}
+	from := filepath.Join(dir, filepath.FromSlash(path.Dir(file)))
+	var out map[string]any
+	for key, v := range assets {
+		a, _ := v.(map[string]any)
+		href, _ := a["href"].(string)
+		if !filepath.IsAbs(href) {
+			continue
+		}
+		inside, err := filepath.Rel(dir, href)
+		if err != nil || inside == ".." || strings.HasPrefix(inside, ".."+string(filepath.Separator)) {
+			continue // outside the catalog: the path the client chose
+		}
+		rel, err := filepath.Rel(from, href)
+		if err != nil {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if !strings.HasPrefix(rel, "../") {
+			rel = "./" + rel
+		}
+		if out == nil {
+			out = make(map[string]any, len(assets))
+			for k, v := range assets {
+				out[k] = v
+			}
+		}
+		a2 := shallowCopy(a)
+		a2["href"] = rel
+		out[key] = a2
+	}
+	if out == nil {
+		return doc
+	}
+	d2 := shallowCopy(doc)
+	d2["assets"] = out
+	return d2
 }
 
 // handleAssetFile serves an asset file named by a loaded item.

@@ -77,6 +77,15 @@ type Options struct {
 	// OnRequest, if set, is called for every request before it is served.
 	OnRequest func(*http.Request)
 
+	// AssetDir is the absolute directory of a static catalog loaded from
+	// disk (the directory LoadFS read). When set, a relative asset href of
+	// an item with a file in the catalog ("./ortho-2.tif") is served as the
+	// absolute path it names on this machine, which a reader can open; the
+	// stored document keeps it as written, and a written document that
+	// comes back with such a path is written relative again (assets.go), so
+	// the catalog's files never hold this machine's paths.
+	AssetDir string
+
 	// Writes, when set, turns on the STAC Transaction extensions for items
 	// and collections (POST/PUT/PATCH/DELETE, see transactions.go) and
 	// advertises their conformance classes. nil: the server is read-only.

@@ -29,6 +29,7 @@ import (
 //
 // Files are rewritten as indented JSON with sorted keys.
 type dirWriter struct {
+	assetDir string // Options.AssetDir: absolute paths under it are written relative
 	root     *os.Root
 	rootFile string
 	// beforeRename, when set (tests only), runs before each file is put in
@@ -47,7 +48,7 @@ func (s *Server) dirWriter() *dirWriter {
 	if rootFile == "" {
 		rootFile = "catalog.json"
 	}
-	return &dirWriter{root: w.Dir, rootFile: path.Clean(rootFile), beforeRename: s.beforeRename}
+	return &dirWriter{root: w.Dir, rootFile: path.Clean(rootFile), assetDir: s.opts.AssetDir, beforeRename: s.beforeRename}
 }
 
 // maxCatalogFileBytes bounds a catalog file read back for rewriting.
@@ -161,9 +162,10 @@ func withLinks(doc map[string]any, links ...any) map[string]any {
 }
 
 // itemOnDisk is an item as written to file: relative root, parent and
-// collection links.
+// collection links, and asset hrefs naming files of the catalog by their
+// absolute path (as served) made relative to file.
 func (d *dirWriter) itemOnDisk(it *storedItem, file, collectionFile string) map[string]any {
-	return withLinks(it.doc,
+	return withLinks(relativeAssetHrefs(it.doc, d.assetDir, file),
 		link("root", relHref(file, d.rootFile), mediaJSON),
 		link("parent", relHref(file, collectionFile), mediaJSON),
 		link("collection", relHref(file, collectionFile), mediaJSON))

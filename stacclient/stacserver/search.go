@@ -55,7 +55,7 @@ func (s *Server) handleItem(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("item %q not found in collection %q", iid, cid))
 		return
 	}
-	writeJSON(w, http.StatusOK, mediaGeoJSON, itemDoc(baseURL(r), it))
+	writeJSON(w, http.StatusOK, mediaGeoJSON, itemDoc(baseURL(r), s.opts.AssetDir, it))
 }
 
 // decodeSearch parses a GET or POST search and resolves its page token: a
@@ -147,7 +147,7 @@ func (s *Server) serveItems(w http.ResponseWriter, r *http.Request, q *searchQue
 	base := baseURL(r)
 	features := make([]any, 0, end-start)
 	for _, it := range matched[start:end] {
-		features = append(features, applyFields(itemDoc(base, it), q.Fields))
+		features = append(features, applyFields(itemDoc(base, s.opts.AssetDir, it), q.Fields))
 	}
 	self := link("self", base+r.URL.RequestURI(), mediaGeoJSON)
 	if r.Method == http.MethodPost {
@@ -216,8 +216,9 @@ func (s *Server) nextLink(base, path, method string, q *searchQuery, tok pageTok
 	return l
 }
 
-// itemDoc is the stored item with this server's absolute links.
-func itemDoc(base string, it *storedItem) map[string]any {
+// itemDoc is the stored item with this server's absolute links, and its
+// relative asset hrefs resolved (assetDir: Options.AssetDir).
+func itemDoc(base, assetDir string, it *storedItem) map[string]any {
 	doc := shallowCopy(it.doc)
 	coll := base + "/collections/" + it.collection
 	links := []any{
@@ -227,7 +228,7 @@ func itemDoc(base string, it *storedItem) map[string]any {
 		link("root", base+"/", mediaJSON),
 	}
 	doc["links"] = append(links, keptLinks(it.doc["links"], itemLinkRels)...)
-	withAssetHrefs(doc, base, it)
+	withAssetHrefs(doc, base, assetDir, it)
 	return doc
 }
 

@@ -207,8 +207,8 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request, cid, iid st
 }
 
 // itemAnswer and collectionAnswer render a written document as served.
-func itemAnswer(base string, it *storedItem) func() any {
-	return func() any { return itemDoc(base, it) }
+func itemAnswer(base, assetDir string, it *storedItem) func() any {
+	return func() any { return itemDoc(base, assetDir, it) }
 }
 
 func (s *Server) collectionAnswer(base string, c *storedCollection) func() any {
@@ -242,9 +242,10 @@ func (s *Server) handleCreateItem(w http.ResponseWriter, r *http.Request) {
 		next, nc := st.editCollection(cid)
 		nc.putItem(it)
 		base := baseURL(r)
+		dir := s.opts.AssetDir
 		return &change{next: next, persist: func(d *dirWriter) error { return d.createItem(next, nc, it) },
 			status: http.StatusCreated, location: base + "/collections/" + url.PathEscape(cid) + "/items/" + url.PathEscape(id),
-			mediaType: mediaGeoJSON, body: itemAnswer(base, it)}, nil
+			mediaType: mediaGeoJSON, body: itemAnswer(base, dir, it)}, nil
 	})
 }
 
@@ -259,6 +260,8 @@ func (s *Server) handleReplaceItem(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPatch {
 			doc = stacdoc.MergePatch(old.doc, doc)
 		}
+		// An asset sent back as served (resolved) keeps its href as written.
+		restoreAssetHrefs(doc, s.opts.AssetDir, old)
 		if err := checkItemPath(doc, cid, iid); err != nil {
 			return nil, err
 		}
@@ -274,7 +277,7 @@ func (s *Server) handleReplaceItem(w http.ResponseWriter, r *http.Request) {
 		nc.removeItem(iid)
 		nc.putItem(it)
 		return &change{next: next, persist: func(d *dirWriter) error { return d.replaceItem(next, nc, it) },
-			status: http.StatusOK, mediaType: mediaGeoJSON, body: itemAnswer(baseURL(r), it)}, nil
+			status: http.StatusOK, mediaType: mediaGeoJSON, body: itemAnswer(baseURL(r), s.opts.AssetDir, it)}, nil
 	})
 }
 

@@ -41,7 +41,7 @@ func (s *staticStore) close() error {
 
 func loadDemoStore(ctx context.Context) (*staticStore, error) {
 	// The demo serves its own COG assets (the synthetic Sentinel-2 scenes).
-	return loadStaticStore(ctx, demo.FS, demo.RootFile, stacserver.LoadOptions{ServeAssetFiles: true}, nil)
+	return loadStaticStore(ctx, demo.FS, demo.RootFile, stacserver.LoadOptions{ServeAssetFiles: true}, nil, "")
 }
 
 // loadDirStore loads the local static catalog whose root file is path (a
@@ -58,7 +58,14 @@ func loadDirStore(ctx context.Context, path string, limits stacserver.LoadOption
 	if writable {
 		writes = &stacserver.WriteOptions{Dir: root, RootFile: filepath.Base(path), Limits: limits}
 	}
-	s, err := loadStaticStore(ctx, root.FS(), filepath.Base(path), limits, writes)
+	// Relative asset hrefs are served as absolute paths in this directory
+	// (never written back so): "./ortho-2.tif" names nothing to a reader.
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	s, err := loadStaticStore(ctx, root.FS(), filepath.Base(path), limits, writes, dir)
 	if err != nil || !writable {
 		root.Close()
 		return s, err
@@ -69,13 +76,15 @@ func loadDirStore(ctx context.Context, path string, limits stacserver.LoadOption
 
 // loadStaticStore loads a static catalog and serves it with the root
 // catalog's own id, title and description on the landing page; writes,
-// when set, turns on its Transaction endpoints.
-func loadStaticStore(ctx context.Context, fsys fs.FS, root string, limits stacserver.LoadOptions, writes *stacserver.WriteOptions) (*staticStore, error) {
+// when set, turns on its Transaction endpoints; assetDir, when set, is the
+// catalog's directory on disk (stacserver.Options.AssetDir).
+func loadStaticStore(ctx context.Context, fsys fs.FS, root string, limits stacserver.LoadOptions, writes *stacserver.WriteOptions, assetDir string) (*staticStore, error) {
 	store, err := stacserver.LoadFSContext(ctx, fsys, root, limits)
 	if err != nil {
 		return nil, err
 	}
-	srv := stacserver.New(store, stacserver.Options{ID: store.Root.ID, Title: store.Root.Title, Description: store.Root.Description, Writes: writes})
+	srv := stacserver.New(store, stacserver.Options{ID: store.Root.ID, Title: store.Root.Title, Description: store.Root.Description, Writes: writes,
+		AssetDir: assetDir})
 	return &staticStore{handler: srv, notes: store.Notes}, nil
 }
 
