@@ -201,9 +201,7 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 	if note := searchedNote("measured", len(fs.items), fs.boundedSearch); note != "" {
 		out.Notes = append(out.Notes, note+"; coverage is a lower bound")
 	}
-	if len(fs.items) == 0 {
-		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, fs.params, false)...)
-	}
+	out.Notes = append(out.Notes, fs.emptyNotes...)
 	return out, coverageText(out), nil
 }
 

@@ -200,6 +200,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	prog := newProgress(c)
 	ctx = withProgress(ctx, prog) // probeSizes reports each HEAD
 	pages, pageFailed := 0, false
+	var seen seenInItems // what the items showed, for names the catalog ignored
 	for page, err := range search.Pages(ctx) {
 		if err != nil {
 			if !pageFailureKept(ctx, pages, out.ItemCount) {
@@ -212,6 +213,7 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 		pages++
 		items := cloud.keep(page.Items) // as the catalog would have: max_items counted before this
 		for i := range items {
+			seen.add(&items[i])
 			jobs = append(jobs, sz.item(&out, &items[i])...)
 		}
 		prog.step(ctx, 0, "estimate_data_size: search page %d read, %d of at most %d item(s) so far", pages, out.ItemCount, maxItems)
@@ -229,9 +231,9 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 			out.Warnings = append(out.Warnings, fmt.Sprintf("asset key %q is on none of the items (call get_collection for the item_assets keys)", k))
 		}
 	}
-	if out.ItemCount == 0 {
-		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, params, false)...)
-	}
+	ignored, emptyNotes := ignoredSearchArgsSeen(ctx, c, params, seen, out.ItemCount)
+	out.Warnings = append(out.Warnings, ignored...)
+	out.Notes = append(out.Notes, emptyNotes...)
 
 	if note := bboxFallbackNote(sz.bboxMeasured); note != "" {
 		out.Notes = append(out.Notes, note)

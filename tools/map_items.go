@@ -89,15 +89,13 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	items := drawnItems(fs)
 	if len(items) == 0 && !fs.hasArea {
 		return fail(actionable(nil, "%s: nothing to draw: %s", tool, joinNonEmpty("; ",
-			strings.Join(emptySearchNotes(ctx, c, fs.params, false), " "), skippedSummary(out.Skipped))))
+			strings.Join(fs.emptyNotes, " "), skippedSummary(out.Skipped))))
 	}
 	if len(items) == 0 {
 		// Nothing to draw over the area: a map of the area alone is 22 KB
 		// of image saying less than the notes (issue 24). Text only.
 		out.AOI = roundBBox(footprint.BBox(fs.area.Bound()))
-		if len(fs.items) == 0 {
-			out.Notes = append(out.Notes, emptySearchNotes(ctx, c, fs.params, false)...)
-		}
+		out.Notes = append(out.Notes, fs.emptyNotes...)
 		return out, mapItemsText(out), nil
 	}
 	out.ColorBy = chooseColorBy(colorBy, items)
@@ -113,9 +111,7 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	if note := searchedNote("drawn", len(fs.items), fs.boundedSearch); note != "" {
 		out.Notes = append(out.Notes, note)
 	}
-	if len(fs.items) == 0 {
-		out.Notes = append(out.Notes, emptySearchNotes(ctx, c, fs.params, false)...)
-	}
+	out.Notes = append(out.Notes, fs.emptyNotes...)
 	return out, mapItemsText(out), nil
 }
 

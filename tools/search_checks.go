@@ -62,6 +62,35 @@ func unknownListedCollections(ctx context.Context, c *Call, p stacclient.SearchP
 	return warnings
 }
 
+// ignoredSearchArgs is what search_items says about names the catalog
+// ignored, for the other tools that search and read the items (map_items,
+// check_coverage, estimate_data_size): warnings for listed collections the
+// catalog does not have and for query and sortby fields that are not
+// there; and, when nothing was returned, emptySearchNotes' reasons, without
+// the advice to relax a threshold that a non-queryable field made moot.
+func ignoredSearchArgs(ctx context.Context, c *Call, p stacclient.SearchParams, items []stacclient.Item) (warnings, emptyNotes []string) {
+	var seen seenInItems
+	for i := range items {
+		seen.add(&items[i])
+	}
+	return ignoredSearchArgsSeen(ctx, c, p, seen, len(items))
+}
+
+// ignoredSearchArgsSeen is ignoredSearchArgs for a tool that reads the
+// items page by page: seen holds what the returned items showed.
+func ignoredSearchArgsSeen(ctx context.Context, c *Call, p stacclient.SearchParams, seen seenInItems, returned int) (warnings, emptyNotes []string) {
+	warnings = unknownListedCollections(ctx, c, p, seen, returned)
+	fieldWarnings, replacesRelax := ignoredFieldNotes(ctx, c, p, seen, returned)
+	warnings = append(warnings, fieldWarnings...)
+	if returned == 0 {
+		emptyNotes = emptySearchNotes(ctx, c, p, false)
+		if replacesRelax {
+			emptyNotes = slices.DeleteFunc(emptyNotes, func(n string) bool { return strings.HasPrefix(n, "relax query/filter") })
+		}
+	}
+	return warnings, emptyNotes
+}
+
 // fieldName is a query or sortby field as items' properties name it.
 func fieldName(field string) string {
 	return strings.TrimPrefix(field, "properties.")

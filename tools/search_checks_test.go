@@ -54,3 +54,37 @@ func TestSearchWarningsComeBeforeTheItems(t *testing.T) {
 		t.Errorf("the bbox warning (at %d) is not before the first item (at %d):\n%s", warning, item, text)
 	}
 }
+
+// The same checks in the other tools that search and read the items: they
+// ignored an unknown collection in a list, a non-queryable query field and
+// an unknown sortby field in silence (issue 24, Minor 7, "each").
+func TestAreaToolsSayWhatTheCatalogIgnored(t *testing.T) {
+	t.Parallel()
+	cs := newTestSession(t, testSessionOptions{})
+	aoi := []float64{-40.5, -5.3, -37.5, -3.5}
+	cases := []struct {
+		name    string
+		args    map[string]any
+		want    string
+		notWant string
+	}{
+		{"one unknown collection in a list", map[string]any{"collections": []string{"sentinel-2-l2a", "sentinel-2-l3a"}},
+			"collection 'sentinel-2-l3a' does not exist in this catalog: did you mean sentinel-2-l2a", ""},
+		{"query on a field that is not queryable", map[string]any{"collections": []string{"sentinel-2-l2a"}, "query": map[string]any{"cloud_cover": map[string]any{"lt": 20}}},
+			`query names "cloud_cover", which is not among the queryables of collection 'sentinel-2-l2a' (did you mean eo:cloud_cover?)`, "relax query/filter"},
+		{"sortby an unknown field", map[string]any{"collections": []string{"sentinel-2-l2a"}, "sortby": "-properties.cloudcover"},
+			`sortby names "properties.cloudcover", which none of the returned items has`, ""},
+	}
+	for _, tool := range []string{"map_items", "check_coverage", "estimate_data_size"} {
+		for _, c := range cases {
+			c.args["aoi"] = aoi
+			text := resultText(callOK(t, cs, tool, c.args))
+			if !strings.Contains(text, c.want) {
+				t.Errorf("%s, %s: text lacks %q:\n%s", tool, c.name, c.want, text)
+			}
+			if c.notWant != "" && strings.Contains(text, c.notWant) {
+				t.Errorf("%s, %s: text has %q:\n%s", tool, c.name, c.notWant, text)
+			}
+		}
+	}
+}

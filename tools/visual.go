@@ -135,6 +135,7 @@ type footprintSearch struct {
 	*boundedSearch // after run
 	located        []locatedItem
 	skipped        []SkippedItem
+	emptyNotes     []string // why nothing was returned, when nothing was (ignoredSearchArgs)
 }
 
 // locatedItem is a searched item and its footprint.
@@ -208,6 +209,9 @@ func (f *footprintSearch) run(ctx context.Context, c *Call) error {
 		s.items = f.cloud.keep(s.items)
 		s.filterNotes = append(s.filterNotes, f.cloud.noteText())
 	}
+	warnings, emptyNotes := ignoredSearchArgs(ctx, c, f.params, s.items)
+	s.warnings = append(s.warnings, warnings...)
+	f.emptyNotes = emptyNotes
 	f.boundedSearch = s
 	for i := range s.items {
 		it := &s.items[i]
