@@ -91,9 +91,10 @@ func (c *mapCache) renderWithin(ctx context.Context, spec mapimage.Spec, w *work
 	}
 }
 
-// mapPixels is what a drawing reserves in the pixel budget: its canvas and
-// the rasterizer's coverage buffer (a float32 a pixel) at the tallest map.
-const mapPixels = 2 * mapimage.MaxCanvasPixels
+// mapPixels is what a drawing reserves in the pixel budget: its canvas, its
+// footprint layer and the rasterizer's coverage buffer (a float32 a pixel)
+// at the tallest map.
+const mapPixels = 3 * mapimage.MaxCanvasPixels
 
 // specKey is the cache key of spec: a digest of everything drawn.
 func specKey(spec mapimage.Spec) (string, error) {

@@ -164,3 +164,30 @@ func TestCompassAndDistanceWords(t *testing.T) {
 		}
 	}
 }
+
+// Issue 24 minor 9: translucent fills laid over one another blended into
+// colours on no legend. Where footprints overlap, the top one's colour
+// shows, as where it lies alone.
+func TestOverlapsShowTheTopFootprintsColour(t *testing.T) {
+	red, blue := color.NRGBA{0xe0, 0x10, 0x10, 0xff}, color.NRGBA{0x10, 0x30, 0xe0, 0xff}
+	// Mid-Atlantic, all ocean: the same basemap under every point.
+	m, err := Render(Spec{Footprints: []Footprint{
+		{Polygons: box(-30, 10, -28, 12), Color: red},
+		{Polygons: box(-29, 10, -27, 12), Color: blue},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	preview(t, m)
+	at := func(lon, lat float64) color.RGBA {
+		p := fit(m.Extent) // the extent Render used fills the map exactly
+		q := p.point(orb.Point{lon, lat})
+		return m.Image.RGBAAt(int(q.x), int(q.y))
+	}
+	// Points away from the graticule (every 0.5°) and the outlines.
+	alone, overlap := at(-27.3, 11.3), at(-28.7, 11.3)
+	d := func(a, b uint8) int { return max(int(a)-int(b), int(b)-int(a)) }
+	if d(alone.R, overlap.R) > 6 || d(alone.G, overlap.G) > 6 || d(alone.B, overlap.B) > 6 {
+		t.Errorf("blue over red shows %v, blue alone %v: the overlap is a colour on no legend", overlap, alone)
+	}
+}

@@ -78,6 +78,9 @@ const (
 	maxMapHeight       = 560
 )
 
+// fillAlpha is the footprints' opacity over the basemap.
+const fillAlpha = 0x8c
+
 // Colours of the basemap and overlays.
 var (
 	ocean      = color.NRGBA{0xdf, 0xea, 0xf3, 0xff}
@@ -128,9 +131,17 @@ func Render(spec Spec) (*Map, error) {
 
 	drawBasemap(cv, proj, w)
 	drawGraticule(cv, proj, false)
+	// Fills: each footprint painted opaque on a layer, later ones over
+	// earlier ones, then the layer laid over the basemap at one opacity, so
+	// every point shows the colour of the top footprint there (the caller
+	// draws the clearest, or newest, last): a colour on the legend.
+	// Translucent fills laid one over another blended into colours on no
+	// legend, and 50 overlapping Landsat scenes into one grey (issue 24).
+	layer := newCanvas(cv.img.Bounds().Dx(), cv.img.Bounds().Dy(), color.Transparent)
 	for _, f := range spec.Footprints {
-		cv.fillRings(rings(proj, f.Polygons), withAlpha(f.Color, 0x8c))
+		layer.fillRings(rings(proj, f.Polygons), withAlpha(f.Color, 0xff))
 	}
+	draw.DrawMask(cv.img, cv.img.Bounds(), layer.img, image.Point{}, image.NewUniform(color.Alpha{A: fillAlpha}), image.Point{}, draw.Over)
 	for _, f := range spec.Footprints {
 		cv.strokeLines(outlines(proj, f.Polygons), 1.2, darker(f.Color))
 		// A footprint a few pixels across would vanish on a continental
