@@ -3,6 +3,7 @@ package cog
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image"
 	"net/http"
 	"net/http/httptest"
@@ -136,5 +137,36 @@ func TestIgnoredRangeIsNotReadWholeBehindTheLayer(t *testing.T) {
 	// what matters is that the client did not take the 16 MiB.
 	if s := sent.Load(); s >= 16<<20 {
 		t.Errorf("the whole 16 MiB body was sent and read")
+	}
+}
+
+// A read stops when its call's context ends, even with range requests
+// outstanding: the server holds every tile request until the client goes.
+func TestReadWindowEndsWithTheCallOverHTTP(t *testing.T) {
+	file := readTestFile(t, "s2_u16_deflate_cog.tif")
+	arrived := make(chan struct{}, 64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Range") != "bytes=0-16383" { // a tile, not the header
+			arrived <- struct{}{}
+			<-r.Context().Done()
+			return
+		}
+		http.ServeContent(w, r, "s2.tif", time.Time{}, bytes.NewReader(file))
+	}))
+	defer srv.Close()
+	c := layerClient(t, srv.URL, srv.Client().Transport)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f, err := Open(ctx, HTTPSource(c, srv.URL+"/s2.tif", "s2"), Options{MergeGap: -1, MaxMergeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	_, err = f.ReadWindow(ctx, 0, image.Rect(0, 0, 200, 150), nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("ReadWindow after its call was cancelled = %v, want context.Canceled", err)
 	}
 }
