@@ -660,3 +660,17 @@ func scaleWindow(w image.Rectangle, fw, fh, lw, lh int) image.Rectangle {
 	y1 := int(math.Ceil(float64(w.Max.Y) * float64(lh) / float64(fh)))
 	return image.Rect(x0, y0, x1, y1).Intersect(image.Rect(0, 0, lw, lh))
 }
+
+// LevelGeoTransform is the geotransform of a level's pixels, as GDAL
+// gives an overview: the full resolution's, with the pixel sizes (and
+// rotations) scaled by the ratio of the full size to the level's.
+func (f *File) LevelGeoTransform(lvl int) [6]float64 {
+	gt := f.h.info.GeoTransform
+	full, l := f.h.levels[0], f.h.levels[min(max(lvl, 0), len(f.h.levels)-1)]
+	sx, sy := float64(full.Width)/float64(l.Width), float64(full.Height)/float64(l.Height)
+	gt[1] *= sx
+	gt[4] *= sx
+	gt[2] *= sy
+	gt[5] *= sy
+	return gt
+}

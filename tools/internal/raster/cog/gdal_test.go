@@ -499,3 +499,35 @@ func TestMaskAgreesWithGDAL(t *testing.T) {
 		t.Errorf("%d test files with a mask (cogeo.tif and u8_strips_mask.tif have one), masking pixels: %v; the test proves nothing", masked, maskedPixels)
 	}
 }
+
+// TestLevelGeoTransformAgreesWithGDAL compares an overview's geotransform
+// with the one GDAL writes when it copies that overview (gdal_translate -ovr).
+func TestLevelGeoTransformAgreesWithGDAL(t *testing.T) {
+	needGDAL(t)
+	dir := t.TempDir()
+	for _, name := range []string{"s2_u16_deflate_cog.tif", "f32_deflate_pred3_band_be.tif", "rasterio/cogeo.tif"} {
+		path := filepath.Join("testdata", name)
+		f := openFile(t, path)
+		for lvl := 1; lvl < len(f.Info().Levels); lvl++ {
+			out := filepath.Join(dir, fmt.Sprintf("ovr%d.tif", lvl))
+			if msg, err := exec.Command("gdal_translate", "-q", "-ovr", strconv.Itoa(lvl-1), path, out).CombinedOutput(); err != nil {
+				t.Fatalf("%v: %s", err, msg)
+			}
+			js, err := exec.Command("gdalinfo", "-json", out).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g gdalInfo
+			if err := json.Unmarshal(js, &g); err != nil {
+				t.Fatal(err)
+			}
+			got := f.LevelGeoTransform(lvl)
+			for i := range 6 {
+				if math.Abs(got[i]-g.GeoTransform[i]) > 1e-9*max(1, math.Abs(got[i])) {
+					t.Errorf("%s level %d: geotransform %v, GDAL %v", name, lvl, got, g.GeoTransform)
+					break
+				}
+			}
+		}
+	}
+}
