@@ -330,6 +330,33 @@ func TestHTTPSourceThroughStacclient(t *testing.T) {
 	}
 }
 
+func TestReaderAtSourceReadsALocalFile(t *testing.T) {
+	path := filepath.Join("testdata", "s2_u16_deflate_cog.tif")
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	st, _ := fh.Stat()
+	f, err := Open(context.Background(), ReaderAtSource(path, fh, st.Size()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.ReadWindow(context.Background(), 1, image.Rect(0, 0, 100, 75), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := openFile(t, path).ReadWindow(context.Background(), 1, image.Rect(0, 0, 100, 75), nil)
+	if !slices.Equal(got.Bands[0], want.Bands[0]) {
+		t.Error("a local file read through ReaderAtSource differs from its bytes read whole")
+	}
+	// A range past the end gives what there is, as over HTTP.
+	bs, err := ReaderAtSource(path, fh, st.Size()).ReadRanges(context.Background(), []Range{{st.Size() - 10, 100}})
+	if err != nil || len(bs[0]) != 10 {
+		t.Errorf("range past the end: %d bytes, %v", len(bs[0]), err)
+	}
+}
+
 func TestReadWindowStopsWithItsContext(t *testing.T) {
 	f := openFile(t, "testdata/s2_u16_deflate_cog.tif")
 	ctx, cancel := context.WithCancel(context.Background())

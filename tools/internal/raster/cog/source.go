@@ -2,7 +2,9 @@ package cog
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 )
 
 // Range is a byte range of a file: Len bytes from offset Off.
@@ -40,6 +42,40 @@ func (s bytesSource) ReadRanges(ctx context.Context, rs []Range) ([][]byte, erro
 			return nil, fmt.Errorf("%s: range %d+%d is outside the file's %d bytes", s.name, r.Off, r.Len, len(s.b))
 		}
 		out[i] = s.b[r.Off:min(r.end(), int64(len(s.b)))]
+	}
+	return out, nil
+}
+
+// ReaderAtSource serves ranges of r, a file of size bytes (a local
+// catalog's asset opened by the caller, who decides which paths may be
+// read). name keys the cache: a path and its modification time, say.
+func ReaderAtSource(name string, r io.ReaderAt, size int64) Source {
+	return readerAtSource{name: name, r: r, size: size}
+}
+
+type readerAtSource struct {
+	name string
+	r    io.ReaderAt
+	size int64
+}
+
+func (s readerAtSource) String() string { return s.name }
+
+func (s readerAtSource) ReadRanges(ctx context.Context, rs []Range) ([][]byte, error) {
+	out := make([][]byte, len(rs))
+	for i, r := range rs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if r.Off < 0 || r.Len < 0 || r.Off > s.size {
+			return nil, fmt.Errorf("%s: range %d+%d is outside the file's %d bytes", s.name, r.Off, r.Len, s.size)
+		}
+		b := make([]byte, min(r.end(), s.size)-r.Off)
+		n, err := s.r.ReadAt(b, r.Off)
+		if err != nil && !(errors.Is(err, io.EOF) && n == len(b)) {
+			return nil, fmt.Errorf("%s: reading %d bytes at %d: %w", s.name, len(b), r.Off, err)
+		}
+		out[i] = b
 	}
 	return out, nil
 }
