@@ -5,9 +5,9 @@
 // merged into one request, read side by side with bounded concurrency and
 // cached by bytes across calls (Cache).
 //
-// Where the bytes come from is a Source: BytesSource for in-process files,
-// ReaderAtSource for local files (a local catalog's assets),
-// and tests, HTTPSource for assets, which sends each range through a
+// Where the bytes come from is a Source: BytesSource for in-process files
+// and tests, ReaderAtSource for local files (a local catalog's assets),
+// HTTPSource for remote assets, which sends each range through a
 // RangeFetcher. The tools give it *stacclient.Client (FetchRange), so that
 // every range request passes the reliability layer like any asset fetch;
 // this package does not import stacclient, so that it stays a decoder with
