@@ -53,6 +53,7 @@ func Inventory() []Tool {
 		inToolset(ToolsetSearch, SearchItems(), GetItem(), GetAggregations()),
 		inToolset(ToolsetSize, EstimateDataSize()),
 		inToolset(ToolsetVisual, VisualTools()...),
+		inToolset(ToolsetPixels, PixelTools()...),
 		inToolset(ToolsetOps, GetServiceHealth()),
 	)
 }
@@ -61,6 +62,11 @@ func Inventory() []Tool {
 // "visual" toolset): an item's preview image, a map of a search's
 // footprints, and how much of an area a search covers.
 func VisualTools() []Tool { return []Tool{GetItemPreview(), MapItems(), CheckCoverage()} }
+
+// PixelTools read an item's pixels over an area (the "pixels" toolset).
+func PixelTools() []Tool {
+	return []Tool{AOIStatistics(), RenderAOI(), IndexTimeSeries()}
+}
 
 // Deps are the process-wide collaborators shared by every tool call and
 // every session.
@@ -91,6 +97,7 @@ type Deps struct {
 	cursorKeys    cursorKeyState    // the key cursors are signed with
 	maps          mapCache          // the last maps map_items drew
 	budgets       workBudgets       // CPU slots and decoded pixels (work())
+	pixels        pixelState        // the pixel tools' header and tile cache
 }
 
 // Limits shape outputs for a model's context.
@@ -102,6 +109,10 @@ type Limits struct {
 	DecodePixels int64
 	// CPUSlots bounds the CPU-heavy steps run at once; 0 is GOMAXPROCS.
 	CPUSlots int
+	// ReadPixels is the pixel tools' budget per band read: the finest
+	// overview whose window over the area fits it is read; 0 is
+	// DefaultReadPixels.
+	ReadPixels int
 }
 
 // Call is one tool invocation as a handler sees it.

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"sync"
 	"testing"
@@ -91,6 +92,14 @@ var networkToolArgs = map[string]map[string]any{
 	"check_coverage":   {"collections": []string{"joplin"}, "bbox": []float64{-94.7, 37.0, -94.4, 37.2}},
 }
 
+// pixelToolArgs are the pixel tools' arguments on the synthetic scene
+// (newPixelScene), its aoi added.
+var pixelToolArgs = map[string]map[string]any{
+	"aoi_statistics":    {"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1"},
+	"render_aoi":        {"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "view": "ndvi"},
+	"index_time_series": {"collections": "s2-synthetic"},
+}
+
 // TestNoToolBypassesTheReliabilityLayer (issue 4): every upstream request
 // a network tool makes reaches the base transport inside Run, under the
 // calling tool's name, and every network tool makes at least one.
@@ -103,13 +112,23 @@ func TestNoToolBypassesTheReliabilityLayer(t *testing.T) {
 		name := tool.Def.Name
 		t.Run(name, func(t *testing.T) {
 			args, ok := networkToolArgs[name]
+			opts := testSessionOptions{}
+			if sceneArgs, isPixel := pixelToolArgs[name]; isPixel {
+				// The pixel tools read COGs: the synthetic scene's, served
+				// from loopback (the range requests are recorded too).
+				scene := newPixelScene(t)
+				args, ok = maps.Clone(sceneArgs), true
+				args["aoi"] = scene.aoi
+				opts.CatalogURL = scene.catalog
+			}
 			if !ok {
 				t.Fatalf("network tool %s has no entry in networkToolArgs: add arguments that succeed on the demo catalog", name)
 			}
 			rec := &callRecorder{}
+			opts.Transport = rec
 			// A fresh session per tool: a client shared across tools would
 			// answer from its cached landing page and hide requests.
-			cs := newTestSession(t, testSessionOptions{Transport: rec})
+			cs := newTestSession(t, opts)
 			callOK(t, cs, name, args)
 			calls := rec.snapshot()
 			if len(calls) == 0 {

@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -121,6 +122,14 @@ func TestTextCarriesTheStructuredData(t *testing.T) {
 	cs := newTestSession(t, testSessionOptions{})
 	previews, _, _ := newPreviewCatalog(t)
 	previewSession := newTestSession(t, testSessionOptions{CatalogURL: previews})
+	scene := newPixelScene(t)
+	pixelSession := newTestSession(t, testSessionOptions{CatalogURL: scene.catalog})
+	pixelItem := map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": scene.aoi}
+	withArg := func(m map[string]any, k string, v any) map[string]any {
+		out := maps.Clone(m)
+		out[k] = v
+		return out
+	}
 	defs := map[string]*mcp.Tool{}
 	for _, tool := range listTools(t, cs) {
 		defs[tool.Name] = tool
@@ -149,6 +158,10 @@ func TestTextCarriesTheStructuredData(t *testing.T) {
 		{"map_items", map[string]any{"collections": "sentinel-2-l2a", "bbox": []float64{-40.5, -5.3, -37.5, -3.5}, "max_items": 5}, nil, nil},
 		{"check_coverage", map[string]any{"collections": "sentinel-2-l2a", "bbox": []float64{-40.5, -5.3, -37.5, -3.5}, "max_items": 8}, nil, nil},
 		{"get_service_health", map[string]any{}, nil, nil},
+		{"aoi_statistics", withArg(pixelItem, "bands", "red,nir,swir16"), nil, pixelSession},
+		{"render_aoi", withArg(pixelItem, "view", "ndvi"), nil, pixelSession},
+		{"render_aoi", withArg(pixelItem, "view", "swir"), nil, pixelSession},
+		{"index_time_series", map[string]any{"collections": "s2-synthetic", "aoi": scene.aoi}, nil, pixelSession},
 	}
 	covered := map[string]bool{}
 	for _, c := range calls {

@@ -22,6 +22,7 @@ const (
 	ToolsetSearch   = "search"
 	ToolsetSize     = "size"
 	ToolsetVisual   = "visual"
+	ToolsetPixels   = "pixels"
 	ToolsetOps      = "ops"
 	ToolsetWrite    = "write"
 	// ToolsetAll names every toolset (the default); the write toolset is
@@ -42,6 +43,7 @@ func Toolsets() []ToolsetInfo {
 		{ToolsetSearch, "items: search, fetch one, aggregate"},
 		{ToolsetSize, "how many bytes a search's assets hold"},
 		{ToolsetVisual, "pictures and areas: item previews, footprint maps, coverage of an area"},
+		{ToolsetPixels, "what the imagery says over an area, read from its COGs: band statistics, spectral indices, pictures, time series"},
 		{ToolsetOps, "the server's view of each catalog's health"},
 		{ToolsetWrite, "create, update and delete items and collections (only with --allow-writes, never with --read-only)"},
 	}

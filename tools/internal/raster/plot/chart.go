@@ -62,11 +62,13 @@ func Chart(s Series) (*Picture, error) {
 	t0, t1 := s.Points[0].Time, s.Points[len(s.Points)-1].Time
 	span := t1.Sub(t0).Seconds()
 	plotW, plotH := float64(chartW-padL-padR), float64(chartH-padT-padB)
+	// The first and last dates sit a little inside the axes.
+	inset := 0.04 * plotW
 	x := func(t time.Time) float64 {
 		if span <= 0 {
 			return padL + plotW/2
 		}
-		return padL + t.Sub(t0).Seconds()/span*plotW
+		return padL + inset + t.Sub(t0).Seconds()/span*(plotW-2*inset)
 	}
 	y := func(v float64) float64 { return padT + (hi-v)/(hi-lo)*plotH }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"math"
 
 	"github.com/stacmcp/stac-mcp/tools/internal/mapimage"
@@ -133,18 +134,23 @@ func drawRaster(f Frame, colour func(i int) color.NRGBA, footer func(cv *canvas,
 			cv.img.SetRGBA(x0+sx, y0+sy, color.RGBA(c))
 		}
 	}
+	// The outline is drawn on its own layer the raster's size, then laid
+	// over the raster: an area larger than the item's raster would
+	// otherwise run over the title and the footer.
 	var lines [][]pt
 	for _, ring := range f.Outline {
 		var l []pt
 		for _, p := range ring {
-			l = append(l, pt{float64(x0) + p[0]*scale, float64(y0) + p[1]*scale})
+			l = append(l, pt{p[0] * scale, p[1] * scale})
 		}
 		if len(l) > 1 && l[0] != l[len(l)-1] {
 			l = append(l, l[0])
 		}
 		lines = append(lines, l)
 	}
-	cv.stroke(lines, 2, aoiLine)
+	layer := newCanvas(rw, rh, color.Transparent)
+	layer.stroke(lines, 2, aoiLine)
+	draw.Draw(cv.img, image.Rect(x0, y0, x0+rw, y0+rh), layer.img, image.Point{}, draw.Over)
 	cv.text(fitText(f.Title, float64(w-2*margin), 13), margin, 18, 13, ink)
 	pic := &Picture{Image: cv.img, DisplayScale: scale}
 	fy := float64(y0 + rh)

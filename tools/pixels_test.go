@@ -1,0 +1,271 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
+)
+
+// The pixel tools on a synthetic Sentinel-2 L2A-like scene written by
+// GDAL (tools/testdata/pixels/make.py says what is where): 10 m bands
+// 64×64 px, 20 m swir and SCL, scale 0.0001 and offset −0.1 in
+// raster:bands, nodata 0 along the north edge, a cloud and its shadow in
+// SCL. The COGs are served by an httptest file server (Range requests) and
+// the item by an in-memory catalog.
+
+// pixelScene is the served scene: the catalog's URL, the aoi covering it
+// and a counter of the range requests the file server answered.
+type pixelScene struct {
+	catalog  string
+	aoi      []float64 // lon/lat bbox holding the whole scene
+	requests *atomic.Int64
+}
+
+func newPixelScene(t *testing.T) pixelScene {
+	t.Helper()
+	var requests atomic.Int64
+	files := http.FileServer(http.Dir(filepath.Join("testdata", "pixels")))
+	asrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Range") != "" {
+			requests.Add(1)
+		}
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(asrv.Close)
+	crs, err := geo.FromEPSG(32613)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The scene: x 478000..478640, y 4437360..4438000.
+	var lons, lats []float64
+	for _, c := range [][2]float64{{478000, 4437360}, {478640, 4437360}, {478640, 4438000}, {478000, 4438000}} {
+		lon, lat, err := crs.ToLonLat(c[0], c[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		lons, lats = append(lons, lon), append(lats, lat)
+	}
+	bbox := []float64{minOf(lons), minOf(lats), maxOf(lons), maxOf(lats)}
+	// A little larger, so every pixel centre is inside.
+	aoi := []float64{bbox[0] - 0.001, bbox[1] - 0.001, bbox[2] + 0.001, bbox[3] + 0.001}
+	band := func(key, file, common string, res int) string {
+		return fmt.Sprintf(`%q: {"href": %q, "type": "image/tiff; application=geotiff; profile=cloud-optimized", "roles": ["data"],
+			"eo:bands": [{"name": %q, "common_name": %q}],
+			"raster:bands": [{"data_type": "uint16", "nodata": 0, "scale": 0.0001, "offset": -0.1, "spatial_resolution": %d}]}`,
+			key, asrv.URL+"/"+file, file, common, res)
+	}
+	assets := strings.Join([]string{
+		band("blue", "B02.tif", "blue", 10), band("green", "B03.tif", "green", 10), band("red", "B04.tif", "red", 10),
+		band("nir", "B08.tif", "nir", 10), band("swir16", "B11.tif", "swir16", 20), band("swir22", "B12.tif", "swir22", 20),
+		fmt.Sprintf(`"scl": {"href": %q, "type": "image/tiff; application=geotiff; profile=cloud-optimized", "roles": ["data"]}`, asrv.URL+"/SCL.tif"),
+		`"thumbnail": {"href": "` + asrv.URL + `/none.jpg", "type": "image/jpeg", "roles": ["thumbnail"]}`,
+	}, ",\n")
+	store := stacserver.NewStore()
+	if err := store.AddCollection([]byte(`{"type":"Collection","stac_version":"1.0.0","id":"s2-synthetic","description":"pixel cases","license":"CC0-1.0",
+		"extent":{"spatial":{"bbox":[[-106,40,-105,41]]},"temporal":{"interval":[["2023-01-01T00:00:00Z",null]]}},"links":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	geom, _ := json.Marshal(map[string]any{"type": "Polygon", "coordinates": [][][]float64{{
+		{bbox[0], bbox[1]}, {bbox[2], bbox[1]}, {bbox[2], bbox[3]}, {bbox[0], bbox[3]}, {bbox[0], bbox[1]}}}})
+	for _, id := range []string{"S2-synthetic-1", "S2-synthetic-2"} {
+		day := map[string]string{"S2-synthetic-1": "2023-06-14", "S2-synthetic-2": "2023-08-03"}[id]
+		item := fmt.Sprintf(`{"type":"Feature","stac_version":"1.0.0","id":%q,"collection":"s2-synthetic","geometry":%s,"bbox":%s,
+			"properties":{"datetime":"%sT17:50:00Z","eo:cloud_cover":3.1},"links":[],"assets":{%s}}`, id, geom, string(mustJSON(t, bbox)), day, assets)
+		if err := store.AddItem([]byte(item)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pixelScene{catalog: serveStore(t, store, stacserver.Options{}), aoi: aoi, requests: &requests}
+}
+
+func minOf(v []float64) float64 {
+	m := math.Inf(1)
+	for _, x := range v {
+		m = math.Min(m, x)
+	}
+	return m
+}
+
+func maxOf(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+func TestAOIStatisticsOnASyntheticScene(t *testing.T) {
+	t.Parallel()
+	sc := newPixelScene(t)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: sc.catalog})
+	res := callOK(t, cs, "aoi_statistics", map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1",
+		"aoi": sc.aoi, "bands": []string{"red", "nir", "swir16"}})
+	out := structured[AOIStatisticsOut](t, res)
+	text := resultText(res)
+	t.Log(text)
+	if out.Resolution.Level != 0 || out.Resolution.PixelMetres < 9.9 || out.Resolution.PixelMetres > 10.1 || out.Resolution.Width != 64 {
+		t.Fatalf("resolution %+v", out.Resolution)
+	}
+	// 4096 pixels; rows 0-7 are nodata (512 px), the cloud and its
+	// shadow cover 64 px each of the vegetation half.
+	if out.Mask == nil || out.Mask.Considered != 4096 || out.Mask.Clear != 4096-128 {
+		t.Fatalf("mask %+v", out.Mask)
+	}
+	if !strings.Contains(text, "SCL 9 cloud high probability: 64 px") || !strings.Contains(text, "SCL 3 cloud shadow: 64 px") {
+		t.Fatalf("the text does not say which classes were masked:\n%s", text)
+	}
+	red := out.Stats[0]
+	if red.Band != "red" || red.Pixels != 4096 || red.Valid != 4096-512-128 {
+		t.Fatalf("red %+v", red)
+	}
+	// Vegetation 0.05 (1664 px) and soil 0.20 (1792 px).
+	wantMean := (1664*0.05 + 1792*0.20) / 3456
+	if !near(*red.Mean, wantMean, 1e-4) || !near(*red.Min, 0.05, 1e-6) || !near(*red.Max, 0.2, 1e-6) || !near(*red.P50, 0.2, 1e-6) {
+		t.Fatalf("red %+v, want mean %v", red, wantMean)
+	}
+	// swir16 is 20 m: resampled by nearest neighbour to the 10 m grid, and
+	// it has no nodata rows (its north edge is vegetation and soil).
+	sw := out.Stats[2]
+	if sw.Valid != 4096-128 || !strings.Contains(out.Bands[2].Resampled, "nearest neighbour from 20 m") {
+		t.Fatalf("swir16 %+v, read %+v", sw, out.Bands[2])
+	}
+	if !strings.Contains(out.Bands[0].Calibration, "× 0.0001 − 0.1, nodata 0 (raster:bands)") {
+		t.Fatalf("calibration %q", out.Bands[0].Calibration)
+	}
+	if out.Requests == 0 || sc.requests.Load() == 0 {
+		t.Fatalf("no range request counted: %d, server %d", out.Requests, sc.requests.Load())
+	}
+}
+
+func TestAOIStatisticsReadsTheOverviewThatFitsTheBudget(t *testing.T) {
+	t.Parallel()
+	sc := newPixelScene(t)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: sc.catalog, Limits: Limits{ReadPixels: 1024}})
+	res := callOK(t, cs, "aoi_statistics", map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": sc.aoi, "bands": "nir"})
+	out := structured[AOIStatisticsOut](t, res)
+	if out.Resolution.Level != 1 || out.Resolution.Width != 32 || !near(out.Resolution.PixelMetres, 20, 0.1) || out.Resolution.Budget != 1024 {
+		t.Fatalf("resolution %+v", out.Resolution)
+	}
+	if !strings.Contains(resultText(res), "Read at 20") {
+		t.Fatalf("the text does not say the resolution:\n%s", resultText(res))
+	}
+}
+
+func TestRenderAOIDrawsIndicesAndComposites(t *testing.T) {
+	t.Parallel()
+	sc := newPixelScene(t)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: sc.catalog})
+	dir := os.Getenv("PIXEL_PREVIEW_DIR")
+	for _, view := range []string{"ndvi", "ndwi", "ndbi", "nbr", "evi", "savi", "true-color", "false-color", "swir"} {
+		res := callOK(t, cs, "render_aoi", map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": sc.aoi, "view": view})
+		out := structured[RenderAOIOut](t, res)
+		img := imageOf(t, res)
+		if out.Image == nil || out.Image.Bytes != len(img.Data) || img.MIMEType != "image/png" {
+			t.Fatalf("%s: image %+v, %d bytes sent", view, out.Image, len(img.Data))
+		}
+		if dir != "" {
+			_ = os.WriteFile(filepath.Join(dir, "render-"+view+".png"), img.Data, 0o644)
+		}
+		if view == "ndvi" {
+			t.Log(resultText(res))
+			st := out.Stats
+			want := (1664*0.8 + 1792*0.2) / 3456
+			if st == nil || st.Valid != 3456 || !near(*st.Mean, want, 1e-4) || !near(*st.P2, 0.2, 1e-6) || !near(*st.P98, 0.8, 1e-6) {
+				t.Fatalf("ndvi stats %+v, want mean %v", st, want)
+			}
+		}
+		if strings.Contains(view, "-") || view == "swir" {
+			if len(out.Stretch) != 3 || out.Stats != nil {
+				t.Fatalf("%s: %+v", view, out)
+			}
+		}
+	}
+}
+
+func TestPixelToolsSayWhatIsMissing(t *testing.T) {
+	t.Parallel()
+	sc := newPixelScene(t)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: sc.catalog})
+	msg := callErr(t, cs, "aoi_statistics", map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": sc.aoi, "bands": "rededge"})
+	if !strings.Contains(msg, "has no asset with eo:bands common_name rededge") || !strings.Contains(msg, "blue, green, nir, red, swir16, swir22") {
+		t.Fatalf("%s", msg)
+	}
+	msg = callErr(t, cs, "render_aoi", map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": []float64{10, 10, 10.1, 10.1}})
+	if !strings.Contains(msg, "does not overlap item S2-synthetic-1") {
+		t.Fatalf("%s", msg)
+	}
+	msg = callErr(t, cs, "render_aoi", map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": sc.aoi, "view": "ndxi"})
+	if !strings.Contains(msg, "ndvi") {
+		t.Fatalf("%s", msg)
+	}
+	msg = callErr(t, cs, "render_aoi", map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1"})
+	if !strings.Contains(msg, "aoi") {
+		t.Fatalf("%s", msg)
+	}
+}
+
+// lonLatBBox is the lon/lat bbox of a UTM 13N rectangle.
+func lonLatBBox(t *testing.T, x0, y0, x1, y1 float64) []float64 {
+	t.Helper()
+	crs, err := geo.FromEPSG(32613)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lons, lats []float64
+	for _, c := range [][2]float64{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}} {
+		lon, lat, err := crs.ToLonLat(c[0], c[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		lons, lats = append(lons, lon), append(lats, lat)
+	}
+	return []float64{minOf(lons), minOf(lats), maxOf(lons), maxOf(lats)}
+}
+
+func TestIndexTimeSeriesKeepsClearItemsAndSaysWhyOthersWereSkipped(t *testing.T) {
+	t.Parallel()
+	sc := newPixelScene(t)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: sc.catalog})
+	res := callOK(t, cs, "index_time_series", map[string]any{"collections": "s2-synthetic", "aoi": sc.aoi, "index": "ndvi"})
+	out := structured[IndexTimeSeriesOut](t, res)
+	t.Log(resultText(res))
+	if len(out.Rows) != 2 || out.Rows[0].ItemID != "S2-synthetic-1" || out.Rows[1].ItemID != "S2-synthetic-2" || len(out.Skipped) != 0 {
+		t.Fatalf("rows %+v skipped %+v", out.Rows, out.Skipped)
+	}
+	want := (1664*0.8 + 1792*0.2) / 3456
+	if !near(out.Rows[0].Mean, want, 1e-4) || out.Image == nil {
+		t.Fatalf("row %+v, image %+v", out.Rows[0], out.Image)
+	}
+	if dir := os.Getenv("PIXEL_PREVIEW_DIR"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, "series-ndvi.png"), imageOf(t, res).Data, 0o644)
+	}
+	// An area inside the cloud and its shadow (10 m columns 8–23, rows
+	// 16–23): nothing clear, both items skipped, with the classes.
+	cloud := lonLatBBox(t, 478085, 4437765, 478235, 4437835)
+	res = callOK(t, cs, "index_time_series", map[string]any{"collections": "s2-synthetic", "aoi": cloud, "band": "red"})
+	out = structured[IndexTimeSeriesOut](t, res)
+	text := resultText(res)
+	if len(out.Rows) != 0 || len(out.Skipped) != 2 || out.Image != nil {
+		t.Fatalf("rows %+v skipped %+v", out.Rows, out.Skipped)
+	}
+	if !strings.Contains(out.Skipped[0].Reason, "only 0% of the area is clear") || !strings.Contains(out.Skipped[0].Reason, "SCL 9 cloud high probability") ||
+		!strings.Contains(text, "Skipped S2-synthetic-1: only 0%") {
+		t.Fatalf("%s", text)
+	}
+	msg := callErr(t, cs, "index_time_series", map[string]any{"collections": "s2-synthetic", "aoi": sc.aoi, "index": "ndvi", "band": "red"})
+	if !strings.Contains(msg, "one of index or band") {
+		t.Fatalf("%s", msg)
+	}
+}

@@ -1,0 +1,243 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/paulmach/orb"
+
+	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
+	"github.com/stacmcp/stac-mcp/tools/internal/picture"
+	"github.com/stacmcp/stac-mcp/tools/internal/raster/index"
+	"github.com/stacmcp/stac-mcp/tools/internal/raster/plot"
+	"github.com/stacmcp/stac-mcp/tools/internal/raster/stats"
+)
+
+// ViewArg names what render_aoi draws: a band combination or an index.
+type ViewArg string
+
+// composites are the band combinations render_aoi draws, as red, green,
+// blue, each a list of common names (preferred first).
+var composites = []struct {
+	name  string
+	title string
+	rgb   [3][]string
+}{
+	{"true-color", "true colour (red, green, blue)", [3][]string{{"red"}, {"green"}, {"blue"}}},
+	{"false-color", "false colour (nir, red, green: vegetation red)", [3][]string{{"nir", "nir08"}, {"red"}, {"green"}}},
+	{"swir", "SWIR false colour (swir22, nir, red: burn scars and bare soil brown, vegetation green)", [3][]string{{"swir22"}, {"nir", "nir08"}, {"red"}}},
+}
+
+// viewNames are the composites, then the indices.
+func viewNames() []string {
+	var names []string
+	for _, c := range composites {
+		names = append(names, c.name)
+	}
+	return append(names, index.Names()...)
+}
+
+func init() {
+	var names []any
+	for _, n := range viewNames() {
+		names = append(names, n)
+	}
+	argTypeSchemas[reflect.TypeFor[ViewArg]()] = &jsonschema.Schema{Type: "string", Enum: names}
+}
+
+// RenderAOIIn names an item, an area and what to draw.
+type RenderAOIIn struct {
+	PixelItemArgs
+	View ViewArg `json:"view,omitempty"`
+}
+
+// RenderAOIOut describes the picture sent.
+type RenderAOIOut struct {
+	imageOutput
+	ItemID     string         `json:"item_id"`
+	Collection string         `json:"collection"`
+	Datetime   string         `json:"datetime,omitempty"`
+	View       string         `json:"view"`
+	Formula    string         `json:"formula,omitempty" jsonschema:"an index's, in eo:bands common names, on reflectance"`
+	Stats      *BandStats     `json:"stats,omitempty" jsonschema:"an index's statistics over the clear pixels of the area"`
+	Mask       *MaskInfo      `json:"mask,omitempty" jsonschema:"the cloud mask applied to an index"`
+	ColorMap   string         `json:"color_map,omitempty" jsonschema:"what an index map's colours mean"`
+	AOI        []float64      `json:"aoi"`
+	Resolution Resolution     `json:"resolution"`
+	Bands      []BandRead     `json:"bands_read" jsonschema:"as red, green, blue"`
+	Stretch    []StretchRange `json:"stretch" jsonschema:"per channel: the 2nd and 98th percentiles mapped to black and full"`
+	Image      *ImageInfo     `json:"image,omitempty"`
+	ScaleBar   string         `json:"scale_bar,omitempty"`
+	Requests   int            `json:"requests"`
+	Bytes      int            `json:"bytes"`
+	Notes      []string       `json:"notes"`
+}
+
+// StretchRange is one channel's stretch.
+type StretchRange struct {
+	Band string  `json:"band"`
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+}
+
+// RenderAOI is the render_aoi tool.
+func RenderAOI() Tool {
+	return define(&mcp.Tool{
+		Name:  "render_aoi",
+		Title: "Picture of an area",
+		Description: "PNG of an item over aoi: composite, or index map with statistics.\n" +
+			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A", "aoi": [-39.6,-4.6,-39.5,-4.5], "view": "ndvi"}`,
+		Annotations: readOnlyAnnotations("Picture of an area"),
+	}, true, renderAOI)
+}
+
+func renderAOI(ctx context.Context, c *Call, in RenderAOIIn) (RenderAOIOut, string, error) {
+	const tool = "render_aoi"
+	fail := failWith[RenderAOIOut]()
+	name := strings.ToLower(strings.TrimSpace(string(in.View)))
+	if name == "" {
+		name = composites[0].name
+	}
+	ci := -1
+	for i, cp := range composites {
+		if cp.name == name {
+			ci = i
+		}
+	}
+	ix, ixErr := index.Lookup(name)
+	if ci < 0 && ixErr != nil {
+		return fail(&stacclient.ParamError{Param: "view", Got: string(in.View), Reason: "unknown view", Accepted: strings.Join(viewNames(), ", ")})
+	}
+	aoi, shape, err := aoiArea(in.AOI)
+	if err != nil {
+		return fail(err)
+	}
+	item, err := pixelItem(ctx, c, tool, in.CollectionID, in.ItemID)
+	if err != nil {
+		return fail(err)
+	}
+	if ci < 0 {
+		return renderIndex(ctx, c, item, ix, aoi, footprint.BBox(shape.Bound()))
+	}
+	comp := composites[ci]
+	all := itemBands(item)
+	var bands []itemBand
+	for _, names := range comp.rgb {
+		b, ok := findBand(item, all, names...)
+		if !ok || b.CommonName == "" {
+			return fail(missingBand(item, all, names[0], names))
+		}
+		bands = append(bands, b)
+	}
+	// The picture shows the clouds; the mask is read only so that the
+	// stretch comes from the clear pixels (a cloud's brightness would
+	// otherwise set the top of every channel and darken the ground).
+	p, err := readAOI(ctx, c, readRequest{item: item, bands: bands, mask: true, aoi: aoi})
+	if err != nil {
+		return fail(err)
+	}
+	out := RenderAOIOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties), View: comp.name,
+		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: p.Resolution, Bands: p.Bands,
+		Stretch: []StretchRange{}, Requests: p.Requests, Bytes: p.Bytes, Notes: append([]string{}, p.Notes...)}
+	var st [3]plot.Stretch
+	err = withCPU(ctx, c, func() error {
+		for k := range 3 {
+			ps := stats.Percentiles(p.Values[k], andKeep(p.keep, p.Valid[k]), 2, 98)
+			if math.IsNaN(ps[0]) { // nothing clear: stretch over every pixel of the area
+				ps = stats.Percentiles(p.Values[k], andKeep(p.Inside, p.Valid[k]), 2, 98)
+			}
+			if math.IsNaN(ps[0]) {
+				return actionable(nil, "%s: item %s has no value of %s inside the area", tool, item.ID, p.Bands[k].Band)
+			}
+			st[k] = plot.Stretch{Low: round4(ps[0]), High: round4(ps[1])}
+			out.Stretch = append(out.Stretch, StretchRange{Band: p.Bands[k].Band, Low: st[k].Low, High: st[k].High})
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	title := fmt.Sprintf("%s · %s · %s", comp.name, item.ID, day(itemTime(item)))
+	legend := fmt.Sprintf("R %s, G %s, B %s · 2–98 %% stretch", p.Bands[0].Band, p.Bands[1].Band, p.Bands[2].Band)
+	pic, data, err := drawPicture(ctx, c, func() (*plot.Picture, error) {
+		return plot.Composite(p.Values[0], p.Values[1], p.Values[2], st,
+			plot.Frame{Title: title, Width: p.W, Height: p.H, Inside: p.Inside, Outline: p.Outline, PixelMetres: p.PixelMetres}, legend)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	out.Image = &ImageInfo{MIMEType: picture.MIMEPNG, Width: pic.Image.Bounds().Dx(), Height: pic.Image.Bounds().Dy(), Bytes: len(data)}
+	out.content = &mcp.ImageContent{Data: data, MIMEType: picture.MIMEPNG}
+	out.ScaleBar = pic.ScaleBar
+	return out, renderAOIText(out, comp.title, p), nil
+}
+
+func renderAOIText(out RenderAOIOut, title string, p *aoiPixels) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Picture (%s) of item %s (%s", out.Image, out.ItemID, out.Collection)
+	if out.Datetime != "" {
+		b.WriteString(", " + out.Datetime)
+	}
+	fmt.Fprintf(&b, ") over the area %s, outlined in red: view %s, %s; scale bar %s; grey: no value; pale: outside the aoi.\n",
+		formatBBox(out.AOI), out.View, title, out.ScaleBar)
+	readText(&b, p)
+	for _, s := range out.Stretch {
+		fmt.Fprintf(&b, "Stretch of %s: %s (black) to %s (full), the 2nd and 98th percentiles of the clear pixels (the mask is not drawn).\n",
+			s.Band, formatNumber(s.Low), formatNumber(s.High))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// renderIndex draws an index over the area, with its statistics.
+func renderIndex(ctx context.Context, c *Call, item *stacclient.Item, ix index.Index, aoi orb.Geometry, bbox []float64) (RenderAOIOut, string, error) {
+	fail := failWith[RenderAOIOut]()
+	p, values, st, err := indexOver(ctx, c, item, ix, aoi)
+	if err != nil {
+		return fail(err)
+	}
+	out := RenderAOIOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties),
+		View: ix.Name, Formula: ix.Formula, AOI: roundBBox(bbox), Resolution: p.Resolution, Bands: p.Bands, Mask: p.Mask,
+		Stats: &st, Stretch: []StretchRange{}, Requests: p.Requests, Bytes: p.Bytes, Notes: append([]string{}, p.Notes...)}
+	if st.Valid == 0 {
+		out.Notes = append(out.Notes, "no clear pixel with a value in the area, so no map is attached")
+		return out, renderIndexText(out, p), nil
+	}
+	title := fmt.Sprintf("%s · %s · %s", strings.ToUpper(ix.Name), item.ID, day(itemTime(item)))
+	pic, data, err := drawPicture(ctx, c, func() (*plot.Picture, error) {
+		return plot.IndexMap(values, plot.Frame{Title: title, Width: p.W, Height: p.H, Inside: p.Inside, Outline: p.Outline, PixelMetres: p.PixelMetres},
+			plot.RampNamed(ix.Ramp), ix.Low, ix.High, strings.ToUpper(ix.Name))
+	})
+	if err != nil {
+		return fail(err)
+	}
+	out.Image = &ImageInfo{MIMEType: picture.MIMEPNG, Width: pic.Image.Bounds().Dx(), Height: pic.Image.Bounds().Dy(), Bytes: len(data)}
+	out.content = &mcp.ImageContent{Data: data, MIMEType: picture.MIMEPNG}
+	out.ScaleBar = pic.ScaleBar
+	out.ColorMap = fmt.Sprintf("%s from %s to %s, %s; grey: no value or masked; pale: outside the aoi; red line: the aoi",
+		ix.Name, formatNumber(ix.Low), formatNumber(ix.High), rampWords(ix.Ramp))
+	return out, renderIndexText(out, p), nil
+}
+
+func renderIndexText(out RenderAOIOut, p *aoiPixels) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s = %s of item %s (%s", out.View, out.Formula, out.ItemID, out.Collection)
+	if out.Datetime != "" {
+		b.WriteString(", " + out.Datetime)
+	}
+	fmt.Fprintf(&b, ") over the area %s.\n", formatBBox(out.AOI))
+	readText(&b, p)
+	b.WriteString(statsLine(*out.Stats) + "\n")
+	if out.Image != nil {
+		fmt.Fprintf(&b, "Map (%s): %s; scale bar %s.\n", out.Image, out.ColorMap, out.ScaleBar)
+	}
+	for _, n := range out.Notes[len(p.Notes):] {
+		b.WriteString("Note: " + n + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
