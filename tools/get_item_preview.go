@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/stacmcp/stac-mcp/reliability/inmemory"
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/budget"
 	"github.com/stacmcp/stac-mcp/tools/internal/picture"
@@ -114,6 +116,11 @@ func getItemPreview(ctx context.Context, c *Call, in GetItemPreviewIn) (GetItemP
 		href := assetHref(item, cand.key)
 		if attempt.Outcome == "" && c.Catalog.Name == DemoCatalog && !sameHost(href, c.Catalog.URL) {
 			attempt.Outcome = "not fetched: the demo catalog is offline by design, and this asset is on its original host " + orDash(hrefHost(href))
+		}
+		if attempt.Outcome == "" && localCatalogFile(c, unsigned[cand.key]) {
+			// A local catalog serves its relative hrefs as the files' paths
+			// on this machine; asking the catalog's host for one is a 404.
+			attempt.Outcome = "not fetched: a file of the local catalog on this machine; previews are fetched over HTTP(S), not read from disk: open the file directly"
 		}
 		if attempt.Outcome != "" {
 			out.Tried = append(out.Tried, attempt)
@@ -291,6 +298,12 @@ func bodyDetail(c *Call, href, detail string) string {
 		return " (what another host than the catalog's answered is not described to http clients)"
 	}
 	return detail
+}
+
+// localCatalogFile reports an href that is an absolute file path given by
+// a local catalog served in-process (stacserver Options.AssetDir).
+func localCatalogFile(c *Call, href string) bool {
+	return filepath.IsAbs(href) && strings.HasSuffix(hrefHost(c.Catalog.URL), ".local."+inmemory.Domain)
 }
 
 // assetHref is an asset's href resolved against the item's self link (a

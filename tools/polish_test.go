@@ -106,7 +106,8 @@ func TestLocalCatalogAssetHrefsAreResolved(t *testing.T) {
 		"c/collection.json": `{"type":"Collection","stac_version":"1.0.0","id":"c","description":"d","license":"proprietary",
 			"extent":{"spatial":{"bbox":[[-180,-90,180,90]]},"temporal":{"interval":[[null,null]]}},"links":[{"rel":"item","href":"./items/a.json"}]}`,
 		"c/items/a.json": `{"type":"Feature","stac_version":"1.0.0","id":"a","collection":"c","geometry":{"type":"Point","coordinates":[1,2]},
-			"bbox":[1,2,1,2],"properties":{"datetime":"2024-06-01T00:00:00Z"},"assets":{"ortho":{"href":"./ortho-2.tif"}},"links":[]}`,
+			"bbox":[1,2,1,2],"properties":{"datetime":"2024-06-01T00:00:00Z"},"assets":{"ortho":{"href":"./ortho-2.tif"},"thumbnail":{"href":"./thumb.png","type":"image/png","roles":["thumbnail"]}},"links":[]}`,
+		"c/items/thumb.png": "not fetched",
 	} {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -125,5 +126,11 @@ func TestLocalCatalogAssetHrefsAreResolved(t *testing.T) {
 	text = resultText(callOK(t, cs, "search_items", map[string]any{"collections": []string{"c"}}))
 	if !strings.Contains(text, want) {
 		t.Errorf("search_items does not show the asset at %s:\n%s", want, text)
+	}
+	// The preview does not ask the catalog's host for a path on this
+	// machine (a 404 for a file that is there) but says what it is.
+	text = resultText(callOK(t, cs, "get_item_preview", map[string]any{"collection_id": "c", "item_id": "a"}))
+	if !strings.Contains(text, "a file of the local catalog on this machine") || strings.Contains(text, "404") {
+		t.Errorf("get_item_preview:\n%s", text)
 	}
 }
