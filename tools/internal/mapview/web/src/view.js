@@ -528,11 +528,26 @@ async function onToolResult(res) {
     coverageSummary(sc);
     if (!state.aoi && Array.isArray(sc.aoi_bbox) && sc.aoi_bbox.length === 4) state.aoi = bboxGeometry(sc.aoi_bbox);
   }
-  // search_items with detail full already carries the footprints.
+  // search_items with detail full already carries the footprints; its
+  // summaries are fetched by id (the page shown, also when it continued a
+  // cursor), numbered in its order, and its cursor continues after them.
   const features = state.tool === "search_items" && Array.isArray(sc.features) && sc.features.length ? sc.features : null;
+  const summaries = state.tool === "search_items" && !features && Array.isArray(sc.items) ? sc.items.filter((i) => i && typeof i.id === "string") : [];
   resetItems();
   if (features) {
     addPage(features, sc);
+  } else if (summaries.length) {
+    state.legend = new Map(summaries.map((i, n) => [i.id, String(n + 1)]));
+    const byIds = { ids: summaries.map((i) => i.id), max_items: Math.min(summaries.length, 100), detail: "full" };
+    const colls = [...new Set(summaries.map((i) => i.collection).filter((c) => typeof c === "string" && c))];
+    if (colls.length) byIds.collections = colls;
+    if (state.search.catalog_url) byIds.catalog_url = state.search.catalog_url;
+    setStatus("Loading the footprints…");
+    const res = await callTool("search_items", byIds);
+    const got = res.structuredContent && Array.isArray(res.structuredContent.features) ? res.structuredContent.features : [];
+    const order = new Map(summaries.map((i, n) => [i.id, n]));
+    got.sort((x, y) => (order.get(String(x.id)) ?? 1e9) - (order.get(String(y.id)) ?? 1e9));
+    addPage(got, sc);
   } else {
     await loadPage("");
   }

@@ -277,6 +277,14 @@ try {
     assert.deepEqual(got, want);
     assert.deepEqual(h.requests, []);
     await h.page.close();
+    // A page that continued a cursor: its own items, not the search's first page.
+    const next = await client.callTool({ name: "search_items", arguments: { cursor: res.structuredContent.cursor } });
+    const wantNext = next.structuredContent.items.map((i) => i.id);
+    const h2 = await openHost("search_items", { cursor: res.structuredContent.cursor }, next, html, tools.find((x) => x.name === "search_items"));
+    const drawn = await drawnIds(h2.frame);
+    assert.deepEqual(drawn.map((d) => d.id).sort(), [...wantNext].sort());
+    assert.deepEqual(wantNext.map((id) => drawn.find((d) => d.id === id).label), wantNext.map((_, i) => String(i + 1)), "numbered in the page's order");
+    await h2.page.close();
   });
 
   // ---- check_coverage: the coverage figure, and a drawn area is checked ----
