@@ -34,8 +34,8 @@ type AOIStatisticsOut struct {
 	Bands      []BandRead  `json:"bands_read"`
 	Mask       *MaskInfo   `json:"mask,omitempty" jsonschema:"the cloud mask applied, when the item has one"`
 	Stats      []BandStats `json:"stats" jsonschema:"per band, over the clear pixels of the area, calibrated"`
-	Requests   int         `json:"requests" jsonschema:"range requests sent"`
-	Bytes      int         `json:"bytes" jsonschema:"bytes they returned"`
+	Requests   int         `json:"requests" jsonschema:"range requests sent, header reads included"`
+	Bytes      int         `json:"bytes" jsonschema:"bytes of tiles read beyond the header reads"`
 	Notes      []string    `json:"notes"`
 }
 

@@ -677,7 +677,7 @@ func statsLine(s BandStats) string {
 func readText(b *strings.Builder, p *aoiPixels) {
 	r := p.Resolution
 	n := formatNumber
-	fmt.Fprintf(b, "Read at %s m pixels (level %d; full resolution %s m; EPSG:%d), window %d×%d px (pixel budget %d per band), %d range request(s) with headers, %d bytes of tiles.\n",
+	fmt.Fprintf(b, "Read at %s m pixels (level %d; full resolution %s m; EPSG:%d), window %d×%d px (pixel budget %d per band), %d range request(s) with headers, %d bytes of tiles beyond the header reads.\n",
 		n(r.PixelMetres), r.Level, n(r.FullMetres), r.EPSG, r.Width, r.Height, r.Budget, p.Requests, p.Bytes)
 	for _, br := range p.Bands {
 		fmt.Fprintf(b, "Band %s: asset %s, %s", br.Band, br.Asset, br.Calibration)

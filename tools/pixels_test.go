@@ -85,6 +85,22 @@ func newPixelScene(t *testing.T) pixelScene {
 			t.Fatal(err)
 		}
 	}
+	// The Landsat C2 L2-like scene (30 m, nir08, QA_PIXEL).
+	if err := store.AddCollection([]byte(`{"type":"Collection","stac_version":"1.0.0","id":"lc-synthetic","description":"pixel cases","license":"CC0-1.0",
+		"extent":{"spatial":{"bbox":[[-106,40,-105,41]]},"temporal":{"interval":[["2023-01-01T00:00:00Z",null]]}},"links":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	lcBand := func(key, file, common string) string {
+		return fmt.Sprintf(`%q: {"href": %q, "type": "image/tiff; application=geotiff; profile=cloud-optimized", "roles": ["data"],
+			"eo:bands": [{"name": %q, "common_name": %q}],
+			"raster:bands": [{"data_type": "uint16", "nodata": 0, "scale": 0.0000275, "offset": -0.2}]}`, key, asrv.URL+"/"+file, file, common)
+	}
+	lcAssets := strings.Join([]string{lcBand("red", "LC_RED.tif", "red"), lcBand("nir08", "LC_NIR08.tif", "nir08"),
+		fmt.Sprintf(`"qa_pixel": {"href": %q, "type": "image/tiff; application=geotiff; profile=cloud-optimized", "roles": ["cloud"]}`, asrv.URL+"/LC_QA_PIXEL.tif")}, ",")
+	if err := store.AddItem([]byte(fmt.Sprintf(`{"type":"Feature","stac_version":"1.0.0","id":"LC-synthetic-1","collection":"lc-synthetic","geometry":%s,"bbox":%s,
+		"properties":{"datetime":"2023-07-01T17:40:00Z"},"links":[],"assets":{%s}}`, geom, string(mustJSON(t, bbox)), lcAssets))); err != nil {
+		t.Fatal(err)
+	}
 	return pixelScene{catalog: serveStore(t, store, stacserver.Options{}), aoi: aoi, requests: &requests}
 }
 
@@ -267,5 +283,32 @@ func TestIndexTimeSeriesKeepsClearItemsAndSaysWhyOthersWereSkipped(t *testing.T)
 	msg := callErr(t, cs, "index_time_series", map[string]any{"collections": "s2-synthetic", "aoi": sc.aoi, "index": "ndvi", "band": "red"})
 	if !strings.Contains(msg, "one of index or band") {
 		t.Fatalf("%s", msg)
+	}
+}
+
+func TestRenderAOIOnALandsatSceneMasksQAPixelBits(t *testing.T) {
+	t.Parallel()
+	sc := newPixelScene(t)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: sc.catalog})
+	b := lonLatBBox(t, 478000, 4437280, 478720, 4438000)
+	aoi := []float64{b[0] - 0.001, b[1] - 0.001, b[2] + 0.001, b[3] + 0.001}
+	res := callOK(t, cs, "render_aoi", map[string]any{"collection_id": "lc-synthetic", "item_id": "LC-synthetic-1", "aoi": aoi, "view": "ndvi"})
+	out := structured[RenderAOIOut](t, res)
+	text := resultText(res)
+	t.Log(text)
+	// 24×24 px of 30 m: row 0 fill (24 px), a cloud and its shadow (16 px
+	// each); nir is read from the nir08 band (Landsat has no "nir").
+	if out.Mask == nil || out.Mask.Asset != "qa_pixel" || out.Mask.Considered != 576 || out.Mask.Clear != 576-24-32 {
+		t.Fatalf("mask %+v", out.Mask)
+	}
+	for _, want := range []string{"QA_PIXEL bit 0 fill: 24 px", "QA_PIXEL bit 3 cloud: 16 px", "QA_PIXEL bit 4 cloud shadow: 16 px",
+		"Band nir08: asset nir08, × 0.0000275 − 0.2, nodata 0 (raster:bands)", "Read at 30 m pixels"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the text lacks %q", want)
+		}
+	}
+	want := (244*0.8 + 276*0.2) / 520
+	if st := out.Stats; st == nil || st.Valid != 520 || !near(*st.Mean, want, 1e-4) {
+		t.Fatalf("stats %+v, want mean %v", out.Stats, want)
 	}
 }

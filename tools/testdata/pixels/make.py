@@ -13,6 +13,13 @@ swir22, SCL) 32x32 px, reflectance = DN x 0.0001 - 0.1 (processing baseline
   SCL: 4 vegetation / 5 bare soil, a cloud (9) at 20 m cols 4-7 rows 8-11,
        its shadow (3) at cols 8-11 rows 8-11, water (6) nowhere.
 
+A Landsat Collection 2 Level-2-like scene over the same corner: 30 m
+uint16 bands LC_RED and LC_NIR08 (reflectance = DN x 0.0000275 - 0.2,
+nodata 0) and LC_QA_PIXEL, 24x24 px:
+  left half vegetation (red 0.05, nir08 0.45), right half soil (0.20, 0.30)
+  QA_PIXEL 21824 (clear land), row 0 fill (1), a cloud (22280, bit 3) at
+  cols 2-5 rows 4-7, its shadow (23888, bit 4) at cols 6-9 rows 4-7.
+
 Run from this directory: python3 make.py (needs gdal_translate). The
 outputs are committed; rerun only to change the scene.
 """
@@ -55,6 +62,28 @@ def scl():
     return rows
 
 
+def landsat(veg, soil):
+    dn = lambda r: int(round((r + 0.2) / 0.0000275))
+    return [[0 if j == 0 else dn(veg if i < 12 else soil) for i in range(24)] for j in range(24)]
+
+
+def qa_pixel():
+    rows = []
+    for j in range(24):
+        row = []
+        for i in range(24):
+            v = 21824
+            if j == 0:
+                v = 1
+            elif 4 <= j < 8 and 2 <= i < 6:
+                v = 22280
+            elif 4 <= j < 8 and 6 <= i < 10:
+                v = 23888
+            row.append(v)
+        rows.append(row)
+    return rows
+
+
 def write(name, rows, res, nodata=True):
     n = len(rows)
     asc = name + ".asc"
@@ -80,3 +109,6 @@ write("B08", band10("nir", 0.45, 0.30), 10)
 write("B11", band20(0.25, 0.35), 20)
 write("B12", band20(0.12, 0.30), 20)
 write("SCL", scl(), 20, nodata=False)
+write("LC_RED", landsat(0.05, 0.20), 30)
+write("LC_NIR08", landsat(0.45, 0.30), 30)
+write("LC_QA_PIXEL", qa_pixel(), 30, nodata=False)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -44,7 +45,8 @@ func (c Calibration) String() string {
 	return s
 }
 
-func trim(v float64) string { return fmt.Sprintf("%g", v) }
+// trim writes v in plain decimals (Landsat's 0.0000275, not 2.75e-05).
+func trim(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // Apply calibrates raw in place and returns which pixels hold a value:
 // valid (nil: all) minus nodata and NaN. A NaN nodata matches NaN.
