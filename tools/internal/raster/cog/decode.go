@@ -109,21 +109,47 @@ func zstdDecode(raw []byte, need, full int) ([]byte, error) {
 	d, _ := zstdPool.Get().(*zstd.Decoder)
 	if d == nil {
 		var err error
-		// Single-threaded and memory-bounded: GDAL's frames declare
-		// windows of a few MiB whatever the block size, so the window is
-		// bounded by zstd's level-19 maximum (8 MiB) rather than by the
-		// block; the output itself is bounded by readLimited.
+		// Single-threaded, low-memory; zstdInput makes the window fit
+		// the block, and readLimited bounds the output.
 		d, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(8<<20))
+			zstd.WithDecoderMaxWindow(64<<20))
 		if err != nil {
 			return nil, err
 		}
 	}
 	defer zstdPool.Put(d)
-	if err := d.Reset(bytes.NewReader(raw)); err != nil {
+	if err := d.Reset(zstdInput(raw, full)); err != nil {
 		return nil, err
 	}
 	return readLimited(d, need, full)
+}
+
+// zstdInput is a block's zstd stream with the first frame's declared
+// window lowered to fit the block. libtiff compresses a block without
+// telling zstd its size, so a frame declares the level's window (4 MiB at
+// GDAL's default level 9, 128 MiB at level 22) and a decoder would
+// allocate that much history for a tile of a few KB. A frame whose
+// content is at most full bytes can reference no byte further back than
+// full, so a window of full bytes (rounded up to a power of two, at least
+// zstd's largest block, 128 KiB) decodes it identically; larger content
+// is refused by readLimited anyway.
+func zstdInput(raw []byte, full int) io.Reader {
+	const magic = 0xFD2FB528
+	if len(raw) < 6 || binary.LittleEndian.Uint32(raw) != magic || raw[4]&0x20 != 0 {
+		return bytes.NewReader(raw) // not a frame, or single-segment: its window is its content size
+	}
+	exp, mant := int(raw[5]>>3), int(raw[5]&7)
+	base := uint64(1) << (10 + exp)
+	declared := base + base/8*uint64(mant)
+	e := 7 // 1 KiB << 7 = 128 KiB
+	for uint64(1)<<(10+e) < uint64(full) {
+		e++
+	}
+	if uint64(1)<<(10+e) >= declared {
+		return bytes.NewReader(raw)
+	}
+	head := []byte{raw[0], raw[1], raw[2], raw[3], raw[4], byte(e << 3)}
+	return io.MultiReader(bytes.NewReader(head), bytes.NewReader(raw[6:]))
 }
 
 // undoHorizontal undoes predictor 2: each sample was stored as the

@@ -86,4 +86,7 @@ tr -b 1 -co PIXELTYPE=SIGNEDBYTE -co TILED=YES -co BLOCKXSIZE=32 -co BLOCKYSIZE=
 # float32 nodata that float32 cannot hold exactly (0.1): GDAL compares in the band's type.
 src nd01 float32 1 0.1
 tr -outsize 60 40 -r nearest -co COMPRESS=DEFLATE -a_nodata 0.1 "$tmp/nd01.bin" f32_nodata_0.1.tif
+# zstd at its highest level (22): frames declare a 128 MiB window for 8 KB tiles.
+tr -co TILED=YES -co BLOCKXSIZE=64 -co BLOCKYSIZE=64 -co COMPRESS=ZSTD -co ZSTD_LEVEL=22 -co PREDICTOR=2 \
+	$(geo 32633 399960 5000040 10) "$tmp/s2.bin" u16_zstd22_tiled.tif
 ls -l *.tif
