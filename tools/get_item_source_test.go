@@ -268,3 +268,66 @@ func TestItemObjectEncodesAChangedItem(t *testing.T) {
 		t.Errorf("href = %v, want the signed one", href)
 	}
 }
+
+// search_items with detail=full sends each item as the catalog did too:
+// the complete items and their text are the old route's.
+func TestSearchItemsFullAnswersAsBefore(t *testing.T) {
+	t.Parallel()
+	catalog := demoServer(t, stacserver.Options{})
+	cs := newTestSession(t, testSessionOptions{CatalogURL: catalog})
+	checked := 0
+	for _, c := range demoCollections(t) {
+		res := callOK(t, cs, "search_items", map[string]any{"collections": []string{c}, "detail": "full", "max_items": 4, "limit": 4})
+		got, _ := asJSON(t, res.StructuredContent).(map[string]any)
+		features, _ := got["features"].([]any)
+		// The same page, read directly.
+		resp, err := http.Post(catalog+"/search", "application/json", strings.NewReader(`{"collections":["`+c+`"],"limit":4}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			Features []json.RawMessage `json:"features"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		_ = resp.Body.Close()
+		if err != nil || len(page.Features) != len(features) || len(features) == 0 {
+			t.Fatalf("%s: %d features from the tool, %d read directly (%v)", c, len(features), len(page.Features), err)
+		}
+		text := resultText(res)
+		for i, raw := range page.Features {
+			want, wantText := oldGetItemAnswer(t, raw)
+			if !reflect.DeepEqual(features[i], want.(map[string]any)["item"]) {
+				t.Errorf("%s: feature %d differs from the old route's", c, i)
+			}
+			if !strings.Contains(text, wantText) {
+				t.Errorf("%s: text lacks feature %d as the old route wrote it", c, i)
+			}
+			checked++
+		}
+	}
+	if checked < 40 {
+		t.Errorf("only %d features checked", checked)
+	}
+}
+
+// Items without the catalog's bytes (signed ones) are encoded in their
+// place, wherever they fall among the others.
+func TestSearchItemsOutMixesSentAndEncodedItems(t *testing.T) {
+	out := SearchItemsOut{Items: []ItemSummary{}, Search: map[string]any{}, Warnings: []string{}, Notes: []string{},
+		Features:       []map[string]any{{"id": "a"}, {"id": "b", "n": 1.5}, {"id": "c"}},
+		featureSources: []json.RawMessage{nil, json.RawMessage(`{ "id" : "b", "n": 1.50 }`)}}
+	b, err := encodeOutput(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Features []map[string]any }
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Features, out.Features) {
+		t.Errorf("features = %v, want %v", got.Features, out.Features)
+	}
+	if !bytes.Contains(b, []byte(`{"id":"b","n":1.50}`)) {
+		t.Errorf("the second item is not the catalog's bytes (compacted): %s", b)
+	}
+}

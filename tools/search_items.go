@@ -41,6 +41,61 @@ type SearchItemsOut struct {
 	Search         map[string]any   `json:"search" jsonschema:"the normalised search that was sent (datetime expanded, filter language inferred); empty when continuing from a cursor"`
 	Warnings       []string         `json:"warnings" jsonschema:"parameters the catalog may not support, and other caveats"`
 	Notes          []string         `json:"notes" jsonschema:"what to try next, e.g. which filter to relax when nothing matched"`
+
+	// featureSources holds, for each of Features, the bytes the catalog
+	// sent for it (nil where it was encoded, as a signed item is): they
+	// are written in its place (see MarshalJSON), as get_item does.
+	featureSources []json.RawMessage
+}
+
+// searchItemsOutFields is SearchItemsOut without its methods.
+type searchItemsOutFields SearchItemsOut
+
+// MarshalJSON writes each complete item as the catalog sent it when those
+// bytes are at hand, instead of encoding its decoding again.
+func (o SearchItemsOut) MarshalJSON() ([]byte, error) {
+	if len(o.featureSources) == 0 {
+		return json.Marshal(searchItemsOutFields(o))
+	}
+	features := make([]json.RawMessage, len(o.Features))
+	for i, m := range o.Features {
+		if i < len(o.featureSources) && o.featureSources[i] != nil {
+			features[i] = o.featureSources[i]
+			continue
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		features[i] = b
+	}
+	// The outer Features hides the embedded one (a shallower field wins).
+	return json.Marshal(struct {
+		searchItemsOutFields
+		Features []json.RawMessage `json:"features"`
+	}{searchItemsOutFields(o), features})
+}
+
+// decodedForCheck is the output decoded for the schema check: the
+// complete items are Features, already decoded for the text; only the
+// rest is encoded and decoded.
+func (o SearchItemsOut) decodedForCheck() (any, error) {
+	rest := searchItemsOutFields(o)
+	rest.Features = []map[string]any{}
+	b, err := json.Marshal(rest)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	features := make([]any, len(o.Features))
+	for i, f := range o.Features {
+		features[i] = f
+	}
+	m["features"] = features
+	return m, nil
 }
 
 // SearchItems is the search_items tool.
@@ -254,7 +309,7 @@ func readItemPages(ctx context.Context, c *Call, call searchItemsCall, search *s
 			}
 			call.signing.sign(ctx, it)
 			read.seen.add(it)
-			if err := read.add(call.detail, it, out); err != nil {
+			if err := read.add(call.detail, call.signing.requested, it, out); err != nil {
 				return nil, err
 			}
 			out.Returned++
@@ -266,13 +321,18 @@ func readItemPages(ctx context.Context, c *Call, call searchItemsCall, search *s
 
 // add puts one item into out: complete (detail=full), or summarised with
 // its share of the requested area.
-func (read *itemPagesRead) add(detail string, it *stacclient.Item, out *SearchItemsOut) error {
+func (read *itemPagesRead) add(detail string, signed bool, it *stacclient.Item, out *SearchItemsOut) error {
 	if detail == detailFull {
-		m, err := toJSONObject(it)
+		m, source, err := itemObject(it, signed)
 		if err != nil {
-			return fmt.Errorf("re-encoding item %q: %w", it.ID, err)
+			return err
 		}
 		out.Features = append(out.Features, m)
+		if source != nil || out.featureSources != nil {
+			// Sources line up with Features: nil for the items before.
+			out.featureSources = append(out.featureSources, make([]json.RawMessage, len(out.Features)-1-len(out.featureSources))...)
+			out.featureSources = append(out.featureSources, source)
+		}
 		read.heads = append(read.heads, summarizeItem(it))
 		return nil
 	}
@@ -291,11 +351,27 @@ func (read *itemPagesRead) add(detail string, it *stacclient.Item, out *SearchIt
 	return nil
 }
 
+// mayExceed reports whether the complete items of out may encode to more
+// than limit bytes. Items sent as the catalog's bytes are not encoded just
+// to be measured when they cannot reach it: encoding a decoded value
+// writes at most 6 bytes per byte of its source (a character escaped as
+// \u0026, a number such as 1e20 written out in full).
+func mayExceed(out *SearchItemsOut, limit int) bool {
+	n := 0
+	for i := range out.Features {
+		if i >= len(out.featureSources) || out.featureSources[i] == nil {
+			return true // measured by encoding, as before
+		}
+		n += len(out.featureSources[i])
+	}
+	return 6*n+len(out.Features)+2 > limit
+}
+
 // reportWhereSearchStopped fills what the search's end says: its size,
 // the signing's caveats, method, stop reason and match count, the items
 // removed client-side, and the cursor when more items match.
 func reportWhereSearchStopped(c *Call, call searchItemsCall, search *stacclient.Search, position itemsPosition, read *itemPagesRead, out *SearchItemsOut) {
-	if call.detail == detailFull && out.Returned > 0 {
+	if call.detail == detailFull && out.Returned > 0 && mayExceed(out, fullDetailWarnBytes) {
 		if b, err := json.Marshal(out.Features); err == nil && len(b) > fullDetailWarnBytes {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("detail=full output is %s for %d items: prefer detail=summary, fields to drop members, or a smaller max_items",
 				humanBytes(int64(len(b))), out.Returned))
