@@ -50,6 +50,7 @@ type config struct {
 	Catalog         string
 	MaxItemsCeiling int
 	DecodePixels    int64                  // STAC_MCP_DECODE_BUDGET_PIXELS; 0: the default
+	ReadPixels      int                    // STAC_MCP_READ_PIXELS; 0: the default
 	Headers         http.Header            // the default catalog's (STAC_MCP_HEADERS)
 	CatalogHeaders  map[string]http.Header // by lowercase catalog name (STAC_MCP_CATALOG_HEADERS_<NAME>)
 	NamedCatalogs   []tools.Preset
@@ -106,6 +107,7 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 		loadDemoFaultSettings,
 		loadWriteSettings,
 		loadDecodeBudget,
+		loadReadPixels,
 		loadPolicy,
 	} {
 		if err := load(cfg, src); err != nil {
@@ -194,6 +196,28 @@ func loadDecodeBudget(cfg *config, src settingSource) error {
 		return usageError("%s=%q: want a whole number of pixels from %d to %d", name, v, minDecodePixels, maxDecodePixels)
 	}
 	cfg.DecodePixels = n
+	return nil
+}
+
+// Pixel read budget bounds: under 256×256 px an area is a smudge; over
+// 2048×2048 a read of four bands (float64, 2 units each) is the whole
+// default decode budget.
+const (
+	minReadPixels = 65_536
+	maxReadPixels = 4_194_304
+)
+
+// loadReadPixels reads the pixel tools' budget per band read (STAC_MCP_READ_PIXELS).
+func loadReadPixels(cfg *config, src settingSource) error {
+	v, name, ok := src.lookup(settings.ReadPixels)
+	if !ok {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < minReadPixels || n > maxReadPixels {
+		return usageError("%s=%q: want a whole number of pixels from %d to %d", name, v, minReadPixels, maxReadPixels)
+	}
+	cfg.ReadPixels = n
 	return nil
 }
 

@@ -131,7 +131,7 @@ func newApp(ctx context.Context, cfg *config, stderr io.Writer) (*app, error) {
 		Layer:    layer,
 		Catalogs: catalogs,
 		Limits: tools.Limits{MaxItemsDefault: min(defaultMaxItems, cfg.MaxItemsCeiling), MaxItemsCeiling: cfg.MaxItemsCeiling,
-			DecodePixels: cfg.DecodePixels},
+			DecodePixels: cfg.DecodePixels, ReadPixels: cfg.ReadPixels},
 		Logger:    logger,
 		CursorKey: cursorKey,
 		Writes:    writes,

@@ -73,6 +73,7 @@ var LeftOut = map[string]string{
 	"STAC_MCP_MAX_HOSTS":              "bounds for a shared server (adr/0010); one desktop user never reaches them",
 	"STAC_MCP_BODY_BUDGET_BYTES":      "bounds for a shared server (adr/0010); one desktop user never reaches them",
 	settings.DecodeBudgetPixels.Env:   "bounds for a shared server (adr/0010); one desktop user never reaches them",
+	settings.ReadPixels.Env:           "the default (1024×1024 per band) reads a 10 km area at 10 m; a coarser or finer read is a hand-configured choice",
 	settings.HTTPMaxConns.Env:         "http mode only; the bundle runs stdio",
 	settings.HTTPMaxConnsPerIP.Env:    "http mode only; the bundle runs stdio",
 	settings.HTTPIdleTimeout.Env:      "http mode only; the bundle runs stdio",

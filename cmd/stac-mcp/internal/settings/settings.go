@@ -32,10 +32,11 @@ var (
 	LogFormat            = Setting{"log-format", "STAC_MCP_LOG_FORMAT", "FORMAT", "json (default) or console"}
 	DemoFaultRate        = Setting{"demo-fault-rate", "STAC_MCP_DEMO_FAULT_RATE", "RATE", "demo catalog only: inject transient faults (5xx, resets, 429) into this fraction of upstream attempts, to watch retries happen (0 to 0.9; default off)"}
 	DemoFaultSeed        = Setting{"demo-fault-seed", "STAC_MCP_DEMO_FAULT_SEED", "N", "seed of the demo fault schedule, to replay a run (default: from the clock, logged at startup)"}
-	Toolsets             = Setting{"toolsets", "STAC_MCP_TOOLSETS", "LIST", "toolsets to list, separated by ',': all (default), discover, search, size, visual, ops, write (write needs --allow-writes); each listed tool costs the model context"}
+	Toolsets             = Setting{"toolsets", "STAC_MCP_TOOLSETS", "LIST", "toolsets to list, separated by ',': all (default), discover, search, size, visual, pixels, ops, write (write needs --allow-writes); each listed tool costs the model context"}
 	Tools                = Setting{"tools", "STAC_MCP_TOOLS", "LIST", "single tools to list besides --toolsets, separated by ',', e.g. search_items,get_item; alone, only these are listed"}
 	ReadOnly             = Setting{"read-only", "STAC_MCP_READ_ONLY", "", "list no tool that changes a catalog, even with --allow-writes (default false)"}
 	DecodeBudgetPixels   = Setting{"decode-budget-pixels", "STAC_MCP_DECODE_BUDGET_PIXELS", "PIXELS", "memory bound of decoded images held at once across all calls (previews, maps), in pixels of 4 bytes (a 16-bit pixel counts 2); past it decodes wait, then are refused, and an image larger than the whole budget is not decoded (default 32000000, about 128 MiB; 1000000 to 2000000000)"}
+	ReadPixels           = Setting{"read-pixels", "STAC_MCP_READ_PIXELS", "PIXELS", "the pixel tools' budget per band read: the finest overview whose window over the aoi holds at most this many pixels is read, and the result says which (default 1048576, 1024×1024; 65536 to 4194304)"}
 	MetricsAddr          = Setting{"metrics-addr", "STAC_MCP_METRICS_ADDR", "ADDR", "serve Prometheus /metrics on this address, e.g. 127.0.0.1:9464 (stdio mode; default off); like --addr, a non-loopback address needs STAC_MCP_HTTP_TOKEN"}
 
 	// Writes (adr/0014-idempotent-writes.md).
@@ -62,7 +63,7 @@ var Reliability = []Setting{
 }
 
 // Server are the settings of the server itself, in --help's order.
-var Server = []Setting{Catalog, Catalogs, MaxItemsCeiling, Headers, Toolsets, Tools, ReadOnly, DecodeBudgetPixels, LogLevel, LogFormat, MetricsAddr,
+var Server = []Setting{Catalog, Catalogs, MaxItemsCeiling, Headers, Toolsets, Tools, ReadOnly, DecodeBudgetPixels, ReadPixels, LogLevel, LogFormat, MetricsAddr,
 	HTTPAddr, AllowPrivateNetworks, AllowedCatalogHosts, DemoFaultRate, DemoFaultSeed, AllowWrites, StateDir, IdempotencyTTL, RedisURL}
 
 // The limits of `stac-mcp http` (adr/0010-http-exposure-limits.md); see
