@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -256,9 +258,10 @@ func aoiArea(arg AreaArg) (orb.Geometry, footprint.Shape, error) {
 
 // openedAsset is one asset's file, opened once per call.
 type openedAsset struct {
-	file *cog.File
-	info cog.Info
-	grid geo.Grid
+	file  *cog.File
+	info  cog.Info
+	grid  geo.Grid
+	local *os.File // a local catalog's file, closed when the read ends
 }
 
 // readRequest is what one read of an item needs.
@@ -329,6 +332,13 @@ func readAOI(ctx context.Context, c *Call, r readRequest) (*aoiPixels, error) {
 		}
 	}
 	files := map[string]*openedAsset{}
+	defer func() {
+		for _, f := range files {
+			if f.local != nil {
+				_ = f.local.Close()
+			}
+		}
+	}()
 	for _, b := range bands {
 		if files[b.AssetKey] != nil {
 			continue
@@ -460,7 +470,26 @@ func openAsset(ctx context.Context, c *Call, item *stacclient.Item, key string) 
 			"use the catalog's https hrefs (Earth Search and the Planetary Computer give them)", key, item.ID, href)
 	}
 	name := item.Assets[key].Href // unsigned: names the file in the cache and in errors
-	f, err := cog.Open(ctx, cog.HTTPSource(c.Catalog.Client, href, name), cog.Options{Cache: c.Deps.pixelCache()})
+	src := cog.HTTPSource(c.Catalog.Client, href, name)
+	var local *os.File
+	if path, ok, err := localAssetPath(c, name); err != nil { // the href as served, before resolving against the item's link
+		return nil, actionable(err, "item %s asset %s: %v", item.ID, key, err)
+	} else if ok {
+		if local, err = os.Open(path); err != nil {
+			return nil, actionable(err, "item %s asset %s could not be opened: %v", item.ID, key, err)
+		}
+		fi, err := local.Stat()
+		if err != nil {
+			_ = local.Close()
+			return nil, actionable(err, "item %s asset %s: %v", item.ID, key, err)
+		}
+		// The cache key changes when the file does.
+		src = cog.ReaderAtSource(fmt.Sprintf("%s@%d.%d", path, fi.ModTime().UnixNano(), fi.Size()), local, fi.Size())
+	}
+	f, err := cog.Open(ctx, src, cog.Options{Cache: c.Deps.pixelCache()})
+	if err != nil && local != nil {
+		_ = local.Close()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -479,7 +508,35 @@ func openAsset(ctx context.Context, c *Call, item *stacclient.Item, key string) 
 	if err := g.Check(); err != nil {
 		return nil, actionable(err, "item %s asset %s: %v", item.ID, key, err)
 	}
-	return &openedAsset{file: f, info: info, grid: g}, nil
+	return &openedAsset{file: f, info: info, grid: g, local: local}, nil
+}
+
+// localAssetPath is the file an asset href names when the catalog is a
+// local catalog.json (its hrefs are served as absolute paths on this
+// machine): ok only for a path inside the catalog's directory, after
+// symbolic links, so that an item cannot name any other file of the
+// machine. A remote catalog's hrefs are never read from disk.
+func localAssetPath(c *Call, href string) (string, bool, error) {
+	root := c.Catalog.Key // a local catalog's real path
+	if !filepath.IsAbs(root) || strings.Contains(root, "://") {
+		return "", false, nil
+	}
+	path := strings.TrimPrefix(href, "file://")
+	if !filepath.IsAbs(path) {
+		return "", false, nil // an http(s) href: read over HTTP
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(root))
+	if err != nil {
+		return "", false, err
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false, fmt.Errorf("the file %s cannot be read: %w", path, err)
+	}
+	if rel, err := filepath.Rel(dir, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false, fmt.Errorf("the file %s is outside the local catalog's directory %s, and only files under it are read", path, dir)
+	}
+	return real, true, nil
 }
 
 // bandCalibration is raster:bands' calibration, else the file's own

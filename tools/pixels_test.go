@@ -312,3 +312,57 @@ func TestRenderAOIOnALandsatSceneMasksQAPixelBits(t *testing.T) {
 		t.Fatalf("stats %+v, want mean %v", out.Stats, want)
 	}
 }
+
+// A local catalog.json's assets are read from disk (its relative hrefs are
+// served as absolute paths), only inside the catalog's directory.
+func TestPixelToolsReadALocalCatalogsFilesOnly(t *testing.T) {
+	t.Parallel()
+	dir, outside := t.TempDir(), t.TempDir()
+	for _, name := range []string{"B04.tif", "B08.tif"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "pixels", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []string{filepath.Join(dir, "c", "items"), outside} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	b := lonLatBBox(t, 478000, 4437360, 478640, 4438000)
+	geom := fmt.Sprintf(`{"type":"Polygon","coordinates":[[[%[1]v,%[2]v],[%[3]v,%[2]v],[%[3]v,%[4]v],[%[1]v,%[4]v],[%[1]v,%[2]v]]]}`, b[0], b[1], b[2], b[3])
+	band := func(key, href, common string) string {
+		return fmt.Sprintf(`%q: {"href": %q, "type": "image/tiff; application=geotiff", "eo:bands": [{"common_name": %q}],
+			"raster:bands": [{"nodata": 0, "scale": 0.0001, "offset": -0.1}]}`, key, href, common)
+	}
+	item := func(id, red string) string {
+		return fmt.Sprintf(`{"type":"Feature","stac_version":"1.0.0","id":%q,"collection":"c","geometry":%s,"bbox":%s,
+			"properties":{"datetime":"2024-06-01T00:00:00Z"},"links":[],"assets":{%s,%s}}`, id, geom, string(mustJSON(t, b)),
+			band("red", red, "red"), band("nir", "./B08.tif", "nir"))
+	}
+	for name, body := range map[string]string{
+		"catalog.json": `{"type":"Catalog","stac_version":"1.0.0","id":"local","description":"d","links":[{"rel":"child","href":"./c/collection.json"}]}`,
+		"c/collection.json": `{"type":"Collection","stac_version":"1.0.0","id":"c","description":"d","license":"proprietary",
+			"extent":{"spatial":{"bbox":[[-180,-90,180,90]]},"temporal":{"interval":[[null,null]]}},
+			"links":[{"rel":"item","href":"./items/a.json"},{"rel":"item","href":"./items/b.json"}]}`,
+		"c/items/a.json": item("a", "./B04.tif"),
+		"c/items/b.json": item("b", filepath.Join(outside, "B04.tif")),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := newTestSession(t, testSessionOptions{CatalogURL: filepath.Join(dir, "catalog.json")})
+	aoi := []float64{b[0] - 0.001, b[1] - 0.001, b[2] + 0.001, b[3] + 0.001}
+	out := structured[RenderAOIOut](t, callOK(t, cs, "render_aoi", map[string]any{"collection_id": "c", "item_id": "a", "aoi": aoi, "view": "ndvi"}))
+	if st := out.Stats; st == nil || st.Valid != 4096-512 {
+		t.Fatalf("stats %+v", out.Stats)
+	}
+	msg := callErr(t, cs, "render_aoi", map[string]any{"collection_id": "c", "item_id": "b", "aoi": aoi, "view": "ndvi"})
+	if !strings.Contains(msg, "outside the local catalog's directory") {
+		t.Fatalf("%s", msg)
+	}
+}
