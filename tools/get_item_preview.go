@@ -117,11 +117,7 @@ func getItemPreview(ctx context.Context, c *Call, in GetItemPreviewIn) (GetItemP
 		if attempt.Outcome == "" && c.Catalog.Name == DemoCatalog && !sameHost(href, c.Catalog.URL) {
 			attempt.Outcome = "not fetched: the demo catalog is offline by design, and this asset is on its original host " + orDash(hrefHost(href))
 		}
-		if attempt.Outcome == "" && localCatalogFile(c, unsigned[cand.key]) {
-			// A local catalog serves its relative hrefs as the files' paths
-			// on this machine; asking the catalog's host for one is a 404.
-			attempt.Outcome = "not fetched: a file of the local catalog on this machine; previews are fetched over HTTP(S), not read from disk: open the file directly"
-		}
+
 		if attempt.Outcome != "" {
 			out.Tried = append(out.Tried, attempt)
 			continue
@@ -133,6 +129,9 @@ func getItemPreview(ctx context.Context, c *Call, in GetItemPreviewIn) (GetItemP
 		}
 		if why != "" {
 			attempt.Outcome = why
+			if localCatalogFile(c, unsigned[cand.key]) {
+				attempt.Outcome += " (a local catalog serves only the files inside its folder that exist; open this one directly)"
+			}
 			out.Tried = append(out.Tried, attempt)
 			continue
 		}
@@ -309,6 +308,10 @@ func localCatalogFile(c *Call, href string) bool {
 // assetHref is an asset's href resolved against the item's self link (a
 // relative href is relative to the item document); without a self link,
 // FetchAsset resolves it against the catalog.
+//
+// A local catalog served in-process gives the files of its directory as
+// paths on this machine (stacserver Options.AssetDir) and serves them at
+// {self}/assets/{key}: that URL is what is fetched.
 func assetHref(item *stacclient.Item, key string) string {
 	href := strings.TrimSpace(item.Assets[key].Href)
 	self := stacclient.FindLink(item.Links, "self")
@@ -316,6 +319,9 @@ func assetHref(item *stacclient.Item, key string) string {
 		return href
 	}
 	base, err := url.Parse(self.Href)
+	if err == nil && filepath.IsAbs(href) && strings.HasSuffix(base.Hostname(), ".local."+inmemory.Domain) {
+		return strings.TrimSuffix(self.Href, "/") + "/assets/" + url.PathEscape(key)
+	}
 	ref, rerr := url.Parse(href)
 	if err != nil || rerr != nil || !base.IsAbs() {
 		return href

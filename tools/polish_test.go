@@ -1,6 +1,10 @@
 package tools
 
 import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,7 +111,7 @@ func TestLocalCatalogAssetHrefsAreResolved(t *testing.T) {
 			"extent":{"spatial":{"bbox":[[-180,-90,180,90]]},"temporal":{"interval":[[null,null]]}},"links":[{"rel":"item","href":"./items/a.json"}]}`,
 		"c/items/a.json": `{"type":"Feature","stac_version":"1.0.0","id":"a","collection":"c","geometry":{"type":"Point","coordinates":[1,2]},
 			"bbox":[1,2,1,2],"properties":{"datetime":"2024-06-01T00:00:00Z"},"assets":{"ortho":{"href":"./ortho-2.tif"},"thumbnail":{"href":"./thumb.png","type":"image/png","roles":["thumbnail"]}},"links":[]}`,
-		"c/items/thumb.png": "not fetched",
+		"c/items/thumb.png": string(tinyPNG(t)),
 	} {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -127,10 +131,22 @@ func TestLocalCatalogAssetHrefsAreResolved(t *testing.T) {
 	if !strings.Contains(text, want) {
 		t.Errorf("search_items does not show the asset at %s:\n%s", want, text)
 	}
-	// The preview does not ask the catalog's host for a path on this
-	// machine (a 404 for a file that is there) but says what it is.
-	text = resultText(callOK(t, cs, "get_item_preview", map[string]any{"collection_id": "c", "item_id": "a"}))
-	if !strings.Contains(text, "a file of the local catalog on this machine") || strings.Contains(text, "404") {
-		t.Errorf("get_item_preview:\n%s", text)
+	// The preview reads the file through the catalog (it asked the
+	// catalog's host for the path: a 404 for a file that is there).
+	res := callOK(t, cs, "get_item_preview", map[string]any{"collection_id": "c", "item_id": "a"})
+	if out := structured[GetItemPreviewOut](t, res); !out.Available || out.Href != filepath.Join(dir, "c", "items", "thumb.png") {
+		t.Errorf("get_item_preview: available %v, href %q:\n%s", out.Available, out.Href, resultText(res))
 	}
+}
+
+// tinyPNG is a 2×2 PNG.
+func tinyPNG(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	img.Set(0, 0, color.RGBA{200, 0, 0, 255})
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -44,7 +44,9 @@ func (l *loader) recordAssetFiles(it *storedItem, file string) {
 			}
 		}
 		if err != nil {
-			l.note("item %q (%s): asset %q (href %q) is not served: %v", it.id, file, key, href, err)
+			if !l.opts.QuietAssetFiles {
+				l.note("item %q (%s): asset %q (href %q) is not served: %v", it.id, file, key, href, err)
+			}
 			continue
 		}
 		if it.assetFiles == nil {
@@ -74,10 +76,12 @@ func withAssetHrefs(doc map[string]any, base, assetDir string, it *storedItem) {
 			continue
 		}
 		href, _ := a["href"].(string)
-		if _, ok := it.assetFiles[key]; ok {
-			href = prefix + url.PathEscape(key)
-		} else if p, ok := localAssetPath(assetDir, it.file, href); ok {
+		// On disk, the path names the file to a reader (the file is also
+		// served at the URL, for tools that fetch it); otherwise the URL.
+		if p, ok := localAssetPath(assetDir, it.file, href); ok {
 			href = p
+		} else if _, ok := it.assetFiles[key]; ok {
+			href = prefix + url.PathEscape(key)
 		} else {
 			continue
 		}

@@ -25,6 +25,11 @@ type LoadOptions struct {
 	// hrefs (assets.go): the demo's pixels. Off, such hrefs are passed on
 	// unchanged.
 	ServeAssetFiles bool
+	// QuietAssetFiles leaves out ServeAssetFiles' notes about relative
+	// asset hrefs that name no file of the catalog: a local catalog shows
+	// such hrefs as paths (Options.AssetDir), and its data often lives
+	// beside it rather than in it.
+	QuietAssetFiles bool
 }
 
 // Defaults of LoadOptions: generous for a real static catalog (the largest

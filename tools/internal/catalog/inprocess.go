@@ -20,7 +20,7 @@ import (
 type staticStore struct {
 	handler http.Handler
 	notes   []string // what the loader skipped and why
-	dir     *os.Root // a writable local catalog's directory, closed with its server
+	dir     *os.Root // a local catalog's directory (its asset files, a writable one's writes), closed with its server
 }
 
 // drainWrites bounds how long closing a writable store (on SIGTERM, at
@@ -50,23 +50,27 @@ func loadDemoStore(ctx context.Context) (*staticStore, error) {
 // Transaction endpoints, writing through that same os.Root, which then
 // stays open until the catalog's server stops.
 func loadDirStore(ctx context.Context, path string, limits stacserver.LoadOptions, writable bool) (*staticStore, error) {
-	root, err := os.OpenRoot(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	var writes *stacserver.WriteOptions
-	if writable {
-		writes = &stacserver.WriteOptions{Dir: root, RootFile: filepath.Base(path), Limits: limits}
-	}
 	// Relative asset hrefs are served as absolute paths in this directory
 	// (never written back so): "./ortho-2.tif" names nothing to a reader.
 	dir, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
-		root.Close()
 		return nil, err
 	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	// The files its items name inside the directory are also served (at
+	// …/items/{id}/assets/{key}), so previews and pixel tools can read
+	// them; through the os.Root, which stays open while the catalog is
+	// served.
+	limits.ServeAssetFiles, limits.QuietAssetFiles = true, true
+	var writes *stacserver.WriteOptions
+	if writable {
+		writes = &stacserver.WriteOptions{Dir: root, RootFile: filepath.Base(path), Limits: limits}
+	}
 	s, err := loadStaticStore(ctx, root.FS(), filepath.Base(path), limits, writes, dir)
-	if err != nil || !writable {
+	if err != nil {
 		root.Close()
 		return s, err
 	}
