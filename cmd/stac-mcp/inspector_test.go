@@ -195,10 +195,22 @@ func TestInspectorCLIOverStdio(t *testing.T) {
 	if code != 0 || len(resources.Resources) == 0 {
 		t.Errorf("resources/list: exit %d, %d resources\n%s", code, len(resources.Resources), stderr)
 	}
+	// Catalog resources are stac:// URIs; the one ui:// resource is the map
+	// view (issue 27), an MCP App of the io.modelcontextprotocol/ui MIME type.
+	var views int
 	for _, r := range resources.Resources {
-		if !strings.HasPrefix(r.URI, "stac://") || r.MIMEType == "" {
+		switch {
+		case strings.HasPrefix(r.URI, "ui://"):
+			views++
+			if r.MIMEType != "text/html;profile=mcp-app" {
+				t.Errorf("resource %+v: a ui:// resource must be text/html;profile=mcp-app", r)
+			}
+		case !strings.HasPrefix(r.URI, "stac://") || r.MIMEType == "":
 			t.Errorf("resource %+v: want a stac:// URI with a MIME type", r)
 		}
+	}
+	if views != 1 {
+		t.Errorf("resources/list names %d ui:// resources, want the map view", views)
 	}
 
 	code, stdout, stderr = inspect(t, inspector, env, "--method", "prompts/list")
