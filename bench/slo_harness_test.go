@@ -189,6 +189,11 @@ func sloFaultKey(r *http.Request) (faultinject.Key, bool) {
 		return faultinject.Key{}, false
 	}
 	tool, invocation, _ := strings.Cut(id, "/")
+	// Two ranges of one file are two requests (the pixel tools read a
+	// file in several), not attempts of one.
+	if rg := r.Header.Get("Range"); rg != "" {
+		byRequest.Invocation += " range:" + rg
+	}
 	return faultinject.Key{Tool: tool, Invocation: invocation + " " + byRequest.Invocation}, true
 }
 
@@ -240,10 +245,14 @@ func perInvocation(catalog http.Handler, assetBase string) http.Handler {
 
 // serveAsset answers HEAD (and GET) for any asset with a Content-Length,
 // which is what estimate_data_size sizes an asset by; a .png path gets a
-// real (small) PNG, the thumbnail get_item_preview decodes.
+// real (small) PNG, the thumbnail get_item_preview decodes; the pixel
+// items' band files are served with ranges (servePixelFile).
 func serveAsset(w http.ResponseWriter, r *http.Request) {
 	if !invocationPrefix.MatchString(r.URL.Path) {
 		http.Error(w, "SLO harness: asset paths start with /inv-<tool>-<n>", http.StatusNotFound)
+		return
+	}
+	if servePixelFile(w, r) {
 		return
 	}
 	if strings.HasSuffix(r.URL.Path, ".png") {
@@ -350,7 +359,7 @@ func (h *sloHarness) callAs(key, tool, prefix string, args map[string]any) (call
 	out := callOutcome{ok: !res.IsError, elapsed: elapsed}
 	raw, ok := res.Meta[tools.MetaReceipt]
 	if !ok {
-		return out, fmt.Errorf("%s: result without %s in _meta", key, tools.MetaReceipt)
+		return out, fmt.Errorf("%s: result without %s in _meta: %s", key, tools.MetaReceipt, textOf(res))
 	}
 	if err := decodeVia(raw, &out.receipt); err != nil {
 		return out, err

@@ -26,6 +26,11 @@ type sloCall struct {
 	cold bool
 }
 
+// sloRangeReads are the tools that read byte ranges of COGs side by side
+// (the pixel tools): a read that fails for good cancels its siblings,
+// which the catalog may never see although the receipt counts them.
+var sloRangeReads = map[string]bool{"aoi_statistics": true, "render_aoi": true, "index_time_series": true}
+
 // sloCalls covers every network tool of tools.Inventory(); TestSLOCoversEveryNetworkTool
 // fails when a new network tool has no entry.
 var sloCalls = []sloCall{
@@ -42,6 +47,14 @@ var sloCalls = []sloCall{
 	{"get_item_preview", map[string]any{"collection_id": sloAssetCollection, "item_id": "slo-item-0"}, "warm: item, thumbnail GET on a second host", false},
 	{"map_items", map[string]any{"collections": []string{"joplin"}, "max_items": 20}, "warm: 2 search pages, a map of 20 footprints drawn", false},
 	{"check_coverage", map[string]any{"collections": []string{sloAssetCollection}, "bbox": []float64{10, 40, 11.5, 41}, "max_items": 3}, "warm: one search page, coverage measured", false},
+	// The pixel tools (slo_pixels_test.go): every band file read is a
+	// header read and one range per tile row of the area.
+	{"aoi_statistics", map[string]any{"collection_id": sloPixelCollection, "item_id": "slo-pixels-0", "aoi": sloPixelAOI, "bands": []string{"red", "nir"}},
+		"warm: item, red + nir + SCL: 3 header reads and about 19 tile-row ranges", false},
+	{"render_aoi", map[string]any{"collection_id": sloPixelCollection, "item_id": "slo-pixels-1", "aoi": sloPixelAOI, "view": "ndvi"},
+		"warm: item, the ranges of aoi_statistics, an NDVI map drawn", false},
+	{"index_time_series", map[string]any{"collections": []string{sloPixelCollection}, "aoi": sloPixelAOISmall, "index": "ndvi", "datetime": "2023-06-01/2023-06-12"},
+		"warm: one search page, 2 items × (3 header reads and about 10 ranges), a chart drawn", false},
 }
 
 // sloNetworkTools lists the network tools of the inventory.
@@ -120,6 +133,9 @@ func buildSLOStore() (*stacserver.Store, error) {
 		if err := store.AddItem(mustJSON(item)); err != nil {
 			return nil, err
 		}
+	}
+	if err := addSLOPixelItems(store); err != nil {
+		return nil, err
 	}
 	return store, nil
 }
