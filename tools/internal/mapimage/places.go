@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/paulmach/orb"
+
+	"github.com/stacmcp/stac-mcp/tools/internal/canvas"
 )
 
 // places110m is Natural Earth's 1:110m populated places, converted from the
@@ -99,7 +101,7 @@ var (
 // clash with no footprint number, no other place and no graticule label;
 // when no place is inside the frame, the nearest is named at the frame's
 // edge with its distance and direction, with an arrow pointing to it.
-func drawPlaces(cv *canvas, p projection, avoid []image.Rectangle) []placeLabel {
+func drawPlaces(cv *canvas.Canvas, p projection, avoid []image.Rectangle) []placeLabel {
 	places, err := Places()
 	if err != nil {
 		return nil // a build defect, caught by the tests; the map is still useful without names
@@ -130,20 +132,20 @@ func drawPlaces(cv *canvas, p projection, avoid []image.Rectangle) []placeLabel 
 		}
 		inFrame++
 		c := p.point(q)
-		dot := image.Rect(int(c.x)-4, int(c.y)-4, int(c.x)+5, int(c.y)+5)
+		dot := image.Rect(int(c.X)-4, int(c.Y)-4, int(c.X)+5, int(c.Y)+5)
 		if !free(dot) {
 			continue
 		}
-		w := textWidth(pl.Name, placeTextSize)
+		w := canvas.TextWidth(pl.Name, placeTextSize)
 		// Right, left, above, below the dot: the first that is free.
-		for _, at := range []pt{{c.x + 6, c.y + 4}, {c.x - 6 - w, c.y + 4}, {c.x - w/2, c.y - 7}, {c.x - w/2, c.y + 16}} {
+		for _, at := range []pt{{X: c.X + 6, Y: c.Y + 4}, {X: c.X - 6 - w, Y: c.Y + 4}, {X: c.X - w/2, Y: c.Y - 7}, {X: c.X - w/2, Y: c.Y + 16}} {
 			box := labelBox(at, w)
 			if !free(box) {
 				continue
 			}
-			cv.dot(c, 3.5, paper)
-			cv.dot(c, 2.2, placeDot)
-			cv.haloText(pl.Name, at.x, at.y, placeTextSize, placeInk)
+			cv.Dot(c, 3.5, paper)
+			cv.Dot(c, 2.2, placeDot)
+			cv.HaloText(pl.Name, at.X, at.Y, placeTextSize, placeInk)
 			avoid = append(avoid, dot, box)
 			names = append(names, placeLabel{pl.Name, []image.Rectangle{dot, box}})
 			break
@@ -167,7 +169,7 @@ type placeLabel struct {
 
 // labelBox is the halo box of a label of width w with its baseline at at.
 func labelBox(at pt, w float64) image.Rectangle {
-	return image.Rect(int(at.x)-3, int(at.y-placeTextSize*0.85)-1, int(at.x+w)+3, int(at.y+placeTextSize*0.3)+1)
+	return image.Rect(int(at.X)-3, int(at.Y-placeTextSize*0.85)-1, int(at.X+w)+3, int(at.Y+placeTextSize*0.3)+1)
 }
 
 // placeInFrame is the place in the map's longitude frame (maps past ±180
@@ -185,7 +187,7 @@ func placeInFrame(p projection, pl Place) (orb.Point, bool) {
 // drawNearestPlace writes "Name 230 km NW" inside the frame's edge, in the
 // direction of the place nearest the map's centre, after an arrow pointing
 // there; nothing when that place is over maxNearestKm away.
-func drawNearestPlace(cv *canvas, p projection, places []Place, free func(image.Rectangle) bool) (placeLabel, bool) {
+func drawNearestPlace(cv *canvas.Canvas, p projection, places []Place, free func(image.Rectangle) bool) (placeLabel, bool) {
 	center := p.ext.Center()
 	best, bestKm := -1, math.Inf(1)
 	for i, pl := range places {
@@ -200,7 +202,7 @@ func drawNearestPlace(cv *canvas, p projection, places []Place, free func(image.
 	bearing := initialBearing(center[1], center[0], pl.Lat, pl.Lon)
 	text := fmt.Sprintf("%s %s %s", pl.Name, roundKm(bestKm), compass(bearing))
 	const arrowW = 14.0 // the arrow before the text
-	w := textWidth(text, placeTextSize) + arrowW
+	w := canvas.TextWidth(text, placeTextSize) + arrowW
 	// From the centre along the bearing (north up, east right) to the
 	// inner frame, then the label's box inside that point.
 	dx, dy := math.Sin(bearing*math.Pi/180), -math.Cos(bearing*math.Pi/180)
@@ -227,23 +229,23 @@ func drawNearestPlace(cv *canvas, p projection, places []Place, free func(image.
 		if i%2 == 1 {
 			off = -off
 		}
-		at := pt{x, y}
+		at := pt{X: x, Y: y}
 		if horizontal {
-			at.x = math.Min(math.Max(x+off*2, left), right)
+			at.X = math.Min(math.Max(x+off*2, left), right)
 		} else {
-			at.y = math.Min(math.Max(y+off, top), bottom)
+			at.Y = math.Min(math.Max(y+off, top), bottom)
 		}
 		if box := labelBox(at, w); free(box) {
-			cv.rect(float64(box.Min.X), float64(box.Min.Y), float64(box.Max.X), float64(box.Max.Y), color.NRGBA{255, 255, 255, 210})
+			cv.Rect(float64(box.Min.X), float64(box.Min.Y), float64(box.Max.X), float64(box.Max.Y), color.NRGBA{255, 255, 255, 210})
 			// An arrow: a shaft and a head, pointing along the bearing.
-			c := pt{at.x + 5, at.y - 4}
-			cv.strokeLines([][]pt{{{c.x - 5*dx, c.y - 5*dy}, {c.x + 2*dx, c.y + 2*dy}}}, 1.6, placeInk)
-			cv.paint([][]pt{{
-				{c.x + 6*dx, c.y + 6*dy},
-				{c.x + 0.5*dx - 3.5*dy, c.y + 0.5*dy + 3.5*dx},
-				{c.x + 0.5*dx + 3.5*dy, c.y + 0.5*dy - 3.5*dx},
+			c := pt{X: at.X + 5, Y: at.Y - 4}
+			cv.Stroke([][]pt{{{X: c.X - 5*dx, Y: c.Y - 5*dy}, {X: c.X + 2*dx, Y: c.Y + 2*dy}}}, 1.6, placeInk)
+			cv.Fill([][]pt{{
+				{X: c.X + 6*dx, Y: c.Y + 6*dy},
+				{X: c.X + 0.5*dx - 3.5*dy, Y: c.Y + 0.5*dy + 3.5*dx},
+				{X: c.X + 0.5*dx + 3.5*dy, Y: c.Y + 0.5*dy - 3.5*dx},
 			}}, placeInk)
-			cv.text(text, at.x+arrowW, at.y, placeTextSize, placeInk)
+			cv.Text(text, at.X+arrowW, at.Y, placeTextSize, placeInk)
 			return placeLabel{text, []image.Rectangle{box}}, true
 		}
 	}

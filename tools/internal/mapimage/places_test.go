@@ -10,6 +10,7 @@ import (
 
 	"github.com/paulmach/orb"
 
+	"github.com/stacmcp/stac-mcp/tools/internal/canvas"
 	"github.com/stacmcp/stac-mcp/tools/internal/picture"
 )
 
@@ -83,7 +84,7 @@ func TestPlacesNameTheFrame(t *testing.T) {
 
 	// The same drawing steps, to compare the boxes.
 	proj := fit(mustExtent(t, spec))
-	cv := newCanvas(Width, int(proj.top+proj.h)+footerWithLocator, paper)
+	cv := canvas.New(Width, int(proj.top+proj.h)+footerWithLocator, paper)
 	labels := drawLabels(cv, proj, spec.Footprints)
 	placed := drawPlaces(cv, proj, slices.Clone(labels))
 	if len(placed) == 0 {
@@ -182,7 +183,7 @@ func TestOverlapsShowTheTopFootprintsColour(t *testing.T) {
 	at := func(lon, lat float64) color.RGBA {
 		p := fit(m.Extent) // the extent Render used fills the map exactly
 		q := p.point(orb.Point{lon, lat})
-		return m.Image.RGBAAt(int(q.x), int(q.y))
+		return m.Image.RGBAAt(int(q.X), int(q.Y))
 	}
 	// Points away from the graticule (every 0.5°) and the outlines.
 	alone, overlap := at(-27.3, 11.3), at(-28.7, 11.3)

@@ -17,12 +17,13 @@ import (
 	"image/color"
 	"image/draw"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/clip"
+
+	"github.com/stacmcp/stac-mcp/tools/internal/canvas"
 )
 
 // Footprint is one item drawn on the map.
@@ -104,7 +105,7 @@ type projection struct {
 }
 
 func (p projection) point(q orb.Point) pt {
-	return pt{(q[0] - p.ext.Min[0]) * p.pxPerDegX, p.top + (p.ext.Max[1]-q[1])*p.pxPerDegY}
+	return pt{X: (q[0] - p.ext.Min[0]) * p.pxPerDegX, Y: p.top + (p.ext.Max[1]-q[1])*p.pxPerDegY}
 }
 
 // Render draws spec. It fails only if the basemap cannot be decoded (a
@@ -126,8 +127,8 @@ func Render(spec Spec) (*Map, error) {
 	if locator {
 		footerH = footerWithLocator
 	}
-	cv := newCanvas(Width, int(proj.top+proj.h)+footerH, paper)
-	cv.rect(0, proj.top, proj.w, proj.top+proj.h, ocean)
+	cv := canvas.New(Width, int(proj.top+proj.h)+footerH, paper)
+	cv.Rect(0, proj.top, proj.w, proj.top+proj.h, ocean)
 
 	drawBasemap(cv, proj, w)
 	drawGraticule(cv, proj, false)
@@ -137,24 +138,24 @@ func Render(spec Spec) (*Map, error) {
 	// draws the clearest, or newest, last): a colour on the legend.
 	// Translucent fills laid one over another blended into colours on no
 	// legend, and 50 overlapping Landsat scenes into one grey (issue 24).
-	layer := newCanvas(cv.img.Bounds().Dx(), cv.img.Bounds().Dy(), color.Transparent)
+	layer := canvas.New(cv.Img.Bounds().Dx(), cv.Img.Bounds().Dy(), color.Transparent)
 	for _, f := range spec.Footprints {
-		layer.fillRings(rings(proj, f.Polygons), withAlpha(f.Color, 0xff))
+		layer.Fill(rings(proj, f.Polygons), withAlpha(f.Color, 0xff))
 	}
-	draw.DrawMask(cv.img, cv.img.Bounds(), layer.img, image.Point{}, image.NewUniform(color.Alpha{A: fillAlpha}), image.Point{}, draw.Over)
+	draw.DrawMask(cv.Img, cv.Img.Bounds(), layer.Img, image.Point{}, image.NewUniform(color.Alpha{A: fillAlpha}), image.Point{}, draw.Over)
 	for _, f := range spec.Footprints {
-		cv.strokeLines(outlines(proj, f.Polygons), 1.2, darker(f.Color))
+		cv.Stroke(outlines(proj, f.Polygons), 1.2, darker(f.Color))
 		// A footprint a few pixels across would vanish on a continental
 		// map: mark it with a dot.
 		if tiny(proj, f.Polygons) {
 			c := proj.point(f.Polygons.Bound().Center())
-			cv.dot(c, 4, darker(f.Color))
-			cv.dot(c, 3, f.Color)
+			cv.Dot(c, 4, darker(f.Color))
+			cv.Dot(c, 3, f.Color)
 		}
 	}
 	if len(spec.AOI) > 0 {
-		cv.strokeLines(outlines(proj, spec.AOI), 4, color.NRGBA{255, 255, 255, 200})
-		cv.strokeLines(outlines(proj, spec.AOI), 2.2, aoiLine)
+		cv.Stroke(outlines(proj, spec.AOI), 4, color.NRGBA{255, 255, 255, 200})
+		cv.Stroke(outlines(proj, spec.AOI), 2.2, aoiLine)
 	}
 	labels := drawLabels(cv, proj, spec.Footprints)
 	var places []string
@@ -166,9 +167,9 @@ func Render(spec Spec) (*Map, error) {
 		}
 	}
 	drawGraticule(cv, proj, true)
-	cv.rect(0, 0, proj.w, proj.top, paper)
-	cv.text(trimToWidth(spec.Title, proj.w-16, 14), 8, 19, 14, ink)
-	m := &Map{Image: cv.img, Extent: proj.ext, KmPerPixel: kmPerDegLon(proj.ext.Center()[1]) / proj.pxPerDegX,
+	cv.Rect(0, 0, proj.w, proj.top, paper)
+	cv.Text(canvas.FitText(spec.Title, proj.w-16, 14), 8, 19, 14, ink)
+	m := &Map{Image: cv.Img, Extent: proj.ext, KmPerPixel: kmPerDegLon(proj.ext.Center()[1]) / proj.pxPerDegX,
 		Frame: image.Rect(0, int(proj.top), int(proj.w), int(proj.top+proj.h)), Places: places}
 	textRight := proj.w - 8
 	if locator {
@@ -279,7 +280,7 @@ func shiftBound(b orb.Bound, dx float64) orb.Bound {
 	return orb.Bound{Min: orb.Point{b.Min[0] + dx, b.Min[1]}, Max: orb.Point{b.Max[0] + dx, b.Max[1]}}
 }
 
-func drawBasemap(cv *canvas, p projection, w *World) {
+func drawBasemap(cv *canvas.Canvas, p projection, w *World) {
 	// Clip to a little more than the extent first (orb/clip): zoomed in,
 	// a continent's far vertices would sit millions of pixels away, beyond
 	// the rasterizer's float32 precision.
@@ -299,9 +300,9 @@ func drawBasemap(cv *canvas, p projection, w *World) {
 			borders = append(borders, clippedLine(p, view, l, dx)...)
 		}
 	}
-	cv.fillRings(landRings, land)
-	cv.strokeLines(borders, 0.8, borderLine)
-	cv.strokeLines(coast, 1.0, coastline)
+	cv.Fill(landRings, land)
+	cv.Stroke(borders, 0.8, borderLine)
+	cv.Stroke(coast, 1.0, coastline)
 }
 
 // clippedLine shifts l by dx, clips it to view and projects the pieces.
@@ -348,33 +349,33 @@ func gridStep(span float64) float64 {
 
 // drawGraticule draws the lines (labels=false) or their labels along the
 // map's left and bottom edges (labels=true).
-func drawGraticule(cv *canvas, p projection, labels bool) {
+func drawGraticule(cv *canvas.Canvas, p projection, labels bool) {
 	step := gridStep(math.Max(p.ext.Max[0]-p.ext.Min[0], p.ext.Max[1]-p.ext.Min[1]))
 	var lines [][]pt
 	bottom := p.top + p.h
 	for lon := math.Ceil(p.ext.Min[0]/step) * step; lon <= p.ext.Max[0]; lon += step {
 		x := (lon - p.ext.Min[0]) * p.pxPerDegX
 		if labels {
-			cv.haloText(degrees(lon, "E", "W", step), x+3, bottom-5, 10, faintInk)
+			cv.HaloText(degrees(lon, "E", "W", step), x+3, bottom-5, 10, faintInk)
 			continue
 		}
-		lines = append(lines, []pt{{x, p.top}, {x, bottom}})
+		lines = append(lines, []pt{{X: x, Y: p.top}, {X: x, Y: bottom}})
 	}
 	for lat := math.Ceil(p.ext.Min[1]/step) * step; lat <= p.ext.Max[1]; lat += step {
 		y := p.top + (p.ext.Max[1]-lat)*p.pxPerDegY
 		if labels {
 			if y > p.top+12 && y < bottom-18 {
-				cv.haloText(degrees(lat, "N", "S", step), 4, y-3, 10, faintInk)
+				cv.HaloText(degrees(lat, "N", "S", step), 4, y-3, 10, faintInk)
 			}
 			continue
 		}
-		lines = append(lines, []pt{{0, y}, {p.w, y}})
+		lines = append(lines, []pt{{X: 0, Y: y}, {X: p.w, Y: y}})
 	}
 	if !labels {
 		// One line at a time: each is a thin box, where all together would
 		// make the rasterizer sweep the whole map.
 		for _, l := range lines {
-			cv.strokeLines([][]pt{l}, 1, gridLine)
+			cv.Stroke([][]pt{l}, 1, gridLine)
 		}
 	}
 }
@@ -411,7 +412,7 @@ func tiny(p projection, mp orb.MultiPolygon) bool {
 // drawLabels writes each footprint's label at its centre; labels falling
 // within a few pixels of each other (the same tile on several dates) are
 // joined into one, shortened when long. It returns the labels' boxes.
-func drawLabels(cv *canvas, p projection, fps []Footprint) []image.Rectangle {
+func drawLabels(cv *canvas.Canvas, p projection, fps []Footprint) []image.Rectangle {
 	type spot struct {
 		at     pt
 		labels []string
@@ -423,12 +424,12 @@ func drawLabels(cv *canvas, p projection, fps []Footprint) []image.Rectangle {
 		}
 		c := p.point(f.Polygons.Bound().Center())
 		if tiny(p, f.Polygons) {
-			c.x += 6 // beside the dot, not on it
+			c.X += 6 // beside the dot, not on it
 		}
-		c.y = math.Min(math.Max(c.y, p.top+14), p.top+p.h-6) // keep labels of polar footprints on the map
+		c.Y = math.Min(math.Max(c.Y, p.top+14), p.top+p.h-6) // keep labels of polar footprints on the map
 		var found *spot
 		for _, s := range spots {
-			if math.Hypot(s.at.x-c.x, s.at.y-c.y) < 14 {
+			if math.Hypot(s.at.X-c.X, s.at.Y-c.Y) < 14 {
 				found = s
 				break
 			}
@@ -445,8 +446,8 @@ func drawLabels(cv *canvas, p projection, fps []Footprint) []image.Rectangle {
 		if len(s.labels) > 4 {
 			text = strings.Join(s.labels[:3], ",") + fmt.Sprintf(",+%d", len(s.labels)-3)
 		}
-		w := textWidth(text, 11)
-		x, y := s.at.x-w/2, s.at.y+4
+		w := canvas.TextWidth(text, 11)
+		x, y := s.at.X-w/2, s.at.Y+4
 		step := 14.0
 		if y > p.top+p.h-50 {
 			step = -14 // near the bottom edge, stack upwards
@@ -464,7 +465,7 @@ func drawLabels(cv *canvas, p projection, fps []Footprint) []image.Rectangle {
 			y += step
 		}
 		placed = append(placed, image.Rect(int(x)-2, int(y-10), int(x+w)+2, int(y+3)))
-		cv.haloText(text, x, y, 11, ink)
+		cv.HaloText(text, x, y, 11, ink)
 	}
 	return placed
 }
@@ -472,9 +473,9 @@ func drawLabels(cv *canvas, p projection, fps []Footprint) []image.Rectangle {
 // drawLocator draws a small world map at the footer's right with the
 // map's extent marked, for maps too zoomed in to show where they are, and
 // returns where it drew it.
-func drawLocator(cv *canvas, p projection, w *World) image.Rectangle {
+func drawLocator(cv *canvas.Canvas, p projection, w *World) image.Rectangle {
 	const iw, ih = locatorW, locatorH
-	inset := newCanvas(iw, ih, ocean)
+	inset := canvas.New(iw, ih, ocean)
 	center := p.ext.Center()[0]
 	world := projection{ext: orb.Bound{Min: orb.Point{center - 180, -90}, Max: orb.Point{center + 180, 90}},
 		pxPerDegX: iw / 360.0, pxPerDegY: ih / 180.0, w: iw, h: ih}
@@ -486,48 +487,48 @@ func drawLocator(cv *canvas, p projection, w *World) image.Rectangle {
 			}
 		}
 	}
-	inset.fillRings(landRings, color.NRGBA{0xc9, 0xc2, 0xb3, 0xff})
+	inset.Fill(landRings, color.NRGBA{0xc9, 0xc2, 0xb3, 0xff})
 	// Mark the extent; at least a few pixels, so a tiny extent still shows.
 	a, b := world.point(orb.Point{p.ext.Min[0], p.ext.Max[1]}), world.point(orb.Point{p.ext.Max[0], p.ext.Min[1]})
-	cx, cy := (a.x+b.x)/2, (a.y+b.y)/2
-	hw, hh := math.Max((b.x-a.x)/2, 3), math.Max((b.y-a.y)/2, 3)
-	inset.strokeLines([][]pt{{{cx - hw, cy - hh}, {cx + hw, cy - hh}, {cx + hw, cy + hh}, {cx - hw, cy + hh}, {cx - hw, cy - hh}}}, 1.6, aoiLine)
+	cx, cy := (a.X+b.X)/2, (a.Y+b.Y)/2
+	hw, hh := math.Max((b.X-a.X)/2, 3), math.Max((b.Y-a.Y)/2, 3)
+	inset.Stroke([][]pt{{{X: cx - hw, Y: cy - hh}, {X: cx + hw, Y: cy - hh}, {X: cx + hw, Y: cy + hh}, {X: cx - hw, Y: cy + hh}, {X: cx - hw, Y: cy - hh}}}, 1.6, aoiLine)
 	x0, y0 := int(p.w)-iw-8, int(p.top+p.h)+8
-	cv.rect(float64(x0-1), float64(y0-1), float64(x0+iw+1), float64(y0+ih+1), faintInk)
+	cv.Rect(float64(x0-1), float64(y0-1), float64(x0+iw+1), float64(y0+ih+1), faintInk)
 	r := image.Rect(x0, y0, x0+iw, y0+ih)
-	draw.Draw(cv.img, r, inset.img, image.Point{}, draw.Src)
+	draw.Draw(cv.Img, r, inset.Img, image.Point{}, draw.Src)
 	return r.Inset(-1)
 }
 
 // drawFooter draws the legend, the scale bar and the extent; it returns
 // the scale bar's label.
 // Its text stays left of textRight (the locator sits beyond it).
-func drawFooter(cv *canvas, p projection, legend *Legend, kmPerPixel, height, textRight float64, places bool) string {
+func drawFooter(cv *canvas.Canvas, p projection, legend *Legend, kmPerPixel, height, textRight float64, places bool) string {
 	top := p.top + p.h
-	cv.rect(0, top, p.w, top+height, paper)
+	cv.Rect(0, top, p.w, top+height, paper)
 	x := 8.0
 	if legend != nil {
-		x += cv.text(legend.Title, x, top+18, 11, ink) + 8
-		x += cv.text(legend.Low, x, top+18, 11, faintInk) + 4
+		x += cv.Text(legend.Title, x, top+18, 11, ink) + 8
+		x += cv.Text(legend.Low, x, top+18, 11, faintInk) + 4
 		const barW, barH = 120.0, 10.0
 		for i := 0; i < int(barW); i++ {
-			cv.rect(x+float64(i), top+9, x+float64(i)+1, top+9+barH, withAlpha(legend.Ramp.At(float64(i)/(barW-1)), 0xcc))
+			cv.Rect(x+float64(i), top+9, x+float64(i)+1, top+9+barH, withAlpha(legend.Ramp.At(float64(i)/(barW-1)), 0xcc))
 		}
 		x += barW + 4
-		x += cv.text(legend.High, x, top+18, 11, faintInk) + 16
+		x += cv.Text(legend.High, x, top+18, 11, faintInk) + 16
 	}
 	// Scale bar: a round distance near a sixth of the map's width.
 	km, label := niceDistance(kmPerPixel * p.w / 6)
 	barPx := km / kmPerPixel
-	cv.strokeLines([][]pt{{{x, top + 10}, {x, top + 16}, {x + barPx, top + 16}, {x + barPx, top + 10}}}, 1.5, ink)
-	cv.text(label, x+barPx+6, top+18, 11, ink)
+	cv.Stroke([][]pt{{{X: x, Y: top + 10}, {X: x, Y: top + 16}, {X: x + barPx, Y: top + 16}, {X: x + barPx, Y: top + 10}}}, 1.5, ink)
+	cv.Text(label, x+barPx+6, top+18, 11, ink)
 	ext := fmt.Sprintf("lon %s … %s, lat %s … %s", trimCoord(normLon(p.ext.Min[0])), trimCoord(normLon(p.ext.Max[0])),
 		trimCoord(p.ext.Min[1]), trimCoord(p.ext.Max[1]))
 	source := "  ·  basemap: Natural Earth 1:110m (public domain)"
 	if places {
 		source = "  ·  basemap, places: Natural Earth 1:110m (public domain)"
 	}
-	cv.text(trimToWidth(ext+source, textRight-8, 10), 8, top+37, 10, faintInk)
+	cv.Text(canvas.FitText(ext+source, textRight-8, 10), 8, top+37, 10, faintInk)
 	return label
 }
 
@@ -555,19 +556,6 @@ func niceDistance(km float64) (float64, string) {
 		return n, strconv.FormatFloat(n*1000, 'f', -1, 64) + " m"
 	}
 	return n, strconv.FormatFloat(n, 'f', -1, 64) + " km"
-}
-
-// trimToWidth shortens s with an ellipsis to fit width pixels at size.
-func trimToWidth(s string, width, size float64) string {
-	if textWidth(s, size) <= width {
-		return s
-	}
-	r := []rune(s)
-	i := sort.Search(len(r), func(i int) bool { return textWidth(string(r[:i])+"…", size) > width })
-	if i == 0 {
-		return ""
-	}
-	return string(r[:i-1]) + "…"
 }
 
 func withAlpha(c color.NRGBA, a uint8) color.NRGBA { c.A = a; return c }

@@ -5,6 +5,8 @@ import (
 	"image/color"
 	"math"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/tools/internal/canvas"
 )
 
 // Point is one value of a time series; Low and High (both NaN for none)
@@ -72,16 +74,16 @@ func Chart(s Series) (*Picture, error) {
 	}
 	y := func(v float64) float64 { return padT + (hi-v)/(hi-lo)*plotH }
 
-	cv := newCanvas(chartW, chartH, paper)
-	cv.text(fitText(s.Title, chartW-2*margin, 13), margin, 20, 13, ink)
+	cv := canvas.New(chartW, chartH, paper)
+	cv.Text(canvas.FitText(s.Title, chartW-2*margin, 13), margin, 20, 13, ink)
 	for v := lo; v <= hi+step/2; v += step {
 		yy := y(v)
-		cv.rect(padL, yy, chartW-padR, yy+1, gridCol)
+		cv.Rect(padL, yy, chartW-padR, yy+1, gridCol)
 		l := trimNum(v)
-		cv.text(l, padL-6-textWidth(l, 11), yy+4, 11, faintInk)
+		cv.Text(l, padL-6-canvas.TextWidth(l, 11), yy+4, 11, faintInk)
 	}
-	cv.rect(padL, padT, padL+1, padT+plotH, ink)
-	cv.rect(padL, padT+plotH, chartW-padR, padT+plotH+1, ink)
+	cv.Rect(padL, padT, padL+1, padT+plotH, ink)
+	cv.Rect(padL, padT+plotH, chartW-padR, padT+plotH+1, ink)
 	// Date labels: the first, the last and evenly spaced ones between,
 	// skipped where they would overlap.
 	lastEnd := math.Inf(-1)
@@ -92,30 +94,30 @@ func Chart(s Series) (*Picture, error) {
 		}
 		p := s.Points[k]
 		l := p.Time.UTC().Format(time.DateOnly)
-		w := textWidth(l, 11)
+		w := canvas.TextWidth(l, 11)
 		xx := math.Min(math.Max(x(p.Time)-w/2, padL-20), chartW-padR-w)
 		if xx < lastEnd+8 {
 			continue
 		}
-		cv.rect(x(p.Time), padT+plotH, x(p.Time)+1, padT+plotH+5, ink)
-		cv.text(l, xx, padT+plotH+18, 11, faintInk)
+		cv.Rect(x(p.Time), padT+plotH, x(p.Time)+1, padT+plotH+5, ink)
+		cv.Text(l, xx, padT+plotH+18, 11, faintInk)
 		lastEnd = xx + w
 	}
-	cv.text(fitText(s.YLabel, chartW-2*margin, 11), margin, chartH-10, 11, faintInk)
+	cv.Text(canvas.FitText(s.YLabel, chartW-2*margin, 11), margin, chartH-10, 11, faintInk)
 	var line []pt
 	for _, p := range s.Points {
 		if !math.IsNaN(p.Low) && !math.IsNaN(p.High) {
-			cv.rect(x(p.Time)-2, y(p.High), x(p.Time)+2, y(p.Low), rangeCol)
+			cv.Rect(x(p.Time)-2, y(p.High), x(p.Time)+2, y(p.Low), rangeCol)
 		}
 		if !math.IsNaN(p.Value) {
-			line = append(line, pt{x(p.Time), y(p.Value)})
+			line = append(line, pt{X: x(p.Time), Y: y(p.Value)})
 		}
 	}
-	cv.stroke([][]pt{line}, 2, lineCol)
+	cv.Stroke([][]pt{line}, 2, lineCol)
 	for _, q := range line {
-		cv.dot(q, 3.5, lineCol)
+		cv.Dot(q, 3.5, lineCol)
 	}
-	return &Picture{Image: cv.img}, nil
+	return &Picture{Image: cv.Img}, nil
 }
 
 // niceStep is the 1-2-5 step not below v.

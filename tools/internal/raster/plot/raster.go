@@ -12,6 +12,7 @@ import (
 	"image/draw"
 	"math"
 
+	"github.com/stacmcp/stac-mcp/tools/internal/canvas"
 	"github.com/stacmcp/stac-mcp/tools/internal/mapimage"
 )
 
@@ -110,12 +111,12 @@ func layout(f Frame) (scale float64, w, h int, err error) {
 // draw paints colour(i) for each raster pixel i, then the outline, title
 // and scale bar; footer draws the rest of the footer right of the scale
 // bar, from x.
-func drawRaster(f Frame, colour func(i int) color.NRGBA, footer func(cv *canvas, x, y float64)) (*Picture, error) {
+func drawRaster(f Frame, colour func(i int) color.NRGBA, footer func(cv *canvas.Canvas, x, y float64)) (*Picture, error) {
 	scale, w, h, err := layout(f)
 	if err != nil {
 		return nil, err
 	}
-	cv := newCanvas(w, h, paper)
+	cv := canvas.New(w, h, paper)
 	rw := int(math.Round(float64(f.Width) * scale))
 	rh := int(math.Round(float64(f.Height) * scale))
 	x0 := (w - rw) / 2
@@ -131,7 +132,7 @@ func drawRaster(f Frame, colour func(i int) color.NRGBA, footer func(cv *canvas,
 			if f.Inside == nil || f.Inside[k] {
 				c = colour(k)
 			}
-			cv.img.SetRGBA(x0+sx, y0+sy, color.RGBA(c))
+			cv.Img.SetRGBA(x0+sx, y0+sy, color.RGBA(c))
 		}
 	}
 	// The outline is drawn on its own layer the raster's size, then laid
@@ -141,18 +142,18 @@ func drawRaster(f Frame, colour func(i int) color.NRGBA, footer func(cv *canvas,
 	for _, ring := range f.Outline {
 		var l []pt
 		for _, p := range ring {
-			l = append(l, pt{p[0] * scale, p[1] * scale})
+			l = append(l, pt{X: p[0] * scale, Y: p[1] * scale})
 		}
 		if len(l) > 1 && l[0] != l[len(l)-1] {
 			l = append(l, l[0])
 		}
 		lines = append(lines, l)
 	}
-	layer := newCanvas(rw, rh, color.Transparent)
-	layer.stroke(lines, 2, aoiLine)
-	draw.Draw(cv.img, image.Rect(x0, y0, x0+rw, y0+rh), layer.img, image.Point{}, draw.Over)
-	cv.text(fitText(f.Title, float64(w-2*margin), 13), margin, 18, 13, ink)
-	pic := &Picture{Image: cv.img, DisplayScale: scale}
+	layer := canvas.New(rw, rh, color.Transparent)
+	layer.Stroke(lines, 2, aoiLine)
+	draw.Draw(cv.Img, image.Rect(x0, y0, x0+rw, y0+rh), layer.Img, image.Point{}, draw.Over)
+	cv.Text(canvas.FitText(f.Title, float64(w-2*margin), 13), margin, 18, 13, ink)
+	pic := &Picture{Image: cv.Img, DisplayScale: scale}
 	fy := float64(y0 + rh)
 	x := float64(margin)
 	if f.PixelMetres > 0 {
@@ -168,14 +169,14 @@ func drawRaster(f Frame, colour func(i int) color.NRGBA, footer func(cv *canvas,
 // drawScaleBar draws a bar of a round distance at most maxPx long;
 // metresPerPx is the ground size of one screen pixel. It returns the label
 // and the x after the bar.
-func drawScaleBar(cv *canvas, x, y, metresPerPx, maxPx float64) (string, float64) {
+func drawScaleBar(cv *canvas.Canvas, x, y, metresPerPx, maxPx float64) (string, float64) {
 	d, label := niceDistance(metresPerPx * maxPx)
 	px := d / metresPerPx
-	cv.rect(x, y, x+px, y+3, ink)
-	cv.rect(x, y-4, x+1.5, y+7, ink)
-	cv.rect(x+px-1.5, y-4, x+px, y+7, ink)
-	cv.text(label, x, y+20, 11, ink)
-	return label, x + math.Max(px, textWidth(label, 11))
+	cv.Rect(x, y, x+px, y+3, ink)
+	cv.Rect(x, y-4, x+1.5, y+7, ink)
+	cv.Rect(x+px-1.5, y-4, x+px, y+7, ink)
+	cv.Text(label, x, y+20, 11, ink)
+	return label, x + math.Max(px, canvas.TextWidth(label, 11))
 }
 
 // niceDistance is the largest 1-2-5 distance (metres) not above m.
@@ -210,21 +211,21 @@ func IndexMap(values []float64, f Frame, ramp Ramp, low, high float64, legend st
 		}
 		return ramp.At((v - low) / (high - low))
 	}
-	return drawRaster(f, colour, func(cv *canvas, x, y float64) {
-		w := float64(cv.img.Bounds().Dx())
+	return drawRaster(f, colour, func(cv *canvas.Canvas, x, y float64) {
+		w := float64(cv.Img.Bounds().Dx())
 		barW := math.Min(260, w-x-margin-60)
 		if barW < 60 {
 			return
 		}
 		for k := 0; k < int(barW); k++ {
-			cv.rect(x+float64(k), y+10, x+float64(k)+1, y+22, ramp.At(float64(k)/barW))
+			cv.Rect(x+float64(k), y+10, x+float64(k)+1, y+22, ramp.At(float64(k)/barW))
 		}
-		cv.text(trimNum(low), x, y+36, 11, ink)
+		cv.Text(trimNum(low), x, y+36, 11, ink)
 		hl := trimNum(high)
-		cv.text(hl, x+barW-textWidth(hl, 11), y+36, 11, ink)
-		cv.text(fitText(legend, barW-2*textWidth(hl, 11)-8, 11), x+textWidth(trimNum(low), 11)+8, y+36, 11, faintInk)
-		cv.rect(x+barW+12, y+10, x+barW+24, y+22, Masked)
-		cv.text("no value", x+barW+28, y+21, 11, faintInk)
+		cv.Text(hl, x+barW-canvas.TextWidth(hl, 11), y+36, 11, ink)
+		cv.Text(canvas.FitText(legend, barW-2*canvas.TextWidth(hl, 11)-8, 11), x+canvas.TextWidth(trimNum(low), 11)+8, y+36, 11, faintInk)
+		cv.Rect(x+barW+12, y+10, x+barW+24, y+22, Masked)
+		cv.Text("no value", x+barW+28, y+21, 11, faintInk)
 	})
 }
 
@@ -252,11 +253,11 @@ func Composite(r, g, b []float64, stretch [3]Stretch, f Frame, legend string) (*
 		}
 		return color.NRGBA{stretch[0].byte(r[i]), stretch[1].byte(g[i]), stretch[2].byte(b[i]), 0xff}
 	}
-	return drawRaster(f, colour, func(cv *canvas, x, y float64) {
-		w := float64(cv.img.Bounds().Dx())
-		cv.text(fitText(legend, w-x-margin, 11), x, y+21, 11, faintInk)
-		cv.rect(x, y+30, x+12, y+42, Masked)
-		cv.text("no value", x+16, y+41, 11, faintInk)
+	return drawRaster(f, colour, func(cv *canvas.Canvas, x, y float64) {
+		w := float64(cv.Img.Bounds().Dx())
+		cv.Text(canvas.FitText(legend, w-x-margin, 11), x, y+21, 11, faintInk)
+		cv.Rect(x, y+30, x+12, y+42, Masked)
+		cv.Text("no value", x+16, y+41, 11, faintInk)
 	})
 }
 
