@@ -19,7 +19,9 @@ import (
 // (issue 25's target: at most 5 %). When attempts of the operation are
 // being stuck (stuckRate), the delay drops to the quantile past which a
 // still-waiting attempt is more likely stuck than slow (stuckQuantile). The
-// floor keeps a very fast host from being hedged on scheduler noise. Until
+// floor keeps a very fast host from being hedged on scheduler noise while
+// nothing is stuck; once attempts are, the stuck floor takes its place
+// (adr/0028). Until
 // the window holds hedgeMinSamples answers its high quantiles mean little,
 // so from hedgeEarlySamples on the delay is hedgeEarlyFactor × the slowest
 // answer so far: the largest of 5 to 19 log-normal answers lies near their
@@ -31,6 +33,14 @@ const (
 	hedgeEarlySamples = 5
 	hedgeEarlyFactor  = 1.5
 	hedgeFloor        = 50 * time.Millisecond
+	// hedgeStuckFloor is the floor once stuck rounds have brought the delay
+	// below the fault-free one (adr/0028): a 50 ms catalog's p87.5 (its
+	// delay at 20 % hung attempts) is about 39 ms, so hedgeFloor held its
+	// stuck reads to 50 ms and its hang p95 above 2 × the fault-free p95.
+	// The stuck quantile is never below the median, so this only guards a
+	// catalog answering in a few milliseconds against copies on scheduler
+	// noise; fault-free reads (no stuck rounds) keep hedgeFloor.
+	hedgeStuckFloor = 20 * time.Millisecond
 	// hedgeQuantile is the delay's quantile of the window while no attempt
 	// is stuck: with 128 samples, the second slowest.
 	hedgeQuantile = 0.985
@@ -223,7 +233,9 @@ func (op operation) searchLike() bool {
 // hedgeDelay is how long a read of op to h may run before a copy goes out
 // beside it, and whether that delay is cold (no answer times of op known
 // yet). It is the fixed STAC_MCP_HEDGE delay, else the window's delay
-// (latencyWindow.delay, never below hedgeFloor). Cold, a fixed document (a landing page, a collection,
+// (latencyWindow.delay, never below hedgeFloor, or below hedgeStuckFloor
+// while stuck rounds hold it under the fault-free delay). Cold, a fixed
+// document (a landing page, a collection,
 // an item …) borrows the host's: the largest of its other documents'
 // delays, once one is known, never above the attempt timeout, because
 // static pages of one catalog cost about the same and the first calls of a
@@ -236,7 +248,10 @@ func (l *Layer) hedgeDelay(h *hostState, op operation) (delay time.Duration, col
 	if l.policy.HedgeDelay > 0 {
 		return l.policy.HedgeDelay, false
 	}
-	if d, _, ok := h.latency[op].delay(); ok {
+	if d, base, ok := h.latency[op].delay(); ok {
+		if d < base {
+			return max(d, hedgeStuckFloor), false
+		}
 		return max(d, hedgeFloor), false
 	}
 	delay = l.policy.AttemptTimeout

@@ -525,3 +525,109 @@ func TestStuckReadsBringTheCopyForward(t *testing.T) {
 		}
 	})
 }
+
+// Once reads of a fast catalog get stuck, the copy comes forward past the
+// 50 ms floor, which holds only while nothing is stuck (adr/0028): a 50 ms
+// catalog's p87.5 is under 50 ms, and with the floor its stuck reads waited
+// for it. Fails on the floor-always rule (delay stays 50ms).
+func TestStuckReadsBringTheCopyBelowTheFloor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := hedgePolicy()
+		p.HedgeDelay = 0 // learned
+		const warm = 40
+		tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+			switch {
+			case n <= warm:
+				return sleepThenAnswer(req, time.Duration(45-n)*time.Millisecond) // 44 … 5 ms
+			case n%2 == 1:
+				return hang(n, req) // each later read's first attempt
+			}
+			return sleepThenAnswer(req, 3*time.Millisecond) // … and its copy
+		})
+		for range warm {
+			if _, _, err := tl.get("get_root", "/"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if delay, _ := tl.hedgeDelay(tl.host(testHost), opLanding); delay != hedgeFloor {
+			t.Fatalf("delay after 40 answers of 5 … 44 ms, none stuck = %v; want the %v floor", delay, hedgeFloor)
+		}
+		for i := range 10 {
+			if rc, _, err := tl.get("get_root", "/"); err != nil || rc.Hedges != 1 {
+				t.Fatalf("stuck read %d: receipt %+v, %v; want one winning copy", i+1, rc, err)
+			}
+		}
+		// 50 samples: ten copies' 3 ms, then 5 … 44; h = 10/50, quantile
+		// 0.875, nearest rank 44: 5 + 33 = 38 ms, under the 50 ms floor.
+		if delay, _ := tl.hedgeDelay(tl.host(testHost), opLanding); delay != 38*time.Millisecond {
+			t.Errorf("delay after 10 stuck reads of 50 = %v; want 38ms (the p87.5, below the fault-free floor)", delay)
+		}
+	})
+}
+
+// Below the fault-free floor the stuck delay still has one: hedgeStuckFloor,
+// against copies on scheduler noise for a catalog answering in a few
+// milliseconds. Without stuck rounds such a catalog keeps hedgeFloor.
+func TestStuckDelayKeepsAFloor(t *testing.T) {
+	tl := newTestLayer(t, hedgePolicy(), func(int, *http.Request) (*http.Response, error) {
+		return answer(http.StatusOK, `{}`), nil
+	})
+	tl.policy.HedgeDelay = 0 // learned
+	h := tl.host(testHost)
+	w := &h.latency[opLanding]
+	for i := 1; i <= 30; i++ {
+		w.add(time.Duration(i) * time.Millisecond) // 1 … 30 ms
+	}
+	if delay, cold := tl.hedgeDelay(h, opLanding); delay != hedgeFloor || cold {
+		t.Errorf("delay with no stuck rounds = %v (cold %v); want the %v floor", delay, cold, hedgeFloor)
+	}
+	for range stuckRounds {
+		w.noteRound(true) // every round stuck: the median, 15 ms
+	}
+	if delay, cold := tl.hedgeDelay(h, opLanding); delay != hedgeStuckFloor || cold {
+		t.Errorf("delay with every round stuck = %v (cold %v); want the %v stuck floor", delay, cold, hedgeStuckFloor)
+	}
+}
+
+// With copies below the floor, the budget still holds: 3000 reads, one at
+// a time, of a catalog answering in 5 … 45 ms with 20 % of attempts hung.
+// Every copy that loses costs budgetRetryCost, and the copies beside slow
+// reads that the stuck-lowered delay sends outspend what the answered calls
+// earn back until the budget settles (about 300 tokens after 600 reads,
+// 200 after 3000; with the 50 ms floor always on, no copy loses here and it
+// stays full). It must settle, not drain: a drained budget refuses copies
+// and stuck reads then fail at the deadline.
+func TestStuckFloorKeepsTheRetryBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := hedgePolicy()
+		p.HedgeDelay = 0 // learned
+		tl := newTestLayer(t, p, func(n int, req *http.Request) (*http.Response, error) {
+			r := splitmix64(uint64(n))
+			if r%5 == 0 {
+				return hang(n, req)
+			}
+			// 5 … 45 ms, skewed towards the fast end like a catalog's answers.
+			u := float64(r>>11) / (1 << 53)
+			return sleepThenAnswer(req, 5*time.Millisecond+time.Duration(u*u*float64(40*time.Millisecond)))
+		})
+		below, failed := 0, 0
+		for range 3000 {
+			if _, _, err := tl.get("get_root", "/"); err != nil {
+				failed++ // all three attempts hung: 0.8 % of reads (26 here, as with the floor)
+			}
+			if d, _ := tl.hedgeDelay(tl.host(testHost), opLanding); d < hedgeFloor {
+				below++
+			}
+		}
+		if below < 2500 {
+			t.Errorf("delay below the %v floor after %d of 3000 calls; want most: stuck reads should bring it forward", hedgeFloor, below)
+		}
+		if tokens := tl.host(testHost).budget.available(); tokens < budgetCapacity/4 {
+			t.Errorf("budget fell to %d tokens at 20%% hung attempts with copies below the floor", tokens)
+		}
+		if failed > 36 {
+			t.Errorf("%d of 3000 reads failed; three hung attempts are 0.8 %% of reads: copies were withheld", failed)
+		}
+		t.Logf("%d failed, delay below the floor after %d of 3000 calls, budget %d, delay now %v", failed, below, tl.host(testHost).budget.available(), func() time.Duration { d, _ := tl.hedgeDelay(tl.host(testHost), opLanding); return d }())
+	})
+}
