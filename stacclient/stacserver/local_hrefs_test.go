@@ -21,7 +21,7 @@ func localAssetCatalog(t *testing.T) (dir string, ts *testServer) {
 			"links":[{"rel":"item","href":"./items/a.json"}]}`,
 		"c/items/a.json": `{"type":"Feature","stac_version":"1.0.0","id":"a","collection":"c",
 			"geometry":{"type":"Point","coordinates":[1,2]},"bbox":[1,2,1,2],"properties":{"datetime":"2024-06-01T00:00:00Z"},
-			"assets":{"ortho":{"href":"./ortho-2.tif","type":"image/tiff"},"dem":{"href":"../shared/dem.tif"},
+			"assets":{"ortho":{"href":"./ortho-2.tif","type":"image/tiff"},"dem":{"href":"../common/dem.tif"},
 			"remote":{"href":"https://example.com/x.tif"},"rooted":{"href":"/srv/other.tif"}},"links":[]}`,
 	}
 	for name, body := range files {
@@ -59,7 +59,7 @@ func TestLocalAssetHrefsAreServedResolved(t *testing.T) {
 	dir, ts := localAssetCatalog(t)
 	want := map[string]string{
 		"ortho":  filepath.Join(dir, "c", "items", "ortho-2.tif"),
-		"dem":    filepath.Join(dir, "c", "shared", "dem.tif"),
+		"dem":    filepath.Join(dir, "c", "common", "dem.tif"),
 		"remote": "https://example.com/x.tif",
 		"rooted": "/srv/other.tif",
 	}
@@ -100,7 +100,7 @@ func TestLocalAssetHrefsAreNeverWrittenAbsolute(t *testing.T) {
 		return string(raw)
 	}
 	file := onDisk()
-	if strings.Contains(file, dir) || !strings.Contains(file, `"./ortho-2.tif"`) || !strings.Contains(file, `"../shared/dem.tif"`) || !strings.Contains(file, "edited") {
+	if strings.Contains(file, dir) || !strings.Contains(file, `"./ortho-2.tif"`) || !strings.Contains(file, `"../common/dem.tif"`) || !strings.Contains(file, "edited") {
 		t.Errorf("after PUT of the served item, the file holds:\n%s", file)
 	}
 	// A patch naming a file of the catalog by its absolute path, and a new
