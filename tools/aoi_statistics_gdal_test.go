@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/mask"
 )
@@ -35,21 +35,6 @@ import (
 // so min and max must equal GDAL's rounded the same way and mean and std
 // must lie within half a rounding step (5e-5) of GDAL's full-precision
 // values: that step, not float error, is the tolerance.
-
-// needGDALTools skips the test when a GDAL command is missing, unless
-// CI=true (.ci/run installs gdal-bin), where that is a failure.
-func needGDALTools(t *testing.T, commands ...string) {
-	t.Helper()
-	for _, c := range commands {
-		if _, err := exec.LookPath(c); err != nil {
-			msg := fmt.Sprintf("%s not found: GDAL (Debian's gdal-bin) is the reference aoi_statistics is compared with", c)
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s; CI=true, so this is a failure", msg)
-			}
-			t.Skip(msg + "; skipped (install gdal-bin to run it)")
-		}
-	}
-}
 
 // runGDAL runs a GDAL command and returns its standard output.
 func runGDAL(t *testing.T, name string, args ...string) []byte {
@@ -96,7 +81,7 @@ type gdalStats struct {
 
 func TestAOIStatisticsAgreesWithGDAL(t *testing.T) {
 	t.Parallel()
-	needGDALTools(t, "gdalwarp", "gdal_translate")
+	gdaltest.Need(t, "gdalwarp", "gdal_translate")
 	catalog, err := filepath.Abs(filepath.Join("..", "stacclient", "stacserver", "demo", "catalog"))
 	if err != nil {
 		t.Fatal(err)

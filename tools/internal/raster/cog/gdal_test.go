@@ -17,21 +17,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-)
 
-// needGDAL skips without gdal-bin, except in CI (CI=true), where the
-// comparison with GDAL must run.
-func needGDAL(t testing.TB) {
-	t.Helper()
-	for _, tool := range []string{"gdalinfo", "gdal_translate"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is not installed; CI installs gdal-bin (.ci/run)", tool)
-			}
-			t.Skipf("%s is not installed (apt-get install gdal-bin): the comparison with GDAL is skipped", tool)
-		}
-	}
-}
+	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
+)
 
 // testFiles are the committed GeoTIFFs: the generated layouts and the
 // rasterio ones.
@@ -71,7 +59,7 @@ const jpegTolerance = 3
 var agreement struct{ files, windows, values, mismatches, jpegValues, jpegDiffer, maxJPEGDiff atomic.Int64 }
 
 func TestGDALAgreement(t *testing.T) {
-	needGDAL(t)
+	gdaltest.Need(t, "gdalinfo", "gdal_translate")
 	dir := t.TempDir()
 	for _, path := range testFiles(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -203,7 +191,7 @@ var gdalCalls atomic.Int64
 // with nodata with GDAL's mask band (gdal_translate -b mask: its nodata
 // mask), over the whole full-resolution image.
 func TestNodataAgreesWithGDAL(t *testing.T) {
-	needGDAL(t)
+	gdaltest.Need(t, "gdalinfo", "gdal_translate")
 	dir := t.TempDir()
 	// GDAL writes a float32 band's nodata rounded to float32
 	// (0.100000001490116119); other writers write "0.1", which GDAL and we
@@ -351,7 +339,7 @@ type gdalInfo struct {
 var epsgAtEnd = regexp.MustCompile(`ID\["EPSG",(\d+)\]\]$`)
 
 func TestGDALInfoAgreement(t *testing.T) {
-	needGDAL(t)
+	gdaltest.Need(t, "gdalinfo", "gdal_translate")
 	for _, path := range testFiles(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			out, err := exec.Command("gdalinfo", "-json", path).Output()
@@ -452,7 +440,7 @@ func TestGDALInfoAgreement(t *testing.T) {
 // mask with the mask GDAL reads (the mask IFD opened with GTIFF_DIR: 0
 // masked, 1 or 255 valid), at every level, over the test windows.
 func TestMaskAgreesWithGDAL(t *testing.T) {
-	needGDAL(t)
+	gdaltest.Need(t, "gdalinfo", "gdal_translate")
 	dir := t.TempDir()
 	masked, maskedPixels := 0, false
 	for _, path := range testFiles(t) {
@@ -503,7 +491,7 @@ func TestMaskAgreesWithGDAL(t *testing.T) {
 // TestLevelGeoTransformAgreesWithGDAL compares an overview's geotransform
 // with the one GDAL writes when it copies that overview (gdal_translate -ovr).
 func TestLevelGeoTransformAgreesWithGDAL(t *testing.T) {
-	needGDAL(t)
+	gdaltest.Need(t, "gdalinfo", "gdal_translate")
 	dir := t.TempDir()
 	for _, name := range []string{"s2_u16_deflate_cog.tif", "f32_deflate_pred3_band_be.tif", "rasterio/cogeo.tif"} {
 		path := filepath.Join("testdata", name)

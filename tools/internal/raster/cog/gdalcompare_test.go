@@ -20,6 +20,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 )
 
@@ -113,7 +114,7 @@ func gdalRead(ctx context.Context, env []string, url, out string, c gdalCase) er
 // users tune (issue 26 Proof). Everything is counted on the server side.
 // With STAC_MCP_GDAL_TABLE=path the table is written there (bench/RESULTS.md).
 func TestRangeRequestsAgainstGDAL(t *testing.T) {
-	needGDALTools(t)
+	gdaltest.Need(t, "gdal_translate", "gdalinfo")
 	dir := t.TempDir()
 	compareFiles(t, dir)
 	srv := newCOGServer(t, dir, 0)
@@ -268,20 +269,6 @@ func requestTotals(log []loggedRequest) (requests int, bytes int64) {
 		bytes += r.Bytes
 	}
 	return requests, bytes
-}
-
-// needGDAL skips without gdal-bin, except in CI (CI=true), where .ci/run
-// installs it and the comparison must run.
-func needGDALTools(tb testing.TB) {
-	tb.Helper()
-	for _, tool := range []string{"gdal_translate", "gdalinfo"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				tb.Fatalf("%s is not installed; CI installs gdal-bin (.ci/run)", tool)
-			}
-			tb.Skipf("%s is not installed (apt-get install gdal-bin): the comparison with GDAL is skipped", tool)
-		}
-	}
 }
 
 // gdalEnv is the environment GDAL runs with: this process's, without

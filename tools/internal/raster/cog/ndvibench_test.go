@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/stats"
 )
@@ -31,7 +32,7 @@ const ndviLatency = 50 * time.Millisecond
 // nearest overviews for SCL).
 func ndviFiles(b *testing.B) string {
 	b.Helper()
-	needGDALTools(b)
+	gdaltest.Need(b, "gdal_translate", "gdalinfo")
 	dir := b.TempDir()
 	writeTestCOG(b, dir, cogSpec{name: "red", size: 2048, tile: 1024, dataType: "UInt16", compress: "DEFLATE", predictor: 2, noiseDN: 60, seed: 1})
 	writeTestCOG(b, dir, cogSpec{name: "nir", size: 2048, tile: 1024, dataType: "UInt16", compress: "DEFLATE", predictor: 2, noiseDN: 60, seed: 2})

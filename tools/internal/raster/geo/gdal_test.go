@@ -11,22 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// needGDAL skips the test when a GDAL command is missing, unless CI=true
-// (.ci/run installs gdal-bin), where that is a failure.
-func needGDAL(t *testing.T, commands ...string) {
-	t.Helper()
-	for _, c := range commands {
-		if _, err := exec.LookPath(c); err != nil {
-			msg := fmt.Sprintf("%s not found: GDAL (Debian's gdal-bin) is the reference these results are compared with", c)
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s; CI=true, so this is a failure", msg)
-			}
-			t.Skip(msg + "; skipped (install gdal-bin to run it)")
-		}
-	}
-}
+	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
+)
 
 // gdal runs a GDAL command and returns its standard output.
 func gdal(t *testing.T, stdin string, name string, args ...string) string {
@@ -75,7 +62,7 @@ func gdalTransform(t *testing.T, from, to int, pts [][2]float64) [][2]float64 {
 // the central meridian, inside the zone, on its edges 3° out, and 6° out),
 // Web Mercator and the geographic CRSs.
 func TestTransformsAgreeWithGDAL(t *testing.T) {
-	needGDAL(t, "gdaltransform")
+	gdaltest.Need(t, "gdaltransform")
 	// Largest errors per family of CRS, in metres (forward: in the CRS's
 	// units, metres except geographic, measured on the ground there;
 	// inverse: on the ground).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/geojson"
+	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
 )
 
 // maskGrids are the grids the masks are compared on: UTM north and south,
@@ -203,7 +204,7 @@ func edgeDistance(polys []orb.Polygon, x, y float64) float64 {
 // Window holds every pixel either selects, and that gdalwarp -cutline keeps
 // the pixels gdal_rasterize burns.
 func TestMaskAgreesWithGDALRasterize(t *testing.T) {
-	needGDAL(t, "gdal_create", "gdal_rasterize", "gdalinfo")
+	gdaltest.Need(t, "gdal_create", "gdal_rasterize", "gdalinfo")
 	var mu sync.Mutex
 	var cases, pixels, inside, mismatches, ties, cutCases, cutDiffs int
 	t.Run("cases", func(t *testing.T) { // returns when the parallel cases have
@@ -304,7 +305,7 @@ func compareMasks(t *testing.T, mu *sync.Mutex, cases, pixels, inside, mismatche
 // notch, holes), each wound both ways, select the same pixels as
 // gdal_rasterize.
 func TestMaskTiesAgreeWithGDAL(t *testing.T) {
-	needGDAL(t, "gdal_create", "gdal_rasterize", "gdalinfo")
+	gdaltest.Need(t, "gdal_create", "gdal_rasterize", "gdalinfo")
 	gf := makeGridFile(t, 4326, 0, 10, 1, 8, 8)
 	g := gf.grid
 	// ring takes pixel (x, y) pairs; the grid puts lon = x, lat = 10 - y.

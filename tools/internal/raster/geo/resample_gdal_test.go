@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
 )
 
 // TestNearestInAgreesWithGDALWarp warps a source whose pixels are numbered
@@ -15,7 +17,7 @@ import (
 // pixel for every destination pixel: a finer and a coarser grid offset in
 // the same CRS, one whose centres lie on the source's pixel edges, a geographic grid and a grid in the next UTM zone.
 func TestNearestInAgreesWithGDALWarp(t *testing.T) {
-	needGDAL(t, "gdal_create", "gdalwarp", "gdalinfo")
+	gdaltest.Need(t, "gdal_create", "gdalwarp", "gdalinfo")
 	const sw, sh = 300, 250
 	dir := t.TempDir()
 	srcPath := filepath.Join(dir, "src.bil")
