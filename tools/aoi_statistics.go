@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,16 +85,27 @@ func aoiStatistics(ctx context.Context, c *Call, in AOIStatisticsIn) (AOIStatist
 			return fail(missingBand(item, all, "blue, green, red or nir", defaultStatBands))
 		}
 	}
+	var repeated []string
 	for _, n := range names {
 		b, ok := findBand(item, all, n)
 		if !ok {
 			return fail(missingBand(item, all, n, []string{n}))
+		}
+		// A band named twice (or by common name and asset key) is read
+		// once: every band read reserves its pixels from the process
+		// budget, so repeats would turn a small request into a refusal.
+		if slices.ContainsFunc(bands, func(o itemBand) bool { return o.AssetKey == b.AssetKey && o.Band == b.Band }) {
+			repeated = append(repeated, n)
+			continue
 		}
 		bands = append(bands, b)
 	}
 	p, err := readAOI(ctx, c, readRequest{item: item, bands: bands, mask: true, aoi: aoi})
 	if err != nil {
 		return fail(err)
+	}
+	if len(repeated) > 0 {
+		p.Notes = append(p.Notes, "bands named again were measured once: "+strings.Join(repeated, ", "))
 	}
 	out := AOIStatisticsOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties),
 		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: p.Resolution, Bands: p.Bands, Mask: p.Mask,

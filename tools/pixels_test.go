@@ -366,3 +366,25 @@ func TestPixelToolsReadALocalCatalogsFilesOnly(t *testing.T) {
 		t.Fatalf("%s", msg)
 	}
 }
+
+// A band named twice, or by common name and by asset key, is measured
+// once and the result says so: each band read reserves pixels from the
+// process budget, so a list of repeats must not turn into a refusal.
+func TestAOIStatisticsMeasuresARepeatedBandOnce(t *testing.T) {
+	t.Parallel()
+	sc := newPixelScene(t)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: sc.catalog})
+	bands := []string{"red"}
+	for range 200 {
+		bands = append(bands, "red")
+	}
+	res := callOK(t, cs, "aoi_statistics", map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1",
+		"aoi": sc.aoi, "bands": bands})
+	out := structured[AOIStatisticsOut](t, res)
+	if len(out.Stats) != 1 || out.Stats[0].Band != "red" {
+		t.Fatalf("stats for %d bands, want red once", len(out.Stats))
+	}
+	if text := resultText(res); !strings.Contains(text, "bands named again were measured once: red") {
+		t.Fatalf("the text does not say the repeats were dropped:\n%s", text)
+	}
+}
