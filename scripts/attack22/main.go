@@ -42,10 +42,10 @@ import (
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
 
-// report is where the measurement goes: standard error, like every other
-// program in this repository outside cmd/ — standard output is kept for
-// MCP wires, and this client drives the server over the child's pipes.
-var report = os.Stderr
+// say writes the measurement to standard error, like every other program
+// in this repository outside cmd/: standard output is kept for MCP wires,
+// and this client drives the server over the child's pipes.
+func say(format string, args ...any) { _, _ = fmt.Fprintf(os.Stderr, format, args...) }
 
 func main() {
 	bin := flag.String("bin", "", "stac-mcp binary")
@@ -119,13 +119,13 @@ func main() {
 	case "map":
 		name, args = "map_items", map[string]any{"bbox": "10,45,12,47", "max_items": *items}
 	}
-	fmt.Fprintf(report, "mode %s, %d concurrent %s, tool timeout %d s, GOMAXPROCS of this machine %s\n", *mode, *n, name, *timeout, os.Getenv("GOMAXPROCS"))
+	say("mode %s, %d concurrent %s, tool timeout %d s, GOMAXPROCS of this machine %s\n", *mode, *n, name, *timeout, os.Getenv("GOMAXPROCS"))
 	if *mode == "preview" {
-		fmt.Fprintf(report, "image: %s, %d bytes\n", *kind, len(big))
+		say("image: %s, %d bytes\n", *kind, len(big))
 	} else {
-		fmt.Fprintf(report, "footprints: %d items x %d vertices\n", *items, *vertices)
+		say("footprints: %d items x %d vertices\n", *items, *vertices)
 	}
-	fmt.Fprintf(report, "before: RSS %s, CPU %.2f s\n", mib(status(pid, "VmRSS")), cpuSeconds(pid))
+	say("before: RSS %s, CPU %.2f s\n", mib(status(pid, "VmRSS")), cpuSeconds(pid))
 
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -151,15 +151,15 @@ func main() {
 	wg.Wait()
 	took := time.Since(start)
 	cpuAtReturn := cpuSeconds(pid)
-	fmt.Fprintf(report, "calls returned after %.2f s: CPU %.2f s, RSS %s, peak RSS (VmHWM) %s\n", took.Seconds(), cpuAtReturn,
+	say("calls returned after %.2f s: CPU %.2f s, RSS %s, peak RSS (VmHWM) %s\n", took.Seconds(), cpuAtReturn,
 		mib(status(pid, "VmRSS")), mib(status(pid, "VmHWM")))
 	for what, count := range outcomes {
-		fmt.Fprintf(report, "  %d x %s\n", count, what)
+		say("  %d x %s\n", count, what)
 	}
 	if *mode != "preview" {
 		time.Sleep(*settle)
 		after := cpuSeconds(pid)
-		fmt.Fprintf(report, "%v after the calls returned: CPU %.2f s (+%.2f s burnt after return), RSS %s, peak RSS %s\n", *settle, after,
+		say("%v after the calls returned: CPU %.2f s (+%.2f s burnt after return), RSS %s, peak RSS %s\n", *settle, after,
 			after-cpuAtReturn, mib(status(pid, "VmRSS")), mib(status(pid, "VmHWM")))
 	}
 }
