@@ -23,6 +23,7 @@ import (
 // requests to the same data.
 type benchServer struct {
 	session *mcp.ClientSession
+	server  *mcp.Server // for a second session (connectRaw)
 	url     string
 	direct  *http.Client
 }
@@ -45,8 +46,9 @@ func newBenchServerWithPolicy(b *testing.B, store *stacserver.Store, limits tool
 	b.Cleanup(ts.Close)
 
 	deps := newBenchDeps(b, ts.URL, policy, nil, limits)
-	cs := connectInMemory(b, tools.NewServer(deps, "bench"), "bench")
-	return &benchServer{session: cs, url: ts.URL, direct: ts.Client()}
+	server := tools.NewServer(deps, "bench")
+	cs := connectInMemory(b, server, "bench")
+	return &benchServer{session: cs, server: server, url: ts.URL, direct: ts.Client()}
 }
 
 // newBenchDeps wires what every bench server shares: a reliability layer
