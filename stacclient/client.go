@@ -80,6 +80,9 @@ type Client struct {
 	rootURL    *url.URL // where the landing page was answered from
 	conformsTo []string
 	confAt     time.Time
+	// capsMemo is what capabilities last derived, and from which landing
+	// page and conformance list (see capabilities).
+	capsMemo capabilitiesMemo
 
 	// knownCatalog is Options.KnownCatalog; answeredAsCatalog is set once
 	// the landing page was STAC (showsCatalogText).

@@ -62,7 +62,7 @@ func (c *Client) collectionsRequest(ctx context.Context, q CollectionQuery) (Req
 		// Both the landing page and the conformance classes are needed:
 		// side by side, in one round trip.
 		var err error
-		if caps, err = c.Capabilities(ctx); err != nil {
+		if caps, err = c.capabilities(ctx); err != nil {
 			return Request{}, nil, err
 		}
 	}

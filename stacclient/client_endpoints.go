@@ -24,7 +24,7 @@ func (c *Client) item(ctx context.Context, collectionID, itemID string) (*Item, 
 	if strings.TrimSpace(itemID) == "" {
 		return nil, &ParamError{Param: "item_id", Got: itemID, Accepted: "an item id, e.g. S2A_10TFK_20220524_0_L2A", Reason: "empty"}
 	}
-	caps, err := c.Capabilities(ctx)
+	caps, err := c.capabilities(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (c *Client) aggregationSupport(ctx context.Context) (root *Catalog, ok bool
 	if FindLink(root.Links, "aggregate") != nil || FindLink(root.Links, "aggregations") != nil {
 		return root, true, nil
 	}
-	caps, err := c.Capabilities(ctx)
+	caps, err := c.capabilities(ctx)
 	if err != nil {
 		return nil, false, err
 	}

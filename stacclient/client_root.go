@@ -256,4 +256,41 @@ func (c *Client) Capabilities(ctx context.Context) (*Capabilities, error) {
 	return DetectCapabilities(conf, root.Links), nil
 }
 
+// capabilitiesMemo is the Capabilities derived from one landing page and
+// conformance list, kept while both are the ones cached.
+type capabilitiesMemo struct {
+	root *Catalog
+	conf []string
+	caps *Capabilities
+}
+
+// capabilities is Capabilities for this package's own use, which only
+// reads them: derived again only when the landing page or conformance list
+// changed. Matching every conformance class against the rules' regular
+// expressions on every request was about 2 % of a get_item call's CPU
+// (issue 25). Capabilities itself still returns a value of the caller's own.
+func (c *Client) capabilities(ctx context.Context) (*Capabilities, error) {
+	root, conf, err := c.rootAndConformance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	m := c.capsMemo
+	c.mu.Unlock()
+	if m.caps != nil && m.root == root && sameSlice(m.conf, conf) {
+		return m.caps, nil
+	}
+	caps := DetectCapabilities(conf, root.Links)
+	c.mu.Lock()
+	c.capsMemo = capabilitiesMemo{root: root, conf: conf, caps: caps}
+	c.mu.Unlock()
+	return caps, nil
+}
+
+// sameSlice reports whether a and b are the same slice (not merely equal):
+// the cached list is replaced, never changed in place.
+func sameSlice(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

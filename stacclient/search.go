@@ -291,7 +291,7 @@ func (c *Client) declaresItemSearch(ctx context.Context, root *Catalog) (bool, e
 	if FindLink(root.Links, "conformance") == nil {
 		return false, nil
 	}
-	caps, err := c.Capabilities(ctx)
+	caps, err := c.capabilities(ctx)
 	if err != nil {
 		return false, err
 	}

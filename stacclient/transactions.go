@@ -69,7 +69,7 @@ const MergePatchContentType = "application/merge-patch+json"
 // does not declare the Transaction class for scope: such a catalog accepts
 // no writes, and sending one would only earn a 404 or 405.
 func (c *Client) RequireTransactions(ctx context.Context, scope TxScope) error {
-	caps, err := c.Capabilities(ctx)
+	caps, err := c.capabilities(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,90 @@
+package stacclient
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/iotest"
+)
+
+// The capabilities this package derives for itself are derived again when
+// the landing page or the conformance classes are fetched again, and only
+// then; Capabilities gives each caller a value of its own.
+func TestCapabilitiesFollowTheConformanceClasses(t *testing.T) {
+	var search atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		conf := []string{"https://api.stacspec.org/v1.0.0/core", "https://api.stacspec.org/v1.0.0/ogcapi-features"}
+		if search.Load() {
+			conf = []string{"https://api.stacspec.org/v1.0.0/core", "https://api.stacspec.org/v1.0.0/item-search"}
+		}
+		switch r.URL.Path {
+		case "/":
+			_ = json.NewEncoder(w).Encode(map[string]any{"type": "Catalog", "id": "c", "description": "d", "stac_version": "1.0.0",
+				"conformsTo": conf, "links": []map[string]string{{"rel": "conformance", "href": "/conformance"}}})
+		case "/conformance":
+			_ = json.NewEncoder(w).Encode(map[string]any{"conformsTo": conf})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+
+	uncached, err := New(srv.URL, Options{RootTTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps, err := uncached.capabilities(ctx)
+	if err != nil || !caps.Has(CapFeatures) || caps.Has(CapItemSearch) {
+		t.Fatalf("before: features %v, search %v (%v)", caps.Has(CapFeatures), caps.Has(CapItemSearch), err)
+	}
+	search.Store(true)
+	caps, err = uncached.capabilities(ctx)
+	if err != nil || caps.Has(CapFeatures) || !caps.Has(CapItemSearch) {
+		t.Errorf("after the classes changed: features %v, search %v (%v); want the new classes'", caps.Has(CapFeatures), caps.Has(CapItemSearch), err)
+	}
+
+	cached, err := New(srv.URL, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err1 := cached.capabilities(ctx)
+	b, err2 := cached.capabilities(ctx)
+	if err1 != nil || err2 != nil || a != b {
+		t.Errorf("cached landing page: derived twice (%p, %p; %v %v)", a, b, err1, err2)
+	}
+	c, err1 := cached.Capabilities(ctx)
+	d, err2 := cached.Capabilities(ctx)
+	if err1 != nil || err2 != nil || c == d || c == a {
+		t.Errorf("Capabilities shares its value between callers (%p, %p, memo %p)", c, d, a)
+	}
+}
+
+// A body is read whole whether its declared length is right, short or
+// long, and a declared length still counts against the cap.
+func TestReadAllSizedReadsWhatIsThere(t *testing.T) {
+	body := strings.Repeat("0123456789", 1000)
+	for _, declared := range []int64{-1, 0, 1, 9999, 10000, 10001, 50000} {
+		got, err := readAllSized(iotest.OneByteReader(strings.NewReader(body)), declared)
+		if err != nil || string(got) != body {
+			t.Errorf("declared %d: read %d bytes, %v; want %d", declared, len(got), err, len(body))
+		}
+		got, err = readAllSized(strings.NewReader(body), declared)
+		if err != nil || string(got) != body {
+			t.Errorf("declared %d: read %d bytes, %v; want %d", declared, len(got), err, len(body))
+		}
+	}
+	resp := &http.Response{ContentLength: 5, Body: io.NopCloser(strings.NewReader("0123456789"))}
+	if _, err := readCapped(resp, 8, "advice"); err == nil {
+		t.Error("a body longer than the cap and than its declared length was read")
+	}
+	if _, err := readAllSized(iotest.ErrReader(io.ErrUnexpectedEOF), 10); err == nil {
+		t.Error("a read error was lost")
+	}
+}
