@@ -30,6 +30,9 @@ type GetItemOut struct {
 	// itemSource, when set, is the item as the catalog sent it, of which
 	// Item is the decoding: it is written in Item's place (see MarshalJSON).
 	itemSource json.RawMessage
+	// itemNames are the names of itemSource's members, for the schema
+	// check (see decodedForCheck).
+	itemNames []string
 }
 
 // getItemOutFields is GetItemOut without its methods.
@@ -81,14 +84,9 @@ func (o GetItemOut) decodedForCheck() (any, error) {
 		m["item"] = o.Item
 		return m, nil
 	}
-	var r rawText
-	members, ok := r.object(o.itemSource)
-	if !ok {
-		return nil, fmt.Errorf("the item's JSON is not an object: %.40q", o.itemSource)
-	}
-	item := make(map[string]any, len(members))
-	for _, mem := range members {
-		item[string(mem.key)] = nil
+	item := make(map[string]any, len(o.itemNames))
+	for _, name := range o.itemNames {
+		item[name] = nil
 	}
 	m["item"] = item
 	return m, nil
@@ -133,8 +131,8 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 	// written from them, with no decoding into a map (issue 25).
 	var text string
 	if source := item.Source(); source != nil && !in.SignAssets {
-		if t, ok := fullItemTextRaw(source, out.Summary); ok {
-			out.itemSource, text = source, t
+		if t, names, ok := fullItemTextRaw(source, out.Summary); ok {
+			out.itemSource, out.itemNames, text = source, names, t
 		}
 	}
 	if out.itemSource == nil {

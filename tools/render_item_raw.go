@@ -22,13 +22,17 @@ import (
 // strings as decoded and re-encoded. ok is false for what it does not
 // handle (a number out of float64's range, say), and the caller then
 // takes the decoding route; TestFullItemTextRawIsFullItemText holds the
-// two to the same bytes.
-func fullItemTextRaw(src []byte, s ItemSummary) (text string, ok bool) {
+// two to the same bytes. names are the item's member names.
+func fullItemTextRaw(src []byte, s ItemSummary) (text string, names []string, ok bool) {
 	r := rawTexts.Get().(*rawText)
 	defer r.release()
 	item, ok := r.object(src)
 	if !ok {
-		return "", false
+		return "", nil, false
+	}
+	names = make([]string, len(item))
+	for i, m := range item {
+		names[i] = string(m.key)
 	}
 	r.b = append(r.b, summaryLine(s)...)
 	r.b = append(r.b, '\n')
@@ -90,9 +94,9 @@ func fullItemTextRaw(src []byte, s ItemSummary) (text string, ok bool) {
 		r.membersExcept(item, itemTextMembers)
 	}
 	if r.failed {
-		return "", false
+		return "", nil, false
 	}
-	return string(r.b), true // a copy: r.b goes back to the pool
+	return string(r.b), names, true // a copy: r.b goes back to the pool
 }
 
 // rawMember is one member of a JSON object: its name decoded, its value

@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func sameItemText(t *testing.T, raw []byte, wantRaw bool) bool {
 		s = summarizeItem(&it)
 	}
 	want := fullItemText(m, s)
-	got, ok := fullItemTextRaw(raw, s)
+	got, names, ok := fullItemTextRaw(raw, s)
 	if !ok {
 		if wantRaw {
 			t.Errorf("fullItemTextRaw gave %.80s back", raw)
@@ -82,16 +83,20 @@ func sameItemText(t *testing.T, raw []byte, wantRaw bool) bool {
 		t.Logf("got  %s\nwant %s", got, want)
 		return false
 	}
+	if !slices.Equal(names, sortedKeys(m)) {
+		t.Logf("names %q, want %q", names, sortedKeys(m))
+		return false
+	}
 	return true
 }
 
 // A number outside float64's range cannot be decoded: the raw route gives
 // the item back rather than write it another way.
 func TestFullItemTextRawGivesBackWhatItCannotWrite(t *testing.T) {
-	if _, ok := fullItemTextRaw([]byte(`{"id":"x","properties":{"big":1e400}}`), ItemSummary{}); ok {
+	if _, _, ok := fullItemTextRaw([]byte(`{"id":"x","properties":{"big":1e400}}`), ItemSummary{}); ok {
 		t.Error("a number out of range was written")
 	}
-	if _, ok := fullItemTextRaw([]byte(`[1]`), ItemSummary{}); ok {
+	if _, _, ok := fullItemTextRaw([]byte(`[1]`), ItemSummary{}); ok {
 		t.Error("an array was written as an item")
 	}
 }
@@ -105,7 +110,7 @@ func FuzzFullItemTextRaw(f *testing.F) {
 		if json.Unmarshal([]byte(raw), &m) != nil || m == nil {
 			return
 		}
-		got, ok := fullItemTextRaw([]byte(raw), ItemSummary{})
+		got, _, ok := fullItemTextRaw([]byte(raw), ItemSummary{})
 		if !ok {
 			return
 		}
