@@ -168,6 +168,7 @@ func modelFieldIndex(t reflect.Type, fields []modelField) map[string]modelField 
 
 var (
 	countType       = reflect.TypeFor[*int]()
+	stringsType     = reflect.TypeFor[[]string]()
 	anyType         = reflect.TypeFor[any]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 )
@@ -210,6 +211,12 @@ func decodeField(fv reflect.Value, raw []byte) error {
 	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && isModelStruct(t.Elem()):
 		return decodeModelMap(fv, raw)
 	}
+	if t == stringsType {
+		if strs, ok := plainStrings(raw); ok {
+			fv.Set(reflect.ValueOf(strs))
+			return nil
+		}
+	}
 	if t == countType {
 		// The model's *int members are counts (numberMatched, context
 		// matched, overflow …). Catalogs write them as 12, 12.0 or "12";
@@ -231,6 +238,26 @@ func decodeField(fv reflect.Value, raw []byte) error {
 		return dec.Decode(fv.Addr().Interface())
 	}
 	return json.Unmarshal(raw, fv.Addr().Interface())
+}
+
+// plainStrings decodes a JSON array of strings without escapes (roles,
+// stac_extensions) as encoding/json does, without its reflection: an
+// asset's roles went through json.Unmarshal once per asset (issue 25).
+// Anything else (null, escapes, bytes that are not UTF-8, another type) is
+// not ok and left to encoding/json.
+func plainStrings(raw []byte) ([]string, bool) {
+	elems, err := arrayElements(raw)
+	if err != nil {
+		return nil, false
+	}
+	out := make([]string, len(elems))
+	for i, e := range elems {
+		if len(e) < 2 || e[0] != '"' || e[len(e)-1] != '"' || bytes.IndexByte(e, '\\') >= 0 || !utf8.Valid(e) {
+			return nil, false
+		}
+		out[i] = string(e[1 : len(e)-1])
+	}
+	return out, true
 }
 
 func decodeModelSlice(fv reflect.Value, raw []byte) error {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -86,5 +87,26 @@ func TestReadAllSizedReadsWhatIsThere(t *testing.T) {
 	}
 	if _, err := readAllSized(iotest.ErrReader(io.ErrUnexpectedEOF), 10); err == nil {
 		t.Error("a read error was lost")
+	}
+}
+
+// Roles and stac_extensions decode as encoding/json decodes a []string,
+// whichever way the array is written (the plain ones skip encoding/json).
+func TestStringListsDecodeAsEncodingJSON(t *testing.T) {
+	for _, roles := range []string{`["data","visual"]`, `[]`, ` [ "a" , "b" ] `, `null`, `["a\"b","c"]`, `["\u00e9t\u00e9"]`,
+		`["été"]`, "[\"\xff\"]", `[1]`, `["a",null]`, `["a",["b"]]`, `[""]`} {
+		var want struct {
+			Roles []string `json:"roles"`
+		}
+		wantErr := json.Unmarshal([]byte(`{"roles":`+roles+`}`), &want)
+		var got Asset
+		gotErr := json.Unmarshal([]byte(`{"href":"x","roles":`+roles+`}`), &got)
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Errorf("%s: error %v, encoding/json's %v", roles, gotErr, wantErr)
+			continue
+		}
+		if gotErr == nil && (!slices.Equal(got.Roles, want.Roles) || (got.Roles == nil) != (want.Roles == nil)) {
+			t.Errorf("%s: roles %#v, encoding/json's %#v", roles, got.Roles, want.Roles)
+		}
 	}
 }
