@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -24,6 +25,16 @@ import (
 //	base_p50_ms … p99_ms     client-side call latency, fault-free
 //	p50_ms … p99_ms          the same with faults
 //	added_p95_pct            (p95 − base p95) / base p95 × 100; the policy claims ≤ 35
+//	p95_ratio                p95 / base p95 (issue 25's hung-attempt target: ≤ 2)
+//	base_request_p95_ms, request_p95_ms, request_p95_ratio
+//	                         the same per upstream request, timed where the tool's catalog client
+//	                         hands it to the layer (bulkhead, attempts, backoff, copies included):
+//	                         per page for the paging tools (search_items, map_items), issue 25's
+//	                         "per page" figure
+//	timed_requests/call      requests timed that way per call (upstream_requests/call counts
+//	                         what the catalog saw; warm-ups are in neither)
+//	retry_budget_left        the lowest retry budget of the hosts when the faulted run ended
+//	                         (capacity 500): what copies that lost and retries spent
 //	upstream_requests/call   logical upstream requests per invocation (pages, HEADs)
 //	attempts/call            attempts the upstream saw per invocation
 //	retries/call             the receipts' retries (after a backoff wait, hedges included)
@@ -185,7 +196,15 @@ func (e *sloBenchEnv) run(b *testing.B, c sloCall, class sloFaultClass, rate flo
 	}
 	h := newSLOHarness(b, sloConfig{plan: plan, policy: e.policy(), latency: e.latency, slowFaults: class.slow, clientSide: class.clientSide, keepAlive: true})
 	outcomes := h.run(b, c, e.invocations, e.parallel)
-	return summarize(c.tool, outcomes, h.injector.Journal())
+	s := summarize(c.tool, outcomes, h.injector.Journal())
+	s.requestTimes = elapsedOf(h.requests.recorded())
+	s.budgetLeft = -1
+	for _, host := range h.layer.Health(context.Background()) {
+		if s.budgetLeft < 0 || host.BudgetTokens < s.budgetLeft {
+			s.budgetLeft = host.BudgetTokens
+		}
+	}
+	return s
 }
 
 // baseline is the fault-free run of a tool, made once per benchmark process
@@ -204,11 +223,13 @@ func (e *sloBenchEnv) baseline(b *testing.B, c sloCall) sloSummary {
 }
 
 func reportSLO(b *testing.B, toolTimeout time.Duration, base sloSummary, runs []sloSummary) {
-	var elapsed, layerTime []time.Duration
+	var elapsed, layerTime, requestTimes []time.Duration
 	var calls, succeeded, requests, attempts, retries, replays, hidden, hedges int
+	budgetLeft := -1
 	for _, s := range runs {
 		elapsed = append(elapsed, s.elapsed...)
 		layerTime = append(layerTime, s.layerTime...)
+		requestTimes = append(requestTimes, s.requestTimes...)
 		calls += s.calls
 		succeeded += s.succeeded
 		requests += s.requests
@@ -217,6 +238,9 @@ func reportSLO(b *testing.B, toolTimeout time.Duration, base sloSummary, runs []
 		replays += s.replays
 		hidden += s.attempts - s.receiptSent
 		hedges += s.hedges
+		if budgetLeft < 0 || s.budgetLeft < budgetLeft {
+			budgetLeft = s.budgetLeft
+		}
 	}
 	bp50, bp95, bp99 := percentiles(base.elapsed)
 	p50, p95, p99 := percentiles(elapsed)
@@ -228,6 +252,18 @@ func reportSLO(b *testing.B, toolTimeout time.Duration, base sloSummary, runs []
 	b.ReportMetric(millis(p95), "p95_ms")
 	b.ReportMetric(millis(p99), "p99_ms")
 	b.ReportMetric(100*(millis(p95)-millis(bp95))/millis(bp95), "added_p95_pct")
+	b.ReportMetric(millis(p95)/millis(bp95), "p95_ratio")
+	// Per upstream request (per page for the paging tools), as the tool's
+	// catalog client saw it (requestTimer): issue 25's per-page figure.
+	_, brp95, _ := percentiles(base.requestTimes)
+	_, rp95, _ := percentiles(requestTimes)
+	b.ReportMetric(millis(brp95), "base_request_p95_ms")
+	b.ReportMetric(millis(rp95), "request_p95_ms")
+	if brp95 > 0 {
+		b.ReportMetric(millis(rp95)/millis(brp95), "request_p95_ratio")
+	}
+	b.ReportMetric(float64(len(requestTimes))/float64(calls), "timed_requests/call")
+	b.ReportMetric(float64(budgetLeft), "retry_budget_left")
 	b.ReportMetric(float64(requests)/float64(calls), "upstream_requests/call")
 	b.ReportMetric(float64(attempts)/float64(calls), "attempts/call")
 	b.ReportMetric(float64(retries)/float64(calls), "retries/call")

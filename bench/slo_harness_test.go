@@ -71,7 +71,10 @@ type sloHarness struct {
 	// served counts the measured requests (warm-ups aside) that reached
 	// the catalog and asset handlers behind the injector: the journal's
 	// unharmed attempts, plus any delayed one that was waited out.
-	served   *atomic.Int64
+	served *atomic.Int64
+	// requests times the measured calls' upstream requests above the
+	// layer (requestTimer).
+	requests *requestTimer
 	layer    *reliability.Layer
 	catalogs *tools.Catalogs
 	session  *mcp.ClientSession
@@ -112,11 +115,17 @@ func newSLOHarness(tb testing.TB, cfg sloConfig) *sloHarness {
 	// server is busy"), which says how many cores the machine has, not how
 	// faults were handled. The slots are tested in tools (work_budget_test.go).
 	deps := newBenchDeps(tb, catalog.URL, cfg.policy, base, tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100, CPUSlots: 64})
+	// The catalogs reach the layer through a requestTimer, which times each
+	// upstream request of a measured call as the tool sees it: the per-page
+	// figure of the paging tools (issue 25).
+	timer := &requestTimer{next: deps.Layer.HTTPClient().Transport}
+	deps.Catalogs = tools.NewCatalogs(tools.CatalogsOptions{Default: catalog.URL, HTTPClient: &http.Client{Transport: timer}})
+	tb.Cleanup(func() { _ = deps.Catalogs.Close() })
 
 	server := tools.NewServer(deps, "slo")
 	server.AddReceivingMiddleware(correlationFromMeta)
 	cs := connectInMemory(tb, server, "slo")
-	return &sloHarness{injector: injector, served: served, layer: deps.Layer, catalogs: deps.Catalogs, session: cs, catalog: catalog.URL}
+	return &sloHarness{injector: injector, served: served, requests: timer, layer: deps.Layer, catalogs: deps.Catalogs, session: cs, catalog: catalog.URL}
 }
 
 // wrapUpstream puts the injector and the latency model around h in the
@@ -204,6 +213,7 @@ func correlationFromMeta(next mcp.MethodHandler) mcp.MethodHandler {
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
 			if id, ok := p.Meta[sloKeyMeta].(string); ok {
 				ctx = reliability.WithCorrelationID(ctx, id)
+				ctx = context.WithValue(ctx, sloCallKey{}, id)
 			}
 		}
 		return next(ctx, method, req)

@@ -30,6 +30,13 @@ type sloSummary struct {
 	unkeyed     int             // attempts the key function could not attribute
 	served      int             // measured requests the catalog and asset handlers served (sloHarness.served)
 	receiptSent int             // attempts according to the receipts
+	// requestTimes are the calls' upstream requests as the tool's catalog
+	// client saw them (requestTimer): the per-page times of the paging
+	// tools. Set by the benchmark runs only.
+	requestTimes []time.Duration
+	// budgetLeft is the lowest retry budget of the run's hosts when the run
+	// ended (the benchmark runs only): copies that lose and retries spend it.
+	budgetLeft int
 }
 
 func summarize(tool string, outcomes []callOutcome, journal *faultinject.Journal) sloSummary {
