@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/stacmcp/stac-mcp/reliability/origin"
@@ -258,7 +259,22 @@ func decodeBody(body []byte, dst any) error {
 	if nestingExceeds(body, maxDocumentDepth) {
 		return errTooDeep
 	}
+	// A model type decodes itself: encoding/json would validate the body,
+	// then scan it once more to find where the value ends before calling
+	// UnmarshalJSON, a tenth of a millisecond for a 40 KB item (issue 25).
+	// The validation is kept (the model codec's splitters rely on it); an
+	// invalid body still gets encoding/json's error.
+	if u, ok := dst.(json.Unmarshaler); ok && !isNilPointer(dst) && json.Valid(body) {
+		return u.UnmarshalJSON(bytes.TrimSpace(body))
+	}
 	return json.Unmarshal(body, dst)
+}
+
+// isNilPointer reports whether v is a nil pointer (which json.Unmarshal
+// refuses with its own error).
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // notJSONDescription says what came back instead of the expected JSON,

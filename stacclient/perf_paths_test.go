@@ -3,9 +3,11 @@ package stacclient
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -108,5 +110,30 @@ func TestStringListsDecodeAsEncodingJSON(t *testing.T) {
 		if gotErr == nil && (!slices.Equal(got.Roles, want.Roles) || (got.Roles == nil) != (want.Roles == nil)) {
 			t.Errorf("%s: roles %#v, encoding/json's %#v", roles, got.Roles, want.Roles)
 		}
+	}
+}
+
+// decodeBody hands a model its bytes itself once they are valid JSON: the
+// same value and the same error as encoding/json's route.
+func TestDecodeBodyDecodesModelsAsEncodingJSON(t *testing.T) {
+	bodies := []string{
+		`{"type":"Feature","id":"x","geometry":null,"properties":{"a":1.50},"assets":{"b":{"href":"h","roles":["data"]}},"links":[]}`,
+		" \n{\"type\":\"Feature\",\"id\":\"y\"}\t\n",
+		`null`, `[1]`, `{"id":7}`, `{"id":"x",}`, `{"id":"x"} {}`, `{"properties":{"a":1e400}}`, `"item"`, `{"assets":{"a":{"roles":[1]}}}`, `{"id":x}`, `{"properties":{"a":tru}}`,
+	}
+	for _, body := range bodies {
+		var want, got Item
+		wantErr := json.Unmarshal([]byte(body), &want)
+		gotErr := decodeBody([]byte(body), &got)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Errorf("%.40s: error %v, encoding/json's %v", body, gotErr, wantErr)
+		}
+		if gotErr == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("%.40s: decoded %+v, encoding/json's %+v", body, got, want)
+		}
+	}
+	var nilItem *Item
+	if err := decodeBody([]byte(`{}`), nilItem); err == nil {
+		t.Error("decoding into a nil *Item did not fail")
 	}
 }
