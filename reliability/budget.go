@@ -13,6 +13,17 @@ const (
 	budgetRetryCost    = 5
 	budgetTimeoutCost  = 10
 	budgetSuccessBonus = 1
+	// budgetHedgeCost is what a copy sent beside a slow read costs (refunded
+	// when the copy wins, like a retry that succeeds), less than a retry
+	// because a copy follows slowness, not a failure, and usually replaces
+	// an attempt that is given up (adr/0029). Priced like a retry (5), the
+	// copies that lose beside slow-but-fine reads drained the budget at
+	// ASR 1008's 20 % hung attempts within about 6,000 reads, after which
+	// hung reads went uncopied and waited for the deadline (1.0–1.5 % of
+	// reads failed instead of the 0.8 % whose three attempts all hang). At
+	// 3 the budget holds at 20 % and still drains above about a third of
+	// attempts hung, the retry budget's own threshold.
+	budgetHedgeCost = 3
 )
 
 // hostBudget is a host's retry budget as the layer uses it: this

@@ -20,7 +20,7 @@ import (
 // while the delay is cold, D and 2D with a fixed one); the first answer wins
 // and the others are cancelled and waited for, so no goroutine outlives the
 // round trip. A copy is an attempt like any retry: it needs an attempt left
-// under MaxAttempts, a retry-budget token, a closed breaker and enough time
+// under MaxAttempts, retry-budget tokens (budgetHedgeCost), a closed breaker and enough time
 // before the tool deadline, and it is counted in the receipt (Attempts,
 // Retries, Hedges). The delay is learned per host and operation
 // (hedgeDelay), so a slow search is not hedged on its landing page's times.
@@ -125,7 +125,7 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 					<-results // the losers end promptly once cancelled; their bodies are already buffered
 				}
 				if r.hedge {
-					loop.lastRetryCost = budgetRetryCost // a winning hedge is refunded like a successful retry
+					loop.lastRetryCost = budgetHedgeCost // a winning hedge is refunded like a successful retry
 				}
 				return r.resp, r.err
 			}
@@ -186,7 +186,7 @@ func (t *hedgeTransport) admitHedge(loop *retryLoop) bool {
 	if time.Until(loop.deadline) < l.policy.MinUsefulAttempt {
 		return false
 	}
-	if !loop.host.budget.take(budgetRetryCost) {
+	if !loop.host.budget.take(budgetHedgeCost) {
 		return false
 	}
 	loop.hedged++

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -151,8 +152,8 @@ func TestHedgeSpendsARetryBudgetToken(t *testing.T) {
 			t.Fatalf("receipt %+v, want 2 hedges (after 30 and 60 ms)", rc)
 		}
 		h := tl.host(testHost)
-		// Each losing hedge cost budgetRetryCost; the answered call earned the bonus.
-		if got, want := h.budget.available(), budgetCapacity-2*budgetRetryCost+budgetSuccessBonus; got != want {
+		// Each losing hedge cost budgetHedgeCost; the answered call earned the bonus.
+		if got, want := h.budget.available(), budgetCapacity-2*budgetHedgeCost+budgetSuccessBonus; got != want {
 			t.Errorf("budget after two losing hedges = %d, want %d", got, want)
 		}
 		for range 2 {
@@ -591,12 +592,12 @@ func TestStuckDelayKeepsAFloor(t *testing.T) {
 
 // With copies below the floor, the budget still holds: 3000 reads, one at
 // a time, of a catalog answering in 5 … 45 ms with 20 % of attempts hung.
-// Every copy that loses costs budgetRetryCost, and the copies beside slow
-// reads that the stuck-lowered delay sends outspend what the answered calls
-// earn back until the budget settles (about 300 tokens after 600 reads,
-// 200 after 3000; with the 50 ms floor always on, no copy loses here and it
-// stays full). It must settle, not drain: a drained budget refuses copies
-// and stuck reads then fail at the deadline.
+// Every copy that loses costs budgetHedgeCost; at the retry's price (5) the
+// copies beside slow reads that the stuck-lowered delay sends outspent what
+// the answered calls earn back (about 300 tokens after 600 reads, 200 after
+// 3000, and drained after about 6000: TestCopiesKeepTheRetryBudgetAtASRsFaultRate).
+// It must hold, not drain: a drained budget refuses copies and stuck reads
+// then fail at the deadline.
 func TestStuckFloorKeepsTheRetryBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := hedgePolicy()
@@ -629,5 +630,80 @@ func TestStuckFloorKeepsTheRetryBudget(t *testing.T) {
 			t.Errorf("%d of 3000 reads failed; three hung attempts are 0.8 %% of reads: copies were withheld", failed)
 		}
 		t.Logf("%d failed, delay below the floor after %d of 3000 calls, budget %d, delay now %v", failed, below, tl.host(testHost).budget.available(), func() time.Duration { d, _ := tl.hedgeDelay(tl.host(testHost), opLanding); return d }())
+	})
+}
+
+// hungCatalog answers like a catalog of the given shape (fast: 5 … 45 ms,
+// skewed to the fast end; else log-normal with a 500 ms p95, σ 0.5, the SLO
+// harness's) and hangs pct % of attempts until they are cancelled.
+func hungCatalog(pct uint64, fast bool) func(int, *http.Request) (*http.Response, error) {
+	return func(n int, req *http.Request) (*http.Response, error) {
+		r := splitmix64(uint64(n))
+		if r%100 < pct {
+			return hang(n, req)
+		}
+		u := (float64(r>>11) + 0.5) / (1 << 53)
+		if fast {
+			return sleepThenAnswer(req, 5*time.Millisecond+time.Duration(u*u*float64(40*time.Millisecond)))
+		}
+		z := math.Sqrt2 * math.Erfinv(2*u-1)
+		return sleepThenAnswer(req, time.Duration(float64(220*time.Millisecond)*math.Exp(0.5*z)))
+	}
+}
+
+// readHungCatalog makes n reads, one at a time, of a catalog hanging pct %
+// of attempts, with the learned delay and a 15 s tool timeout; it returns
+// the reads that failed and the lowest budget seen.
+func readHungCatalog(t *testing.T, n int, pct uint64, fast bool) (failed, lowest int) {
+	p := hedgePolicy()
+	p.HedgeDelay = 0 // learned
+	p.ToolTimeout = 15 * time.Second
+	tl := newTestLayer(t, p, hungCatalog(pct, fast))
+	lowest = budgetCapacity
+	for range n {
+		if _, _, err := tl.get("get_root", "/"); err != nil {
+			failed++
+		}
+		lowest = min(lowest, tl.host(testHost).budget.available())
+	}
+	return failed, lowest
+}
+
+// TestCopiesKeepTheRetryBudgetAtASRsFaultRate: at ASR 1008's 20 % of
+// attempts hung, 12,000 reads one after another keep the budget (adr/0029).
+// Priced like retries (5 tokens), the copies that lost beside slow-but-fine
+// reads drained it within about 6,000 reads on both catalogs (lowest 0 or 1
+// token), after which hung reads went uncopied to the deadline: 1.0 and
+// 1.5 % of reads failed, where 0.2³ = 0.8 % hang in all three attempts.
+func TestCopiesKeepTheRetryBudgetAtASRsFaultRate(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		t.Run(map[bool]string{true: "5-45ms", false: "p95_500ms"}[fast], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const reads = 12000
+				failed, lowest := readHungCatalog(t, reads, 20, fast)
+				if lowest < budgetCapacity/2 {
+					t.Errorf("the budget fell to %d of %d tokens over %d reads at 20 %% hung attempts: copies drain it", lowest, budgetCapacity, reads)
+				}
+				if failed > reads*9/1000 {
+					t.Errorf("%d of %d reads failed (%.2f %%); 0.8 %% hang in all three attempts: copies were refused",
+						failed, reads, 100*float64(failed)/reads)
+				}
+				t.Logf("%d of %d reads failed, lowest budget %d", failed, reads, lowest)
+			})
+		})
+	}
+}
+
+// TestCopiesStillDrainTheBudgetOfACatalogInTrouble: the cheaper copy does
+// not take the budget's protection away. With 35 % of attempts hung
+// (above the third past which retries drain it too) the budget runs out
+// and copies stop.
+func TestCopiesStillDrainTheBudgetOfACatalogInTrouble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const reads = 12000
+		_, lowest := readHungCatalog(t, reads, 35, true)
+		if lowest > budgetCapacity/10 {
+			t.Errorf("the budget's lowest over %d reads at 35 %% hung attempts was %d of %d: copies no longer spend it", reads, lowest, budgetCapacity)
+		}
 	})
 }
