@@ -114,7 +114,7 @@ func decodeWithExtra(data []byte, typed any, extra *Extra) error {
 	if isJSONNull(data) {
 		return nil // like encoding/json: null leaves the value as it is
 	}
-	members, err := objectMembers(data)
+	list, err := objectMembers(data)
 	if err != nil {
 		// Not an object: let encoding/json word the error.
 		if jerr := json.Unmarshal(data, typed); jerr != nil {
@@ -122,6 +122,7 @@ func decodeWithExtra(data []byte, typed any, extra *Extra) error {
 		}
 		return err
 	}
+	defer list.release()
 	v := reflect.ValueOf(typed).Elem()
 	fields := modelFieldsOf(v.Type())
 	byName := modelFieldIndex(v.Type(), fields)
@@ -132,10 +133,10 @@ func decodeWithExtra(data []byte, typed any, extra *Extra) error {
 		}
 		rest[name] = append(json.RawMessage(nil), raw...)
 	}
-	for _, m := range members {
-		f, known := byName[m.key]
+	for _, m := range list.members {
+		f, known := byName[string(m.key)]
 		if !known {
-			keep(m.key, m.value)
+			keep(string(m.key), m.value)
 			continue
 		}
 		fv := v.Field(f.index)
@@ -143,9 +144,9 @@ func decodeWithExtra(data []byte, typed any, extra *Extra) error {
 			return fmt.Errorf("member %q: %w", m.key, err)
 		}
 		if !fieldIsWritten(f, fv) {
-			keep(m.key, m.value) // known but would be lost: keep its text
-		} else {
-			delete(rest, m.key) // a later duplicate key won
+			keep(string(m.key), m.value) // known but would be lost: keep its text
+		} else if rest != nil {
+			delete(rest, string(m.key)) // a later duplicate key won
 		}
 	}
 	*extra = rest
@@ -284,17 +285,18 @@ func decodeModelMap(fv reflect.Value, raw []byte) error {
 		fv.SetZero()
 		return nil
 	}
-	members, err := objectMembers(raw)
+	list, err := objectMembers(raw)
 	if err != nil {
 		return json.Unmarshal(raw, fv.Addr().Interface())
 	}
-	out := reflect.MakeMapWithSize(fv.Type(), len(members))
-	for _, m := range members {
+	defer list.release()
+	out := reflect.MakeMapWithSize(fv.Type(), len(list.members))
+	for _, m := range list.members {
 		elem := reflect.New(fv.Type().Elem())
 		if err := elem.Interface().(json.Unmarshaler).UnmarshalJSON(m.value); err != nil {
 			return fmt.Errorf("%q: %w", m.key, err)
 		}
-		out.SetMapIndex(reflect.ValueOf(m.key).Convert(fv.Type().Key()), elem.Elem())
+		out.SetMapIndex(reflect.ValueOf(string(m.key)).Convert(fv.Type().Key()), elem.Elem())
 	}
 	fv.Set(out)
 	return nil

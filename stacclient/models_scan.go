@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -44,57 +45,90 @@ func arrayElements(data []byte) ([][]byte, error) {
 	}
 }
 
-// objectMember is one "key": value of a JSON object, value undecoded.
+// objectMember is one "key": value of a JSON object, value undecoded; the
+// key is decoded, and points into the object's bytes when it has no
+// escapes (a string per member name was most of a typed decode's
+// allocations, issue 25; callers convert the names they keep).
 type objectMember struct {
-	key   string
+	key   []byte
 	value []byte
+}
+
+// memberList is the members of one object, from a pool: objectMembers'
+// callers use them only while decoding the object, then release the list
+// (a slice grown per object was the rest of those allocations).
+type memberList struct{ members []objectMember }
+
+var memberLists = sync.Pool{New: func() any { return new(memberList) }}
+
+// release returns l to the pool; its members must no longer be used.
+func (l *memberList) release() {
+	if cap(l.members) > 1024 {
+		return
+	}
+	clear(l.members) // they point into the decoded bytes
+	l.members = l.members[:0]
+	memberLists.Put(l)
 }
 
 // objectMembers splits a JSON object into its members without decoding
 // the values. encoding/json has validated the bytes before it calls an
 // UnmarshalJSON method; anything else is still rejected, not misread.
-func objectMembers(data []byte) ([]objectMember, error) {
+// The caller releases the list when done with its members.
+func objectMembers(data []byte) (*memberList, error) {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	var members []objectMember
+	list := memberLists.Get().(*memberList)
 	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
-		return members, trailingOnlySpace(data, i+1)
+		if err := trailingOnlySpace(data, i+1); err != nil {
+			list.release()
+			return nil, err
+		}
+		return list, nil
 	}
 	for {
 		if i >= len(data) || data[i] != '"' {
+			list.release()
 			return nil, errors.New("malformed JSON object: expected a member name")
 		}
 		end, err := skipString(data, i)
 		if err != nil {
+			list.release()
 			return nil, err
 		}
-		key := string(data[i+1 : end-1])
+		key := data[i+1 : end-1]
 		// Escapes, and bytes that are not UTF-8 (which encoding/json turns
 		// into U+FFFD in every other string), are decoded like any string,
 		// so a member name reads the same before and after a round trip.
-		if bytes.IndexByte(data[i:end], '\\') >= 0 || !utf8.ValidString(key) {
-			if err := json.Unmarshal(data[i:end], &key); err != nil {
+		if bytes.IndexByte(data[i:end], '\\') >= 0 || !utf8.Valid(key) {
+			var decoded string
+			if err := json.Unmarshal(data[i:end], &decoded); err != nil {
+				list.release()
 				return nil, err
 			}
+			key = []byte(decoded)
 		}
 		i = skipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
+			list.release()
 			return nil, errors.New("malformed JSON object: expected ':'")
 		}
 		i = skipSpace(data, i+1)
 		valueEnd, err := skipValue(data, i)
 		if err != nil {
+			list.release()
 			return nil, err
 		}
-		members = append(members, objectMember{key: key, value: data[i:valueEnd]})
+		list.members = append(list.members, objectMember{key: key, value: data[i:valueEnd]})
 		next, closed, err := afterEntry(data, valueEnd, '}', "object")
-		if closed {
-			return members, err
+		if closed && err == nil {
+			return list, nil
 		}
 		if err != nil {
+			list.release()
 			return nil, err
 		}
 		i = next

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/iotest"
@@ -135,5 +136,43 @@ func TestDecodeBodyDecodesModelsAsEncodingJSON(t *testing.T) {
 	var nilItem *Item
 	if err := decodeBody([]byte(`{}`), nilItem); err == nil {
 		t.Error("decoding into a nil *Item did not fail")
+	}
+}
+
+// Member lists are pooled: decodes running side by side, of different
+// objects, each get their own object's members (a list released while
+// still in use, or kept past its release, mixes them up).
+func TestPooledMemberListsDoNotMixDecodes(t *testing.T) {
+	bodies := []string{
+		`{"type":"Feature","id":"a","properties":{"x":1},"assets":{"one":{"href":"1","k":"v"},"two":{"href":"2","roles":["data"]}},"links":[{"rel":"self","href":"s"}],"extra":{"e":1}}`,
+		`{"type":"Feature","id":"b","properties":{"y":[1,2]},"assets":{"th\u0072ee":{"href":"3","raster:bands":[{"nodata":0}]}},"links":[],"zz":true,"a\u0062":null}`,
+	}
+	want := make([]Item, len(bodies))
+	for i, b := range bodies {
+		if err := json.Unmarshal([]byte(b), &want[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := want[1].Assets["three"]; !ok || want[1].Extra["ab"] == nil {
+		t.Fatalf("escaped member names not decoded: %v %v", want[1].Assets, want[1].Extra)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 200 {
+				i := (g + n) % len(bodies)
+				var got Item
+				if err := decodeBody([]byte(bodies[i]), &got); err != nil || !reflect.DeepEqual(got, want[i]) {
+					errs <- fmt.Sprintf("decode %d of body %d: %v %+v", n, i, err, got)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
