@@ -38,14 +38,16 @@ const (
 	// still meets every kind of their class several times per tool, at a
 	// quarter of the cost under -race.
 	sloPerCallInvocations = 50
-	// sloRangeReadMinSuccess is the floor of the pixel tools (sloRangeReads),
-	// whose calls make 20 to 26 range requests, over their 50 calls: NOT the
-	// SLO. Issue 26 asks ≥ 99 %; with three attempts per request a call of
-	// k requests succeeds about 0.992^k, 83 % for k = 22, and they measured
-	// 169, 173 and 197 of 200 (bench/RESULTS.md, issue 26); with five
-	// attempts, 199 and 200. Until range reads get more attempts this floor
-	// only catches their retries breaking (0.8^22: nearly every call fails).
-	sloRangeReadMinSuccess = 35
+	// sloRangeReadMinSuccess is the bar of the pixel tools (sloRangeReads)
+	// over their 50 calls, which make 24 to 27 requests each. Issue 26 asks
+	// ≥ 99 %: their calls pool their attempts (adr/0030), so that a request
+	// may take up to 6 while the call sends at most 3 a request on average;
+	// the model gives 99.8 % a call (0.2⁶ × 25 reads fail). Measured with
+	// seed 1: 50/50 each, and 200/200 each over 200 calls. With 3 attempts
+	// a request (before adr/0030) it was 39, 46 and 50 of 50 (0.992^k, 83 %
+	// for k = 22). BenchmarkSLO (scripts/slo-report.sh) measures 200 a
+	// seed; bench/RESULTS.md has the rows.
+	sloRangeReadMinSuccess = 49
 )
 
 // sloTestPolicy is the policy of the tests whose faults all end by
@@ -83,8 +85,8 @@ func runSLOWith(t *testing.T, plan faultinject.Plan, policy reliability.Policy, 
 			n := invocations
 			if sloRangeReads[c.tool] {
 				// Twenty-odd requests a call: a quarter of the calls keeps
-				// -race CI within its time; their ratio is no SLO yet
-				// (sloRangeReadMinSuccess), BenchmarkSLO runs 200.
+				// -race CI within its time (sloRangeReadMinSuccess);
+				// BenchmarkSLO runs 200.
 				n = min(n, sloPerCallInvocations)
 			}
 			outcomes := h.run(t, c, n, parallel)

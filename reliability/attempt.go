@@ -240,7 +240,7 @@ func (l *Layer) planAttempt(ctx context.Context, loop *retryLoop, h *hostState, 
 	}
 	index, maxAttempts := 0, 1
 	if loop != nil {
-		index, maxAttempts = loop.attempt+loop.hedged, loop.maxAttempts
+		index, maxAttempts = loop.attempt+loop.hedged, loop.attemptsAllowed()
 	}
 	longestWait := l.policy.BackoffBase << min(index, 20) // full jitter: the wait after attempt index is below this
 	if once {

@@ -63,7 +63,8 @@ type callRecord struct {
 	cacheHit    bool
 	coalesced   bool
 	denial      *Denial
-	throttleHit bool // a 403 {"message":"Forbidden"} answer was seen
+	throttleHit bool     // a 403 {"message":"Forbidden"} answer was seen
+	pool        partPool // the attempts its parts share (PoolAttempts, adr/0030)
 	seen        lastSeen
 	pending     []*pendingRequest // requests still waiting for an answer, oldest first
 	write       WriteNote         // set by write tools (NoteWrite)

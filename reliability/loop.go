@@ -37,6 +37,13 @@ type retryLoop struct {
 	wait          time.Duration
 	lastRetryCost int
 	reason        string
+
+	// part: a request of a call that pools its attempts (PoolAttempts,
+	// adr/0030): it may go past maxAttempts with retries from the pool.
+	// spentAhead: check already counted the retry it granted in the pool,
+	// so countRetry must not. pooled: the retry check granted is one past
+	// maxAttempts.
+	part, spentAhead, pooled bool
 }
 
 // beforeAttempt is the RequestLogHook: it runs before every attempt, after
@@ -48,7 +55,12 @@ func (r *retryLoop) beforeAttempt(_ retryablehttp.Logger, _ *http.Request, n int
 	}
 	l := r.layer
 	r.countRetry(func(c *callRecord) { c.seen.wait = r.wait })
-	l.log.Info().Str("event", eventRetryAttempt).Str("correlation_id", r.rec.correlationID).Str("tool_name", r.rec.tool).
+	ev := l.log.Info()
+	if r.pooled {
+		l.metrics.pooledRetries.WithLabelValues(r.rec.tool).Inc()
+		ev = ev.Bool("pooled", true).Int("pool_left", r.rec.poolLeft())
+	}
+	ev.Str("event", eventRetryAttempt).Str("correlation_id", r.rec.correlationID).Str("tool_name", r.rec.tool).
 		Int("attempt", n+1).Int64("wait_ms", r.wait.Milliseconds()).Str("error_class", r.last.class).
 		Int("status", r.lastStatus).Str("host", r.host.name).Str("url_path", r.path).Msg("retrying upstream request")
 }
@@ -58,6 +70,13 @@ func (r *retryLoop) beforeAttempt(_ retryablehttp.Logger, _ *http.Request, n int
 // sent it after a backoff or the hedge transport beside a slow attempt.
 // note adds what only the caller knows to the call record.
 func (r *retryLoop) countRetry(note func(c *callRecord)) {
+	if r.part {
+		if r.spentAhead {
+			r.spentAhead = false // check counted it when it granted it
+		} else {
+			r.rec.spendPart() // a hedge copy, granted just now
+		}
+	}
 	r.rec.update(func(c *callRecord) { c.retries++; note(c) })
 	r.layer.metrics.retries.WithLabelValues(r.rec.tool).Inc()
 	r.host.counts.add(r.layer.now(), evRetry)
@@ -110,7 +129,9 @@ func (r *retryLoop) check(ctx context.Context, resp *http.Response, err error) (
 		}
 		return false, err
 	}
-	if r.attempt+1+r.hedged >= r.maxAttempts {
+	sent := r.attempt + 1 + r.hedged
+	pooled := sent >= r.maxAttempts
+	if pooled && (!r.part || sent >= r.maxAttempts+partExtraAttempts) {
 		r.reason = CodeRetryExhausted
 		return false, errStop
 	}
@@ -119,7 +140,14 @@ func (r *retryLoop) check(ctx context.Context, resp *http.Response, err error) (
 		return false, errStop
 	}
 	l := r.layer
-	jitter := fullJitter(l.rng, l.policy.BackoffBase, r.attempt+1)
+	n := r.attempt + 1
+	if pooled {
+		// A part's extra attempts wait at most what its last ordinary
+		// retry could: they are bounded by the call's pool and the host's
+		// budget, not by a growing wait (adr/0030).
+		n = min(n, r.maxAttempts-1)
+	}
+	jitter := fullJitter(l.rng, l.policy.BackoffBase, n)
 	if r.last.neverSent {
 		jitter = 0 // the server never saw it: no load to protect it from
 	}
@@ -127,6 +155,14 @@ func (r *retryLoop) check(ctx context.Context, resp *http.Response, err error) (
 	if time.Until(r.deadline) < r.wait+l.policy.MinUsefulAttempt {
 		r.reason = CodeDeadline
 		return false, errStop
+	}
+	if pooled {
+		if !r.rec.takePooled() {
+			// The call's parts used every attempt they brought: this part
+			// has had its MaxAttempts, as any request.
+			r.reason = CodeRetryExhausted
+			return false, errStop
+		}
 	}
 	cost := budgetRetryCost
 	if r.last.class == classAttemptTimeout {
@@ -137,7 +173,23 @@ func (r *retryLoop) check(ctx context.Context, resp *http.Response, err error) (
 		return false, errStop
 	}
 	r.lastRetryCost = cost
+	if r.part {
+		if !pooled {
+			r.rec.spendPart()
+		}
+		r.spentAhead = true
+	}
+	r.pooled = pooled
 	return true, nil
+}
+
+// attemptsAllowed is how many attempts this request may make as far as
+// is known now: a part's extra ones while its call's pool has some.
+func (r *retryLoop) attemptsAllowed() int {
+	if r.part && r.rec.poolLeft() > 0 {
+		return r.maxAttempts + partExtraAttempts
+	}
+	return r.maxAttempts
 }
 
 // observe remembers what the attempt returned, for logs and denials.
@@ -230,7 +282,11 @@ func (r *retryLoop) deny(code string, cause error) *Denial {
 	r.rec.update(func(c *callRecord) { c.denial = d })
 	if code != CodeTimeout {
 		r.host.counts.add(now, evGiveUp)
-		l.log.Warn().Str("event", eventRetryGiveUp).Str("reason", code).Str("correlation_id", r.rec.correlationID).
+		ev := l.log.Warn()
+		if r.part {
+			ev = ev.Bool("pooled_call", true).Int("pool_left", r.rec.poolLeft())
+		}
+		ev.Str("event", eventRetryGiveUp).Str("reason", code).Str("correlation_id", r.rec.correlationID).
 			Str("tool_name", r.rec.tool).Int("attempt", d.Attempts).Int64("wait_ms", r.wait.Milliseconds()).
 			Str("error_class", r.last.class).Int("status", r.lastStatus).Str("host", r.host.name).
 			Str("url_path", r.path).Msg("giving up on upstream request")

@@ -27,6 +27,7 @@ type metrics struct {
 	cacheMisses       *prometheus.CounterVec
 	coalescedRequests *prometheus.CounterVec
 	hedges            *prometheus.CounterVec
+	pooledRetries     *prometheus.CounterVec
 	trackedHosts      prometheus.Gauge
 	evictedHosts      prometheus.Counter
 	bodyBytesReserved prometheus.Gauge
@@ -75,6 +76,7 @@ func newMetrics() *metrics {
 	m.cacheMisses = counter("cache_misses_total", "Cacheable reads not found in the response cache.", "tool_name")
 	m.coalescedRequests = counter("coalesced_requests_total", "Reads that shared an identical in-flight request.", "tool_name")
 	m.replays = counter("connection_replays_total", "Attempts net/http sent again at once because the reused keep-alive connection they went out on died before the answer's first byte (reads only; not retries: no backoff, no budget).", "tool_name")
+	m.pooledRetries = counter("pooled_retries_total", "Retries past the policy's attempts, drawn from the pool of a call made of many reads (a pixel tool's, adr/0030); also in retries_attempted_total.", "tool_name")
 	m.hedges = counter("hedged_attempts_total", "Hedged reads: second attempts sent while the first was still out (Policy.Hedge).", "tool_name")
 	m.trackedHosts = prometheus.NewGauge(prometheus.GaugeOpts{Name: "tracked_hosts", Help: "Catalog hosts whose reliability state is kept (bounded by STAC_MCP_MAX_HOSTS plus the configured catalogs)."})
 	m.evictedHosts = prometheus.NewCounter(prometheus.CounterOpts{Name: "evicted_hosts_total", Help: "Idle catalog hosts whose reliability state was forgotten to stay within STAC_MCP_MAX_HOSTS."})
@@ -153,6 +155,7 @@ func (l *Layer) DeclareTools(names ...string) {
 		m.cacheMisses.WithLabelValues(tool)
 		m.coalescedRequests.WithLabelValues(tool)
 		m.hedges.WithLabelValues(tool)
+		m.pooledRetries.WithLabelValues(tool)
 	}
 }
 

@@ -185,6 +185,12 @@ func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request,
 		maxAttempts = l.policy.MaxAttempts
 	}
 	loop := &retryLoop{layer: l, rec: rec, host: h, path: req.URL.Path, deadline: deadline, maxAttempts: maxAttempts}
+	retryMax := maxAttempts - 1 // the library's own cap; check decides below it
+	if maxAttempts > 1 && poolsAttempts(ctx) {
+		loop.part = true
+		rec.beginPart(maxAttempts - 1)
+		retryMax += partExtraAttempts
+	}
 	ctx = withLoop(ctx, loop) // the hedge transport counts its attempts on the loop
 
 	var raw any // nil: no body at all, rather than an empty one
@@ -201,7 +207,7 @@ func (l *Layer) execute(ctx context.Context, rec *callRecord, req *http.Request,
 	client := &retryablehttp.Client{
 		HTTPClient:     l.attemptClient,
 		Logger:         nil, // our hooks log, with the correlation id
-		RetryMax:       maxAttempts - 1,
+		RetryMax:       retryMax,
 		CheckRetry:     loop.check,
 		Backoff:        loop.backoff,
 		ErrorHandler:   loop.giveUp,

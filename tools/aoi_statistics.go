@@ -55,6 +55,7 @@ func AOIStatistics() Tool {
 }
 
 func aoiStatistics(ctx context.Context, c *Call, in AOIStatisticsIn) (AOIStatisticsOut, string, error) {
+	ctx = pixelCall(ctx)
 	const tool = "aoi_statistics"
 	fail := failWith[AOIStatisticsOut]()
 	aoi, shape, err := aoiArea(in.AOI)

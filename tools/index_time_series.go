@@ -97,6 +97,7 @@ func (s seriesOf) name() string {
 }
 
 func indexTimeSeries(ctx context.Context, c *Call, in IndexTimeSeriesIn) (IndexTimeSeriesOut, string, error) {
+	ctx = pixelCall(ctx)
 	const tool = "index_time_series"
 	fail := failWith[IndexTimeSeriesOut]()
 	var of seriesOf

@@ -16,6 +16,7 @@ import (
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/geojson"
 
+	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/picture"
@@ -510,6 +511,14 @@ func openAsset(ctx context.Context, c *Call, item *stacclient.Item, key string) 
 	}
 	return &openedAsset{file: f, info: info, grid: g, local: local}, nil
 }
+
+// pixelCall marks a pixel tool's call as one made of many reads it needs
+// all of (its item or search, then twenty-odd range requests): its
+// requests share one pool of attempts, so that one may take up to three
+// past the policy's three, never more than three a request on average
+// (reliability.PoolAttempts, adr/0030). With three each, a call of 25
+// reads at 20 % faults succeeds 82 % of the time; pooled, 99.8 %.
+func pixelCall(ctx context.Context) context.Context { return reliability.PoolAttempts(ctx) }
 
 // localAssetPath is the file an asset href names when the catalog is a
 // local catalog.json (its hrefs are served as absolute paths on this
