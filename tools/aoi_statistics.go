@@ -36,7 +36,7 @@ type AOIStatisticsOut struct {
 	Mask       *MaskInfo   `json:"mask,omitempty" jsonschema:"the cloud mask applied, when the item has one"`
 	Stats      []BandStats `json:"stats" jsonschema:"per band, over the clear pixels of the area, calibrated"`
 	Requests   int         `json:"requests" jsonschema:"range requests sent, header reads included"`
-	Bytes      int         `json:"bytes" jsonschema:"bytes of tiles read beyond the header reads"`
+	Bytes      int         `json:"bytes" jsonschema:"bytes the range requests returned, header reads included"`
 	Notes      []string    `json:"notes"`
 }
 

@@ -374,7 +374,9 @@ func readAOI(ctx context.Context, c *Call, r readRequest) (*aoiPixels, error) {
 	}
 	out := &aoiPixels{W: win.Dx(), H: win.Dy(), Inside: inside}
 	for _, f := range files {
-		out.Requests += f.info.HeaderRequests // 0 when the header was cached
+		// What Open fetched: 0 when the header was cached.
+		out.Requests += f.info.HeaderRequests
+		out.Bytes += f.info.HeaderBytes
 	}
 	px, full := pixelMetres(lgrid), pixelMetres(ref.grid)
 	out.PixelMetres = px
@@ -743,7 +745,7 @@ func statsLine(s BandStats) string {
 func readText(b *strings.Builder, p *aoiPixels) {
 	r := p.Resolution
 	n := formatNumber
-	fmt.Fprintf(b, "Read at %s m pixels (level %d; full resolution %s m; EPSG:%d), window %d×%d px (pixel budget %d per band), %d range request(s) with headers, %d bytes of tiles beyond the header reads.\n",
+	fmt.Fprintf(b, "Read at %s m pixels (level %d; full resolution %s m; EPSG:%d), window %d×%d px (pixel budget %d per band), %d range request(s), %d bytes (header reads included).\n",
 		n(r.PixelMetres), r.Level, n(r.FullMetres), r.EPSG, r.Width, r.Height, r.Budget, p.Requests, p.Bytes)
 	for _, br := range p.Bands {
 		fmt.Fprintf(b, "Band %s: asset %s, %s", br.Band, br.Asset, br.Calibration)

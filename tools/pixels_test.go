@@ -24,20 +24,34 @@ import (
 // the item by an in-memory catalog.
 
 // pixelScene is the served scene: the catalog's URL, the aoi covering it
-// and a counter of the range requests the file server answered.
+// and counters of the range requests the file server answered and the
+// body bytes it sent for them.
 type pixelScene struct {
-	catalog  string
-	aoi      []float64 // lon/lat bbox holding the whole scene
-	requests *atomic.Int64
+	catalog         string
+	aoi             []float64 // lon/lat bbox holding the whole scene
+	requests, bytes *atomic.Int64
+}
+
+// countingWriter counts the body bytes written through it.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (w countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n.Add(int64(n))
+	return n, err
 }
 
 func newPixelScene(t *testing.T) pixelScene {
 	t.Helper()
-	var requests atomic.Int64
+	var requests, bytes atomic.Int64
 	files := http.FileServer(http.Dir(filepath.Join("testdata", "pixels")))
 	asrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Range") != "" {
 			requests.Add(1)
+			w = countingWriter{w, &bytes}
 		}
 		files.ServeHTTP(w, r)
 	}))
@@ -101,7 +115,7 @@ func newPixelScene(t *testing.T) pixelScene {
 		"properties":{"datetime":"2023-07-01T17:40:00Z"},"links":[],"assets":{%s}}`, geom, string(mustJSON(t, bbox)), lcAssets))); err != nil {
 		t.Fatal(err)
 	}
-	return pixelScene{catalog: serveStore(t, store, stacserver.Options{}), aoi: aoi, requests: &requests}
+	return pixelScene{catalog: serveStore(t, store, stacserver.Options{}), aoi: aoi, requests: &requests, bytes: &bytes}
 }
 
 func minOf(v []float64) float64 {
@@ -160,8 +174,15 @@ func TestAOIStatisticsOnASyntheticScene(t *testing.T) {
 	if !strings.Contains(out.Bands[0].Calibration, "× 0.0001 − 0.1, nodata 0 (raster:bands)") {
 		t.Fatalf("calibration %q", out.Bands[0].Calibration)
 	}
-	if out.Requests == 0 || sc.requests.Load() == 0 {
-		t.Fatalf("no range request counted: %d, server %d", out.Requests, sc.requests.Load())
+	// The result counts what the file server sent: every range request
+	// and every byte, header reads included (these 64 px files lie whole
+	// in the first 16 KiB read, so only headers were read: the result said
+	// 0 bytes before).
+	if out.Requests == 0 || int64(out.Requests) != sc.requests.Load() || out.Bytes == 0 || int64(out.Bytes) != sc.bytes.Load() {
+		t.Fatalf("result: %d range requests, %d bytes; the file server answered %d, sent %d", out.Requests, out.Bytes, sc.requests.Load(), sc.bytes.Load())
+	}
+	if want := fmt.Sprintf("%d range request(s), %d bytes (header reads included)", out.Requests, out.Bytes); !strings.Contains(text, want) {
+		t.Fatalf("the text does not say %q:\n%s", want, text)
 	}
 }
 

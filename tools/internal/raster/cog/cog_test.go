@@ -56,6 +56,21 @@ func TestOpenCOGReadsTheHeaderInOneRequest(t *testing.T) {
 	if src.requests.Load() != 1 || in.HeaderRequests != 1 {
 		t.Errorf("Open sent %d requests, want 1 (the first 16 KiB hold every IFD of a COG)", src.requests.Load())
 	}
+	if in.HeaderBytes == 0 || int64(in.HeaderBytes) != src.bytes.Load() {
+		t.Errorf("Info says Open read %d bytes; the source served %d", in.HeaderBytes, src.bytes.Load())
+	}
+	// Opened again from the cache, the file fetched nothing.
+	cache := NewCache(1 << 20)
+	if _, err := Open(context.Background(), src, Options{Cache: cache}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(context.Background(), src, Options{Cache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := again.Info(); in.HeaderRequests != 0 || in.HeaderBytes != 0 {
+		t.Errorf("a cached header counts %d requests, %d bytes; want 0", in.HeaderRequests, in.HeaderBytes)
+	}
 	if in.EPSG != 32633 || in.DataType != "uint16" || in.NoData == nil || *in.NoData != 0 || in.Scale[0] != 0.0001 || in.Offset[0] != -0.1 {
 		t.Errorf("Info = %+v", in)
 	}

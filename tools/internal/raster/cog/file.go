@@ -91,8 +91,9 @@ type Info struct {
 	// Mask says the file has an internal mask (GDAL's per-dataset mask,
 	// NewSubfileType 4): ReadWindow marks pixels invalid where it is 0.
 	Mask bool
-	// HeaderRequests counts the reads Open made (0 when the header was cached).
-	HeaderRequests int
+	// HeaderRequests and HeaderBytes count the reads Open made and the
+	// bytes they returned (0 when the header was cached).
+	HeaderRequests, HeaderBytes int
 }
 
 // Level is one resolution: its size and its tile (for strips: the full
@@ -101,10 +102,10 @@ type Level struct{ Width, Height, TileWidth, TileHeight int }
 
 // File is an opened GeoTIFF. Its methods are safe for concurrent use.
 type File struct {
-	src  Source
-	opts Options
-	h    *header
-	hreq int
+	src          Source
+	opts         Options
+	h            *header
+	hreq, hbytes int
 }
 
 // header is what Open parses; immutable, shared through the cache.
@@ -187,10 +188,10 @@ func Open(ctx context.Context, src Source, opts Options) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}
-	h.info.HeaderRequests = hr.requests
+	h.info.HeaderRequests, h.info.HeaderBytes = hr.requests, int(hr.fetched)
 	h.read = hr.chunks
 	opts.Cache.put(key, h, t.tagRead+int64(len(t.ifds))*2048+hr.fetched)
-	return &File{src: src, opts: opts, h: h, hreq: hr.requests}, nil
+	return &File{src: src, opts: opts, h: h, hreq: hr.requests, hbytes: int(hr.fetched)}, nil
 }
 
 func buildHeader(t *tiffReader, opts Options) (*header, error) {
@@ -620,7 +621,7 @@ func parseGeo(t *tiffReader, d ifd, in *Info) error {
 // Info describes the file.
 func (f *File) Info() Info {
 	in := f.h.info
-	in.HeaderRequests = f.hreq
+	in.HeaderRequests, in.HeaderBytes = f.hreq, f.hbytes
 	in.Levels = slices.Clone(in.Levels)
 	in.Scale, in.Offset, in.Descriptions = slices.Clone(in.Scale), slices.Clone(in.Offset), slices.Clone(in.Descriptions)
 	if in.NoData != nil {
