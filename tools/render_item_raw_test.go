@@ -164,3 +164,37 @@ func jsonEqual(t *testing.T, a, b any) bool {
 	}
 	return string(ja) == string(jb)
 }
+
+// BenchmarkItemText is get_item's text of the overhead benchmark's item
+// (a Sentinel-2 item of the demo, 40 KB) the two ways: decoded into a map
+// and written from it (fullItemText, the route signed items take), and
+// written from the bytes (fullItemTextRaw).
+//
+//	go test -run '^$' -bench ItemText ./tools/
+func BenchmarkItemText(b *testing.B) {
+	catalog := demoServer(b, stacserver.Options{})
+	raw := fetchBytes(b, catalog+"/collections/sentinel-2-l2a/items/S2B_24MUA_20250731_0_L2A")
+	var it stacclient.Item
+	if err := json.Unmarshal(raw, &it); err != nil {
+		b.Fatal(err)
+	}
+	s := summarizeItem(&it)
+	b.Run("map", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var m map[string]any
+			if err := json.Unmarshal(raw, &m); err != nil {
+				b.Fatal(err)
+			}
+			_ = fullItemText(m, s)
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, ok := fullItemTextRaw(raw, s); !ok {
+				b.Fatal("not written")
+			}
+		}
+	})
+}
