@@ -95,8 +95,8 @@ for file in "${files[@]}"; do
         print "| tool | fault class | success | base p95 ms | p95 ms | added p95 | p95 / base | per request: base p95 ms, p95 ms, p95 / base | base p99 ms | p99 ms | added p99 | requests/call | retries/call | replays/call | hidden replays/call | hedges/call (base) |"
         print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
       }
-      per_request = "–" # runs made before the harness timed requests
-      if ("request_p95_ms" in m)
+      per_request = "–" # runs made before the harness timed requests (or none timed: no ratio)
+      if (m["base_request_p95_ms"] > 0)
         per_request = sprintf("%.0f, %.0f, %.2f", m["base_request_p95_ms"], m["request_p95_ms"], m["request_p95_ms"] / m["base_request_p95_ms"])
       printf "| %s | %s | %.3f | %.0f | %.0f | %+.0f%% | %.2f | %s | %.0f | %.0f | %+.0f%% | %.2f | %.2f | %.2f | %.2f | %.2f (%.2f) |\n", name[2], class, m["success_ratio"],
         m["base_p95_ms"], m["p95_ms"], m["added_p95_pct"], m["p95_ms"] / m["base_p95_ms"], per_request, m["base_p99_ms"], m["p99_ms"],
@@ -126,7 +126,7 @@ for file in "${files[@]}"; do
       add(k, "succ", m["success_ratio"])
       add(k, "added", m["added_p95_pct"])
       add(k, "ratio", m["p95_ms"] / m["base_p95_ms"])
-      if ("request_p95_ms" in m) add(k, "rratio", m["request_p95_ms"] / m["base_request_p95_ms"])
+      if (m["base_request_p95_ms"] > 0) add(k, "rratio", m["request_p95_ms"] / m["base_request_p95_ms"])
       if (m["upstream_requests/call"] > 0) add(k, "copies", 100 * m["base_hedges/call"] / m["upstream_requests/call"])
       if (m["added_p95_pct"] <= 35) within[k]++
       delete m
