@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -248,4 +249,30 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// With hedging off, attempts are cut at the attempt timeout while a retry
+// can follow: a part whose pool still holds one has its 3rd attempt cut
+// too (not run to the deadline as a plain read's last attempt), so three
+// hung attempts and a 4th that answers make a success.
+func TestPooledCallPartCutsItsThirdAttemptWithHedgingOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := noCache()
+		p.Hedge = false
+		p.ToolTimeout = time.Minute
+		p.AttemptTimeout = 4 * time.Second
+		tl := newTestLayer(t, p, func(hit int, req *http.Request) (*http.Response, error) {
+			if hit <= 3 {
+				return hang(hit, req)
+			}
+			return answer(206, "x", "Content-Range", "bytes 0-0/1"), nil
+		})
+		start := time.Now()
+		if _, err := tl.readParts(true, "/cog/red.tif"); err != nil {
+			t.Fatalf("pooled part: %v after %d hits; want success on the 4th attempt", err, tl.up.hitCount())
+		}
+		if tl.up.hitCount() != 4 || time.Since(start) >= 3*4*time.Second+3*800*time.Millisecond {
+			t.Errorf("%d hits in %v; want 4, each hung one cut at 4 s", tl.up.hitCount(), time.Since(start))
+		}
+	})
 }
