@@ -100,13 +100,41 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	nextGap := t.layer.hedgeGap(loop.host, op, delay, cold)
 	copies := 0        // copies sent beside the first attempt
 	primaryOut := true // the first attempt has neither answered nor failed
+	// A cold delay is a guess made before op's fifth answer. Reads sent
+	// side by side to a new catalog all start with it, and the others'
+	// answers may teach the delay long before it ends: then a read among
+	// them that is stuck gets its first copy at the learned delay (from
+	// when it was sent), not at the attempt timeout (issue 25: at 8 calls
+	// at once and 20 % hung attempts, 1–2 % of a fresh server's calls
+	// waited 4–6 s). warmed is closed by op's fifth answer.
+	var warmed <-chan struct{}
+	if cold {
+		warmed = loop.host.latency[op].warmed()
+	}
+	var firstTimer *time.Timer // the first copy's timer, once the primary is sent
+	var sentAt time.Time
 	for {
 		select {
+		case <-warmed:
+			warmed = nil
+			if copies > 0 {
+				continue // the first copy is out; its gap stays as planned
+			}
+			learned, stillCold := t.layer.hedgeDelay(loop.host, op)
+			if stillCold || learned >= delay {
+				continue // never later than planned
+			}
+			delay, cold = learned, false
+			nextGap = t.layer.hedgeGap(loop.host, op, delay, cold)
+			if firstTimer != nil {
+				firstTimer.Reset(max(0, delay-time.Since(sentAt)))
+			}
 		case <-sent:
 			sent = nil
-			timer := time.NewTimer(delay)
-			defer timer.Stop()
-			hedgeTimer = timer.C
+			sentAt = time.Now()
+			firstTimer = time.NewTimer(delay)
+			defer firstTimer.Stop()
+			hedgeTimer = firstTimer.C
 		case r := <-results:
 			out--
 			if !r.hedge {

@@ -122,6 +122,9 @@ type latencyWindow struct {
 	next    int
 	filled  int
 
+	// warm is closed once filled reaches hedgeEarlySamples (see warmed).
+	warm chan struct{}
+
 	stuck       [stuckRounds]bool
 	stuckNext   int
 	stuckFilled int
@@ -134,6 +137,24 @@ func (w *latencyWindow) add(d time.Duration) {
 	w.samples[w.next] = d
 	w.next = (w.next + 1) % latencySamples
 	w.filled = min(w.filled+1, latencySamples)
+	if w.filled == hedgeEarlySamples && w.warm != nil {
+		close(w.warm)
+	}
+}
+
+// warmed returns a channel closed once the window holds hedgeEarlySamples
+// answers, i.e. once delay has one to give: a read waiting on a cold delay
+// then takes the learned one (hedgeTransport).
+func (w *latencyWindow) warmed() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.warm == nil {
+		w.warm = make(chan struct{})
+		if w.filled >= hedgeEarlySamples {
+			close(w.warm)
+		}
+	}
+	return w.warm
 }
 
 // noteRound records how a hedged round ended: stuck when a copy answered
