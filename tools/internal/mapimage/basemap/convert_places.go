@@ -85,7 +85,7 @@ func main() {
 	if err := os.WriteFile(os.Args[2], b.Bytes(), 0o644); err != nil {
 		fail(err)
 	}
-	fmt.Printf("%d places, %d bytes\n", len(fs), b.Len())
+	fmt.Fprintf(os.Stderr, "%d places, %d bytes\n", len(fs), b.Len()) // the report goes to stderr, like every log in this repository
 }
 
 func coord(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
