@@ -267,11 +267,7 @@ func coverageText(out CheckCoverageOut) string {
 		fmt.Fprintf(&b, "Not measured: %s: %s\n", s.ID, s.Reason)
 	}
 	fmt.Fprintf(&b, "Method: %s.\n", out.Method)
-	for _, w := range out.Warnings {
-		b.WriteString("Warning: " + w + "\n")
-	}
-	for _, n := range out.Notes {
-		b.WriteString("Note: " + n + "\n")
-	}
+	writeLines(&b, "Warning: ", out.Warnings)
+	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
 }

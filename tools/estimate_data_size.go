@@ -694,12 +694,8 @@ func estimateText(out EstimateDataSizeOut) string {
 	}
 	unsized("Not sized", out.NotSized, out.NotSizedCount)
 	unsized("Copies left out of the totals", out.Copies, out.CopiesCount)
-	for _, w := range out.Warnings {
-		b.WriteString("Warning: " + w + "\n")
-	}
-	for _, n := range out.Notes {
-		b.WriteString("Note: " + n + "\n")
-	}
+	writeLines(&b, "Warning: ", out.Warnings)
+	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
 }
 

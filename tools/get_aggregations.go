@@ -194,8 +194,6 @@ func aggregationsText(out GetAggregationsOut) string {
 		}
 		b.WriteString("\n")
 	}
-	for _, n := range out.Notes {
-		b.WriteString("Note: " + n + "\n")
-	}
+	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -269,9 +269,7 @@ func queryablesText(out GetQueryablesOut) string {
 	if sharedBy > 0 {
 		fmt.Fprintf(&b, "The %d properties above without a description here are each described as: %s\n", sharedBy, shared)
 	}
-	for _, n := range out.Notes {
-		b.WriteString("Note: " + n + "\n")
-	}
+	writeLines(&b, "Note: ", out.Notes)
 	b.WriteString(`Use these names in search_items filter, e.g. "eo:cloud_cover < 10".`)
 	return b.String()
 }

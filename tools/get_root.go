@@ -71,9 +71,7 @@ func getRoot(ctx context.Context, c *Call, in GetRootIn) (GetRootOut, string, er
 	for _, l := range out.KeyLinks {
 		b.WriteString("- " + keyLinkText(l) + "\n")
 	}
-	for _, n := range out.Notes {
-		b.WriteString("Note: " + n + "\n")
-	}
+	writeLines(&b, "Note: ", out.Notes)
 	b.WriteString("Next: get_capabilities to see what searches this catalog supports.")
 	return out, b.String(), nil
 }

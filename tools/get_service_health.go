@@ -155,8 +155,6 @@ func serviceHealthText(out GetServiceHealthOut) string {
 		}
 		b.WriteString("\n")
 	}
-	for _, n := range out.Notes {
-		b.WriteString("Note: " + n + "\n")
-	}
+	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
 }

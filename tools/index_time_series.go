@@ -296,11 +296,7 @@ func indexTimeSeriesText(out IndexTimeSeriesOut) string {
 	for _, s := range out.Skipped {
 		fmt.Fprintf(&b, "Skipped %s: %s\n", s.ID, s.Reason)
 	}
-	for _, w := range out.Warnings {
-		b.WriteString("Warning: " + w + "\n")
-	}
-	for _, note := range out.Notes {
-		b.WriteString("Note: " + note + "\n")
-	}
+	writeLines(&b, "Warning: ", out.Warnings)
+	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -81,8 +81,6 @@ func listCatalogsText(out ListCatalogsOut) string {
 		}
 		fmt.Fprintf(&b, "- %s%s [%s] %s: %s\n", e.Name, mark, e.Kind, orDash(e.URL), e.Description)
 	}
-	for _, n := range out.Notes {
-		b.WriteString("Note: " + n + "\n")
-	}
+	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -368,12 +368,8 @@ func mapItemsText(out MapItemsOut) string {
 		for _, s := range out.Skipped {
 			fmt.Fprintf(&b, "Not drawn: %s: %s\n", s.ID, s.Reason)
 		}
-		for _, w := range out.Warnings {
-			b.WriteString("Warning: " + w + "\n")
-		}
-		for _, n := range out.Notes {
-			b.WriteString("Note: " + n + "\n")
-		}
+		writeLines(&b, "Warning: ", out.Warnings)
+		writeLines(&b, "Note: ", out.Notes)
 		return strings.TrimRight(b.String(), "\n")
 	}
 	fmt.Fprintf(&b, "Map (%s) of %d footprint(s)", out.Image, out.Drawn)
@@ -402,11 +398,7 @@ func mapItemsText(out MapItemsOut) string {
 	for _, s := range out.Skipped {
 		fmt.Fprintf(&b, "Not drawn: %s: %s\n", s.ID, s.Reason)
 	}
-	for _, w := range out.Warnings {
-		b.WriteString("Warning: " + w + "\n")
-	}
-	for _, n := range out.Notes {
-		b.WriteString("Note: " + n + "\n")
-	}
+	writeLines(&b, "Warning: ", out.Warnings)
+	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -761,9 +761,7 @@ func readText(b *strings.Builder, p *aoiPixels) {
 		}
 		b.WriteString("\n")
 	}
-	for _, note := range p.Notes {
-		b.WriteString("Note: " + note + "\n")
-	}
+	writeLines(b, "Note: ", p.Notes)
 }
 
 // pixelItem fetches the item a pixel tool reads.

@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -300,4 +301,13 @@ func unusableMatchedNotes(search *stacclient.Search) []string {
 		return []string{fmt.Sprintf("the catalog sent %s, which is not a count of items, so the number of matches is not given", trimText(u, 60))}
 	}
 	return nil
+}
+
+// writeLines writes each line after prefix ("Warning: ", "Note: "), one a
+// row: how every tool's text ends with what its structured output's
+// warnings and notes say.
+func writeLines(b io.StringWriter, prefix string, lines []string) {
+	for _, line := range lines {
+		_, _ = b.WriteString(prefix + line + "\n")
+	}
 }

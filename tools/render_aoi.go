@@ -237,8 +237,6 @@ func renderIndexText(out RenderAOIOut, p *aoiPixels) string {
 	if out.Image != nil {
 		fmt.Fprintf(&b, "Map (%s): %s; scale bar %s.\n", out.Image, out.ColorMap, out.ScaleBar)
 	}
-	for _, n := range out.Notes[len(p.Notes):] {
-		b.WriteString("Note: " + n + "\n")
-	}
+	writeLines(&b, "Note: ", out.Notes[len(p.Notes):])
 	return strings.TrimRight(b.String(), "\n")
 }

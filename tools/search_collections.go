@@ -457,8 +457,6 @@ func collectionsText(out SearchCollectionsOut) string {
 	if out.Cursor != "" {
 		fmt.Fprintf(&b, "More: call search_collections with cursor %q%s\n", out.Cursor, resendText(out.Resend))
 	}
-	for _, n := range out.Notes {
-		b.WriteString("Note: " + n + "\n")
-	}
+	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -491,9 +491,7 @@ func searchItemsText(out SearchItemsOut, heads []ItemSummary) string {
 	// Warnings before the items: one about the search itself (a bbox read
 	// as crossing the antimeridian, a field the catalog ignored) changes
 	// what the list means, and a model reads on from the top (issue 24).
-	for _, w := range out.Warnings {
-		b.WriteString("Warning: " + w + "\n")
-	}
+	writeLines(&b, "Warning: ", out.Warnings)
 	var types typeAbbreviations
 	for _, s := range out.Items {
 		b.WriteString("- " + summaryText(s, &types) + "\n")
@@ -515,8 +513,6 @@ func searchItemsText(out SearchItemsOut, heads []ItemSummary) string {
 	if out.StopReason != "" {
 		fmt.Fprintf(&b, "Paging stopped: %s.\n", out.StopReason)
 	}
-	for _, n := range out.Notes {
-		b.WriteString("Note: " + n + "\n")
-	}
+	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
 }
