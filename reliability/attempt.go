@@ -32,12 +32,12 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, err
 	}
 	defer l.releaseHost(h)
-	probe, err := admit(ctx, h)
+	probe, release, err := admit(ctx, h)
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
-	defer h.bulkhead.release()
+	defer release()
 	signalSent(ctx)
 
 	attemptCtx, plan, cancel := l.attemptContext(ctx, h, req)
@@ -66,18 +66,22 @@ func closeBody(req *http.Request) {
 }
 
 // admit lets one attempt to h through the host's circuit breaker, then
-// into its bulkhead, whose slot the caller releases. probe is the
-// breaker's ticket for the attempt's result (recordAttempt).
-func admit(ctx context.Context, h *hostState) (probeTicket, error) {
+// into its bulkhead, unless the attempt's hedge round already holds a slot
+// for it (roundHoldsSlot). The caller calls release when the attempt ends.
+// probe is the breaker's ticket for the attempt's result (recordAttempt).
+func admit(ctx context.Context, h *hostState) (probe probeTicket, release func(), err error) {
 	admitted, probe := h.breaker.allow()
 	if !admitted {
-		return probe, errCircuitOpen
+		return probe, nil, errCircuitOpen
+	}
+	if roundHoldsSlot(ctx, h) {
+		return probe, func() {}, nil
 	}
 	if err := h.bulkhead.acquire(ctx); err != nil {
 		h.breaker.record(probe, false, true)
-		return probe, err
+		return probe, nil, err
 	}
-	return probe, nil
+	return probe, h.bulkhead.release, nil
 }
 
 // attemptContext is the context of one attempt, bounded by its plan (made

@@ -63,7 +63,21 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// go-retryablehttp sets to replay the bytes the layer already holds.
 		req.Body.Close()
 	}
-	ctx := req.Context()
+	// The round is one request to the host's bulkhead, whatever the number
+	// of copies it sends (adr/0031): it waits for one slot here, and its
+	// attempts go out on it. Were each copy to take a slot of its own, the
+	// rounds whose every attempt hung would fill the bulkhead and the
+	// copies of other calls' reads would queue behind them for seconds.
+	h, err := t.layer.acquireHost(req.URL.Host)
+	if err != nil {
+		return nil, err
+	}
+	defer t.layer.releaseHost(h)
+	if err := h.bulkhead.acquire(req.Context()); err != nil {
+		return nil, err
+	}
+	defer h.bulkhead.release()
+	ctx := withSlotHeld(req.Context(), h)
 	results := make(chan attemptResult, loop.maxAttempts)
 	var cancels []context.CancelFunc
 	defer func() {
@@ -175,6 +189,21 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			hedgeTimer = timer.C
 		}
 	}
+}
+
+type slotHeldKey struct{}
+
+// withSlotHeld marks ctx as a hedge round's that holds a slot of h's
+// bulkhead for all its attempts.
+func withSlotHeld(ctx context.Context, h *hostState) context.Context {
+	return context.WithValue(ctx, slotHeldKey{}, h)
+}
+
+// roundHoldsSlot reports whether an attempt to h on ctx goes out on its
+// round's bulkhead slot. A redirect to another host takes that host's own.
+func roundHoldsSlot(ctx context.Context, h *hostState) bool {
+	held, _ := ctx.Value(slotHeldKey{}).(*hostState)
+	return held == h
 }
 
 type sentSignalKey struct{}

@@ -758,3 +758,50 @@ func TestAColdReadTakesTheDelayLearnedWhileItWaits(t *testing.T) {
 		}
 	})
 }
+
+// A read's copies go out on its own bulkhead slot (adr/0031): with every
+// slot held by reads whose first attempt hung, their copies are still sent
+// at the hedge delay and win. Before, each copy needed a slot of its own,
+// queued behind the hung attempts and the calls waited for the deadline.
+func TestCopiesGoOutOnTheirReadsBulkheadSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := hedgePolicy()
+		p.BulkheadMax = 2
+		var mu sync.Mutex
+		seen := map[string]bool{}
+		tl := newTestLayer(t, p, func(_ int, req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			first := !seen[req.URL.Path]
+			seen[req.URL.Path] = true
+			mu.Unlock()
+			if first {
+				<-req.Context().Done() // each path's first attempt hangs until a copy wins
+				return nil, req.Context().Err()
+			}
+			return answer(http.StatusOK, `{}`), nil
+		})
+		receipts := make([]Receipt, p.BulkheadMax)
+		errs := make([]error, p.BulkheadMax)
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := range receipts {
+			wg.Go(func() { receipts[i], _, errs[i] = tl.get("get_item", "/v1/collections/c/items/"+itoa(i)) })
+		}
+		synctest.Wait() // both first attempts are out and hung: every slot is held
+		if n := tl.host(testHost).bulkhead.inFlight(); n != p.BulkheadMax {
+			t.Fatalf("%d bulkhead slots held by the two hung reads, want %d", n, p.BulkheadMax)
+		}
+		wg.Wait()
+		if elapsed := time.Since(start); elapsed != p.HedgeDelay {
+			t.Errorf("the calls ended after %v (virtual time), want the hedge delay %v: their copies waited for a slot", elapsed, p.HedgeDelay)
+		}
+		for i, rc := range receipts {
+			if errs[i] != nil || rc.Attempts != 2 || rc.Hedges != 1 {
+				t.Errorf("call %d: %v, receipt %+v; want success by its one copy", i, errs[i], rc)
+			}
+		}
+		if n := tl.host(testHost).bulkhead.inFlight(); n != 0 {
+			t.Errorf("%d bulkhead slots still held after the calls, want 0", n)
+		}
+	})
+}
