@@ -166,6 +166,14 @@ func (s *Server) refresh(ctx context.Context, d *dirWriter, lk *lockedCatalog, f
 		limits = w.Limits
 	}
 	st, err := LoadFSContext(ctx, d.root.FS(), d.rootFile, limits)
+	if err != nil && ctx.Err() != nil {
+		// The request ended (its client gave up or timed out) while the
+		// files were read: that says nothing about them, and a 409 would
+		// tell the client, which stores a refusal as the write's outcome,
+		// that the catalog is broken. A 503 says to look and send again.
+		return &apiError{status: http.StatusServiceUnavailable, code: "ServiceUnavailable",
+			description: "the request ended while this server re-read the catalog's files before writing: nothing was written"}
+	}
 	if err != nil {
 		return conflict("the catalog's files changed since this server read them, and they no longer load (%v): nothing was written", err)
 	}

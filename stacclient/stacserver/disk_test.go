@@ -2,6 +2,7 @@ package stacserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -364,5 +365,37 @@ func TestDrainWaitsForTheWriteInProgress(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "after")); err == nil {
 		t.Error("a write after Drain reached the files")
+	}
+}
+
+// TestWriteWhoseRequestEndsWhileRereadingIs503: a write whose request ends
+// (the client timed out) while the server re-reads the catalog before
+// writing is a 503 saying nothing was written, and nothing is. It was a
+// 409 "the catalog's files … no longer load", which a client stores as the
+// write's definitive failure.
+func TestWriteWhoseRequestEndsWhileRereadingIs503(t *testing.T) {
+	dir, _, api := copyCatalog(t, "testdata/joplin")
+	id := joplinItems(t, dir, 1)[0]
+	before, err := os.ReadFile(filepath.Join(dir, "index.geojson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the lock is free, so it is taken; the re-read (a server's first write always re-reads) stops at once
+	raw, _ := json.Marshal(patchProps(map[string]any{"late": "v"}))
+	req := httptest.NewRequest(http.MethodPatch, "/collections/joplin/items/"+id, bytes.NewReader(raw)).WithContext(ctx)
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "nothing was written") {
+		t.Errorf("a write whose request ended while the catalog was re-read: %d %s; want 503, nothing was written", rec.Code, rec.Body)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "index.geojson")); !bytes.Equal(after, before) {
+		t.Error("the write reached the files")
+	}
+	// The server still writes once a request lasts.
+	rec = httptest.NewRecorder()
+	api.ServeHTTP(rec, httptest.NewRequest(http.MethodPatch, "/collections/joplin/items/"+id, bytes.NewReader(raw)))
+	if rec.Code != 200 {
+		t.Errorf("the next write: %d %s", rec.Code, rec.Body)
 	}
 }
