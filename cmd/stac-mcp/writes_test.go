@@ -136,6 +136,13 @@ func TestWriteSurvivesARestart(t *testing.T) {
 // `call create_item` processes add an item each: every patch is in the
 // file and every new item is linked from the collection (before, 1 patch of
 // 8 survived and a create per batch lost its link, every call exit 0).
+//
+// The writes queue on the catalog's lock, so on a loaded machine the last
+// ones wait long; with the default 4 s attempt timeout a call could then
+// give up (outcome_unknown, exit 1) and its change be missing, which is a
+// loud failure, not a lost update. The children get timeouts a loaded
+// machine does not reach, and a missing change says whether its call
+// exited 0 (a lost update) or failed.
 func TestConcurrentCallsKeepEveryChange(t *testing.T) {
 	t.Parallel()
 	bin := binary(t)
@@ -143,33 +150,49 @@ func TestConcurrentCallsKeepEveryChange(t *testing.T) {
 	state := t.TempDir()
 	const n, item = 8, "f2cca2a3-288b-4518-8a3e-a4492bb60b08"
 	var wg sync.WaitGroup
-	call := func(tool, args string) {
+	// call reports whether the call exited 0.
+	call := func(tool, args string) bool {
 		cmd := exec.Command(bin, "--allow-writes", "--catalog", catalog, "call", tool, args)
-		cmd.Env = append(os.Environ(), "STAC_MCP_STATE_DIR="+state)
-		if out, err := cmd.CombinedOutput(); err != nil {
+		cmd.Env = append(os.Environ(), "STAC_MCP_STATE_DIR="+state, "STAC_MCP_TOOL_TIMEOUT_SECS=120", "STAC_MCP_ATTEMPT_TIMEOUT_SECS=120")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
 			t.Errorf("stac-mcp call %s: %v\n%s", tool, err, out)
 		}
+		return err == nil
 	}
+	var patched, created [n]bool // each written by its own goroutine, read after Wait
 	for i := range n {
 		wg.Go(func() {
-			call("update_item", fmt.Sprintf(`{"collection_id":"joplin","item_id":%q,"idempotency_key":"patch-%d","patch":{"properties":{"k%d":"v"}}}`, item, i, i))
+			patched[i] = call("update_item", fmt.Sprintf(`{"collection_id":"joplin","item_id":%q,"idempotency_key":"patch-%d","patch":{"properties":{"k%d":"v"}}}`, item, i, i))
 		})
 		wg.Go(func() {
-			call("create_item", fmt.Sprintf(`{"collection_id":"joplin","idempotency_key":"create-%d","item":{"type":"Feature","stac_version":"1.0.0","id":"new-%d",
+			created[i] = call("create_item", fmt.Sprintf(`{"collection_id":"joplin","idempotency_key":"create-%d","item":{"type":"Feature","stac_version":"1.0.0","id":"new-%d",
 				"geometry":{"type":"Point","coordinates":[-94.5,37.08]},"bbox":[-94.5,37.08,-94.5,37.08],
 				"properties":{"datetime":"2024-06-01T10:00:00Z"},"assets":{}}}`, i, i))
 		})
 	}
 	wg.Wait()
 	dir := filepath.Dir(catalog)
-	index, _ := os.ReadFile(filepath.Join(dir, "index.geojson"))
-	collection, _ := os.ReadFile(filepath.Join(dir, "collection.json"))
+	index, err := os.ReadFile(filepath.Join(dir, "index.geojson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	collection, err := os.ReadFile(filepath.Join(dir, "collection.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	how := func(ok bool) string {
+		if ok {
+			return "its call exited 0: a lost update"
+		}
+		return "its call failed, see above"
+	}
 	for i := range n {
 		if !strings.Contains(string(index), fmt.Sprintf(`"k%d": "v"`, i)) {
-			t.Errorf("patch k%d lost", i)
+			t.Errorf("patch k%d lost (%s)", i, how(patched[i]))
 		}
 		if !strings.Contains(string(collection), fmt.Sprintf("new-%d.json", i)) {
-			t.Errorf("item new-%d has no link in collection.json", i)
+			t.Errorf("item new-%d has no link in collection.json (%s)", i, how(created[i]))
 		}
 	}
 }
