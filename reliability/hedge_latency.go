@@ -24,14 +24,18 @@ import (
 // (adr/0028). Until
 // the window holds hedgeMinSamples answers its high quantiles mean little,
 // so from hedgeEarlySamples on the delay is hedgeEarlyFactor × the slowest
-// answer so far: the largest of 5 to 19 log-normal answers lies near their
-// 83rd to 95th percentile, and 1.5 × that is at or above the p95. Before
-// the fifth answer the delay is cold (hedgeDelay, adr/0023).
+// answer so far. Those first answers are the fastest of the reads sent
+// beside them (a new catalog's first calls go out together): with 16 reads
+// out, the slowest of the first five lies near the batch's p31, and
+// 1.5 × it (the factor until adr/0032) copied the slow half of each first
+// batch, 8 % of a fault-free run's reads; 2.5 × puts it near the p90 and
+// at the p95 and above once the answers are half the batch's. Before the
+// fifth answer the delay is cold (hedgeDelay, adr/0023).
 const (
 	latencySamples    = 128
 	hedgeMinSamples   = 20
 	hedgeEarlySamples = 5
-	hedgeEarlyFactor  = 1.5
+	hedgeEarlyFactor  = 2.5
 	hedgeFloor        = 50 * time.Millisecond
 	// hedgeStuckFloor is the floor once stuck rounds have brought the delay
 	// below the fault-free one (adr/0028): a 50 ms catalog's p87.5 (its

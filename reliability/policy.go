@@ -56,7 +56,7 @@ type Policy struct {
 	Hedge bool
 	// HedgeDelay is a fixed wait before the first copy. 0 means the p95 of
 	// the host's answered attempts of the same operation, never below
-	// 50 ms; 1.5 × the slowest from its 5th answer to its 20th; before
+	// 50 ms; 2.5 × the slowest from its 5th answer to its 20th; before
 	// that AttemptTimeout.
 	HedgeDelay time.Duration
 }
