@@ -68,16 +68,21 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// attempts go out on it. Were each copy to take a slot of its own, the
 	// rounds whose every attempt hung would fill the bulkhead and the
 	// copies of other calls' reads would queue behind them for seconds.
+	// An open breaker is not queued for a slot: the first attempt's own
+	// admission then refuses it at once, as for any request.
 	h, err := t.layer.acquireHost(req.URL.Host)
 	if err != nil {
 		return nil, err
 	}
 	defer t.layer.releaseHost(h)
-	if err := h.bulkhead.acquire(req.Context()); err != nil {
-		return nil, err
+	ctx := req.Context()
+	if state, _ := h.breaker.status(); state != BreakerOpen {
+		if err := h.bulkhead.acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer h.bulkhead.release()
+		ctx = withSlotHeld(ctx, h)
 	}
-	defer h.bulkhead.release()
-	ctx := withSlotHeld(req.Context(), h)
 	results := make(chan attemptResult, loop.maxAttempts)
 	var cancels []context.CancelFunc
 	defer func() {

@@ -807,3 +807,42 @@ func TestCopiesGoOutOnTheirReadsBulkheadSlot(t *testing.T) {
 		}
 	})
 }
+
+// An open breaker answers at once even when the host's bulkhead is full:
+// a hedged read waits for a slot only if it may be sent (adr/0031 moved the
+// slot to the round, ahead of the attempt's breaker check; before this, the
+// read waited for the deadline behind the hung reads and then timed out).
+func TestOpenBreakerDeniesAtOnceWhileTheBulkheadIsFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := hedgePolicy()
+		p.BulkheadMax = 1
+		tl := newTestLayer(t, p, func(_ int, req *http.Request) (*http.Response, error) {
+			if req.URL.Path == "/hold" {
+				<-req.Context().Done()
+				return nil, req.Context().Err()
+			}
+			return answer(http.StatusOK, `{}`), nil
+		})
+		var g sync.WaitGroup
+		g.Go(func() { _, _, _ = tl.get("get_root", "/hold") })
+		synctest.Wait() // /hold has the only slot
+		b := tl.host(testHost).breaker
+		for range breakerMinCalls { // failed attempts enough to open it
+			_, probe := b.allow()
+			b.record(probe, true, false)
+		}
+		if state, _ := b.status(); state != BreakerOpen {
+			t.Fatalf("breaker %s after %d failures, want open", state, breakerMinCalls)
+		}
+		start := time.Now()
+		_, _, err := tl.get("get_item", "/v1/collections/c/items/a")
+		var d *Denial
+		if !errors.As(err, &d) || d.Code != CodeCircuitOpen {
+			t.Errorf("read while the breaker is open and the bulkhead full: %v; want circuit_open", err)
+		}
+		if took := time.Since(start); took != 0 {
+			t.Errorf("the denial took %v (virtual time); want none: an open breaker does not queue for a slot", took)
+		}
+		g.Wait()
+	})
+}
