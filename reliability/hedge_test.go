@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -639,17 +638,16 @@ func TestStuckFloorKeepsTheRetryBudget(t *testing.T) {
 // skewed to the fast end; else log-normal with a 500 ms p95, σ 0.5, the SLO
 // harness's) and hangs pct % of attempts until they are cancelled.
 func hungCatalog(pct uint64, fast bool) func(int, *http.Request) (*http.Response, error) {
+	if !fast {
+		return logNormalCatalog(0, pct, 220*time.Millisecond)
+	}
 	return func(n int, req *http.Request) (*http.Response, error) {
 		r := splitmix64(uint64(n))
 		if r%100 < pct {
 			return hang(n, req)
 		}
 		u := (float64(r>>11) + 0.5) / (1 << 53)
-		if fast {
-			return sleepThenAnswer(req, 5*time.Millisecond+time.Duration(u*u*float64(40*time.Millisecond)))
-		}
-		z := math.Sqrt2 * math.Erfinv(2*u-1)
-		return sleepThenAnswer(req, time.Duration(float64(220*time.Millisecond)*math.Exp(0.5*z)))
+		return sleepThenAnswer(req, 5*time.Millisecond+time.Duration(u*u*float64(40*time.Millisecond)))
 	}
 }
 
