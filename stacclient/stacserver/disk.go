@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -92,16 +91,14 @@ func (d *dirWriter) lockCatalog(ctx context.Context, closing *atomic.Bool) (*loc
 		}
 		if time.Now().After(deadline) {
 			f.Close()
-			return nil, &apiError{status: http.StatusServiceUnavailable, code: "ServiceUnavailable", description: fmt.Sprintf(
-				"another process has been writing this catalog for more than %s (it holds %s): nothing was written; try again later", lockWait, lockFileName)}
+			return nil, unavailable("another process has been writing this catalog for more than %s (it holds %s): nothing was written; try again later", lockWait, lockFileName)
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			f.Close()
-			return nil, &apiError{status: http.StatusServiceUnavailable, code: "ServiceUnavailable",
-				description: "the request ended while waiting for another process's write to this catalog: nothing was written"}
+			return nil, unavailable("the request ended while waiting for another process's write to this catalog: nothing was written")
 		case <-t.C:
 		}
 	}
@@ -171,8 +168,7 @@ func (s *Server) refresh(ctx context.Context, d *dirWriter, lk *lockedCatalog, f
 		// files were read: that says nothing about them, and a 409 would
 		// tell the client, which stores a refusal as the write's outcome,
 		// that the catalog is broken. A 503 says to look and send again.
-		return &apiError{status: http.StatusServiceUnavailable, code: "ServiceUnavailable",
-			description: "the request ended while this server re-read the catalog's files before writing: nothing was written"}
+		return unavailable("the request ended while this server re-read the catalog's files before writing: nothing was written")
 	}
 	if err != nil {
 		return conflict("the catalog's files changed since this server read them, and they no longer load (%v): nothing was written", err)
@@ -292,8 +288,7 @@ func (d *dirWriter) tryLock() (*lockedCatalog, error) {
 }
 
 // errShuttingDown answers a write that arrives while the server drains.
-var errShuttingDown = &apiError{status: http.StatusServiceUnavailable, code: "ServiceUnavailable",
-	description: "the server is shutting down: nothing was written; send the write again once it runs"}
+var errShuttingDown = unavailable("the server is shutting down: nothing was written; send the write again once it runs")
 
 // Drain lets the write in progress finish, for at most timeout, and
 // refuses every later one; it reports whether the writes ended in time. A

@@ -134,8 +134,7 @@ func (s *Server) serveItems(w http.ResponseWriter, r *http.Request, q *searchQue
 		// served in memory, this runs on the tool call's goroutine budget,
 		// so a call that has ended stops here instead of finishing the scan.
 		if i%256 == 0 && ctx.Err() != nil {
-			writeError(w, &apiError{status: http.StatusServiceUnavailable, code: "ServiceUnavailable",
-				description: "the search was cancelled before it ended (the caller gave up or ran out of time)"})
+			writeError(w, unavailable("the search was cancelled before it ended (the caller gave up or ran out of time)"))
 			return
 		}
 		if q.matches(it) {

@@ -83,6 +83,12 @@ func conflict(format string, args ...any) *apiError {
 	return &apiError{status: 409, code: "Conflict", description: fmt.Sprintf(format, args...)}
 }
 
+// unavailable is a 503: the request could not be served now and nothing
+// changed, so a client may look and send it again.
+func unavailable(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusServiceUnavailable, code: "ServiceUnavailable", description: fmt.Sprintf(format, args...)}
+}
+
 // withoutStructuralLinks is doc with the catalog-managed links removed.
 func withoutStructuralLinks(doc map[string]any) map[string]any {
 	out := shallowCopy(doc)
