@@ -190,12 +190,17 @@ func (l *Layer) recordAttempt(ctx context.Context, h *hostState, probe probeTick
 	if err != nil || resp != nil {
 		o = classify(resp, err)
 	}
-	if l.policy.Hedge && ctx.Err() == nil && (err != nil || resp != nil) && !o.retryable {
+	if ctx.Err() == nil && (err != nil || resp != nil) && !o.retryable {
 		// The hedge delay is drawn from the catalog's answer times, counted
 		// from the moment the attempt had its bulkhead slot: time spent
 		// queueing behind this server's other requests (hung ones, say)
-		// would make a busy host look slow and delay every hedge.
+		// would make a busy host look slow and delay every hedge. They are
+		// kept with hedging off too: a search of several catalogs waits for
+		// a slow one by them (AnswerTime, adr/0035).
 		h.latency[op].add(took)
+	}
+	if resp != nil {
+		progressFrom(ctx).noteAnswer(time.Now())
 	}
 	// A limit of this server says nothing about the catalog.
 	h.breaker.record(probe, o.retryable, ctx.Err() != nil || o.class == classLocalLimit)

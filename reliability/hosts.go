@@ -81,6 +81,17 @@ func (t *hostTable) acquire(name string) (*hostState, error) {
 	return h, nil
 }
 
+// peek returns name's state if it is kept, without creating, holding or
+// touching it.
+func (t *hostTable) peek(name string) *hostState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.byName[name]; ok {
+		return e.Value.(*hostState)
+	}
+	return nil
+}
+
 func (t *hostTable) release(h *hostState) {
 	t.mu.Lock()
 	h.refs--

@@ -180,6 +180,11 @@ func (r *retryLoop) check(ctx context.Context, resp *http.Response, err error) (
 		r.spentAhead = true
 	}
 	r.pooled = pooled
+	if !r.last.neverSent {
+		// The catalog answered (or took the connection): the request is
+		// alive until this retry is sent, however long the wait.
+		progressFrom(ctx).noteRetry(time.Now(), r.wait)
+	}
 	return true, nil
 }
 

@@ -36,6 +36,32 @@ type Page struct {
 	// NextRefused says why the page's next link was not followed (outside
 	// the catalog, another method than GET or POST, too long, not a URL).
 	NextRefused string
+
+	rawIndex []int // where each of Items is in the page as served
+	rawLen   int   // items in the page as served
+	offset   int   // items served by the pages before it
+}
+
+// PositionBefore is where a search continues so that Items[i] is the
+// first item it yields (i == len(Items): what follows the page's last
+// item, nil when nothing does). A caller that takes the items of several
+// searches one by one (a merge of several catalogs' results) keeps each
+// search's place with it, item by item.
+func (p *Page) PositionBefore(i int) *Position {
+	switch {
+	case i < 0:
+		i = 0
+	case i >= len(p.Items):
+		consumed := p.rawLen - p.Skipped
+		if consumed < p.rawLen {
+			return &Position{Request: p.Request, Skip: consumed, Offset: p.offset}
+		}
+		if p.Next == nil {
+			return nil
+		}
+		return &Position{Request: *p.Next, Offset: p.offset + p.rawLen}
+	}
+	return &Position{Request: p.Request, Skip: p.rawIndex[i], Offset: p.offset}
 }
 
 // StopReason says why an iteration ended.
@@ -79,7 +105,8 @@ func (s *Search) Pages(ctx context.Context) iter.Seq2[*Page, error] {
 }
 
 func pageOf(pp *pagerPage[Item]) *Page {
-	return &Page{Request: pp.req, Items: pp.elems, Skipped: pp.skipped, Matched: pp.matched, Next: pp.next, Dropped: pp.dropped, NextRefused: pp.refused}
+	return &Page{Request: pp.req, Items: pp.elems, Skipped: pp.skipped, Matched: pp.matched, Next: pp.next, Dropped: pp.dropped, NextRefused: pp.refused,
+		rawIndex: pp.rawIndex, rawLen: pp.rawLen, offset: pp.offset}
 }
 
 // Items yields each item across pages. Breaking out of the loop leaves a

@@ -47,6 +47,11 @@ const (
 type Options struct {
 	ID, Title, Description string // landing page; defaults "stacserver", …
 
+	// BasePath serves the API under a path, as real catalogs are
+	// (https://earth-search.aws.element84.com/v1): requests outside it get
+	// 404, and every link the server writes starts with it.
+	BasePath string
+
 	NextLinkStyle NextLinkStyle
 	DefaultLimit  int // page size when the request has no limit; 0 means 10
 	MaxLimit      int // 0 means 10000

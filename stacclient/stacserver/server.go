@@ -1,6 +1,8 @@
 package stacserver
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -112,8 +114,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.OnRequest != nil {
 		s.opts.OnRequest(r)
 	}
+	if base := strings.TrimRight(s.opts.BasePath, "/"); base != "" {
+		rest, ok := strings.CutPrefix(r.URL.Path, base)
+		if !ok || (rest != "" && !strings.HasPrefix(rest, "/")) {
+			http.NotFound(w, r)
+			return
+		}
+		r2 := r.Clone(context.WithValue(r.Context(), basePathKey{}, base))
+		r2.URL.Path, r2.URL.RawPath = cmp.Or(rest, "/"), ""
+		r = r2
+	}
 	s.mux.ServeHTTP(w, r)
 }
+
+type basePathKey struct{}
 
 // requestCounts returns a copy of the request counts keyed "METHOD /path"
 // (for example "POST /search"). After maxCountedPaths distinct keys, new
@@ -141,7 +155,8 @@ func baseURL(r *http.Request) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	base, _ := r.Context().Value(basePathKey{}).(string)
+	return scheme + "://" + r.Host + base
 }
 
 const (

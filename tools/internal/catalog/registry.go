@@ -147,6 +147,9 @@ type Options struct {
 	// Named are extra catalogs by name (STAC_MCP_CATALOGS), read with
 	// ParseNamed so they cannot shadow a preset.
 	Named []Preset
+	// Groups are names that stand for several catalogs
+	// (STAC_MCP_CATALOG_GROUPS), read with ParseGroups.
+	Groups []Group
 	// UntrustedCallers is set for the http transport: a catalog_url
 	// argument may then not name a local path (only the operator's --catalog
 	// and STAC_MCP_CATALOGS entries serve local catalogs). Over stdio and in
@@ -445,6 +448,9 @@ func (c *Registry) classify(ref string, fromOperator bool) (classifiedRef, error
 	lower := strings.ToLower(given)
 	if u, ok := presetURL(lower); ok {
 		return classifiedRef{kind: refRemote, ref: given, name: lower, url: u}, nil
+	}
+	if g, ok := c.Group(lower); ok {
+		return classifiedRef{}, groupRefusal(g)
 	}
 	if p, ok := c.named(lower); ok {
 		if p.Path != "" {
