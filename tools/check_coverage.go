@@ -15,7 +15,7 @@ import (
 
 // CheckCoverageIn is an area of interest and a search to measure over it.
 type CheckCoverageIn struct {
-	CatalogArg
+	CatalogsArg
 	AreaSearch
 	MaxItems      MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to measure (default 100)"`
 	WindowDays    IntArg      `json:"window_days,omitempty" jsonschema:"days per window (default 1)"`
@@ -45,6 +45,7 @@ type CheckCoverageOut struct {
 	Method               string           `json:"method" jsonschema:"how areas are measured"`
 	Warnings             []string         `json:"warnings"`
 	Notes                []string         `json:"notes"`
+	Catalogs             []CatalogOutcome `json:"catalogs,omitempty" jsonschema:"several catalogs: each one's outcome (an acquisition several hold is measured once)"`
 }
 
 // CoverageWindow is the coverage of one window of days.
@@ -77,6 +78,7 @@ type CoveragePick struct {
 	ID                string  `json:"id"`
 	AddedPercent      float64 `json:"added_percent"`
 	CumulativePercent float64 `json:"cumulative_percent"`
+	Catalog           string  `json:"catalog,omitempty" jsonschema:"several catalogs: the item's"`
 }
 
 // coverageMethod says, in the output, how the numbers were computed.
@@ -132,9 +134,12 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 	out.Notes = append(out.Notes, fs.filterNotes...)
 	out.Matched, out.HasMore = fs.matched, fs.hasMore
 	out.Skipped = append(out.Skipped, fs.skipped...)
+	out.Catalogs = fs.catalogs
+	catalogOf := map[string]string{}
 
 	items := make([]footprint.Item, 0, len(fs.located))
 	for _, l := range fs.located {
+		catalogOf[l.item.ID] = l.catalog
 		items = append(items, footprint.Item{ID: l.item.ID, Shape: l.shape, Time: itemTime(l.item), CloudCover: propNumber(l.item.Properties, "eo:cloud_cover")})
 	}
 	out.Items = len(items)
@@ -172,7 +177,8 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 	}
 	out.SmallestSet.ReachedPercent = round(r.GreedyPercent, 3)
 	for _, p := range r.Greedy {
-		out.SmallestSet.Items = append(out.SmallestSet.Items, CoveragePick{ID: p.ID, AddedPercent: round(p.AddedPercent, 3), CumulativePercent: round(p.CumulativePercent, 3)})
+		out.SmallestSet.Items = append(out.SmallestSet.Items, CoveragePick{ID: p.ID, AddedPercent: round(p.AddedPercent, 3), CumulativePercent: round(p.CumulativePercent, 3),
+			Catalog: catalogOf[p.ID]})
 	}
 	if r.CloudWeightedPercent != nil {
 		p := round(*r.CloudWeightedPercent, 3)
@@ -245,6 +251,9 @@ func coverageText(out CheckCoverageOut) string {
 		picks := make([]string, len(set.Items))
 		for i, p := range set.Items {
 			picks[i] = fmt.Sprintf("%s +%s → %s", p.ID, pct(p.AddedPercent), pct(p.CumulativePercent))
+			if p.Catalog != "" {
+				picks[i] += " (" + p.Catalog + ")"
+			}
 		}
 		b.WriteString(" " + strings.Join(picks, "; ") + "\n")
 	}
@@ -268,6 +277,9 @@ func coverageText(out CheckCoverageOut) string {
 	}
 	fmt.Fprintf(&b, "Method: %s.\n", out.Method)
 	writeLines(&b, "Warning: ", out.Warnings)
+	if len(out.Catalogs) > 0 {
+		b.WriteString(catalogsText(out.Catalogs) + "\n")
+	}
 	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
 }

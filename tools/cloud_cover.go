@@ -77,6 +77,28 @@ func (cf *cloudFilter) apply(ctx context.Context, client *stacclient.Client, p *
 	return nil
 }
 
+// applyFederated puts the bound into p as the query every catalog of a
+// search over several is sent (each one's outcome says when it does not
+// declare query; the items it returns over the bound are then removed
+// here, with the search's other conditions).
+func (cf *cloudFilter) applyFederated(p *stacclient.SearchParams) {
+	q := maps.Clone(p.Query)
+	if q == nil {
+		q = map[string]any{}
+	}
+	ops, _ := q["eo:cloud_cover"].(map[string]any)
+	ops = maps.Clone(ops)
+	if ops == nil {
+		ops = map[string]any{}
+	}
+	if lte, ok := ops["lte"].(float64); !ok || lte > float64(cf.max) {
+		ops["lte"] = cf.max
+	}
+	q["eo:cloud_cover"] = ops
+	p.Query = q
+	cf.note = fmt.Sprintf(`max_cloud_cover %d was sent to each catalog as the query {"eo:cloud_cover":{"lte":%d}}; items over it from a catalog that ignored it are removed here`, cf.max, cf.max)
+}
+
 // keep filters items when the bound is applied here: an item without
 // eo:cloud_cover is left out, as a catalog's comparison leaves it out.
 func (cf *cloudFilter) keep(items []stacclient.Item) []stacclient.Item {

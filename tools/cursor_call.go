@@ -45,7 +45,12 @@ func decodeCursor(key []byte, token string, kind cursor.Kind) (cursor.Cursor, er
 
 // resolveCall resolves the catalog of a call, and verifies its cursor.
 func resolveCall(ctx context.Context, d *Deps, in catalogInput) (*Catalog, *cursor.Cursor, error) {
-	ref := strings.TrimSpace(in.catalogRef())
+	return resolveCallRef(ctx, d, strings.TrimSpace(in.catalogRef()), in)
+}
+
+// resolveCallRef is resolveCall with the catalog reference given apart
+// (one member of a list catalog_url, a group's only member).
+func resolveCallRef(ctx context.Context, d *Deps, ref string, in catalogInput) (*Catalog, *cursor.Cursor, error) {
 	ci, ok := in.(cursorInput)
 	if !ok {
 		cat, err := d.Catalogs.Resolve(ctx, ref)
@@ -59,6 +64,9 @@ func resolveCall(ctx context.Context, d *Deps, in catalogInput) (*Catalog, *curs
 	cur, err := decodeCursor(d.cursorKey(), token, kind)
 	if err != nil {
 		return nil, nil, err
+	}
+	if cur.Kind != kind {
+		return nil, nil, cursorRefusal(token, "it continues a search of several catalogs; send it to search_items with the same catalog_url (or none)")
 	}
 	switch {
 	case cur.Catalog == "" && ref == "":

@@ -17,7 +17,7 @@ import (
 
 // EstimateDataSizeIn is a search plus how to size it.
 type EstimateDataSizeIn struct {
-	CatalogArg
+	CatalogsArg
 	AreaSearch
 	Limit             PageSizeArg `json:"limit,omitempty" jsonschema:"page size"`
 	MaxItems          MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to size (default 10)"`
@@ -74,22 +74,24 @@ type EstimateDataSizeOut struct {
 	ClippedHuman  string `json:"clipped_human"`
 	// Extrapolation to every matched item, when the catalog reports more
 	// matches than were sized.
-	ExtrapolatedBytes  *int64         `json:"extrapolated_bytes,omitempty" jsonschema:"estimate for all matched items: the sized items' average (clipped when an area applied) × matched; see extrapolation_basis"`
-	ExtrapolatedHuman  string         `json:"extrapolated_human,omitempty"`
-	ExtrapolationBasis string         `json:"extrapolation_basis,omitempty" jsonschema:"how extrapolated_bytes was computed and what it assumes"`
-	Coverage           []ItemCoverage `json:"coverage" jsonschema:"per item: fraction of its footprint inside the requested area"`
-	ByCollection       []SizeTotal    `json:"by_collection"`
-	ByAssetKey         []SizeTotal    `json:"by_asset_key"`
-	ByMethod           []SizeTotal    `json:"by_method"`
-	Assets             []SizedAsset   `json:"assets" jsonschema:"each sized asset with its method (capped; see assets_omitted)"`
-	AssetsOmitted      int            `json:"assets_omitted" jsonschema:"sized assets not listed in assets (they are in every total)"`
-	NotSized           []UnsizedAsset `json:"not_sized" jsonschema:"assets that could not be sized, with the reason (capped; see not_sized_count)"`
-	NotSizedCount      int            `json:"not_sized_count"`
-	Copies             []UnsizedAsset `json:"copies" jsonschema:"assets left out of the totals because they hold the same band as an asset that is counted, in another format (e.g. red-jp2 of red); capped, see copies_count. Give asset_keys to count particular files"`
-	CopiesCount        int            `json:"copies_count"`
-	LeftOut            []LeftOutRole  `json:"left_out" jsonschema:"assets not sized because they are not data (by role: thumbnail, overview, tiles, metadata; or rendered on request by a tiler); asset_keys sizes them"`
-	Notes              []string       `json:"notes"`
-	Warnings           []string       `json:"warnings"`
+	ExtrapolatedBytes  *int64           `json:"extrapolated_bytes,omitempty" jsonschema:"estimate for all matched items: the sized items' average (clipped when an area applied) × matched; see extrapolation_basis"`
+	ExtrapolatedHuman  string           `json:"extrapolated_human,omitempty"`
+	ExtrapolationBasis string           `json:"extrapolation_basis,omitempty" jsonschema:"how extrapolated_bytes was computed and what it assumes"`
+	Coverage           []ItemCoverage   `json:"coverage" jsonschema:"per item: fraction of its footprint inside the requested area"`
+	ByCollection       []SizeTotal      `json:"by_collection"`
+	ByAssetKey         []SizeTotal      `json:"by_asset_key"`
+	ByMethod           []SizeTotal      `json:"by_method"`
+	Assets             []SizedAsset     `json:"assets" jsonschema:"each sized asset with its method (capped; see assets_omitted)"`
+	AssetsOmitted      int              `json:"assets_omitted" jsonschema:"sized assets not listed in assets (they are in every total)"`
+	NotSized           []UnsizedAsset   `json:"not_sized" jsonschema:"assets that could not be sized, with the reason (capped; see not_sized_count)"`
+	NotSizedCount      int              `json:"not_sized_count"`
+	Copies             []UnsizedAsset   `json:"copies" jsonschema:"assets left out of the totals because they hold the same band as an asset that is counted, in another format (e.g. red-jp2 of red); capped, see copies_count. Give asset_keys to count particular files"`
+	CopiesCount        int              `json:"copies_count"`
+	LeftOut            []LeftOutRole    `json:"left_out" jsonschema:"assets not sized because they are not data (by role: thumbnail, overview, tiles, metadata; or rendered on request by a tiler); asset_keys sizes them"`
+	Notes              []string         `json:"notes"`
+	Warnings           []string         `json:"warnings"`
+	Catalogs           []CatalogOutcome `json:"catalogs,omitempty" jsonschema:"several catalogs: each one's outcome (an acquisition several hold is sized once)"`
+	Sources            []ItemProvenance `json:"sources,omitempty" jsonschema:"several catalogs: each item sized, its catalog and its copies elsewhere"`
 }
 
 // LeftOutRole counts the assets of one role left out of the sizes.
@@ -167,19 +169,25 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	}
 	out.Warnings = append(out.Warnings, paramWarnings(params)...)
 	client := c.Catalog.Client
-	warnings, notes, err := searchSupportWarnings(ctx, tool, client, &params)
-	if err != nil {
-		return fail(err)
+	if c.Federation == nil {
+		// Over several catalogs each one is checked in its own branch.
+		warnings, notes, err := searchSupportWarnings(ctx, tool, client, &params)
+		if err != nil {
+			return fail(err)
+		}
+		out.Warnings = append(out.Warnings, warnings...)
+		out.Notes = append(out.Notes, notes...)
 	}
-	out.Warnings = append(out.Warnings, warnings...)
-	out.Notes = append(out.Notes, notes...)
 
 	area, noArea := requestedArea(params)
 	if noArea != "" {
 		out.Notes = append(out.Notes, noArea+": sizes are not clipped")
 	}
 
-	if cloud != nil {
+	switch {
+	case cloud != nil && c.Federation != nil:
+		cloud.applyFederated(&params)
+	case cloud != nil:
 		if err := cloud.apply(ctx, client, &params); err != nil {
 			return fail(explainSearchRefusal(ctx, c, tool, err, params, out.Warnings))
 		}
@@ -188,7 +196,6 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	if sent.Limit == 0 {
 		sent.Limit = maxItems
 	}
-	search := client.Search(sent, stacclient.SearchLimits{MaxItems: maxItems})
 	wanted := map[string]bool{}
 	for _, k := range keys {
 		wanted[k] = true
@@ -201,6 +208,23 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	ctx = withProgress(ctx, prog) // probeSizes reports each HEAD
 	pages, pageFailed := 0, false
 	var seen seenInItems // what the items showed, for names the catalog ignored
+	if c.Federation != nil {
+		fjobs, failed, err := sizeFederated(ctx, c, tool, params, maxItems, &sz, &out)
+		if err != nil {
+			return fail(err)
+		}
+		jobs, pageFailed = fjobs, failed
+		if cloud != nil {
+			out.Notes = append(out.Notes, cloud.noteText())
+		}
+		for _, k := range keys {
+			if !seenKeys[k] && out.ItemCount > 0 {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("asset key %q is on none of the items (call get_collection for the item_assets keys)", k))
+			}
+		}
+		return finishEstimate(ctx, c, in, client, jobs, &sz, area, cloud, pageFailed, &out)
+	}
+	search := client.Search(sent, stacclient.SearchLimits{MaxItems: maxItems})
 	for page, err := range search.Pages(ctx) {
 		if err != nil {
 			if !pageFailureKept(ctx, pages, out.ItemCount) {
@@ -234,7 +258,14 @@ func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (Esti
 	ignored, emptyNotes := ignoredSearchArgsSeen(ctx, c, params, seen, out.ItemCount)
 	out.Warnings = append(out.Warnings, ignored...)
 	out.Notes = append(out.Notes, emptyNotes...)
+	return finishEstimate(ctx, c, in, client, jobs, &sz, area, cloud, pageFailed, &out)
+}
 
+// finishEstimate probes, tallies and extrapolates the sizes of the items
+// the search returned.
+func finishEstimate(ctx context.Context, c *Call, in EstimateDataSizeIn, client *stacclient.Client, jobs []*assetJob, sz *sizer, area *footprint.Area,
+	cloud *cloudFilter, pageFailed bool, outp *EstimateDataSizeOut) (EstimateDataSizeOut, string, error) {
+	out := *outp
 	if note := bboxFallbackNote(sz.bboxMeasured); note != "" {
 		out.Notes = append(out.Notes, note)
 	}
@@ -695,6 +726,19 @@ func estimateText(out EstimateDataSizeOut) string {
 	unsized("Not sized", out.NotSized, out.NotSizedCount)
 	unsized("Copies left out of the totals", out.Copies, out.CopiesCount)
 	writeLines(&b, "Warning: ", out.Warnings)
+	if len(out.Sources) > 0 {
+		parts := make([]string, len(out.Sources))
+		for i, p := range out.Sources {
+			parts[i] = p.ID + " from " + p.Catalog
+			if len(p.AlsoIn) > 0 {
+				parts[i] += " (" + alsoInText(p.AlsoIn, p.Kept) + ")"
+			}
+		}
+		b.WriteString("Items: " + strings.Join(parts, "; ") + "\n")
+	}
+	if len(out.Catalogs) > 0 {
+		b.WriteString(catalogsText(out.Catalogs) + "\n")
+	}
 	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
 }

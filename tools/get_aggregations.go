@@ -15,7 +15,7 @@ import (
 // sortby, fields and limit are not among them: an aggregation neither
 // orders, shapes nor pages items.
 type GetAggregationsIn struct {
-	CatalogArg
+	CatalogsArg
 	SearchFilter
 	AreaArgs
 	Aggregations StringList `json:"aggregations,omitempty" jsonschema:"names to compute; omit to list them"`
@@ -53,6 +53,20 @@ type GetAggregationsOut struct {
 	Results   []AggregationValue `json:"results" jsonschema:"the requested aggregations computed over the search"`
 	Matched   *int               `json:"matched,omitempty" jsonschema:"items matching the search, when the catalog reports it"`
 	Notes     []string           `json:"notes"`
+	// Several catalogs (adr/0035): each one's aggregations, never summed.
+	ByCatalog []CatalogAggregations `json:"by_catalog,omitempty" jsonschema:"several catalogs: each one's aggregations, never summed (a scene several hold counts in each)"`
+	Catalogs  []CatalogOutcome      `json:"catalogs,omitempty" jsonschema:"several catalogs: each one's outcome"`
+}
+
+// CatalogAggregations are one catalog's aggregations over the search.
+type CatalogAggregations struct {
+	Catalog   string             `json:"catalog"`
+	Supported bool               `json:"supported"`
+	Reason    string             `json:"reason,omitempty"`
+	Available []AggregationDef   `json:"available"`
+	Results   []AggregationValue `json:"results"`
+	Matched   *int               `json:"matched,omitempty"`
+	Notes     []string           `json:"notes"`
 }
 
 // GetAggregations is the get_aggregations tool.
@@ -77,6 +91,19 @@ func getAggregations(ctx context.Context, c *Call, in GetAggregationsIn) (GetAgg
 	if err != nil {
 		return fail(err)
 	}
+	if c.Federation != nil {
+		return getAggregationsFederated(ctx, c, params, names)
+	}
+	out, err := aggregateOne(ctx, c, params, names)
+	if err != nil {
+		return fail(err)
+	}
+	return out, aggregationsText(out), nil
+}
+
+// aggregateOne is get_aggregations on one catalog (c.Catalog).
+func aggregateOne(ctx context.Context, c *Call, params stacclient.SearchParams, names []string) (GetAggregationsOut, error) {
+	fail := func(err error) (GetAggregationsOut, error) { return GetAggregationsOut{}, err }
 	out := GetAggregationsOut{Available: []AggregationDef{}, Results: []AggregationValue{}, Notes: []string{}}
 	client := c.Catalog.Client
 	caps, err := client.Capabilities(ctx)
@@ -85,7 +112,7 @@ func getAggregations(ctx context.Context, c *Call, in GetAggregationsIn) (GetAgg
 	}
 	if !caps.Has(stacclient.CapAggregation) {
 		out.Reason = "the catalog declares no aggregation conformance class and no aggregate link; use search_items and read matched instead"
-		return out, "Aggregations are not supported: " + out.Reason, nil
+		return out, nil
 	}
 	out.Supported = true
 
@@ -110,7 +137,7 @@ func getAggregations(ctx context.Context, c *Call, in GetAggregationsIn) (GetAgg
 
 	if len(names) == 0 {
 		out.Notes = append(out.Notes, "name aggregations (from available) to compute them over a search")
-		return out, aggregationsText(out), nil
+		return out, nil
 	}
 	if unknown := unknownAggregations(names, out.Available); len(unknown) > 0 {
 		return fail(&stacclient.ParamError{Param: "aggregations", Got: strings.Join(names, ","),
@@ -131,7 +158,7 @@ func getAggregations(ctx context.Context, c *Call, in GetAggregationsIn) (GetAgg
 		}
 		out.Results = append(out.Results, v)
 	}
-	return out, aggregationsText(out), nil
+	return out, nil
 }
 
 // unknownAggregations lists requested names the catalog does not offer
@@ -162,7 +189,24 @@ func availableNames(available []AggregationDef) string {
 }
 
 func aggregationsText(out GetAggregationsOut) string {
+	if !out.Supported && out.Reason != "" && len(out.ByCatalog) == 0 {
+		return "Aggregations are not supported: " + out.Reason
+	}
 	var b strings.Builder
+	for _, ca := range out.ByCatalog {
+		fmt.Fprintf(&b, "%s: ", ca.Catalog)
+		if !ca.Supported {
+			fmt.Fprintf(&b, "no aggregations (%s)\n", orDash(ca.Reason))
+			continue
+		}
+		b.WriteString(strings.ReplaceAll(aggregationsText(GetAggregationsOut{Supported: true, Available: ca.Available, Results: ca.Results,
+			Matched: ca.Matched, Notes: ca.Notes}), "\n", "\n  ") + "\n")
+	}
+	if len(out.ByCatalog) > 0 {
+		b.WriteString(catalogsText(out.Catalogs) + "\n")
+		writeLines(&b, "Note: ", out.Notes)
+		return strings.TrimRight(b.String(), "\n")
+	}
 	names := make([]string, len(out.Available))
 	for i, a := range out.Available {
 		names[i] = a.Name

@@ -14,6 +14,7 @@ import (
 	"github.com/stacmcp/stac-mcp/reliability/inmemory"
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/budget"
+	"github.com/stacmcp/stac-mcp/tools/internal/federation"
 	"github.com/stacmcp/stac-mcp/tools/internal/picture"
 )
 
@@ -41,6 +42,7 @@ type GetItemPreviewOut struct {
 	Reason       string           `json:"reason,omitempty" jsonschema:"why no preview could be shown (when available is false)"`
 	Tried        []PreviewAttempt `json:"tried" jsonschema:"the preview assets considered, in order, with what happened to each"`
 	Notes        []string         `json:"notes"`
+	Copy         *PreviewCopy     `json:"copy,omitempty" jsonschema:"the scene's copy in another catalog whose preview is shown, when the item's own could not be read here"`
 }
 
 // PreviewAttempt is one asset considered as the preview.
@@ -92,6 +94,82 @@ func getItemPreview(ctx context.Context, c *Call, in GetItemPreviewIn) (GetItemP
 		return out, previewText(out, item), nil
 	}
 
+	if err := showPreview(ctx, c, item, candidates, "", &out); err != nil {
+		return fail(err)
+	}
+	if !out.Available && strings.TrimSpace(in.AssetKey) == "" {
+		if err := previewFromCopy(ctx, c, item, &out); err != nil {
+			return fail(err)
+		}
+	}
+	if !out.Available {
+		out.Reason = "no preview asset could be shown: " + attemptsSummary(out.Tried)
+	}
+	return out, previewText(out, item), nil
+}
+
+// PreviewCopy is the scene's copy in another catalog whose preview was
+// shown because the item's own could not be read here.
+type PreviewCopy struct {
+	Catalog    string `json:"catalog"`
+	ID         string `json:"id"`
+	Collection string `json:"collection,omitempty"`
+	Evidence   string `json:"evidence" jsonschema:"why it is the same scene"`
+}
+
+// previewFromCopy looks for the scene in the other catalogs the operator
+// put together (the call's, the groups', the presets that hold the
+// product: federation.CopySources) and shows its copy's preview, saying
+// so; the notes say where it looked when none could be shown.
+func previewFromCopy(ctx context.Context, c *Call, item *stacclient.Item, out *GetItemPreviewOut) error {
+	var others []*Catalog
+	if c.Federation != nil {
+		others = c.Federation.members
+	}
+	sources := federation.CopySources(ctx, c.Deps.Catalogs, c.Catalog, others, item)
+	if len(sources) == 0 {
+		return ctx.Err()
+	}
+	members := make([]federation.Member, len(sources))
+	for i, s := range sources {
+		members[i] = federation.MemberOf(s)
+	}
+	found, tried := federation.FindReadableCopy(ctx, item, federation.MemberOf(c.Catalog), members)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if found == nil {
+		out.Notes = append(out.Notes, "no readable copy of the scene in another catalog: "+strings.Join(tried, "; "))
+		return nil
+	}
+	var cat *Catalog
+	for i, m := range members {
+		if m.Name == found.Member.Name {
+			cat = sources[i]
+		}
+	}
+	candidates, err := previewCandidates(found.Item, "")
+	if err != nil || len(candidates) == 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%s has the scene as %s, with no preview asset", found.Member.Name, found.Item.ID))
+		return nil
+	}
+	mc := *c
+	mc.Catalog = cat
+	if err := showPreview(ctx, &mc, found.Item, candidates, found.Member.Name+": ", out); err != nil {
+		return err
+	}
+	if out.Available {
+		out.Copy = &PreviewCopy{Catalog: found.Member.Name, ID: found.Item.ID, Collection: found.Item.Collection, Evidence: found.Evidence}
+		out.Notes = append(out.Notes, fmt.Sprintf("the item's own preview assets could not be read here, so this is the preview of %s's copy %s (%s)",
+			found.Member.Name, found.Item.ID, found.Evidence))
+	}
+	return nil
+}
+
+// showPreview tries item's candidates in order (at most previewAttempts
+// fetched) and puts the first that shows into out; each attempt is added
+// to out.Tried, its asset key prefixed with prefix (a copy's catalog).
+func showPreview(ctx context.Context, c *Call, item *stacclient.Item, candidates []previewCandidate, prefix string, out *GetItemPreviewOut) error {
 	// Hrefs as the catalog gives them, kept before signing: a signed href
 	// carries a token, which never goes into a result.
 	unsigned := map[string]string{}
@@ -100,7 +178,7 @@ func getItemPreview(ctx context.Context, c *Call, in GetItemPreviewIn) (GetItemP
 	}
 	signing, err := newAssetSigning(c, c.Deps.signing.isPlanetaryComputer(c.Catalog))
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	signing.sign(ctx, item)
 	if signing.firstErr != nil {
@@ -109,7 +187,7 @@ func getItemPreview(ctx context.Context, c *Call, in GetItemPreviewIn) (GetItemP
 
 	tried := 0
 	for _, cand := range candidates {
-		attempt := PreviewAttempt{AssetKey: cand.key, Href: unsigned[cand.key], Outcome: cand.skip}
+		attempt := PreviewAttempt{AssetKey: prefix + cand.key, Href: unsigned[cand.key], Outcome: cand.skip}
 		if attempt.Outcome == "" && tried >= previewAttempts {
 			attempt.Outcome = fmt.Sprintf("not tried: at most %d assets are fetched per call", previewAttempts)
 		}
@@ -125,7 +203,7 @@ func getItemPreview(ctx context.Context, c *Call, in GetItemPreviewIn) (GetItemP
 		tried++
 		pic, size, why, err := fetchPreview(ctx, c, href)
 		if err != nil {
-			return fail(err) // the call's deadline passed or it was cancelled
+			return err // the call's deadline passed or it was cancelled
 		}
 		if why != "" {
 			attempt.Outcome = why
@@ -147,10 +225,7 @@ func getItemPreview(ctx context.Context, c *Call, in GetItemPreviewIn) (GetItemP
 		}
 		break
 	}
-	if !out.Available {
-		out.Reason = "no preview asset could be shown: " + attemptsSummary(out.Tried)
-	}
-	return out, previewText(out, item), nil
+	return nil
 }
 
 // previewCandidate is an asset that may be the preview, and why it would
@@ -360,6 +435,9 @@ func previewText(out GetItemPreviewOut, item *stacclient.Item) string {
 	if out.Available {
 		fmt.Fprintf(&b, "Preview of %s (%s) from asset %q (%s): %s (source %s %d×%d, %d bytes).",
 			out.ItemID, out.Collection, out.AssetKey, out.Href, out.Image, out.SourceFormat, out.SourceWidth, out.SourceHeight, out.SourceBytes)
+		if cp := out.Copy; cp != nil {
+			fmt.Fprintf(&b, "\nShown from %s's copy %s (%s): %s.", cp.Catalog, cp.ID, cp.Collection, cp.Evidence)
+		}
 	} else {
 		fmt.Fprintf(&b, "No preview image for %s (%s): %s. To see where the item lies, call map_items with %s.",
 			out.ItemID, out.Collection, out.Reason, mapItemsArgsFor(item))

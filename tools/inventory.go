@@ -104,6 +104,9 @@ type Deps struct {
 type Limits struct {
 	MaxItemsDefault int // search_items max_items when not given (10)
 	MaxItemsCeiling int // the largest max_items accepted (STAC_MCP_MAX_ITEMS_CEILING)
+	// MaxCatalogs bounds the catalogs one call searches at once
+	// (STAC_MCP_MAX_CATALOGS_PER_CALL); 0 is catalog.DefaultMaxMembers.
+	MaxCatalogs int
 	// DecodePixels bounds the decoded image pixels held at once by the
 	// whole process (STAC_MCP_DECODE_BUDGET_PIXELS); 0 is budget.DefaultPixels.
 	DecodePixels int64
@@ -123,6 +126,9 @@ type Call struct {
 	// Cursor is the verified cursor the call continues from (tools whose
 	// input has a cursor argument), or nil.
 	Cursor *cursor.Cursor
+	// Federation is set when catalog_url names several catalogs (tools
+	// that take CatalogsArg): Catalog is then its first member.
+	Federation *fedCall
 }
 
 // CatalogArg is embedded in every tool input: every tool accepts the same
@@ -210,7 +216,7 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out], o
 		ctx = d.Logger.WithContext(ctx) // for code that has no Deps (goroutines' panic logs)
 		// Loading a static catalog is bounded like the call itself.
 		resolveCtx, cancel := context.WithTimeout(ctx, d.Layer.Policy().ToolTimeout)
-		cat, cursor, resolveErr := resolveCall(resolveCtx, d, in)
+		cat, fed, cursor, resolveErr := resolveAnyCall(resolveCtx, d, in)
 		cancel()
 		if resolveErr != nil {
 			// Still go through the layer, so the failed call is logged and
@@ -219,13 +225,17 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out], o
 			holder.record(receipt, err)
 			return nil, nil, renderError(name, err)
 		}
-		call := &Call{Deps: d, Catalog: cat, Request: req, Cursor: cursor}
+		call := &Call{Deps: d, Catalog: cat, Federation: fed, Request: req, Cursor: cursor}
+		host := cat.Host
+		if fed != nil {
+			host = "" // several catalogs: each member's outcome is in the result (adr/0035)
+		}
 		// Run may return at the deadline while fn is still running on its
 		// own goroutine; out and text are read only when Run reports
 		// success, which means fn returned (its result came over a channel).
 		var out Out
 		var text string
-		receipt, err := d.Layer.Run(ctx, name, cat.Host, func(ctx context.Context) (herr error) {
+		receipt, err := d.Layer.Run(ctx, name, host, func(ctx context.Context) (herr error) {
 			defer recoverAs(d.Logger, name, &herr)
 			out, text, herr = h(ctx, call, in)
 			return herr
@@ -233,6 +243,11 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out], o
 		holder.record(receipt, err)
 		if err != nil {
 			d.Catalogs.Forget(cat) // a catalog that never answered keeps nothing cached (issue 22)
+			if fed != nil {
+				for _, m := range fed.members[1:] {
+					d.Catalogs.Forget(m)
+				}
+			}
 		}
 		var failed *writeflow.Failed
 		if errors.As(err, &failed) {

@@ -19,11 +19,12 @@ type ListCatalogsIn struct {
 
 // CatalogEntry is one catalog a catalog_url argument can name.
 type CatalogEntry struct {
-	Name        string `json:"name" jsonschema:"what to pass as catalog_url"`
-	URL         string `json:"url,omitempty" jsonschema:"the STAC API root URL (empty for the embedded demo catalog)"`
-	Description string `json:"description"`
-	Kind        string `json:"kind" jsonschema:"preset (built in), named (configured with STAC_MCP_CATALOGS: a URL, or a local static catalog without one) or demo (embedded, offline)"`
-	Default     bool   `json:"default" jsonschema:"true for the catalog used when catalog_url is omitted"`
+	Name        string   `json:"name" jsonschema:"what to pass as catalog_url"`
+	URL         string   `json:"url,omitempty" jsonschema:"the STAC API root URL (empty for the embedded demo catalog)"`
+	Description string   `json:"description"`
+	Kind        string   `json:"kind" jsonschema:"preset (built in), named (configured with STAC_MCP_CATALOGS: a URL, or a local static catalog without one), demo (embedded, offline) or group (STAC_MCP_CATALOG_GROUPS: several catalogs searched at once)"`
+	Members     []string `json:"members,omitempty" jsonschema:"a group's catalogs"`
+	Default     bool     `json:"default" jsonschema:"true for the catalog used when catalog_url is omitted"`
 }
 
 // ListCatalogsOut lists the catalogs by name.
@@ -38,7 +39,7 @@ func ListCatalogs() Tool {
 	return define(&mcp.Tool{
 		Name:  "list_catalogs",
 		Title: "List known catalogs",
-		Description: "Catalogs that catalog_url accepts by name: presets, configured catalogs and the offline demo; the default is marked. " +
+		Description: "Catalogs that catalog_url accepts by name: presets, configured catalogs, the offline demo and groups; the default is marked. " +
 			"No upstream request.\n" +
 			`Example: {}`,
 		Annotations: &mcp.ToolAnnotations{Title: "List known catalogs", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
@@ -61,6 +62,14 @@ func listCatalogs(_ context.Context, c *Call, _ ListCatalogsIn) (ListCatalogsOut
 	}
 	out.Catalogs = append(out.Catalogs, CatalogEntry{Name: DemoCatalog, Kind: "demo", Default: isDefault(DemoCatalog, ""),
 		Description: "embedded demo catalog served in-process: works offline, small sample collections"})
+	for _, g := range c.Deps.Catalogs.Groups() {
+		members := make([]string, len(g.Members))
+		for i, m := range g.Members {
+			members[i] = redact.Secrets(m)
+		}
+		out.Catalogs = append(out.Catalogs, CatalogEntry{Name: g.Name, Kind: "group", Members: members,
+			Description: "searched at once by the tools that take several catalogs (search_items, get_aggregations, map_items, check_coverage, estimate_data_size, search_collections)"})
+	}
 	found := false
 	for _, e := range out.Catalogs {
 		found = found || e.Default
@@ -78,6 +87,10 @@ func listCatalogsText(out ListCatalogsOut) string {
 		mark := ""
 		if e.Default {
 			mark = " (default)"
+		}
+		if e.Kind == "group" {
+			fmt.Fprintf(&b, "- %s [group] %s: %s\n", e.Name, strings.Join(e.Members, ", "), e.Description)
+			continue
 		}
 		fmt.Fprintf(&b, "- %s%s [%s] %s: %s\n", e.Name, mark, e.Kind, orDash(e.URL), e.Description)
 	}

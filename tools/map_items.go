@@ -18,7 +18,7 @@ import (
 
 // MapItemsIn is a search to draw, and how to colour it.
 type MapItemsIn struct {
-	CatalogArg
+	CatalogsArg
 	AreaSearch
 	MaxItems      MaxItemsArg `json:"max_items,omitempty" jsonschema:"footprints to draw (default 50)"`
 	ColorBy       ColorByArg  `json:"color_by,omitempty" jsonschema:"default cloud_cover when items have it"`
@@ -41,6 +41,7 @@ type MapItemsOut struct {
 	Skipped  []SkippedItem    `json:"skipped" jsonschema:"items returned but not drawn, and why"`
 	Warnings []string         `json:"warnings"`
 	Notes    []string         `json:"notes"`
+	Catalogs []CatalogOutcome `json:"catalogs,omitempty" jsonschema:"several catalogs: each one's outcome"`
 }
 
 // MapLegendEntry is one footprint of the map.
@@ -51,6 +52,10 @@ type MapLegendEntry struct {
 	Datetime   string   `json:"datetime,omitempty"`
 	CloudCover *float64 `json:"cloud_cover,omitempty" jsonschema:"eo:cloud_cover in percent"`
 	Color      string   `json:"color" jsonschema:"fill colour, #rrggbb"`
+	// Over several catalogs (adr/0035).
+	Catalog string     `json:"catalog,omitempty" jsonschema:"the catalog this copy is from"`
+	AlsoIn  []ItemCopy `json:"also_in,omitempty" jsonschema:"the same acquisition in other catalogs (drawn once)"`
+	Kept    string     `json:"kept,omitempty" jsonschema:"why this copy was kept over those in also_in"`
 }
 
 const (
@@ -148,6 +153,7 @@ func searchFootprintsToDraw(ctx context.Context, c *Call, in MapItemsIn, out *Ma
 	out.Notes = append(out.Notes, fs.filterNotes...)
 	out.Matched, out.HasMore = fs.matched, fs.hasMore
 	out.Skipped = append(out.Skipped, fs.skipped...)
+	out.Catalogs = fs.catalogs
 	return fs, nil
 }
 
@@ -166,7 +172,8 @@ func drawnItems(fs *footprintSearch) []drawnItem {
 	for _, l := range fs.located {
 		it := l.item
 		items = append(items, drawnItem{item: it, shape: l.shape, entry: MapLegendEntry{Label: fmt.Sprint(len(items) + 1), ID: it.ID,
-			Collection: it.Collection, Datetime: itemDatetime(it.Properties), CloudCover: propNumber(it.Properties, "eo:cloud_cover")}})
+			Collection: it.Collection, Datetime: itemDatetime(it.Properties), CloudCover: propNumber(it.Properties, "eo:cloud_cover"),
+			Catalog: l.catalog, AlsoIn: l.alsoIn, Kept: l.kept}})
 	}
 	return items
 }
@@ -369,6 +376,9 @@ func mapItemsText(out MapItemsOut) string {
 			fmt.Fprintf(&b, "Not drawn: %s: %s\n", s.ID, s.Reason)
 		}
 		writeLines(&b, "Warning: ", out.Warnings)
+		if len(out.Catalogs) > 0 {
+			b.WriteString(catalogsText(out.Catalogs) + "\n")
+		}
 		writeLines(&b, "Note: ", out.Notes)
 		return strings.TrimRight(b.String(), "\n")
 	}
@@ -393,12 +403,21 @@ func mapItemsText(out MapItemsOut) string {
 	b.WriteString(".\n")
 	for _, e := range out.Items {
 		parts := append(itemHeadParts(e.Label+". "+e.ID, e.Collection, e.Datetime, e.CloudCover), e.Color)
+		if e.Catalog != "" {
+			parts = append(parts, "from "+e.Catalog)
+		}
+		if len(e.AlsoIn) > 0 {
+			parts = append(parts, alsoInText(e.AlsoIn, e.Kept))
+		}
 		b.WriteString(strings.Join(parts, " | ") + "\n")
 	}
 	for _, s := range out.Skipped {
 		fmt.Fprintf(&b, "Not drawn: %s: %s\n", s.ID, s.Reason)
 	}
 	writeLines(&b, "Warning: ", out.Warnings)
+	if len(out.Catalogs) > 0 {
+		b.WriteString(catalogsText(out.Catalogs) + "\n")
+	}
 	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -30,6 +30,10 @@ type ItemSummary struct {
 	Assets         []AssetSummary `json:"assets" jsonschema:"the first assets (data assets first), each with key, media type and href"`
 	OtherAssetKeys []string       `json:"other_asset_keys" jsonschema:"keys of the assets not detailed in assets (get_item returns them all)"`
 	AOICoverage    *float64       `json:"aoi_coverage_pct,omitempty" jsonschema:"percent of the requested area (bbox or intersects) inside this item's footprint"`
+	// Set when catalog_url names several catalogs (adr/0035).
+	Catalog string     `json:"catalog,omitempty" jsonschema:"the catalog this copy is from"`
+	AlsoIn  []ItemCopy `json:"also_in,omitempty" jsonschema:"the same acquisition in other catalogs"`
+	Kept    string     `json:"kept,omitempty" jsonschema:"why this copy was kept over those in also_in"`
 }
 
 // AssetSummary is one asset of an item summary. Roles are left out to keep

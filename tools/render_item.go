@@ -177,7 +177,27 @@ func summaryText(s ItemSummary, types *typeAbbreviations) string {
 	if n := len(s.OtherAssetKeys); n > 0 {
 		fmt.Fprintf(&b, "\n  + %d more asset(s) (get_item has them): %s", n, strings.Join(s.OtherAssetKeys, ", "))
 	}
+	if len(s.AlsoIn) > 0 {
+		b.WriteString("\n  " + alsoInText(s.AlsoIn, s.Kept))
+	}
 	return b.String()
+}
+
+// alsoInText names an item's copies in other catalogs and why this one
+// was kept.
+func alsoInText(copies []ItemCopy, kept string) string {
+	parts := make([]string, len(copies))
+	for i, c := range copies {
+		parts[i] = c.Catalog + " as " + c.ID
+		if c.Collection != "" {
+			parts[i] += " (" + c.Collection + ")"
+		}
+	}
+	s := "also in " + strings.Join(parts, ", ")
+	if kept != "" {
+		s += "; " + kept
+	}
+	return s
 }
 
 // summaryLine is a summary's headline: id, collection, datetime, cloud
@@ -191,6 +211,9 @@ func summaryLine(s ItemSummary) string {
 		parts = append(parts, "gsd "+formatNumber(*s.GSD)+" m")
 	}
 	parts = append(parts, fmt.Sprintf("%d assets", s.AssetCount))
+	if s.Catalog != "" {
+		parts = append(parts, "from "+s.Catalog)
+	}
 	return strings.Join(parts, " | ")
 }
 

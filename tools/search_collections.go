@@ -18,7 +18,7 @@ import (
 
 // SearchCollectionsIn narrows the catalog's collections.
 type SearchCollectionsIn struct {
-	CatalogArg
+	CatalogsArg
 	Q        string       `json:"q,omitempty" jsonschema:"words, \"phrases\", +required, -excluded"`
 	BBox     BBoxArg      `json:"bbox,omitempty" jsonschema:"[west,south,east,north]"`
 	Datetime string       `json:"datetime,omitempty" jsonschema:"instant or interval"`
@@ -44,6 +44,9 @@ type CollectionBrief struct {
 	License              string    `json:"license,omitempty"`
 	BBox                 []float64 `json:"bbox" jsonschema:"overall spatial extent"`
 	Interval             []string  `json:"interval" jsonschema:"overall temporal extent [start,end]; \"..\" is open"`
+	// Several catalogs (adr/0035).
+	Catalog string   `json:"catalog,omitempty" jsonschema:"the catalog it is in"`
+	SameAs  []string `json:"same_as,omitempty" jsonschema:"the same product in other listed catalogs, as catalog:collection_id"`
 }
 
 // SearchCollectionsOut is one page of collections.
@@ -56,6 +59,7 @@ type SearchCollectionsOut struct {
 	FilteredClientSide bool              `json:"filtered_client_side" jsonschema:"true when q, bbox or datetime were applied by this server because the catalog lacks collection search"`
 	Collections        []CollectionBrief `json:"collections"`
 	Notes              []string          `json:"notes"`
+	Catalogs           []CatalogOutcome  `json:"catalogs,omitempty" jsonschema:"several catalogs: each one's outcome"`
 }
 
 const (
@@ -81,6 +85,9 @@ func searchCollections(ctx context.Context, c *Call, in SearchCollectionsIn) (Se
 	listing, err := in.listing()
 	if err != nil {
 		return fail(err)
+	}
+	if c.Federation != nil {
+		return searchCollectionsFederated(ctx, c, listing)
 	}
 	offset := 0
 	if c.Cursor != nil {
@@ -446,6 +453,12 @@ func collectionsText(out SearchCollectionsOut) string {
 		if col.License != "" {
 			fmt.Fprintf(&b, " license %s", col.License)
 		}
+		if col.Catalog != "" {
+			fmt.Fprintf(&b, " | in %s", col.Catalog)
+		}
+		if len(col.SameAs) > 0 {
+			fmt.Fprintf(&b, " | same product as %s", strings.Join(col.SameAs, ", "))
+		}
 		if col.Description != "" {
 			b.WriteString("\n  " + col.Description)
 			if col.DescriptionTruncated {
@@ -456,6 +469,9 @@ func collectionsText(out SearchCollectionsOut) string {
 	}
 	if out.Cursor != "" {
 		fmt.Fprintf(&b, "More: call search_collections with cursor %q%s\n", out.Cursor, resendText(out.Resend))
+	}
+	if len(out.Catalogs) > 0 {
+		b.WriteString(catalogsText(out.Catalogs) + "\n")
 	}
 	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")

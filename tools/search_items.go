@@ -16,7 +16,7 @@ import (
 // SearchItemsIn is an item search: the STAC search parameters plus how much
 // to return and where to continue.
 type SearchItemsIn struct {
-	CatalogArg
+	CatalogsArg
 	SearchArgs
 	MaxItems   MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to return (default 10)"`
 	Cursor     string      `json:"cursor,omitempty" jsonschema:"from the previous result"`
@@ -41,6 +41,9 @@ type SearchItemsOut struct {
 	Search         map[string]any   `json:"search" jsonschema:"the normalised search that was sent (datetime expanded, filter language inferred); empty when continuing from a cursor"`
 	Warnings       []string         `json:"warnings" jsonschema:"parameters the catalog may not support, and other caveats"`
 	Notes          []string         `json:"notes" jsonschema:"what to try next, e.g. which filter to relax when nothing matched"`
+	// Set when catalog_url names several catalogs (adr/0035).
+	Catalogs   []CatalogOutcome `json:"catalogs,omitempty" jsonschema:"several catalogs: each one's outcome"`
+	Provenance []ItemProvenance `json:"provenance,omitempty" jsonschema:"several catalogs, detail=full: each item's catalog and copies, in the order of features"`
 
 	// featureSources holds, for each of Features, the bytes the catalog
 	// sent for it (nil where it was encoded, as a signed item is): they
@@ -181,6 +184,13 @@ func searchItems(ctx context.Context, c *Call, in SearchItemsIn) (SearchItemsOut
 		out.Notes = append(out.Notes, call.budgetNote)
 	}
 	out.Warnings = append(out.Warnings, paramWarnings(call.params)...)
+	if c.Federation != nil {
+		text, err := searchItemsFederated(ctx, c, in, call, &out)
+		if err != nil {
+			return fail(err)
+		}
+		return out, text, nil
+	}
 	search, position, err := startOrContinueSearch(ctx, c, in, call, &out)
 	if err != nil {
 		return fail(err)
@@ -227,7 +237,8 @@ func checkSearchItemsArgs(c *Call, in SearchItemsIn) (searchItemsCall, error) {
 	if err != nil {
 		return searchItemsCall{}, err
 	}
-	signing, err := newAssetSigning(c, in.SignAssets)
+	// Over several catalogs each one gets its own (memberSignings).
+	signing, err := newAssetSigning(c, in.SignAssets && c.Federation == nil)
 	if err != nil {
 		return searchItemsCall{}, err
 	}
@@ -498,6 +509,9 @@ func searchItemsText(out SearchItemsOut, heads []ItemSummary) string {
 	}
 	for i, f := range out.Features {
 		fmt.Fprintf(&b, "Item %d of %d:\n%s\n", i+1, len(out.Features), fullItemText(f, heads[i]))
+		if i < len(out.Provenance) {
+			b.WriteString(provenanceText(out.Provenance[i]) + "\n")
+		}
 	}
 	if legend := types.legend(); legend != "" {
 		b.WriteString(legend + "\n")
@@ -505,7 +519,9 @@ func searchItemsText(out SearchItemsOut, heads []ItemSummary) string {
 	if out.Cursor != "" {
 		fmt.Fprintf(&b, "Next page: call search_items with cursor %q%s\n", out.Cursor, resendText(out.Resend))
 	}
-	if len(out.Search) > 0 {
+	if len(out.Search) > 0 && out.Method == "" {
+		fmt.Fprintf(&b, "Search sent: %s\n", compactJSON(out.Search))
+	} else if len(out.Search) > 0 {
 		fmt.Fprintf(&b, "Search sent (%s): %s\n", out.Method, compactJSON(out.Search))
 	} else if out.Method != "" {
 		fmt.Fprintf(&b, "Continued with %s.\n", out.Method)
@@ -513,6 +529,18 @@ func searchItemsText(out SearchItemsOut, heads []ItemSummary) string {
 	if out.StopReason != "" {
 		fmt.Fprintf(&b, "Paging stopped: %s.\n", out.StopReason)
 	}
+	if len(out.Catalogs) > 0 {
+		b.WriteString(catalogsText(out.Catalogs) + "\n")
+	}
 	writeLines(&b, "Note: ", out.Notes)
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// provenanceText is a complete item's catalog and copies.
+func provenanceText(p ItemProvenance) string {
+	s := "From " + p.Catalog
+	if len(p.AlsoIn) > 0 {
+		s += "; " + alsoInText(p.AlsoIn, p.Kept)
+	}
+	return s + "."
 }

@@ -32,6 +32,9 @@ type headProbe struct {
 	bytes  int64
 	reason string // why it could not be sized; empty on success
 	kind   string // the reason in a few words (unsized* constants)
+	// client sends it when set (the item's own catalog's, over several
+	// catalogs); nil: the call's.
+	client *stacclient.Client
 }
 
 // offlineAssets reports whether a catalog's assets on other hosts must not
@@ -70,7 +73,11 @@ func probeSizes(ctx context.Context, client *stacclient.Client, probes []*headPr
 				p.reason, p.kind = "not probed: the tool deadline was reached", unsizedDeadline
 				return nil
 			}
-			n, err := client.Head(ctx, p.href)
+			c := client
+			if p.client != nil {
+				c = p.client
+			}
+			n, err := c.Head(ctx, p.href)
 			switch {
 			case err != nil && ctx.Err() != nil:
 				p.reason, p.kind = "HEAD stopped at the tool deadline", unsizedDeadline

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/tools/advice"
+	"github.com/stacmcp/stac-mcp/tools/internal/catalog"
 )
 
 // TestMain fails the package if any test leaks a goroutine (sessions,
@@ -51,6 +52,8 @@ type testSessionOptions struct {
 	// Writes turns the write tools on (and local catalogs writable); nil
 	// keeps the server read-only, as without --allow-writes.
 	Writes *Writes
+	// Groups are catalog groups (STAC_MCP_CATALOG_GROUPS).
+	Groups []catalog.Group
 }
 
 // testPolicy keeps failing tests fast: short deadlines and backoff.
@@ -82,7 +85,8 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if ref == "" {
 		ref = DemoCatalog
 	}
-	catOpts := CatalogsOptions{Default: ref, HTTPClient: layer.HTTPClient(), Headers: opts.Headers, WritableLocal: opts.Writes != nil, UntrustedCallers: opts.UntrustedCallers}
+	catOpts := CatalogsOptions{Default: ref, HTTPClient: layer.HTTPClient(), Headers: opts.Headers, WritableLocal: opts.Writes != nil, UntrustedCallers: opts.UntrustedCallers,
+		Groups: opts.Groups}
 	if w, ok := opts.Transport.(interface {
 		wrapDemo(http.Handler) http.Handler
 	}); ok {

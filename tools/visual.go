@@ -55,11 +55,30 @@ type boundedSearch struct {
 	pageFailed  bool // a page after the first failed; warnings say which and why
 	warnings    []string
 	filterNotes []string // a filter converted to the catalog's CQL2 encoding
+	// Over several catalogs (adr/0035): each item's catalog and copies,
+	// aligned with items, and each catalog's outcome.
+	sources  []string
+	members  []int // the index of each item's catalog in the call's
+	copies   [][]ItemCopy
+	kept     []string // why each item's copy was kept over its others
+	catalogs []CatalogOutcome
+}
+
+// sourceOf is item i's catalog, copies and why this copy was kept (""
+// and nil from one catalog).
+func (s *boundedSearch) sourceOf(i int) (string, []ItemCopy, string) {
+	if i < len(s.sources) {
+		return s.sources[i], s.copies[i], s.kept[i]
+	}
+	return "", nil, ""
 }
 
 // runBoundedSearch runs params (checked against the catalog's capabilities
 // as search_items does) and keeps every item up to maxItems.
 func runBoundedSearch(ctx context.Context, c *Call, tool string, params stacclient.SearchParams, maxItems int) (*boundedSearch, error) {
+	if c.Federation != nil {
+		return runBoundedSearchFederated(ctx, c, tool, params, maxItems)
+	}
 	client := c.Catalog.Client
 	warnings, notes, err := searchSupportWarnings(ctx, tool, client, &params)
 	if err != nil {
@@ -140,8 +159,11 @@ type footprintSearch struct {
 
 // locatedItem is a searched item and its footprint.
 type locatedItem struct {
-	item  *stacclient.Item
-	shape footprint.Shape
+	item    *stacclient.Item
+	shape   footprint.Shape
+	catalog string     // over several catalogs: the item's
+	alsoIn  []ItemCopy // and its copies in the others
+	kept    string     // and why this copy was kept
 }
 
 // newFootprintSearch takes the search and max_items (default preferred,
@@ -196,7 +218,10 @@ func splitAreaAtAntimeridian(p *stacclient.SearchParams, area footprint.Shape) (
 
 // run searches and reads each item's footprint.
 func (f *footprintSearch) run(ctx context.Context, c *Call) error {
-	if f.cloud != nil {
+	switch {
+	case f.cloud != nil && c.Federation != nil:
+		f.cloud.applyFederated(&f.params)
+	case f.cloud != nil:
 		if err := f.cloud.apply(ctx, c.Catalog.Client, &f.params); err != nil {
 			return err
 		}
@@ -209,9 +234,15 @@ func (f *footprintSearch) run(ctx context.Context, c *Call) error {
 		s.items = f.cloud.keep(s.items)
 		s.filterNotes = append(s.filterNotes, f.cloud.noteText())
 	}
-	warnings, emptyNotes := ignoredSearchArgs(ctx, c, f.params, s.items)
-	s.warnings = append(s.warnings, warnings...)
-	f.emptyNotes = emptyNotes
+	if c.Federation == nil {
+		// These look names up in the one catalog; over several, each
+		// catalog's notes say what it was sent.
+		warnings, emptyNotes := ignoredSearchArgs(ctx, c, f.params, s.items)
+		s.warnings = append(s.warnings, warnings...)
+		f.emptyNotes = emptyNotes
+	} else if len(s.items) == 0 {
+		f.emptyNotes = []string{"no catalog returned an item: each catalog's outcome is in catalogs"}
+	}
 	f.boundedSearch = s
 	for i := range s.items {
 		it := &s.items[i]
@@ -220,7 +251,8 @@ func (f *footprintSearch) run(ctx context.Context, c *Call) error {
 			f.skipped = append(f.skipped, SkippedItem{ID: it.ID, Reason: why})
 			continue
 		}
-		f.located = append(f.located, locatedItem{item: it, shape: shape})
+		source, copies, kept := s.sourceOf(i)
+		f.located = append(f.located, locatedItem{item: it, shape: shape, catalog: source, alsoIn: copies, kept: kept})
 	}
 	return nil
 }

@@ -67,11 +67,13 @@ type Kind byte
 const (
 	Items       Kind = 1 // search_items
 	Collections Kind = 2 // search_collections
+	// Federated is search_items over several catalogs (federated.go).
+	Federated Kind = 3
 )
 
 func (k Kind) tool() string {
 	switch k {
-	case Items:
+	case Items, Federated:
 		return "search_items"
 	case Collections:
 		return "search_collections"
@@ -119,6 +121,13 @@ type Cursor struct {
 
 	// Collections: how many were already returned.
 	Listed int
+
+	// Federated: each catalog's place, in the order of the call's
+	// catalogs (their references are Members[i].Ref, or, with Catalog
+	// hashed, in the catalog_url the caller sends again), and the records
+	// of the items the next page must not repeat.
+	Members []MemberPosition
+	Tail    []TailRecord
 }
 
 // Bounds on decoded fields (a signed cursor is still checked: the key
@@ -161,10 +170,13 @@ func Encode(key []byte, c Cursor) string { return encode(key, c, 0) }
 func encode(key []byte, c Cursor, minSeen int) string {
 	flags := byte(0)
 	var core writer
-	if c.Catalog == "" {
+	switch {
+	case c.Catalog == "":
 		flags |= flagCatalogHashed
 		core.u64(c.CatalogSum)
-	} else {
+	case c.Kind == Federated:
+		core.b = append(core.b, federatedRefs) // each member carries its own
+	default:
 		core.bytes([]byte(c.Catalog))
 	}
 	if c.Params == nil {
@@ -189,6 +201,9 @@ func encode(key []byte, c Cursor, minSeen int) string {
 		core.uvarint(uint64(c.Skip))
 	case Collections:
 		core.uvarint(uint64(c.Listed))
+	case Federated:
+		core.members(c.Members, c.Catalog == "")
+		core.tail(c.Tail)
 	}
 	body := core.b
 	if packed := deflate(body); len(packed) < len(body) {
@@ -267,7 +282,7 @@ func Decode(key []byte, token string, kind Kind) (Cursor, error) {
 	if err != nil {
 		return bad("unreadable content: " + err.Error())
 	}
-	if c.Kind != kind {
+	if c.Kind != kind && (kind != Items || c.Kind != Federated) {
 		return bad(fmt.Sprintf("it is a %s cursor (from %s); it cannot continue %s", kindNoun(c.Kind), c.Kind.tool(), kind.tool()))
 	}
 	return c, nil
@@ -291,12 +306,12 @@ func Read(payload []byte) (Cursor, error) {
 		return Cursor{}, r.err
 	case version != formatVersion:
 		return Cursor{}, fmt.Errorf("version %d, this server reads %d", version, formatVersion)
-	case kind != Items && kind != Collections:
+	case kind != Items && kind != Collections && kind != Federated:
 		return Cursor{}, fmt.Errorf("unknown kind %d", kind)
 	case flags&^knownFlags != 0:
 		return Cursor{}, fmt.Errorf("unknown flags %#x", flags)
-	case kind == Collections && flags&flagReplay != 0:
-		return Cursor{}, errors.New("a collections cursor cannot replay")
+	case kind != Items && flags&flagReplay != 0:
+		return Cursor{}, errors.New("only a single catalog's items cursor can replay")
 	}
 	body := r.bytes(MaxString * 8)
 	if r.err != nil {
@@ -310,10 +325,19 @@ func Read(payload []byte) (Cursor, error) {
 	}
 	c := Cursor{Kind: kind, ExplicitLimit: flags&flagExplicitLimit != 0}
 	core := reader{b: body}
-	if flags&flagCatalogHashed != 0 {
+	switch {
+	case flags&flagCatalogHashed != 0:
 		c.CatalogSum = core.u64()
-	} else if c.Catalog = core.text(MaxString); c.Catalog == "" && core.err == nil {
-		core.err = errors.New("empty catalog reference")
+	case kind == Federated:
+		// The references are the members'; the field says they are there.
+		if core.byte() != federatedRefs && core.err == nil {
+			core.err = errors.New("a federated cursor without its catalogs' references")
+		}
+		c.Catalog = federatedCatalogs
+	default:
+		if c.Catalog = core.text(MaxString); c.Catalog == "" && core.err == nil {
+			core.err = errors.New("empty catalog reference")
+		}
 	}
 	if flags&flagParamsHashed != 0 {
 		c.ParamsSum = core.u64()
@@ -335,6 +359,9 @@ func Read(payload []byte) (Cursor, error) {
 		c.Skip = int(core.uvarint(maxPage))
 	case Collections:
 		c.Listed = int(core.uvarint(maxListed))
+	case Federated:
+		c.Members = core.members(flags&flagCatalogHashed != 0)
+		c.Tail = core.tail()
 	}
 	switch {
 	case core.err != nil:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/stacmcp/stac-mcp/reliability"
@@ -157,13 +156,13 @@ type Result struct {
 
 // stream is a member's search in this call.
 type stream struct {
-	i       int
-	m       Member
-	prep    Prepared
-	state   State
-	pos     *stacclient.Position // where the next fetch starts (nil before the first)
-	page    *stacclient.Page     // the page being merged
-	head    int                  // its next item
+	i        int
+	m        Member
+	prep     Prepared
+	state    State
+	pos      *stacclient.Position // where the next fetch starts (nil before the first)
+	page     *stacclient.Page     // the page being merged
+	head     int                  // its next item
 	fetched  bool                 // a page came in this call
 	blocked  bool                 // a later page failed: the merge stops here
 	prepared bool                 // Prepare ran
@@ -486,6 +485,8 @@ func (f *merger) tail() []Record {
 	return out
 }
 
+var errSkipped = errors.New("skipped")
+
 // fetched is one member's page in a round.
 type fetched struct {
 	s     *stream
@@ -496,91 +497,26 @@ type fetched struct {
 	end   time.Time
 }
 
-// round fetches the next page of each stream in need, side by side, and
-// stops waiting for a straggler once its own latency no longer justifies
-// it (straggler.go).
+// round fetches the next page of each stream in need, side by side
+// (FanOut: a straggler is waited for only while its own latency justifies
+// it).
 func (f *merger) round(ctx context.Context, need []*stream) {
 	f.rounds++
-	results := make(chan fetched, len(need))
-	type branch struct {
-		cancel   context.CancelFunc
-		progress *reliability.Progress
-		start    time.Time
-		cut      bool
-		done     bool
+	results := make([]fetched, len(need))
+	hosts := make([]string, len(need))
+	for i, s := range need {
+		hosts[i] = s.m.Host
 	}
-	branches := make(map[*stream]*branch, len(need))
-	var wg sync.WaitGroup
-	for _, s := range need {
-		bctx, cancel := context.WithCancel(ctx)
-		b := &branch{cancel: cancel, progress: &reliability.Progress{}, start: time.Now()}
-		bctx = reliability.WatchProgress(bctx, b.progress)
-		branches[s] = b
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results <- f.fetch(bctx, s, b.start)
-		}()
-	}
-	defer func() {
-		for _, b := range branches {
-			b.cancel()
+	branches := FanOut(ctx, hosts, f.opts.Latency, f.opts.ColdWait, func(ctx context.Context, i int) error {
+		results[i] = f.fetch(ctx, need[i], time.Now())
+		if results[i].err == nil && need[i].prep.Skip != "" {
+			return errSkipped // not an answer: it does not make the others stragglers
 		}
-		wg.Wait()
-	}()
-	pending := len(need)
-	var othersEnd time.Time // when the last member to end so far ended
-	var othersTook time.Duration
-	answered := 0
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for pending > 0 {
-		// Once one member has answered, those still out are stragglers:
-		// each is waited for only while its own latency says so.
-		if answered > 0 {
-			next := time.Duration(-1)
-			for s, b := range branches {
-				if b.done || b.cut {
-					continue
-				}
-				cut := cutAt(f.opts.Latency, s.m.Host, b.start, b.progress, othersEnd, othersTook, f.opts.ColdWait)
-				wait := time.Until(cut)
-				if wait <= 0 {
-					b.cut = true
-					b.cancel() // its fetch returns at once with the cancellation
-					continue
-				}
-				if next < 0 || wait < next {
-					next = wait
-				}
-			}
-			if next >= 0 {
-				timer.Reset(next)
-			}
-		}
-		select {
-		case r := <-results:
-			pending--
-			branches[r.s].done = true
-			if f.settle(r, branches[r.s].cut) {
-				answered++
-			}
-			if r.end.After(othersEnd) {
-				othersEnd = r.end
-				othersTook = r.end.Sub(r.start)
-			}
-		case <-timer.C:
-			// Evaluated again at the top: cut when its time has come, or
-			// waited for longer if it showed life meanwhile.
-		case <-ctx.Done():
-			for _, b := range branches {
-				b.cancel()
-			}
-			for ; pending > 0; pending-- {
-				r := <-results
-				f.settle(r, false)
-			}
-		}
+		return results[i].err
+	})
+	for i, r := range results {
+		r.start, r.end = branches[i].Start, branches[i].End
+		f.settle(r, branches[i].Cut)
 	}
 }
 

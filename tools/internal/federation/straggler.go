@@ -1,6 +1,8 @@
 package federation
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	"github.com/stacmcp/stac-mcp/reliability"
@@ -64,4 +66,106 @@ func cutAt(lat Latency, host string, start time.Time, progress *reliability.Prog
 		}
 	}
 	return cut
+}
+
+// Branch is how one member's part of a fan-out went.
+type Branch struct {
+	Start, End time.Time
+	// Cut says it was given up on as a straggler (its run saw its context
+	// cancelled).
+	Cut bool
+}
+
+// FanOut runs run(i) for every member side by side, each under its own
+// context watched for progress (reliability.WatchProgress), and returns
+// when all have ended. Once one has answered (run returned nil), those
+// still out are stragglers: each is cancelled at its cutAt. The caller's
+// ctx (the call's deadline) bounds everything.
+func FanOut(ctx context.Context, hosts []string, lat Latency, coldWait time.Duration, run func(ctx context.Context, i int) error) []Branch {
+	type branch struct {
+		cancel   context.CancelFunc
+		progress *reliability.Progress
+		done     bool
+		cut      bool
+	}
+	type result struct {
+		i   int
+		err error
+		end time.Time
+	}
+	out := make([]Branch, len(hosts))
+	branches := make([]*branch, len(hosts))
+	results := make(chan result, len(hosts))
+	var wg sync.WaitGroup
+	for i := range hosts {
+		bctx, cancel := context.WithCancel(ctx)
+		b := &branch{cancel: cancel, progress: &reliability.Progress{}}
+		bctx = reliability.WatchProgress(bctx, b.progress)
+		branches[i] = b
+		out[i].Start = time.Now()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := run(bctx, i)
+			results <- result{i: i, err: err, end: time.Now()}
+		}()
+	}
+	defer func() {
+		for _, b := range branches {
+			b.cancel()
+		}
+		wg.Wait()
+	}()
+	pending, answered := len(hosts), 0
+	var othersEnd time.Time // when the member to end last so far ended
+	var othersTook time.Duration
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for pending > 0 {
+		if answered > 0 {
+			next := time.Duration(-1)
+			for i, b := range branches {
+				if b.done || b.cut {
+					continue
+				}
+				wait := time.Until(cutAt(lat, hosts[i], out[i].Start, b.progress, othersEnd, othersTook, coldWait))
+				if wait <= 0 {
+					b.cut = true
+					b.cancel() // its run returns at once with the cancellation
+					continue
+				}
+				if next < 0 || wait < next {
+					next = wait
+				}
+			}
+			if next >= 0 {
+				timer.Reset(next)
+			}
+		}
+		select {
+		case r := <-results:
+			pending--
+			b := branches[r.i]
+			b.done = true
+			out[r.i].End, out[r.i].Cut = r.end, b.cut
+			if r.err == nil && !b.cut {
+				answered++
+			}
+			if r.end.After(othersEnd) {
+				othersEnd, othersTook = r.end, r.end.Sub(out[r.i].Start)
+			}
+		case <-timer.C:
+			// Evaluated again at the top: cut when its time has come, or
+			// waited for longer if it showed life meanwhile.
+		case <-ctx.Done():
+			for _, b := range branches {
+				b.cancel()
+			}
+			for ; pending > 0; pending-- {
+				r := <-results
+				out[r.i].End, out[r.i].Cut = r.end, branches[r.i].cut
+			}
+		}
+	}
+	return out
 }
