@@ -21,7 +21,20 @@ type (
 	// Preset is a catalog known by name: a built-in preset or a
 	// STAC_MCP_CATALOGS entry.
 	Preset = catalog.Preset
+	// CatalogGroup is a name that stands for several catalogs
+	// (STAC_MCP_CATALOG_GROUPS).
+	CatalogGroup = catalog.Group
 )
+
+// MaxCatalogsPerCallLimit bounds STAC_MCP_MAX_CATALOGS_PER_CALL.
+const MaxCatalogsPerCallLimit = catalog.MaxMembersLimit
+
+// ParseCatalogGroups reads STAC_MCP_CATALOG_GROUPS (see
+// catalog.ParseGroups); maxMembers is STAC_MCP_MAX_CATALOGS_PER_CALL (0:
+// the default).
+func ParseCatalogGroups(source, value string, named []Preset, maxMembers int) ([]CatalogGroup, error) {
+	return catalog.ParseGroups(source, value, named, maxMembers)
+}
 
 const (
 	// DefaultCatalog is the reference used when neither --catalog,

@@ -26,18 +26,19 @@ import (
 var instructionsTemplate string
 
 var instructionsTmpl = template.Must(template.New("instructions").Funcs(template.FuncMap{
-	"has":        func(string) bool { return false },
-	"any":        func(...string) bool { return false },
-	"writeTools": func() []string { return nil },
-	"areaTools":  func() []string { return nil },
-	"cloudTools": func() []string { return nil },
+	"has":            func(string) bool { return false },
+	"any":            func(...string) bool { return false },
+	"writeTools":     func() []string { return nil },
+	"areaTools":      func() []string { return nil },
+	"cloudTools":     func() []string { return nil },
+	"federatedTools": func() []string { return nil },
 }).Parse(instructionsTemplate))
 
 // Instructions returns the server instructions sent at initialize for a
 // server listing tools: only those tools are mentioned.
 func Instructions(tools []Tool) string {
 	enabled := map[string]bool{}
-	var writes, areas, clouds []string
+	var writes, areas, clouds, federated []string
 	for _, t := range tools {
 		enabled[t.Def.Name] = true
 		if t.Toolset == ToolsetWrite {
@@ -49,15 +50,19 @@ func Instructions(tools []Tool) string {
 		if s, ok := t.Def.InputSchema.(*jsonschema.Schema); ok && s.Properties["max_cloud_cover"] != nil {
 			clouds = append(clouds, t.Def.Name)
 		}
+		if s, ok := t.Def.InputSchema.(*jsonschema.Schema); ok && s.Properties["catalog_url"] != nil && slices.Contains(s.Properties["catalog_url"].Types, "array") {
+			federated = append(federated, t.Def.Name) // CatalogsArg: several catalogs at once
+		}
 	}
 	tmpl := template.Must(instructionsTmpl.Clone()).Funcs(template.FuncMap{
 		"has": func(name string) bool { return enabled[name] },
 		"any": func(names ...string) bool {
 			return slices.ContainsFunc(names, func(n string) bool { return enabled[n] })
 		},
-		"writeTools": func() []string { return writes },
-		"areaTools":  func() []string { return areas },
-		"cloudTools": func() []string { return clouds },
+		"writeTools":     func() []string { return writes },
+		"areaTools":      func() []string { return areas },
+		"cloudTools":     func() []string { return clouds },
+		"federatedTools": func() []string { return federated },
 	})
 	var b strings.Builder
 	if err := tmpl.Execute(&b, nil); err != nil {

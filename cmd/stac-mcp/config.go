@@ -54,6 +54,8 @@ type config struct {
 	Headers         http.Header            // the default catalog's (STAC_MCP_HEADERS)
 	CatalogHeaders  map[string]http.Header // by lowercase catalog name (STAC_MCP_CATALOG_HEADERS_<NAME>)
 	NamedCatalogs   []tools.Preset
+	CatalogGroups   []tools.CatalogGroup // STAC_MCP_CATALOG_GROUPS
+	MaxCatalogs     int                  // STAC_MCP_MAX_CATALOGS_PER_CALL; 0: the default
 	AllowPrivate    bool     // http: private addresses reachable (STAC_MCP_ALLOW_PRIVATE_NETWORKS)
 	AllowedHosts    []string // http: hosts reachable even when private
 	Surface         tools.SurfaceOptions
@@ -277,6 +279,20 @@ func loadCatalogSettings(cfg *config, src settingSource) error {
 	}
 	if err := loadCatalogHeaders(cfg, src.env); err != nil {
 		return err
+	}
+	if v, name, ok := src.lookup(settings.MaxCatalogsPerCall); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > tools.MaxCatalogsPerCallLimit {
+			return usageError("%s=%q: want a whole number from 1 to %d", name, v, tools.MaxCatalogsPerCallLimit)
+		}
+		cfg.MaxCatalogs = n
+	}
+	if v, name, ok := src.lookup(settings.CatalogGroups); ok {
+		groups, err := tools.ParseCatalogGroups(name, v, cfg.NamedCatalogs, cfg.MaxCatalogs)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		cfg.CatalogGroups = groups
 	}
 	if v, name, ok := src.lookup(settings.AllowPrivateNetworks); ok {
 		allow, err := strconv.ParseBool(v)

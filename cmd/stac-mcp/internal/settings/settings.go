@@ -25,6 +25,8 @@ var (
 	MaxItemsCeiling      = Setting{"max-items-ceiling", "STAC_MCP_MAX_ITEMS_CEILING", "N", "largest max_items a search accepts (default 100)"}
 	Headers              = Setting{"headers", "STAC_MCP_HEADERS", "HEADERS", `headers sent to the default catalog's own origin only (never to another catalog, never logged): Name=value pairs separated by ';' or newlines, e.g. "Authorization=Bearer abc;X-Api-Key=k", or a JSON object {"Authorization":"Bearer abc"}; other catalogs: STAC_MCP_CATALOG_HEADERS_<NAME>`}
 	Catalogs             = Setting{"catalogs", "STAC_MCP_CATALOGS", "LIST", "extra catalogs by name, usable wherever a preset name is: name=url or name=path pairs separated by ',', ';' or newlines, e.g. internal=https://stac.internal.example/v1,archive=/srv/stac/catalog.json (a path is absolute, starts with '.', or is file://; over http the only way to serve a local catalog besides --catalog)"}
+	CatalogGroups        = Setting{"catalog-groups", "STAC_MCP_CATALOG_GROUPS", "LIST", "names that stand for several catalogs searched at once (search_items, get_aggregations, map_items, check_coverage, estimate_data_size, search_collections): name=catalog,catalog entries separated by ';' or newlines, e.g. public=earth-search,planetary-computer; members are presets, STAC_MCP_CATALOGS names, demo or URLs"}
+	MaxCatalogsPerCall   = Setting{"max-catalogs-per-call", "STAC_MCP_MAX_CATALOGS_PER_CALL", "N", "most catalogs one call searches at once, a group counting as its members (default 8; 1 to 32); each one's requests also count against its host's bulkhead"}
 	AllowPrivateNetworks = Setting{"allow-private-networks", "STAC_MCP_ALLOW_PRIVATE_NETWORKS", "BOOL", "http: let catalog_url, next links, redirects and asset probes reach loopback, private and link-local addresses (default false; stdio always may)"}
 	AllowedCatalogHosts  = Setting{"allowed-catalog-hosts", "STAC_MCP_ALLOWED_CATALOG_HOSTS", "LIST", "http: hosts reachable even when private: host[:port], IP[:port] or CIDR prefixes separated by ',', e.g. stac.internal.example,stac.internal.example:8443,10.20.0.0/16; without a port only 80 and 443 (configured catalogs are always reachable)"}
 	HTTPAddr             = Setting{"addr", "STAC_MCP_HTTP_ADDR", "ADDR", "http: listen address (default " + DefaultHTTPAddr + "); a non-loopback address needs STAC_MCP_HTTP_TOKEN"}
@@ -63,7 +65,7 @@ var Reliability = []Setting{
 }
 
 // Server are the settings of the server itself, in --help's order.
-var Server = []Setting{Catalog, Catalogs, MaxItemsCeiling, Headers, Toolsets, Tools, ReadOnly, DecodeBudgetPixels, ReadPixels, LogLevel, LogFormat, MetricsAddr,
+var Server = []Setting{Catalog, Catalogs, CatalogGroups, MaxCatalogsPerCall, MaxItemsCeiling, Headers, Toolsets, Tools, ReadOnly, DecodeBudgetPixels, ReadPixels, LogLevel, LogFormat, MetricsAddr,
 	HTTPAddr, AllowPrivateNetworks, AllowedCatalogHosts, DemoFaultRate, DemoFaultSeed, AllowWrites, StateDir, IdempotencyTTL, RedisURL}
 
 // The limits of `stac-mcp http` (adr/0010-http-exposure-limits.md); see
