@@ -6,10 +6,14 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/tools/internal/catalog"
 	"github.com/stacmcp/stac-mcp/tools/internal/federation/fedtest"
@@ -220,3 +224,159 @@ func merged(a, b map[string]any) map[string]any {
 
 // rawJSON is an argument sent as the JSON given (a list of numbers, say).
 func rawJSON(s string) json.RawMessage { return json.RawMessage(s) }
+
+// landsatAndS2 are both catalogs' items of 8 October 2023 over Colorado:
+// Earth Search's Landsat scene (requester-pays s3://) and Sentinel-2 L2A
+// tile, and Planetary Computer's HTTPS copies of both.
+func landsatAndS2() (es, pc []fedtest.Item) {
+	all := fedtest.EarthSearchItems()
+	ls := fedtest.Find(all, "LC08_L2SP_033032_20231008_02_T1")
+	s2 := fedtest.Find(all, "S2A_13TDE_20231008_0_L2A")
+	return []fedtest.Item{ls, s2}, []fedtest.Item{fedtest.CopyInPlanetaryComputer(ls), fedtest.CopyInPlanetaryComputer(s2)}
+}
+
+// The tools that draw, measure, size and count a search take several
+// catalogs too: each scene once, each catalog named.
+func TestAreaToolsOverTwoCatalogsCountEachSceneOnce(t *testing.T) {
+	t.Parallel()
+	es, pc := landsatAndS2()
+	cs := newTestSession(t, testSessionOptions{Transport: newPresetHosts(t, es, pc, nil)})
+	search := map[string]any{"catalog_url": bothCatalogs, "collections": []string{"landsat-c2-l2", "sentinel-2-l2a"},
+		"aoi": []float64{-105.2, 40.1, -105.0, 40.2}, "datetime": "2023-10-08"}
+
+	m := structured[MapItemsOut](t, callOK(t, cs, "map_items", search))
+	if m.Drawn != 2 || len(m.Catalogs) != 2 {
+		t.Fatalf("map_items drew %d (want 2: each scene once), catalogs %+v", m.Drawn, m.Catalogs)
+	}
+	for _, e := range m.Items {
+		if len(e.AlsoIn) != 1 || e.Catalog == "" {
+			t.Errorf("legend %+v: want its catalog and its copy", e)
+		}
+		if strings.HasPrefix(e.ID, "LC08") && e.Catalog != "planetary-computer" {
+			t.Errorf("the Landsat scene is drawn from %s: want Planetary Computer's readable copy", e.Catalog)
+		}
+	}
+
+	cov := structured[CheckCoverageOut](t, callOK(t, cs, "check_coverage", search))
+	if cov.Items != 2 || len(cov.Catalogs) != 2 {
+		t.Errorf("check_coverage measured %d items (want 2), catalogs %+v", cov.Items, cov.Catalogs)
+	}
+	for _, p := range cov.SmallestSet.Items {
+		if p.Catalog == "" {
+			t.Errorf("pick %+v names no catalog", p)
+		}
+	}
+
+	size := structured[EstimateDataSizeOut](t, callOK(t, cs, "estimate_data_size", merged(search, map[string]any{"asset_keys": []string{"red"}, "force_metadata_only": true})))
+	if size.ItemCount != 2 || len(size.Sources) != 2 {
+		t.Errorf("estimate_data_size sized %d items from %+v (want 2, once each)", size.ItemCount, size.Sources)
+	}
+
+	agg := callOK(t, cs, "get_aggregations", map[string]any{"catalog_url": bothCatalogs, "collections": "landsat-c2-l2", "aggregations": []string{"total_count"}})
+	aout := structured[GetAggregationsOut](t, agg)
+	if len(aout.ByCatalog) != 2 || len(aout.Results) != 0 {
+		t.Errorf("get_aggregations: %d catalogs' results, %d summed results (want 2 and none)", len(aout.ByCatalog), len(aout.Results))
+	}
+	if !strings.Contains(resultText(agg), "never summed") {
+		t.Errorf("get_aggregations' text does not say the counts are per catalog:\n%s", resultText(agg))
+	}
+
+	cols := structured[SearchCollectionsOut](t, callOK(t, cs, "search_collections", map[string]any{"catalog_url": bothCatalogs}))
+	sameAs := 0
+	for _, col := range cols.Collections {
+		if col.Catalog == "" {
+			t.Errorf("collection %s names no catalog", col.ID)
+		}
+		sameAs += len(col.SameAs)
+	}
+	if len(cols.Catalogs) != 2 || sameAs == 0 {
+		t.Errorf("search_collections: catalogs %+v, %d same-as links", cols.Catalogs, sameAs)
+	}
+}
+
+// get_item_preview of a scene whose preview is on requester-pays s3://
+// shows the preview of the same scene's readable copy in another catalog,
+// and says so.
+func TestPreviewFromAReadableCopy(t *testing.T) {
+	t.Parallel()
+	es, pc := landsatAndS2()
+	hosts := newPresetHosts(t, es, pc, nil)
+	hosts.handlers["landsateuwest.blob.core.windows.net"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, err := os.ReadFile(filepath.Join("internal", "picture", "testdata", "scene.jpg"))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		w.Header().Set("Content-Type", "image/jpeg")
+		_, _ = w.Write(data)
+	})
+	cs := newTestSession(t, testSessionOptions{Transport: hosts})
+	res := callOK(t, cs, "get_item_preview", map[string]any{"catalog_url": "earth-search", "collection_id": "landsat-c2-l2", "item_id": "LC08_L2SP_033032_20231008_02_T1"})
+	out := structured[GetItemPreviewOut](t, res)
+	if !out.Available || out.Copy == nil || out.Copy.Catalog != "planetary-computer" || !strings.Contains(out.Copy.Evidence, "path 033, row 032") {
+		t.Fatalf("available %v, copy %+v, reason %q, notes %v", out.Available, out.Copy, out.Reason, out.Notes)
+	}
+	if !strings.Contains(resultText(res), "Shown from planetary-computer's copy") {
+		t.Errorf("the text does not say whose preview it is:\n%s", resultText(res))
+	}
+}
+
+// Over several catalogs too, every value of structuredContent is in the
+// text (provenance, copies, outcomes).
+func TestFederatedTextsCarryTheStructuredData(t *testing.T) {
+	t.Parallel()
+	es, pc := landsatAndS2()
+	julyES, julyPC := julyScenes()
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	hang := func(http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		})
+	}
+	cs := newTestSession(t, testSessionOptions{Transport: newPresetHosts(t, union(es, julyES), union(pc, julyPC), nil)})
+	hung := newTestSession(t, testSessionOptions{Transport: newPresetHosts(t, es, pc, map[string]func(http.Handler) http.Handler{fedtest.PlanetaryComputerHost: hang})})
+	defs := map[string]*mcp.Tool{}
+	for _, tool := range listTools(t, cs) {
+		defs[tool.Name] = tool
+	}
+	area := map[string]any{"catalog_url": bothCatalogs, "collections": []string{"landsat-c2-l2", "sentinel-2-l2a"},
+		"aoi": []float64{-105.2, 40.1, -105.0, 40.2}, "datetime": "2023-10-08"}
+	for _, c := range []struct {
+		tool    string
+		args    map[string]any
+		session *mcp.ClientSession
+	}{
+		{"search_items", map[string]any{"catalog_url": bothCatalogs, "collections": "sentinel-2-l2a", "max_items": 6}, cs},
+		{"search_items", map[string]any{"catalog_url": bothCatalogs, "collections": "landsat-c2-l2,sentinel-2-l2a", "datetime": "2023-10-08", "detail": "full"}, cs},
+		{"search_items", map[string]any{"catalog_url": bothCatalogs, "collections": "landsat-c2-l2"}, hung},
+		{"map_items", area, cs},
+		{"check_coverage", area, cs},
+		{"estimate_data_size", merged(area, map[string]any{"force_metadata_only": true, "per_item": true}), cs},
+		{"get_aggregations", map[string]any{"catalog_url": bothCatalogs, "aggregations": "total_count", "collections": "landsat-c2-l2"}, cs},
+		{"search_collections", map[string]any{"catalog_url": bothCatalogs}, cs},
+		{"list_catalogs", map[string]any{}, newTestSession(t, testSessionOptions{Groups: []catalog.Group{{Name: "public", Members: bothCatalogs}}})},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			res := callOK(t, c.session, c.tool, c.args)
+			if missing := missingFromText(t, defs[c.tool], res); len(missing) > 0 {
+				t.Errorf("%d value(s) of structuredContent are not in the text, e.g.:\n%s\ntext:\n%s",
+					len(missing), strings.Join(missing[:min(len(missing), 15)], "\n"), trimText(resultText(res), 3000))
+			}
+		})
+	}
+}
+
+// union is a and the items of b not in a (by collection and id).
+func union(a, b []fedtest.Item) []fedtest.Item {
+	out := slices.Clone(a)
+	for _, it := range b {
+		if !slices.ContainsFunc(out, func(o fedtest.Item) bool { return o["id"] == it["id"] && o["collection"] == it["collection"] }) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
