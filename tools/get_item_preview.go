@@ -148,8 +148,8 @@ func previewFromCopy(ctx context.Context, c *Call, item *stacclient.Item, out *G
 			cat = sources[i]
 		}
 	}
-	candidates, err := previewCandidates(found.Item, "")
-	if err != nil || len(candidates) == 0 {
+	candidates, _ := previewCandidates(found.Item, "") // no asset key: never an error
+	if len(candidates) == 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%s has the scene as %s, with no preview asset", found.Member.Name, found.Item.ID))
 		return nil
 	}

@@ -56,8 +56,8 @@ type config struct {
 	NamedCatalogs   []tools.Preset
 	CatalogGroups   []tools.CatalogGroup // STAC_MCP_CATALOG_GROUPS
 	MaxCatalogs     int                  // STAC_MCP_MAX_CATALOGS_PER_CALL; 0: the default
-	AllowPrivate    bool     // http: private addresses reachable (STAC_MCP_ALLOW_PRIVATE_NETWORKS)
-	AllowedHosts    []string // http: hosts reachable even when private
+	AllowPrivate    bool                 // http: private addresses reachable (STAC_MCP_ALLOW_PRIVATE_NETWORKS)
+	AllowedHosts    []string             // http: hosts reachable even when private
 	Surface         tools.SurfaceOptions
 	HTTPAddr        string
 	HTTPToken       string

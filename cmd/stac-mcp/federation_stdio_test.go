@@ -103,7 +103,6 @@ type tlsProxy struct {
 	caFile string
 	ln     net.Listener
 	conns  chan net.Conn
-	wg     sync.WaitGroup
 	mu     sync.Mutex
 	seen   map[string]int
 }

@@ -2,7 +2,6 @@ package federation
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -130,7 +129,7 @@ func FindReadableCopy(ctx context.Context, it *stacclient.Item, from Member, sou
 		if len(it.BBox) >= 4 {
 			p.BBox = slices.Clone(flat(it.BBox))
 		} else if len(it.Geometry) > 0 {
-			p.Intersects = json.RawMessage(it.Geometry)
+			p.Intersects = it.Geometry
 		}
 		found, n, err := findIn(ctx, m, p, want)
 		switch {
