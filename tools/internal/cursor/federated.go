@@ -39,10 +39,11 @@ type MemberPosition struct {
 // TailRecord is an item a later page must not repeat a copy of
 // (federation.Record's fields).
 type TailRecord struct {
-	Kind byte
-	Key  uint32
-	Unix int64
-	BBox [4]int16
+	Kind    byte
+	Key     uint32
+	Unix    int64
+	BBox    [4]int16
+	Members uint32 // bits: the catalogs whose copy was taken
 }
 
 // Bounds of a federated cursor's lists.
@@ -87,6 +88,7 @@ func (w *writer) tail(rs []TailRecord) {
 				w.b = binary.AppendVarint(w.b, int64(v))
 			}
 		}
+		w.uvarint(uint64(r.Members))
 	}
 }
 
@@ -136,6 +138,7 @@ func (r *reader) tail() []TailRecord {
 				t.BBox[j] = int16(r.varint(18000))
 			}
 		}
+		t.Members = uint32(r.uvarint(1<<MaxMembers - 1))
 		out = append(out, t)
 	}
 	return out

@@ -110,6 +110,9 @@ type Entry struct {
 	Kept string
 	// Evidence is why the copies are one acquisition (Match's words).
 	Evidence string
+	// taken are the members (bits) whose copy was taken from its stream;
+	// a copy seen in a buffer is taken on a later page (by the tail).
+	taken uint32
 }
 
 // Outcome is a member's part of the call.
@@ -289,16 +292,19 @@ func (f *merger) take(s *stream) {
 		return
 	}
 	id := Identify(FamilyID(s.m.Preset, it.Collection), it)
-	if slices.ContainsFunc(f.opts.Tail, id.MatchesRecord) {
+	// A record matches a copy in another catalog than those whose copy
+	// was taken before: two items of one catalog stay two, across pages
+	// as within one.
+	if slices.ContainsFunc(f.opts.Tail, func(r Record) bool { return r.Members&(1<<s.i) == 0 && id.MatchesRecord(r) }) {
 		f.res.EarlierCopies++
 		s.out.Folded++
 		return
 	}
 	if e := f.copyOf(s.i, id); e != nil {
-		f.fold(e, s, it, id)
+		f.fold(e, s, it, id, true)
 		return
 	}
-	f.res.Entries = append(f.res.Entries, &Entry{Item: it, Member: s.i, Identity: id})
+	f.res.Entries = append(f.res.Entries, &Entry{Item: it, Member: s.i, Identity: id, taken: 1 << s.i})
 }
 
 // copyOf is the returned entry id is another catalog's copy of, if any: an
@@ -320,8 +326,11 @@ func (f *merger) copyOf(member int, id Identity) *Entry {
 }
 
 // fold makes it (from s) a copy of e, keeping the more useful of the two.
-func (f *merger) fold(e *Entry, s *stream, it *stacclient.Item, id Identity) {
+func (f *merger) fold(e *Entry, s *stream, it *stacclient.Item, id Identity, taken bool) {
 	s.out.Folded++
+	if taken {
+		e.taken |= 1 << s.i
+	}
 	kept, other := AccessOf(e.Item), AccessOf(it)
 	swap := false
 	switch c := Prefer(other, kept); {
@@ -374,7 +383,7 @@ func (f *merger) foldFollowingCopies() {
 			s.out.Dropped++
 			continue
 		}
-		f.fold(e, s, it, id)
+		f.fold(e, s, it, id, true)
 	}
 }
 
@@ -393,7 +402,7 @@ func (f *merger) scanBufferedCopies() {
 			}
 			id := Identify(FamilyID(s.m.Preset, it.Collection), it)
 			if e := f.copyOf(s.i, id); e != nil {
-				f.fold(e, s, it, id)
+				f.fold(e, s, it, id, false)
 				s.out.Folded-- // counted when the next page drops it
 				if f.streams[e.Member] == s {
 					s.out.Folded++
@@ -457,7 +466,9 @@ func (f *merger) tail() []Record {
 		cands = append(cands, cand{r: r})
 	}
 	for _, e := range f.res.Entries {
-		cands = append(cands, cand{r: e.Identity.Record(), copied: len(e.AlsoIn) > 0})
+		r := e.Identity.Record()
+		r.Members = e.taken
+		cands = append(cands, cand{r: r, copied: len(e.AlsoIn) > 0})
 	}
 	var lastUnix int64
 	lastOK := false

@@ -374,3 +374,33 @@ func TestLaterPageFailureEndsThePageAndKeepsThePlace(t *testing.T) {
 		t.Errorf("after a failed page:\n got %v\nwant %v", got, ids(whole.Entries))
 	}
 }
+
+// Two items of one catalog that look like one scene (Earth Search's L2A
+// and C1-L2A of one tile, both asked for) stay two, on one page as across
+// pages; the other catalog's copy is folded into the first.
+func TestItemsOfOneCatalogStayDistinctAcrossPages(t *testing.T) {
+	all := fedtest.EarthSearchItems()
+	l2a := fedtest.Find(all, "S2B_24MUV_20250731_0_L2A")
+	c1 := fedtest.Find(all, "S2B_T24MUV_20250731T130245_L2A")
+	c := newCatalogs(t, nil,
+		served{name: "earth-search", style: fedtest.EarthSearch(), items: []fedtest.Item{l2a, c1}},
+		served{name: "planetary-computer", style: fedtest.PlanetaryComputer(), items: []fedtest.Item{fedtest.CopyInPlanetaryComputer(l2a)}})
+	params := stacclient.SearchParams{Collections: []string{"sentinel-2-l2a", "sentinel-2-c1-l2a"}}
+	for _, size := range []int{10, 1} {
+		var got []string
+		var starts []Start
+		var tail []Record
+		for page := 0; page < 6; page++ {
+			res := c.page(t, params, size, starts, tail)
+			got = append(got, ids(res.Entries)...)
+			if !res.HasMore {
+				break
+			}
+			starts, tail = c.next(t, res), res.Tail
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, []string{"S2B_24MUV_20250731_0_L2A", "S2B_T24MUV_20250731T130245_L2A"}) {
+			t.Errorf("pages of %d: %v; want Earth Search's two items, Planetary Computer's copy folded", size, got)
+		}
+	}
+}

@@ -307,6 +307,9 @@ type Record struct {
 	Key  uint32
 	Unix int64
 	BBox [4]int16 // west, south, east, north in hundredths of a degree (generic only)
+	// Members are the catalogs (bits, by their index in the call) whose
+	// copy was already taken: another item of one of them is another item.
+	Members uint32
 }
 
 // Record is the identity's cursor form.
@@ -336,7 +339,7 @@ func (id Identity) Record() Record {
 // item left as r.
 func (id Identity) MatchesRecord(r Record) bool {
 	back := id.Record()
-	if back.Kind != r.Kind || back.Key != r.Key {
+	if back.Kind != r.Kind || back.Key != r.Key { // Members: the caller's
 		return false
 	}
 	switch kind(r.Kind) {
