@@ -49,13 +49,14 @@ var fedFaults = []faultinject.Kind{faultinject.ResetBeforeResponse, faultinject.
 type fedHarness struct {
 	session *mcp.ClientSession
 	names   []string
+	warmUps int // fault-free calls before each run (≥ 5: the layer's answer times count from the fifth)
 }
 
 func newFedHarness(tb testing.TB, policy reliability.Policy, seed uint64, members []fedMember) *fedHarness {
 	tb.Helper()
 	store := sloStore(tb)
 	var named []tools.Preset
-	h := &fedHarness{}
+	h := &fedHarness{warmUps: 20}
 	release := make(chan struct{})
 	tb.Cleanup(func() { close(release) })
 	for i, m := range members {
@@ -186,7 +187,7 @@ func (h *fedHarness) call(key string, n int, members []string) (fedOutcome, erro
 // server that has been searching them knows).
 func (h *fedHarness) run(tb testing.TB, label string, n, parallel int, members []string) []fedOutcome {
 	tb.Helper()
-	for i := range 20 {
+	for i := range h.warmUps {
 		if _, err := h.call(fmt.Sprintf("%s/%s-%d", warmUpTool, label, i), 100000+i, members); err != nil {
 			tb.Fatal(err)
 		}
@@ -226,10 +227,12 @@ func fedTestPolicy() reliability.Policy {
 
 // TestFederatedSLO counts what does not depend on this machine's speed:
 // with 20 % per-attempt faults on every member, every call answers, and
-// in at least 198 of 200 every member's page survives the faults (a member
+// in at least 99 of 100 every member's page survives the faults (a member
 // whose retries ran out is an error; a layer without pooled attempts loses
-// 0.8 % of pages per member, about 3 calls in 200); with one member down
-// (refused, hung, a 503 storm), every call returns the others' pages.
+// 0.8 % of pages per member); with one member down (refused, hung, a 503
+// storm), every call returns the others' pages. Kept small (it runs under
+// -race with the package's other SLO tests); BenchmarkFederatedSLO runs
+// 200 calls a scenario.
 // Whether a slow member is waited for is timing: a member cut as a
 // straggler is logged here and counted by BenchmarkFederatedSLO, on an
 // idle machine (a starved one delays answers far past any catalog's).
@@ -238,11 +241,12 @@ func TestFederatedSLO(t *testing.T) {
 	paging := stacserver.NextPOSTBodyToken
 	t.Run("faults20", func(t *testing.T) {
 		t.Parallel()
-		m := fedMember{latency: latencyModel{P95: 20 * time.Millisecond, Sigma: 0.5}, rate: 0.2}
+		m := fedMember{latency: latencyModel{P95: 10 * time.Millisecond, Sigma: 0.5}, rate: 0.2}
 		other := m
 		other.style = paging
 		h := newFedHarness(t, fedTestPolicy(), 1, []fedMember{m, other})
-		outs := h.run(t, "faults20", 200, 4, h.names)
+		h.warmUps = 8
+		outs := h.run(t, "faults20", 100, 4, h.names)
 		failed, cut := 0, 0
 		for i, o := range outs {
 			if !o.ok {
@@ -262,18 +266,19 @@ func TestFederatedSLO(t *testing.T) {
 			}
 		}
 		t.Logf("%d member page(s) of %d failed, %d cut as stragglers", failed, 2*len(outs), cut)
-		if failed > 2 {
-			t.Errorf("%d member pages failed in %d calls; want ≤ 2 (≥ 99 %% of calls with every page)", failed, len(outs))
+		if failed > 1 {
+			t.Errorf("%d member pages failed in %d calls; want ≤ 1 (≥ 99 %% of calls with every page)", failed, len(outs))
 		}
 	})
 	for _, down := range []string{"refused", "hung", "503"} {
 		t.Run("down-"+down, func(t *testing.T) {
 			t.Parallel()
-			up := fedMember{latency: latencyModel{P95: 20 * time.Millisecond, Sigma: 0.5}}
+			up := fedMember{latency: latencyModel{P95: 10 * time.Millisecond, Sigma: 0.5}}
 			h := newFedHarness(t, fedTestPolicy(), 1, []fedMember{up, {latency: up.latency, down: down, style: paging}})
+			h.warmUps = 8
 			// The down member is named in every call, warm-ups included:
 			// nothing about it is learned but that it fails.
-			outs := h.run(t, "down-"+down, 50, 8, h.names)
+			outs := h.run(t, "down-"+down, 25, 8, h.names)
 			for i, o := range outs {
 				if !o.ok || o.statuses["m0"] != "answered" || o.returned == 0 || o.statuses["m1"] == "answered" {
 					t.Errorf("call %d: ok %v, statuses %v, returned %d, errors %v", i, o.ok, o.statuses, o.returned, o.errors)
