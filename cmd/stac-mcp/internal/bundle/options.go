@@ -42,6 +42,9 @@ var Options = []Option{
 	{Key: "catalogs", Env: settings.Catalogs.Env, Title: "Named catalogs", Kind: "string", Default: "",
 		Help: "extra catalogs by name, usable wherever a preset name is: name=url or name=path pairs separated by ',', ';' or newlines, " +
 			"e.g. internal=https://stac.internal.example/v1,archive=/srv/stac/catalog.json (a path is absolute, starts with '.', or is file://)"},
+	{Key: "catalog_groups", Env: settings.CatalogGroups.Env, Title: "Catalog groups", Kind: "string", Default: "",
+		Help: "names that stand for several catalogs searched at once: name=catalog,catalog entries separated by ';' or newlines, " +
+			"e.g. public=earth-search,planetary-computer; members are presets, named catalogs, demo or URLs"},
 	{Key: "tool_timeout_secs", Env: "STAC_MCP_TOOL_TIMEOUT_SECS", Title: "Tool timeout (seconds)", Kind: "number",
 		Default: reliability.DefaultPolicy().ToolTimeout.Seconds(), Min: 1, Max: 3600},
 	// The levels reliability.NewLogger accepts.
@@ -56,6 +59,7 @@ var Options = []Option{
 // TestEverySettingIsClassifiedForTheBundle until someone decides.
 var LeftOut = map[string]string{
 	settings.MaxItemsCeiling.Env:      "output shaping for a model's context; the default suits Claude",
+	settings.MaxCatalogsPerCall.Env:   "a bound for a shared server; the default (8 catalogs a call) is more than one user names",
 	settings.LogFormat.Env:            "Claude Desktop stores stderr as text either way",
 	settings.MetricsAddr.Env:          "operators' Prometheus endpoint, not a desktop concern",
 	settings.HTTPAddr.Env:             "http mode only; the bundle runs stdio",
