@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stacmcp/stac-mcp/reliability"
@@ -382,7 +383,7 @@ func catalogsText(outs []CatalogOutcome) string {
 // attempt timeout for a catalog whose searches are not learned yet, and
 // the call's attempts pooled (its answer needs every catalog's page).
 func federatedRun(ctx context.Context, c *Call, members []federation.Member, starts []federation.Start, opts federation.Options) *federation.Result {
-	opts.Latency = c.Deps.Layer
+	opts.Latency = c.Deps.pages.get(c.Deps)
 	opts.ColdWait = c.Deps.Layer.Policy().AttemptTimeout
 	return federation.Run(reliability.PoolAttempts(ctx), members, starts, opts)
 }
@@ -662,4 +663,16 @@ func searchCollectionsFederated(ctx context.Context, c *Call, listing collection
 	out.Returned = len(out.Collections)
 	out.Notes = append(out.Notes, fmt.Sprintf("up to %d collections from each catalog, in its order; no cursor over several catalogs", listing.Limit))
 	return out, collectionsText(out), nil
+}
+
+// pageTimes is the process's federation.PageTimes, its fallback the
+// layer's answer times, set on first use.
+type pageTimes struct {
+	once  sync.Once
+	times federation.PageTimes
+}
+
+func (p *pageTimes) get(d *Deps) *federation.PageTimes {
+	p.once.Do(func() { p.times.Fallback = d.Layer })
+	return &p.times
 }

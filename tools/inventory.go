@@ -98,6 +98,7 @@ type Deps struct {
 	maps          mapCache          // the last maps map_items drew
 	budgets       workBudgets       // CPU slots and decoded pixels (work())
 	pixels        pixelState        // the pixel tools' header and tile cache
+	pages         pageTimes         // each catalog's page times in searches of several catalogs
 }
 
 // Limits shape outputs for a model's context.

@@ -506,6 +506,7 @@ type fetched struct {
 	err   error
 	start time.Time
 	end   time.Time
+	took  time.Duration // the page's own fetch, preparation aside
 }
 
 // round fetches the next page of each stream in need, side by side
@@ -527,6 +528,9 @@ func (f *merger) round(ctx context.Context, need []*stream) {
 	})
 	for i, r := range results {
 		r.start, r.end = branches[i].Start, branches[i].End
+		if o, ok := f.opts.Latency.(observer); ok && r.err == nil && r.page != nil && !branches[i].Cut {
+			o.Observe(need[i].m.Host, r.took)
+		}
 		f.settle(r, branches[i].Cut)
 	}
 }
@@ -555,6 +559,7 @@ func (f *merger) fetch(ctx context.Context, s *stream, start time.Time) fetched 
 		}
 	}
 	lim := stacclient.SearchLimits{MaxPages: 1}
+	fetchStart := time.Now()
 	var search *stacclient.Search
 	if s.pos == nil {
 		search = s.m.Client.Search(s.prep.Params, lim)
@@ -570,6 +575,7 @@ func (f *merger) fetch(ctx context.Context, s *stream, start time.Time) fetched 
 	}
 	r.stop = search.StopReason()
 	r.end = time.Now()
+	r.took = r.end.Sub(fetchStart)
 	return r
 }
 

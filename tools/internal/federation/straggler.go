@@ -1,51 +1,190 @@
 package federation
 
 import (
+	"container/list"
 	"context"
+	"math"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/stacmcp/stac-mcp/reliability"
 )
 
-// How long a member that has not answered is waited for once every other
+// How long a member that has not answered is waited for once another
 // member of its round has (adr/0035). The call's deadline bounds it all;
 // within it a member is waited for while its own learned latency says an
 // answer is still likely:
 //   - from its last sign of life (an attempt answered, even with an error,
 //     or the end of the backoff before a retry), StragglerP95Factor × the
-//     p95 of its catalog's recent search answers, once the layer has at
-//     least MinLatencySamples of them: a member retrying after faults keeps
-//     being waited for, one whose attempt has been out for longer than its
-//     catalog ever takes to answer is not;
+//     p95 of its catalog's recent pages (PageTimes; the layer's search
+//     answer times until it has MinLatencySamples of them), and at least
+//     as long as the others took (the window may predate a load that slows
+//     every catalog now): a member retrying after faults keeps being
+//     waited for, one whose attempt has been out for longer than its
+//     catalog takes to answer is not;
 //   - a member whose catalog answered something (its landing page in this
 //     call) but no search yet: ColdWait from that sign, the time the layer
 //     itself gives a cold search before sending a copy beside it;
-//   - a member that never answered anything: nothing of its own, so only
-//     the others' time justifies a wait.
+//   - a member that never answered anything, or that was cut as a
+//     straggler the last UnresponsiveAfter times it was asked without a
+//     page between (it stopped answering: a hung catalog), nothing of its
+//     own: only the others' time justifies a wait. Every ProbeEvery one
+//     call gives such a member its whole allowance again, so that one that
+//     is only slow comes back.
 //
 // Whatever its own latency says, a straggler is waited for at least
 // StragglerOthersFactor × the others' time after they are done (never less
 // than MinStragglerWait): a member a little slower than the rest is not
 // dropped for it.
 const (
-	StragglerP95Factor    = 2.0
+	StragglerP95Factor    = 3.0
 	StragglerOthersFactor = 0.5
 	MinStragglerWait      = 50 * time.Millisecond
 	MinLatencySamples     = 5
+	UnresponsiveAfter     = 2
+	ProbeEvery            = 10 * time.Second
 )
 
-// Latency is where a member's learned latency comes from: the reliability
-// layer's per-host answer times (reliability.Layer).
+// stragglers is what a Latency may also remember: which hosts stopped
+// answering.
+type stragglers interface {
+	// Unresponsive reports whether host was cut the last
+	// UnresponsiveAfter times without a page between and no probe is due
+	// (one is due every ProbeEvery: then it reports false, once).
+	Unresponsive(host string) bool
+	// Cut records that host was given up on as a straggler.
+	Cut(host string)
+}
+
+// Latency is where a member's learned latency comes from: PageTimes, or
+// the reliability layer's per-host answer times (reliability.Layer).
 type Latency interface {
 	SearchAnswerTime(host string, q float64) (time.Duration, int)
 }
 
+// PageTimes are the times members took to answer a page of a search, by
+// host: what a straggler is waited for (the layer's attempt answer times
+// leave out what a page costs around its attempts: building the request,
+// queueing for a bulkhead slot, decoding the page, all of which grow with
+// this server's own load). Until a host has MinLatencySamples pages,
+// Fallback's answer times stand in. The zero value is ready; it keeps at
+// most maxPageHosts hosts, the least recently used one forgotten first, so
+// callers naming many hosts cannot grow it.
+type PageTimes struct {
+	Fallback Latency
+
+	mu     sync.Mutex
+	byHost map[string]*list.Element // of *pageWindow
+	lru    list.List
+}
+
+const (
+	pageSamples  = 64
+	maxPageHosts = 256
+)
+
+type pageWindow struct {
+	host    string
+	samples [pageSamples]time.Duration
+	next    int
+	filled  int
+	cuts    int       // cut as a straggler since its last page
+	probeAt time.Time // when it was last given its whole allowance while unresponsive
+}
+
+// window is host's window, created when missing. The caller holds mu.
+func (p *PageTimes) window(host string) *pageWindow {
+	if p.byHost == nil {
+		p.byHost = map[string]*list.Element{}
+	}
+	e, ok := p.byHost[host]
+	if !ok {
+		if p.lru.Len() >= maxPageHosts {
+			oldest := p.lru.Back()
+			p.lru.Remove(oldest)
+			delete(p.byHost, oldest.Value.(*pageWindow).host)
+		}
+		e = p.lru.PushFront(&pageWindow{host: host})
+		p.byHost[host] = e
+	}
+	p.lru.MoveToFront(e)
+	return e.Value.(*pageWindow)
+}
+
+// Observe records that host answered a page in d.
+func (p *PageTimes) Observe(host string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.window(host)
+	w.samples[w.next] = d
+	w.next = (w.next + 1) % pageSamples
+	w.filled = min(w.filled+1, pageSamples)
+	w.cuts = 0
+}
+
+// Cut records that host was given up on as a straggler.
+func (p *PageTimes) Cut(host string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.window(host).cuts++
+}
+
+// Unresponsive reports whether host stopped answering (see stragglers).
+func (p *PageTimes) Unresponsive(host string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.byHost[host]
+	if !ok {
+		return false
+	}
+	w := e.Value.(*pageWindow)
+	if w.cuts < UnresponsiveAfter {
+		return false
+	}
+	if time.Since(w.probeAt) >= ProbeEvery {
+		w.probeAt = time.Now()
+		return false
+	}
+	return true
+}
+
+// SearchAnswerTime is the q-quantile of host's recent page times and how
+// many there are, or Fallback's while there are fewer than
+// MinLatencySamples.
+func (p *PageTimes) SearchAnswerTime(host string, q float64) (time.Duration, int) {
+	p.mu.Lock()
+	var sorted []time.Duration
+	if e, ok := p.byHost[host]; ok {
+		w := e.Value.(*pageWindow)
+		sorted = slices.Clone(w.samples[:w.filled])
+	}
+	p.mu.Unlock()
+	if len(sorted) < MinLatencySamples {
+		if p.Fallback != nil {
+			return p.Fallback.SearchAnswerTime(host, q)
+		}
+		return 0, len(sorted)
+	}
+	slices.Sort(sorted)
+	rank := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(0, rank), len(sorted)-1)], len(sorted)
+}
+
+// observer is a Latency that also learns.
+type observer interface {
+	Observe(host string, d time.Duration)
+}
+
 // cutAt is when a straggler is given up on: start is when its fetch
 // began, progress what its requests showed since, othersEnd when the
-// last of the others ended and others how long they took.
-func cutAt(lat Latency, host string, start time.Time, progress *reliability.Progress, othersEnd time.Time, others time.Duration, coldWait time.Duration) time.Time {
+// last of the others ended and others how long they took; unresponsive
+// says it stopped answering (stragglers).
+func cutAt(lat Latency, host string, start time.Time, progress *reliability.Progress, othersEnd time.Time, others, coldWait time.Duration, unresponsive bool) time.Time {
 	cut := othersEnd.Add(max(time.Duration(StragglerOthersFactor*float64(others)), MinStragglerWait))
+	if unresponsive {
+		return cut
+	}
 	since := start
 	if t, ok := progress.LastSign(); ok && t.After(since) {
 		since = t
@@ -57,7 +196,10 @@ func cutAt(lat Latency, host string, start time.Time, progress *reliability.Prog
 	}
 	switch {
 	case n >= MinLatencySamples:
-		if own := since.Add(time.Duration(StragglerP95Factor * float64(p95))); own.After(cut) {
+		// Its learned answer time, but never less than the others just
+		// took: the window may predate a load that slows every catalog
+		// now (a burst of calls), which the others' time reflects.
+		if own := since.Add(max(time.Duration(StragglerP95Factor*float64(p95)), others)); own.After(cut) {
 			cut = own
 		}
 	case n > 0 || progress.Responded():
@@ -83,10 +225,12 @@ type Branch struct {
 // ctx (the call's deadline) bounds everything.
 func FanOut(ctx context.Context, hosts []string, lat Latency, coldWait time.Duration, run func(ctx context.Context, i int) error) []Branch {
 	type branch struct {
-		cancel   context.CancelFunc
-		progress *reliability.Progress
-		done     bool
-		cut      bool
+		cancel       context.CancelFunc
+		progress     *reliability.Progress
+		done         bool
+		cut          bool
+		judged       bool // unresponsive was read (once: a probe is given once)
+		unresponsive bool
 	}
 	type result struct {
 		i   int
@@ -128,10 +272,19 @@ func FanOut(ctx context.Context, hosts []string, lat Latency, coldWait time.Dura
 				if b.done || b.cut {
 					continue
 				}
-				wait := time.Until(cutAt(lat, hosts[i], out[i].Start, b.progress, othersEnd, othersTook, coldWait))
+				if !b.judged {
+					b.judged = true
+					if st, ok := lat.(stragglers); ok {
+						b.unresponsive = st.Unresponsive(hosts[i])
+					}
+				}
+				wait := time.Until(cutAt(lat, hosts[i], out[i].Start, b.progress, othersEnd, othersTook, coldWait, b.unresponsive))
 				if wait <= 0 {
 					b.cut = true
 					b.cancel() // its run returns at once with the cancellation
+					if st, ok := lat.(stragglers); ok {
+						st.Cut(hosts[i])
+					}
 					continue
 				}
 				if next < 0 || wait < next {
