@@ -59,7 +59,6 @@ func newFedHarness(tb testing.TB, policy reliability.Policy, seed uint64, member
 	var named []tools.Preset
 	h := &fedHarness{warmUps: 20}
 	release := make(chan struct{})
-	tb.Cleanup(func() { close(release) })
 	for i, m := range members {
 		name := fmt.Sprintf("m%d", i)
 		h.names = append(h.names, name)
@@ -115,7 +114,12 @@ func newFedHarness(tb testing.TB, policy reliability.Policy, seed uint64, member
 			}
 		}
 		srv := httptest.NewServer(handler)
+		// Cleanups run last first: the hung handlers are released before
+		// their server waits for them to end.
 		tb.Cleanup(srv.Close)
+		if i == len(members)-1 {
+			tb.Cleanup(func() { close(release) })
+		}
 		if m.down == "refused" {
 			srv.Close() // nothing listens: every connection is refused
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 )
@@ -59,15 +61,74 @@ func MapCollections(ctx context.Context, m Member, asked []string) (Mapping, err
 }
 
 func hasCollection(ctx context.Context, c *stacclient.Client, id string) (bool, error) {
+	if has, ok := collectionsSeen.get(c, id); ok {
+		return has, nil
+	}
 	_, err := c.Collection(ctx, id)
 	var se *stacclient.Error
 	switch {
 	case err == nil:
+		collectionsSeen.put(c, id, true)
 		return true, nil
 	case errors.As(err, &se) && se.Kind == stacclient.KindNotFound:
+		collectionsSeen.put(c, id, false)
 		return false, nil
 	case ctx.Err() != nil:
 		return false, ctx.Err()
 	}
 	return true, nil
+}
+
+// collectionsSeen remembers, for a while, whether a catalog has a
+// collection: a search of several catalogs checks the ids the table does
+// not vouch for, and that check would otherwise be a request per member
+// and call, before its search, on the critical path.
+var collectionsSeen = &seenCollections{ttl: 10 * time.Minute, max: 1024}
+
+// seenCollections is a bounded map (client, id) → has, each entry kept
+// ttl; past max entries the oldest goes.
+type seenCollections struct {
+	ttl time.Duration
+	max int
+
+	mu      sync.Mutex
+	entries map[seenKey]seenEntry
+	order   []seenKey // insertion order, for eviction
+}
+
+type seenKey struct {
+	client *stacclient.Client
+	id     string
+}
+
+type seenEntry struct {
+	has bool
+	at  time.Time
+}
+
+func (s *seenCollections) get(c *stacclient.Client, id string) (has, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[seenKey{c, id}]
+	if !ok || time.Since(e.at) > s.ttl {
+		return false, false
+	}
+	return e.has, true
+}
+
+func (s *seenCollections) put(c *stacclient.Client, id string, has bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.entries == nil {
+		s.entries = map[seenKey]seenEntry{}
+	}
+	k := seenKey{c, id}
+	if _, ok := s.entries[k]; !ok {
+		s.order = append(s.order, k)
+	}
+	s.entries[k] = seenEntry{has: has, at: time.Now()}
+	for len(s.order) > s.max {
+		delete(s.entries, s.order[0])
+		s.order = s.order[1:]
+	}
 }

@@ -19,8 +19,9 @@ import (
 //     or the end of the backoff before a retry), StragglerP95Factor × the
 //     p95 of its catalog's recent pages (PageTimes; the layer's search
 //     answer times until it has MinLatencySamples of them), and at least
-//     as long as the others took (the window may predate a load that slows
-//     every catalog now): a member retrying after faults keeps being
+//     as long as the others took and RecentFactor × its slowest page of
+//     the last RecentWindow (the window may predate a load that slows
+//     every page now): a member retrying after faults keeps being
 //     waited for, one whose attempt has been out for longer than its
 //     catalog takes to answer is not;
 //   - a member whose catalog answered something (its landing page in this
@@ -44,6 +45,8 @@ const (
 	MinLatencySamples     = 5
 	UnresponsiveAfter     = 2
 	ProbeEvery            = 10 * time.Second
+	RecentFactor          = 1.5
+	RecentWindow          = 5 * time.Second
 )
 
 // stragglers is what a Latency may also remember: which hosts stopped
@@ -87,6 +90,7 @@ const (
 type pageWindow struct {
 	host    string
 	samples [pageSamples]time.Duration
+	at      [pageSamples]time.Time // when each sample was taken
 	next    int
 	filled  int
 	cuts    int       // cut as a straggler since its last page
@@ -117,10 +121,30 @@ func (p *PageTimes) Observe(host string, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w := p.window(host)
-	w.samples[w.next] = d
+	w.samples[w.next], w.at[w.next] = d, time.Now()
 	w.next = (w.next + 1) % pageSamples
 	w.filled = min(w.filled+1, pageSamples)
 	w.cuts = 0
+}
+
+// RecentMax is the longest page host took among those that ended in the
+// last within (0 when none did): what this server's load makes of its pages
+// right now, which a window of 64 pages follows only slowly.
+func (p *PageTimes) RecentMax(host string, within time.Duration) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.byHost[host]
+	if !ok {
+		return 0
+	}
+	w := e.Value.(*pageWindow)
+	var longest time.Duration
+	for i := range w.filled {
+		if time.Since(w.at[i]) <= within {
+			longest = max(longest, w.samples[i])
+		}
+	}
+	return longest
 }
 
 // Cut records that host was given up on as a straggler.
@@ -196,10 +220,17 @@ func cutAt(lat Latency, host string, start time.Time, progress *reliability.Prog
 	}
 	switch {
 	case n >= MinLatencySamples:
-		// Its learned answer time, but never less than the others just
-		// took: the window may predate a load that slows every catalog
-		// now (a burst of calls), which the others' time reflects.
-		if own := since.Add(max(time.Duration(StragglerP95Factor*float64(p95)), others)); own.After(cut) {
+		// Its learned page time, but never less than the others just took,
+		// nor than RecentFactor × its slowest page of the last RecentWindow:
+		// the window may predate a load that slows every page now (a burst
+		// of calls on this server), which those reflect at once.
+		allowance := max(time.Duration(StragglerP95Factor*float64(p95)), others)
+		if r, ok := lat.(interface {
+			RecentMax(host string, within time.Duration) time.Duration
+		}); ok {
+			allowance = max(allowance, time.Duration(RecentFactor*float64(r.RecentMax(host, RecentWindow))))
+		}
+		if own := since.Add(allowance); own.After(cut) {
 			cut = own
 		}
 	case n > 0 || progress.Responded():
