@@ -91,6 +91,11 @@ type Info struct {
 	// Mask says the file has an internal mask (GDAL's per-dataset mask,
 	// NewSubfileType 4): ReadWindow marks pixels invalid where it is 0.
 	Mask bool
+	// Alpha is the 1-based number of the alpha band (ExtraSamples 1 or 2,
+	// associated or unassociated alpha), 0 when there is none. As in GDAL,
+	// where it is 0 a pixel has no value: ReadWindow marks it invalid in
+	// every band read, whether or not the alpha band is among them.
+	Alpha int
 	// HeaderRequests and HeaderBytes count the reads Open made and the
 	// bytes they returned (0 when the header was cached).
 	HeaderRequests, HeaderBytes int
@@ -268,6 +273,18 @@ func buildHeader(t *tiffReader, opts Options) (*header, error) {
 		}
 	}
 	in.Mask = full.mask != nil
+	extra, err := t.ints(t.ifds[0], tagExtraSamples)
+	if err != nil {
+		return nil, err
+	}
+	if len(extra) <= full.spp {
+		for i, e := range extra {
+			if e == 1 || e == 2 {
+				in.Alpha = full.spp - len(extra) + i + 1
+				break
+			}
+		}
+	}
 	for _, l := range h.levels {
 		in.Levels = append(in.Levels, l.Level)
 	}

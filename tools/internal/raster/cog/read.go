@@ -24,8 +24,14 @@ type Window struct {
 	// one slice per band asked for, in the order asked.
 	Bands [][]float64
 	// Valid is false where a band read holds the nodata value or the
-	// file's internal mask is 0; nil when every pixel is valid.
+	// file's internal mask or alpha band is 0; nil when every pixel is
+	// valid.
 	Valid []bool
+	// MaskValid is false where the file's internal mask or alpha band is
+	// 0 (nodata values aside: a caller that takes nodata from elsewhere,
+	// as a STAC item's raster:bands, applies its own); nil when the file
+	// masks no pixel of the window.
+	MaskValid []bool
 	// Requests and Bytes count the range requests this read sent and the
 	// bytes they returned (tiles served from the cache count nothing).
 	Requests, Bytes int
@@ -70,6 +76,13 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 		if b < 0 || b >= l.spp {
 			return nil, fmt.Errorf("band %d: the file has bands 0 to %d", b, l.spp-1)
 		}
+	}
+	// The alpha band is read with the bands asked for: where it is 0 no
+	// band has a value (GDAL's alpha mask), and it is left out of Bands.
+	asked := len(bands)
+	alpha := f.h.info.Alpha - 1
+	if alpha >= 0 && !slices.Contains(bands, alpha) {
+		bands = append(slices.Clone(bands), alpha)
 	}
 	ww, wh := win.Dx(), win.Dy()
 	if ww*wh > f.opts.MaxWindowValues/len(bands) {
@@ -217,7 +230,20 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 		}
 		f.fillBlock(l, b, win, out, sel, fill)
 	}
-	out.Valid = f.validity(out, masked)
+	if alpha >= 0 {
+		a := out.Bands[slices.Index(bands, alpha)]
+		for i, v := range a {
+			if v == 0 {
+				if masked == nil {
+					masked = make([]bool, ww*wh)
+				}
+				masked[i] = true
+			}
+		}
+		out.Bands = out.Bands[:asked]
+	}
+	out.MaskValid = maskValidity(masked)
+	out.Valid = f.validity(out, out.MaskValid)
 	return out, nil
 }
 
@@ -348,9 +374,8 @@ func (f *File) placeMask(m *level, b block, raw []byte, win image.Rectangle, mas
 	return nil
 }
 
-// validity marks pixels where a band holds the nodata value (NaN nodata
-// matches NaN) or the mask is 0; nil when there are none.
-func (f *File) validity(w *Window, masked []bool) []bool {
+// maskValidity is false where masked is true; nil when nothing is masked.
+func maskValidity(masked []bool) []bool {
 	var valid []bool
 	for i, m := range masked {
 		if m {
@@ -363,6 +388,14 @@ func (f *File) validity(w *Window, masked []bool) []bool {
 			valid[i] = false
 		}
 	}
+	return valid
+}
+
+// validity adds to maskValid (nil: all valid) the pixels where a band
+// holds the nodata value (NaN nodata matches NaN); nil when every pixel
+// is valid.
+func (f *File) validity(w *Window, maskValid []bool) []bool {
+	valid := slices.Clone(maskValid)
 	nd := f.h.info.NoData
 	if nd == nil {
 		return valid

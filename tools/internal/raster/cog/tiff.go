@@ -26,6 +26,7 @@ const (
 	tagTileLength       = 323
 	tagTileOffsets      = 324
 	tagTileByteCounts   = 325
+	tagExtraSamples     = 338
 	tagSampleFormat     = 339
 	tagJPEGTables       = 347
 	tagYCbCrSubsampling = 530
@@ -48,7 +49,7 @@ var wantedTags = map[uint16]bool{
 	tagTileWidth: true, tagTileLength: true, tagTileOffsets: true, tagTileByteCounts: true,
 	tagSampleFormat: true, tagJPEGTables: true, tagYCbCrSubsampling: true, tagPixelScale: true,
 	tagTiepoint: true, tagTransformation: true, tagGeoKeyDirectory: true, tagGeoDoubleParams: true,
-	tagGeoASCIIParams: true, tagGDALMetadata: true, tagGDALNoData: true,
+	tagGeoASCIIParams: true, tagGDALMetadata: true, tagGDALNoData: true, tagExtraSamples: true,
 }
 
 // Bounds on what a header may declare.
