@@ -8,7 +8,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
+	"github.com/stacmcp/stac-mcp/tools/internal/pixel"
 )
 
 // PixelItemArgs name the item a pixel tool reads, and the area.
@@ -27,17 +29,18 @@ type AOIStatisticsIn struct {
 
 // AOIStatisticsOut are the bands' statistics over the area.
 type AOIStatisticsOut struct {
-	ItemID     string      `json:"item_id"`
-	Collection string      `json:"collection"`
-	Datetime   string      `json:"datetime,omitempty"`
-	AOI        []float64   `json:"aoi" jsonschema:"bbox of the area measured"`
-	Resolution Resolution  `json:"resolution"`
-	Bands      []BandRead  `json:"bands_read"`
-	Mask       *MaskInfo   `json:"mask,omitempty" jsonschema:"the cloud mask applied, when the item has one"`
-	Stats      []BandStats `json:"stats" jsonschema:"per band, over the clear pixels of the area, calibrated"`
-	Requests   int         `json:"requests" jsonschema:"range requests sent, header reads included"`
-	Bytes      int         `json:"bytes" jsonschema:"bytes the range requests returned, header reads included"`
-	Notes      []string    `json:"notes"`
+	ItemID      string           `json:"item_id"`
+	Collection  string           `json:"collection"`
+	Datetime    string           `json:"datetime,omitempty"`
+	AOI         []float64        `json:"aoi" jsonschema:"bbox of the area measured"`
+	Resolution  Resolution       `json:"resolution"`
+	Bands       []BandRead       `json:"bands_read"`
+	Calibration *CalibrationInfo `json:"calibration,omitempty" jsonschema:"the product convention and reading applied, checked against the pixels"`
+	Mask        *MaskInfo        `json:"mask,omitempty" jsonschema:"the cloud mask applied, when the item has one"`
+	Stats       []BandStats      `json:"stats" jsonschema:"per band, over the clear pixels of the area, calibrated"`
+	Requests    int              `json:"requests" jsonschema:"range requests sent, header reads included"`
+	Bytes       int              `json:"bytes" jsonschema:"bytes the range requests returned, header reads included"`
+	Notes       []string         `json:"notes"`
 }
 
 // defaultStatBands are measured when bands is not given (those the item has).
@@ -58,7 +61,7 @@ func aoiStatistics(ctx context.Context, c *Call, in AOIStatisticsIn) (AOIStatist
 	ctx = pixelCall(ctx)
 	const tool = "aoi_statistics"
 	fail := failWith[AOIStatisticsOut]()
-	aoi, shape, err := aoiArea(in.AOI)
+	aoi, shape, km2, err := aoiArea(in.AOI)
 	if err != nil {
 		return fail(err)
 	}
@@ -70,75 +73,77 @@ func aoiStatistics(ctx context.Context, c *Call, in AOIStatisticsIn) (AOIStatist
 	if err != nil {
 		return fail(err)
 	}
-	all := itemBands(item)
-	var bands []itemBand
+	bands, repeated, err := statBands(item, names)
+	if err != nil {
+		return fail(pixelError(tool, item, err))
+	}
+	env := pixelEnv(c)
+	p, err := env.Read(ctx, pixel.Request{Item: item, Bands: bands, Mask: true, AOI: aoi, AOIKm2: km2})
+	if err != nil {
+		return fail(pixelError(tool, item, err))
+	}
+	facts := describeRead(p)
+	if len(repeated) > 0 {
+		facts.Notes = append(facts.Notes, "bands named again were measured once: "+strings.Join(repeated, ", "))
+	}
+	out := AOIStatisticsOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties),
+		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
+		Mask: facts.Mask, Requests: facts.Requests, Bytes: facts.Bytes, Notes: append([]string{}, facts.Notes...)}
+	if err := env.WithCPU(ctx, func() error {
+		for k, br := range p.Bands {
+			out.Stats = append(out.Stats, bandStats(p.Stats(br.Band, p.Values[k], p.Valid[k])))
+		}
+		return nil
+	}); err != nil {
+		return fail(err)
+	}
+	return out, aoiStatisticsText(out, facts), nil
+}
+
+// statBands are the bands aoi_statistics measures: those named (by common
+// name, asset key or band name), else the default ones the item has. A
+// band named twice (or by common name and asset key) is read once: every
+// band read reserves its pixels from the process budget, so repeats would
+// turn a small request into a refusal.
+func statBands(item *stacclient.Item, names []string) (bands []pixel.Band, repeated []string, err error) {
+	all := pixel.ItemBands(item)
 	if len(names) == 0 {
 		for _, n := range defaultStatBands {
 			alts := []string{n}
 			if n == "nir" {
 				alts = append(alts, "nir08")
 			}
-			if b, ok := findBand(item, all, alts...); ok {
+			if b, ok := pixel.FindBand(item, all, alts...); ok && b.CommonName != "" {
 				bands = append(bands, b)
 			}
 		}
 		if len(bands) == 0 {
-			return fail(missingBand(item, all, "blue, green, red or nir", defaultStatBands))
+			return nil, nil, pixel.MissingBand(item, all, "blue, green, red or nir", defaultStatBands)
 		}
+		return bands, nil, nil
 	}
-	var repeated []string
 	for _, n := range names {
-		b, ok := findBand(item, all, n)
+		b, ok := pixel.FindBand(item, all, n)
 		if !ok {
-			return fail(missingBand(item, all, n, []string{n}))
+			return nil, nil, pixel.MissingBand(item, all, n, []string{n})
 		}
-		// A band named twice (or by common name and asset key) is read
-		// once: every band read reserves its pixels from the process
-		// budget, so repeats would turn a small request into a refusal.
-		if slices.ContainsFunc(bands, func(o itemBand) bool { return o.AssetKey == b.AssetKey && o.Band == b.Band }) {
+		if slices.ContainsFunc(bands, func(o pixel.Band) bool { return o.AssetKey == b.AssetKey && o.Index == b.Index }) {
 			repeated = append(repeated, n)
 			continue
 		}
 		bands = append(bands, b)
 	}
-	p, err := readAOI(ctx, c, readRequest{item: item, bands: bands, mask: true, aoi: aoi})
-	if err != nil {
-		return fail(err)
-	}
-	if len(repeated) > 0 {
-		p.Notes = append(p.Notes, "bands named again were measured once: "+strings.Join(repeated, ", "))
-	}
-	out := AOIStatisticsOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties),
-		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: p.Resolution, Bands: p.Bands, Mask: p.Mask,
-		Requests: p.Requests, Bytes: p.Bytes, Notes: append([]string{}, p.Notes...)}
-	if err := withCPU(ctx, c, func() error {
-		for k, br := range p.Bands {
-			out.Stats = append(out.Stats, bandStats(br.Band, p.Values[k], p.Inside, andKeep(p.keep, p.Valid[k])))
-		}
-		return nil
-	}); err != nil {
-		return fail(err)
-	}
-	return out, aoiStatisticsText(out, p), nil
+	return bands, repeated, nil
 }
 
-// andKeep is keep && valid per pixel.
-func andKeep(keep, valid []bool) []bool {
-	out := make([]bool, len(keep))
-	for i := range keep {
-		out[i] = keep[i] && (valid == nil || valid[i])
-	}
-	return out
-}
-
-func aoiStatisticsText(out AOIStatisticsOut, p *aoiPixels) string {
+func aoiStatisticsText(out AOIStatisticsOut, facts readFacts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Statistics of item %s (%s", out.ItemID, out.Collection)
 	if out.Datetime != "" {
 		b.WriteString(", " + out.Datetime)
 	}
 	fmt.Fprintf(&b, ") over the area %s.\n", formatBBox(out.AOI))
-	readText(&b, p)
+	readText(&b, facts, "")
 	for _, s := range out.Stats {
 		b.WriteString(statsLine(s) + "\n")
 	}

@@ -9,11 +9,11 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/paulmach/orb"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/picture"
+	"github.com/stacmcp/stac-mcp/tools/internal/pixel"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/index"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/plot"
 )
@@ -117,7 +117,7 @@ func indexTimeSeries(ctx context.Context, c *Call, in IndexTimeSeriesIn) (IndexT
 		}
 		of.ix = &ix
 	}
-	aoi, shape, err := aoiArea(in.AOI)
+	aoi, shape, km2, err := aoiArea(in.AOI)
 	if err != nil {
 		return fail(err)
 	}
@@ -138,7 +138,8 @@ func indexTimeSeries(ctx context.Context, c *Call, in IndexTimeSeriesIn) (IndexT
 	if of.ix != nil {
 		out.Formula = of.ix.Formula
 	}
-	rows, skipped := seriesRows(ctx, c, fs.located, of, aoi, &out)
+	env := pixelEnv(c)
+	rows, skipped := seriesRows(ctx, c, env, fs.located, of, pixel.Request{AOI: aoi, AOIKm2: km2}, &out)
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
@@ -156,7 +157,7 @@ func indexTimeSeries(ctx context.Context, c *Call, in IndexTimeSeriesIn) (IndexT
 			pts = append(pts, plot.Point{Time: itemTime(&it), Value: r.Mean, Low: r.P2, High: r.P98})
 		}
 		title := fmt.Sprintf("%s mean over the area · %d clear item(s)", strings.ToUpper(of.name()), len(rows))
-		pic, data, err := drawPicture(ctx, c, func() (*plot.Picture, error) {
+		pic, data, err := drawPicture(ctx, env, func() (*plot.Picture, error) {
 			return plot.Chart(plot.Series{Title: title, YLabel: of.name() + " (line: mean; bars: 2nd–98th percentile)", Points: pts})
 		})
 		if err != nil {
@@ -170,7 +171,7 @@ func indexTimeSeries(ctx context.Context, c *Call, in IndexTimeSeriesIn) (IndexT
 
 // seriesRows reads each located item (a few at a time) and keeps the
 // clear ones, in time order.
-func seriesRows(ctx context.Context, c *Call, located []locatedItem, of seriesOf, aoi orb.Geometry, out *IndexTimeSeriesOut) ([]TimeSeriesRow, []SkippedItem) {
+func seriesRows(ctx context.Context, c *Call, env *pixel.Env, located []locatedItem, of seriesOf, area pixel.Request, out *IndexTimeSeriesOut) ([]TimeSeriesRow, []SkippedItem) {
 	type result struct {
 		row      *TimeSeriesRow
 		skip     string
@@ -194,7 +195,7 @@ func seriesRows(ctx context.Context, c *Call, located []locatedItem, of seriesOf
 				return
 			}
 			defer func() { <-sem }()
-			row, p, why := seriesRow(ctx, c, l.item, of, aoi)
+			row, p, why := seriesRow(ctx, c, env, l.item, of, area)
 			results[i] = result{row: row, skip: why}
 			if p != nil {
 				results[i].requests, results[i].bytes = p.Requests, p.Bytes
@@ -222,36 +223,42 @@ func seriesRows(ctx context.Context, c *Call, located []locatedItem, of seriesOf
 }
 
 // seriesRow reads one item, or says why it is not in the series.
-func seriesRow(ctx context.Context, c *Call, item *stacclient.Item, of seriesOf, aoi orb.Geometry) (*TimeSeriesRow, *aoiPixels, string) {
+func seriesRow(ctx context.Context, c *Call, env *pixel.Env, item *stacclient.Item, of seriesOf, area pixel.Request) (*TimeSeriesRow, *pixel.Pixels, string) {
+	const tool = "index_time_series"
 	signing, err := newAssetSigning(c, c.Deps.signing.isPlanetaryComputer(c.Catalog))
 	if err != nil {
 		return nil, nil, err.Error()
 	}
 	signing.sign(ctx, item)
-	var p *aoiPixels
-	var st BandStats
+	area.Item = item
+	var p *pixel.Pixels
+	var st pixel.Stats
 	if of.ix != nil {
-		p, _, st, err = indexOver(ctx, c, item, *of.ix, aoi)
+		p, _, st, err = env.IndexOver(ctx, area, *of.ix)
 	} else {
-		all := itemBands(item)
-		b, ok := findBand(item, all, of.band)
+		all := pixel.ItemBands(item)
+		b, ok := pixel.FindBand(item, all, of.band)
 		if !ok {
-			return nil, nil, missingBand(item, all, of.band, []string{of.band}).Error()
+			return nil, nil, pixelError(tool, item, pixel.MissingBand(item, all, of.band, []string{of.band})).Error()
 		}
-		p, err = readAOI(ctx, c, readRequest{item: item, bands: []itemBand{b}, mask: true, aoi: aoi})
+		area.Bands, area.Mask = []pixel.Band{b}, true
+		p, err = env.Read(ctx, area)
 		if err == nil {
-			err = withCPU(ctx, c, func() error {
-				st = bandStats(of.band, p.Values[0], p.Inside, andKeep(p.keep, p.Valid[0]))
+			err = env.WithCPU(ctx, func() error {
+				st = p.Stats(of.band, p.Values[0], p.Valid[0])
 				return nil
 			})
 		}
 	}
 	if err != nil {
-		return nil, p, renderError("index_time_series", err).Error()
+		return nil, p, renderError(tool, pixelError(tool, item, err)).Error()
 	}
 	if st.Valid == 0 || st.ValidShare < minClearShare {
 		why := fmt.Sprintf("only %s of the area is clear with a value (%d of %d px; the series needs %s)",
-			percent(st.ValidShare), st.Valid, st.Pixels, percent(minClearShare))
+			percent(st.ValidShare), st.Valid, st.AOIPixels, percent(minClearShare))
+		if st.NoValue > 0 {
+			why += fmt.Sprintf("; %d px of the area have no value (outside the item's data, or nodata)", st.NoValue)
+		}
 		if p.Mask != nil && len(p.Mask.Masked) > 0 {
 			var parts []string
 			for _, m := range p.Mask.Masked {
@@ -261,8 +268,8 @@ func seriesRow(ctx context.Context, c *Call, item *stacclient.Item, of seriesOf,
 		}
 		return nil, p, why
 	}
-	return &TimeSeriesRow{ItemID: item.ID, Datetime: itemDatetime(item.Properties), Mean: *st.Mean, Std: *st.Std, P2: *st.P2, P50: *st.P50,
-		P98: *st.P98, Valid: st.Valid, ValidShare: st.ValidShare, PixelM: p.Resolution.PixelMetres}, p, ""
+	return &TimeSeriesRow{ItemID: item.ID, Datetime: itemDatetime(item.Properties), Mean: round4(st.Mean), Std: round4(st.Std), P2: round4(st.P2),
+		P50: round4(st.P50), P98: round4(st.P98), Valid: st.Valid, ValidShare: round4(st.ValidShare), PixelM: round2(p.Resolution.PixelMetres)}, p, ""
 }
 
 // percent writes a share as a percentage.

@@ -28,7 +28,8 @@ import (
 // body bytes it sent for them.
 type pixelScene struct {
 	catalog         string
-	aoi             []float64 // lon/lat bbox holding the whole scene
+	aoi             any       // a GeoJSON polygon holding every pixel of the scene, inside the raster
+	bbox            []float64 // the scene's lon/lat bbox
 	requests, bytes *atomic.Int64
 }
 
@@ -70,8 +71,18 @@ func newPixelScene(t *testing.T) pixelScene {
 		lons, lats = append(lons, lon), append(lats, lat)
 	}
 	bbox := []float64{minOf(lons), minOf(lats), maxOf(lons), maxOf(lats)}
-	// A little larger, so every pixel centre is inside.
-	aoi := []float64{bbox[0] - 0.001, bbox[1] - 0.001, bbox[2] + 0.001, bbox[3] + 0.001}
+	// The scene's square 1 m inside its edges: every pixel centre (5 m
+	// inside) is in the area, and no part of the area lies outside the
+	// raster (a bbox of the projected square would: its corners stick out).
+	var ring [][2]float64
+	for _, c := range [][2]float64{{478001, 4437361}, {478639, 4437361}, {478639, 4437999}, {478001, 4437999}, {478001, 4437361}} {
+		lon, lat, err := crs.ToLonLat(c[0], c[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ring = append(ring, [2]float64{lon, lat})
+	}
+	aoi := map[string]any{"type": "Polygon", "coordinates": [][][2]float64{ring}}
 	band := func(key, file, common string, res int) string {
 		return fmt.Sprintf(`%q: {"href": %q, "type": "image/tiff; application=geotiff; profile=cloud-optimized", "roles": ["data"],
 			"eo:bands": [{"name": %q, "common_name": %q}],
@@ -115,7 +126,7 @@ func newPixelScene(t *testing.T) pixelScene {
 		"properties":{"datetime":"2023-07-01T17:40:00Z"},"links":[],"assets":{%s}}`, geom, string(mustJSON(t, bbox)), lcAssets))); err != nil {
 		t.Fatal(err)
 	}
-	return pixelScene{catalog: serveStore(t, store, stacserver.Options{}), aoi: aoi, requests: &requests, bytes: &bytes}
+	return pixelScene{catalog: serveStore(t, store, stacserver.Options{}), aoi: aoi, bbox: bbox, requests: &requests, bytes: &bytes}
 }
 
 func minOf(v []float64) float64 {
@@ -236,7 +247,7 @@ func TestPixelToolsSayWhatIsMissing(t *testing.T) {
 	sc := newPixelScene(t)
 	cs := newTestSession(t, testSessionOptions{CatalogURL: sc.catalog})
 	msg := callErr(t, cs, "aoi_statistics", map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": sc.aoi, "bands": "rededge"})
-	if !strings.Contains(msg, "has no asset with eo:bands common_name rededge") || !strings.Contains(msg, "blue, green, nir, red, swir16, swir22") {
+	if !strings.Contains(msg, "has no band rededge") || !strings.Contains(msg, "blue, green, nir, red, swir16, swir22") {
 		t.Fatalf("%s", msg)
 	}
 	msg = callErr(t, cs, "render_aoi", map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": []float64{10, 10, 10.1, 10.1}})

@@ -9,11 +9,11 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/paulmach/orb"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/picture"
+	"github.com/stacmcp/stac-mcp/tools/internal/pixel"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/index"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/plot"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/stats"
@@ -60,23 +60,24 @@ type RenderAOIIn struct {
 // RenderAOIOut describes the picture sent.
 type RenderAOIOut struct {
 	imageOutput
-	ItemID     string         `json:"item_id"`
-	Collection string         `json:"collection"`
-	Datetime   string         `json:"datetime,omitempty"`
-	View       string         `json:"view"`
-	Formula    string         `json:"formula,omitempty" jsonschema:"an index's, in eo:bands common names, on reflectance"`
-	Stats      *BandStats     `json:"stats,omitempty" jsonschema:"an index's statistics over the clear pixels of the area"`
-	Mask       *MaskInfo      `json:"mask,omitempty" jsonschema:"the cloud mask applied to an index"`
-	ColorMap   string         `json:"color_map,omitempty" jsonschema:"what an index map's colours mean"`
-	AOI        []float64      `json:"aoi"`
-	Resolution Resolution     `json:"resolution"`
-	Bands      []BandRead     `json:"bands_read" jsonschema:"as red, green, blue"`
-	Stretch    []StretchRange `json:"stretch" jsonschema:"per channel: the 2nd and 98th percentiles mapped to black and full"`
-	Image      *ImageInfo     `json:"image,omitempty"`
-	ScaleBar   string         `json:"scale_bar,omitempty"`
-	Requests   int            `json:"requests"`
-	Bytes      int            `json:"bytes"`
-	Notes      []string       `json:"notes"`
+	ItemID      string           `json:"item_id"`
+	Collection  string           `json:"collection"`
+	Datetime    string           `json:"datetime,omitempty"`
+	View        string           `json:"view"`
+	Formula     string           `json:"formula,omitempty" jsonschema:"an index's, in eo:bands common names, on reflectance"`
+	Stats       *BandStats       `json:"stats,omitempty" jsonschema:"an index's statistics over the clear pixels of the area"`
+	Mask        *MaskInfo        `json:"mask,omitempty" jsonschema:"the cloud mask applied to an index"`
+	Calibration *CalibrationInfo `json:"calibration,omitempty" jsonschema:"the product convention and reading applied, checked against the pixels"`
+	ColorMap    string           `json:"color_map,omitempty" jsonschema:"what an index map's colours mean"`
+	AOI         []float64        `json:"aoi"`
+	Resolution  Resolution       `json:"resolution"`
+	Bands       []BandRead       `json:"bands_read" jsonschema:"as red, green, blue"`
+	Stretch     []StretchRange   `json:"stretch" jsonschema:"per channel: the 2nd and 98th percentiles mapped to black and full"`
+	Image       *ImageInfo       `json:"image,omitempty"`
+	ScaleBar    string           `json:"scale_bar,omitempty"`
+	Requests    int              `json:"requests"`
+	Bytes       int              `json:"bytes"`
+	Notes       []string         `json:"notes"`
 }
 
 // StretchRange is one channel's stretch.
@@ -115,7 +116,7 @@ func renderAOI(ctx context.Context, c *Call, in RenderAOIIn) (RenderAOIOut, stri
 	if ci < 0 && ixErr != nil {
 		return fail(&stacclient.ParamError{Param: "view", Got: string(in.View), Reason: "unknown view", Accepted: strings.Join(viewNames(), ", ")})
 	}
-	aoi, shape, err := aoiArea(in.AOI)
+	aoi, shape, km2, err := aoiArea(in.AOI)
 	if err != nil {
 		return fail(err)
 	}
@@ -123,35 +124,40 @@ func renderAOI(ctx context.Context, c *Call, in RenderAOIIn) (RenderAOIOut, stri
 	if err != nil {
 		return fail(err)
 	}
+	env := pixelEnv(c)
+	req := pixel.Request{Item: item, AOI: aoi, AOIKm2: km2}
 	if ci < 0 {
-		return renderIndex(ctx, c, item, ix, aoi, footprint.BBox(shape.Bound()))
+		return renderIndex(ctx, env, tool, req, ix, footprint.BBox(shape.Bound()))
 	}
 	comp := composites[ci]
-	all := itemBands(item)
-	var bands []itemBand
+	all := pixel.ItemBands(item)
 	for _, names := range comp.rgb {
-		b, ok := findBand(item, all, names...)
+		b, ok := pixel.FindBand(item, all, names...)
 		if !ok || b.CommonName == "" {
-			return fail(missingBand(item, all, names[0], names))
+			return fail(pixelError(tool, item, pixel.MissingBand(item, all, names[0], names)))
 		}
-		bands = append(bands, b)
+		req.Bands = append(req.Bands, b)
 	}
 	// The picture shows the clouds; the mask is read only so that the
 	// stretch comes from the clear pixels (a cloud's brightness would
 	// otherwise set the top of every channel and darken the ground).
-	p, err := readAOI(ctx, c, readRequest{item: item, bands: bands, mask: true, aoi: aoi})
+	req.Mask = true
+	p, err := env.Read(ctx, req)
 	if err != nil {
-		return fail(err)
+		return fail(pixelError(tool, item, err))
 	}
+	facts := describeRead(p)
 	out := RenderAOIOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties), View: comp.name,
-		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: p.Resolution, Bands: p.Bands,
-		Stretch: []StretchRange{}, Requests: p.Requests, Bytes: p.Bytes, Notes: append([]string{}, p.Notes...)}
+		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
+		Stretch: []StretchRange{}, Requests: facts.Requests, Bytes: facts.Bytes, Notes: append([]string{}, facts.Notes...)}
 	var st [3]plot.Stretch
-	err = withCPU(ctx, c, func() error {
+	err = env.WithCPU(ctx, func() error {
 		for k := range 3 {
-			ps := stats.Percentiles(p.Values[k], andKeep(p.keep, p.Valid[k]), 2, 98)
+			// The stretch comes from the clear pixels with a value (an
+			// alpha band's or a mask's transparent pixels are no value).
+			ps := stats.Percentiles(p.Values[k], pixel.AndKeep(p.Keep, p.Valid[k]), 2, 98)
 			if math.IsNaN(ps[0]) { // nothing clear: stretch over every pixel of the area
-				ps = stats.Percentiles(p.Values[k], andKeep(p.Inside, p.Valid[k]), 2, 98)
+				ps = stats.Percentiles(p.Values[k], pixel.AndKeep(p.Inside, p.Valid[k]), 2, 98)
 			}
 			if math.IsNaN(ps[0]) {
 				return actionable(nil, "%s: item %s has no value of %s inside the area", tool, item.ID, p.Bands[k].Band)
@@ -166,7 +172,7 @@ func renderAOI(ctx context.Context, c *Call, in RenderAOIIn) (RenderAOIOut, stri
 	}
 	title := fmt.Sprintf("%s · %s · %s", comp.name, item.ID, day(itemTime(item)))
 	legend := fmt.Sprintf("R %s, G %s, B %s · 2–98 %% stretch", p.Bands[0].Band, p.Bands[1].Band, p.Bands[2].Band)
-	pic, data, err := drawPicture(ctx, c, func() (*plot.Picture, error) {
+	pic, data, err := drawPicture(ctx, env, func() (*plot.Picture, error) {
 		return plot.Composite(p.Values[0], p.Values[1], p.Values[2], st,
 			plot.Frame{Title: title, Width: p.W, Height: p.H, Inside: p.Inside, Outline: p.Outline, PixelMetres: p.PixelMetres}, legend)
 	})
@@ -176,10 +182,10 @@ func renderAOI(ctx context.Context, c *Call, in RenderAOIIn) (RenderAOIOut, stri
 	out.Image = &ImageInfo{MIMEType: picture.MIMEPNG, Width: pic.Image.Bounds().Dx(), Height: pic.Image.Bounds().Dy(), Bytes: len(data)}
 	out.content = &mcp.ImageContent{Data: data, MIMEType: picture.MIMEPNG}
 	out.ScaleBar = pic.ScaleBar
-	return out, renderAOIText(out, comp.title, p), nil
+	return out, renderAOIText(out, comp.title, facts), nil
 }
 
-func renderAOIText(out RenderAOIOut, title string, p *aoiPixels) string {
+func renderAOIText(out RenderAOIOut, title string, facts readFacts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Picture (%s) of item %s (%s", out.Image, out.ItemID, out.Collection)
 	if out.Datetime != "" {
@@ -187,7 +193,7 @@ func renderAOIText(out RenderAOIOut, title string, p *aoiPixels) string {
 	}
 	fmt.Fprintf(&b, ") over the area %s, outlined in red: view %s, %s; scale bar %s; grey: no value; pale: outside the aoi.\n",
 		formatBBox(out.AOI), out.View, title, out.ScaleBar)
-	readText(&b, p)
+	readText(&b, facts, "")
 	for _, s := range out.Stretch {
 		fmt.Fprintf(&b, "Stretch of %s: %s (black) to %s (full), the 2nd and 98th percentiles of the clear pixels (the mask is not drawn).\n",
 			s.Band, formatNumber(s.Low), formatNumber(s.High))
@@ -196,21 +202,25 @@ func renderAOIText(out RenderAOIOut, title string, p *aoiPixels) string {
 }
 
 // renderIndex draws an index over the area, with its statistics.
-func renderIndex(ctx context.Context, c *Call, item *stacclient.Item, ix index.Index, aoi orb.Geometry, bbox []float64) (RenderAOIOut, string, error) {
+func renderIndex(ctx context.Context, env *pixel.Env, tool string, req pixel.Request, ix index.Index, bbox []float64) (RenderAOIOut, string, error) {
 	fail := failWith[RenderAOIOut]()
-	p, values, st, err := indexOver(ctx, c, item, ix, aoi)
+	item := req.Item
+	p, values, st, err := env.IndexOver(ctx, req, ix)
 	if err != nil {
-		return fail(err)
+		return fail(pixelError(tool, item, err))
 	}
+	facts := describeRead(p)
+	stats := bandStats(st)
 	out := RenderAOIOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties),
-		View: ix.Name, Formula: ix.Formula, AOI: roundBBox(bbox), Resolution: p.Resolution, Bands: p.Bands, Mask: p.Mask,
-		Stats: &st, Stretch: []StretchRange{}, Requests: p.Requests, Bytes: p.Bytes, Notes: append([]string{}, p.Notes...)}
+		View: ix.Name, Formula: ix.Formula, AOI: roundBBox(bbox), Resolution: facts.Resolution, Bands: facts.Bands, Mask: facts.Mask,
+		Calibration: facts.Calibration, Stats: &stats, Stretch: []StretchRange{}, Requests: facts.Requests, Bytes: facts.Bytes,
+		Notes: append([]string{}, facts.Notes...)}
 	if st.Valid == 0 {
 		out.Notes = append(out.Notes, "no clear pixel with a value in the area, so no map is attached")
-		return out, renderIndexText(out, p), nil
+		return out, renderIndexText(out, facts), nil
 	}
 	title := fmt.Sprintf("%s · %s · %s", strings.ToUpper(ix.Name), item.ID, day(itemTime(item)))
-	pic, data, err := drawPicture(ctx, c, func() (*plot.Picture, error) {
+	pic, data, err := drawPicture(ctx, env, func() (*plot.Picture, error) {
 		return plot.IndexMap(values, plot.Frame{Title: title, Width: p.W, Height: p.H, Inside: p.Inside, Outline: p.Outline, PixelMetres: p.PixelMetres},
 			plot.RampNamed(ix.Ramp), ix.Low, ix.High, strings.ToUpper(ix.Name))
 	})
@@ -222,21 +232,21 @@ func renderIndex(ctx context.Context, c *Call, item *stacclient.Item, ix index.I
 	out.ScaleBar = pic.ScaleBar
 	out.ColorMap = fmt.Sprintf("%s from %s to %s, %s; grey: no value or masked; pale: outside the aoi; red line: the aoi",
 		ix.Name, formatNumber(ix.Low), formatNumber(ix.High), rampWords(ix.Ramp))
-	return out, renderIndexText(out, p), nil
+	return out, renderIndexText(out, facts), nil
 }
 
-func renderIndexText(out RenderAOIOut, p *aoiPixels) string {
+func renderIndexText(out RenderAOIOut, facts readFacts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s = %s of item %s (%s", out.View, out.Formula, out.ItemID, out.Collection)
 	if out.Datetime != "" {
 		b.WriteString(", " + out.Datetime)
 	}
 	fmt.Fprintf(&b, ") over the area %s.\n", formatBBox(out.AOI))
-	readText(&b, p)
+	readText(&b, facts, strings.ToUpper(out.View))
 	b.WriteString(statsLine(*out.Stats) + "\n")
 	if out.Image != nil {
 		fmt.Fprintf(&b, "Map (%s): %s; scale bar %s.\n", out.Image, out.ColorMap, out.ScaleBar)
 	}
-	writeLines(&b, "Note: ", out.Notes[len(p.Notes):])
+	writeLines(&b, "Note: ", out.Notes[len(facts.Notes):])
 	return strings.TrimRight(b.String(), "\n")
 }

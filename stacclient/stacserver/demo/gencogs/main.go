@@ -40,8 +40,12 @@ const (
 	size10 = 512                 // 10 m pixels per side
 	size20 = size10 / 2          // 20 m pixels per side
 
-	// Sentinel-2 L2A from processing baseline 04.00: DN = reflectance × 10000 + 1000.
-	dnScale, dnOffset = 10000.0, 1000.0
+	// Earth Search's harmonised Sentinel-2 L2A numbers: processing baseline
+	// 04.00 adds 1000 (DN = reflectance × 10000 + 1000) and Earth Search
+	// takes it out again, saying so with earthsearch:boa_offset_applied:
+	// true, while its raster:bands still name offset −0.1 (the pixel engine
+	// knows the convention: tools/internal/pixel/calibrate.go).
+	dnScale, dnOffset = 10000.0, 0.0
 )
 
 // Surface classes of the invented landscape.
