@@ -140,6 +140,9 @@ type CalibrationInfo struct {
 	Convention string `json:"convention,omitempty" jsonschema:"the product convention recognised"`
 	Reading    string `json:"reading" jsonschema:"the reading applied"`
 	Evidence   string `json:"evidence,omitempty" jsonschema:"what the metadata says"`
+	// IgnoredOffset is the item's raster:bands offset the reading does not
+	// apply (Earth Search's −0.1 on harmonised numbers).
+	IgnoredOffset *float64 `json:"ignored_offset,omitempty" jsonschema:"the item's offset, not applied"`
 	// Status is consistent, overridden (the pixels contradicted the
 	// metadata), guessed (the metadata cannot tell) or suspect (no reading
 	// passed the check).
@@ -233,7 +236,7 @@ func calibrationInfo(c pixel.Calibration) *CalibrationInfo {
 	if c.Convention == "" && status == "consistent" && used.IndexOutside == 0 {
 		return nil
 	}
-	out := &CalibrationInfo{Convention: c.Convention, Reading: c.Used.Name, Evidence: c.Evidence, Status: status,
+	out := &CalibrationInfo{Convention: c.Convention, Reading: c.Used.Name, Evidence: c.Evidence, Status: status, IgnoredOffset: c.IgnoredOffset,
 		ImpossibleShare: round4(used.ImpossibleShare()), IndexOutsideShare: round4(used.IndexOutsideShare())}
 	if o := c.Other; o != nil {
 		other := &OtherReading{Reading: o.Reading, BandMeans: map[string]float64{}}
@@ -284,8 +287,11 @@ func calibrationLine(ci *CalibrationInfo, of string) string {
 		return b.String() + "."
 	default:
 		if product != "" {
-			fmt.Fprintf(&b, "Calibration (%s): %s, from %s; the pixels agree (%s of the clear reflectances outside −0.05..1.5)",
-				product, ci.Reading, ci.Evidence, percent(ci.ImpossibleShare))
+			fmt.Fprintf(&b, "Calibration (%s): %s, as %s", product, ci.Reading, ci.Evidence)
+			if ci.IgnoredOffset != nil {
+				fmt.Fprintf(&b, " (raster:bands' offset %s is not applied)", formatNumber(*ci.IgnoredOffset))
+			}
+			fmt.Fprintf(&b, "; the pixels agree: %s of the clear reflectances lie outside −0.05..1.5", percent(ci.ImpossibleShare))
 		}
 	}
 	if ci.IndexOutsideShare > 0 {

@@ -63,6 +63,10 @@ type Calibration struct {
 	// Other is what the reading not used would have given, when there was
 	// one (Overridden, or a guess between two).
 	Other *Outcome
+	// IgnoredOffset is the item's own offset (raster:bands) for bands the
+	// convention's reading does not apply it to, nil when none was set
+	// aside.
+	IgnoredOffset *float64
 }
 
 // Reading is one way of turning a band's numbers into values: value =
@@ -254,8 +258,8 @@ func sentinel2Plan(item *stacclient.Item, bands []Band) (plan, bool) {
 	if !found {
 		return plan{}, false
 	}
-	withOffset := Reading{Name: "offset −0.1 applied (reflectance = DN × " + trimFloat(scale) + " − 0.1)", Scale: scale, Offset: s2BOAOffset, Reflectance: true}
-	harmonised := Reading{Name: "no offset (reflectance = DN × " + trimFloat(scale) + ")", Scale: scale, Reflectance: true}
+	withOffset := Reading{Name: "reflectance = DN × " + trimFloat(scale) + " − 0.1", Scale: scale, Offset: s2BOAOffset, Reflectance: true}
+	harmonised := Reading{Name: "reflectance = DN × " + trimFloat(scale), Scale: scale, Reflectance: true}
 	p := plan{convention: "sentinel-2-l2a"}
 	order := func(offsetFirst bool) {
 		if offsetFirst {
@@ -269,7 +273,7 @@ func sentinel2Plan(item *stacclient.Item, bands []Band) (plan, bool) {
 	switch {
 	case hasFlag && applied:
 		order(false)
-		p.evidence = "earthsearch:boa_offset_applied true (the −1000 is already taken out of the numbers)"
+		p.evidence = "earthsearch:boa_offset_applied true: the 1000 of baseline 04.00 is already out of the numbers"
 	case hasBaseline:
 		order(baseline >= 4)
 		p.evidence = "s2:processing_baseline " + trimFloat(baseline)
@@ -587,9 +591,13 @@ func (e *Env) calibrate(r Request, infos []cog.Info, raw [][]float64, valid [][]
 		applied := base[k]
 		switch {
 		case conv[k]:
-			applied.Scale, applied.Offset, from[k] = cal.Used.Scale, cal.Used.Offset, cal.Used.Name
+			applied.Scale, applied.Offset, from[k] = cal.Used.Scale, cal.Used.Offset, "the Sentinel-2 L2A convention"
+			if o := b.Item.Offset; o != nil && *o != cal.Used.Offset && cal.IgnoredOffset == nil {
+				v := *o
+				cal.IgnoredOffset = &v
+			}
 		case p.perBand[k].Scale != 0:
-			applied.Scale, applied.Offset, from[k] = p.perBand[k].Scale, p.perBand[k].Offset, p.perBand[k].Name
+			applied.Scale, applied.Offset, from[k] = p.perBand[k].Scale, p.perBand[k].Offset, "the Landsat Collection 2 Level-2 convention"
 		}
 		out.Bands[k] = BandRead{Band: b.Title(), Asset: b.AssetKey, Calibration: applied, From: from[k], NoDataFrom: ndFrom[k]}
 	}
