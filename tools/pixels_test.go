@@ -420,3 +420,71 @@ func TestAOIStatisticsMeasuresARepeatedBandOnce(t *testing.T) {
 		t.Fatalf("the text does not say the repeats were dropped:\n%s", text)
 	}
 }
+
+// A static catalog served over HTTP (a catalog.json with child links, no
+// API) is not crawled: the pixel tools say so instead of reporting a
+// missing collection.
+func TestPixelToolsSayAStaticCatalogOverHTTPIsNotRead(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.FileServer(http.Dir(filepath.Join("..", "stacclient", "stacserver", "demo", "catalog"))))
+	t.Cleanup(srv.Close)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: srv.URL + "/catalog.json"})
+	msg := callErr(t, cs, "aoi_statistics", map[string]any{"collection_id": "sentinel-2-l2a-synthetic",
+		"item_id": "S2A_13TDE_20230803_0_L2A_synthetic", "aoi": []float64{-105.25, 40.05, -105.21, 40.085}})
+	if !strings.Contains(msg, "is a static STAC catalog") || !strings.Contains(msg, "path of its catalog.json") || strings.Contains(msg, "not found") {
+		t.Fatalf("%s", msg)
+	}
+}
+
+// A mis-tagged Earth Search item (flag false, baseline 04.00, numbers
+// already harmonised): render_aoi's NDVI is right, and its text says in
+// one line which reading was used, why, and what the other gives.
+func TestRenderAOISaysWhenThePixelsOverruleTheMetadata(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("internal", "pixel", "testdata")
+	files := httptest.NewServer(http.FileServer(http.Dir(filepath.Join(dir, "conventions"))))
+	t.Cleanup(files.Close)
+	raw, err := os.ReadFile(filepath.Join(dir, "items", "earth-search-S2A_13TDE_20231008_0_L2A.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var item map[string]any
+	if err := json.Unmarshal(raw, &item); err != nil {
+		t.Fatal(err)
+	}
+	props := item["properties"].(map[string]any)
+	props["earthsearch:boa_offset_applied"], props["s2:processing_baseline"] = false, "04.00"
+	assets := item["assets"].(map[string]any)
+	for key, file := range map[string]string{"blue": "H_B02.tif", "green": "H_B03.tif", "red": "H_B04.tif", "nir": "H_B08.tif", "scl": "SCL.tif"} {
+		assets[key].(map[string]any)["href"] = files.URL + "/" + file
+	}
+	item["links"] = []any{}
+	store := stacserver.NewStore()
+	if err := store.AddCollection([]byte(`{"type":"Collection","stac_version":"1.0.0","id":"sentinel-2-l2a","description":"d","license":"CC-BY-SA-3.0-IGO",
+		"extent":{"spatial":{"bbox":[[-180,-90,180,90]]},"temporal":{"interval":[["2015-06-27T00:00:00Z",null]]}},"links":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.AddItem(mustJSON(t, item)); err != nil {
+		t.Fatal(err)
+	}
+	cs := newTestSession(t, testSessionOptions{CatalogURL: serveStore(t, store, stacserver.Options{})})
+	crs, _ := geo.FromEPSG(32613)
+	var ring [][2]float64
+	for _, c := range [][2]float64{{478001, 4437681}, {478319, 4437681}, {478319, 4437999}, {478001, 4437999}, {478001, 4437681}} {
+		lon, lat, _ := crs.ToLonLat(c[0], c[1])
+		ring = append(ring, [2]float64{lon, lat})
+	}
+	res := callOK(t, cs, "render_aoi", map[string]any{"collection_id": "sentinel-2-l2a", "item_id": "S2A_13TDE_20231008_0_L2A",
+		"aoi": map[string]any{"type": "Polygon", "coordinates": [][][2]float64{ring}}, "view": "ndvi"})
+	out := structured[RenderAOIOut](t, res)
+	text := resultText(res)
+	if out.Stats == nil || !near(*out.Stats.Mean, 0.2561, 1e-3) || out.Calibration == nil || out.Calibration.Status != "overridden" {
+		t.Fatalf("stats %+v calibration %+v\n%s", out.Stats, out.Calibration, text)
+	}
+	for _, want := range []string{"Calibration: the pixels contradict the metadata (earthsearch:boa_offset_applied false and s2:processing_baseline 04.00)",
+		"so reflectance = DN × 0.0001 was used", "reflectance = DN × 0.0001 − 0.1 would put", "give NDVI mean 1.05"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("the text does not say %q:\n%s", want, text)
+		}
+	}
+}

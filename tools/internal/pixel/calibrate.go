@@ -1,6 +1,7 @@
 package pixel
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -276,7 +277,7 @@ func sentinel2Plan(item *stacclient.Item, bands []Band) (plan, bool) {
 		p.evidence = "earthsearch:boa_offset_applied true: the 1000 of baseline 04.00 is already out of the numbers"
 	case hasBaseline:
 		order(baseline >= 4)
-		p.evidence = "s2:processing_baseline " + trimFloat(baseline)
+		p.evidence = "s2:processing_baseline " + fmt.Sprint(item.Properties["s2:processing_baseline"])
 		if hasFlag {
 			p.evidence = "earthsearch:boa_offset_applied false and " + p.evidence
 		}

@@ -185,7 +185,7 @@ func TestCalibrationConventionsGiveTheRightNDVI(t *testing.T) {
 			setProps(it, map[string]any{"s2:processing_baseline": "05.10", "datetime": "2023-08-03T17:52:49Z"})
 			return it
 		}, func(t *testing.T, c Calibration) {
-			if c.Overridden || c.Suspect || c.Guessed || c.Used.Offset != -0.1 || c.Used.Scale != 0.0001 || !strings.Contains(c.Evidence, "s2:processing_baseline 5.1") {
+			if c.Overridden || c.Suspect || c.Guessed || c.Used.Offset != -0.1 || c.Used.Scale != 0.0001 || !strings.Contains(c.Evidence, "s2:processing_baseline 05.10") {
 				t.Errorf("%+v", c)
 			}
 		}},
