@@ -217,3 +217,33 @@ func footprintKm2(g orb.Geometry) (float64, error) {
 	}
 	return a.Km2(), nil
 }
+
+// A band far finer than the grid is not read at full resolution: its
+// source window is held to a small multiple of the grid's pixels, from a
+// coarser overview when the file has one, else the read is refused
+// before anything is allocated for it.
+func TestAMuchFinerBandIsReadCoarserOrRefused(t *testing.T) {
+	red := func(item *stacclient.Item) Band {
+		b, _ := FindBand(item, ItemBands(item), "red")
+		return b
+	}
+	files := esFiles("H_")
+	files["scl"] = "SCL_FINE.tif"
+	item := loadItem(t, esS2, files)
+	_, err := localEnv(t).Read(context.Background(), Request{Item: item, Bands: []Band{red(item)}, Mask: true, AOI: squareAOI(t, 0)})
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Kind != ErrTooFine || pe.Asset != "scl" {
+		t.Fatalf("err = %v, want the scl asset refused as too fine", err)
+	}
+	files["scl"] = "SCL_FINE_OVR.tif"
+	item = loadItem(t, esS2, files)
+	p, err := localEnv(t).Read(context.Background(), Request{Item: item, Bands: []Band{red(item)}, Mask: true, AOI: squareAOI(t, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The 1 m overview would be 320×320 px for a 32×32 px grid; the 16 m
+	// one is read.
+	if p.Mask == nil || p.Mask.ResampledFrom != 16 || p.Mask.Considered != 1024 {
+		t.Fatalf("mask %+v", p.Mask)
+	}
+}

@@ -11,7 +11,9 @@ seen three ways, each as a catalog lays its numbers out:
 
 Bands B02 blue, B03 green, B04 red, B08 nir (uint16, nodata 0, DEFLATE, 16 px tiles, overviews);
 SCL.tif (20 m, uint8) and L_QA_PIXEL.tif (10 m, uint16) the cloud masks; ND.tif a band whose
-file says nodata 0 where 0 is data (columns 0-7), for a catalog's own nodata to replace.
+file says nodata 0 where 0 is data (columns 0-7), for a catalog's own nodata to replace;
+SCL_FINE.tif and SCL_FINE_OVR.tif a cloud mask 20 times finer than the bands (0.5 m), without
+overviews and with overviews at 1 m and 16 m only.
 
 The landscape: vegetation (blue 0.05, green 0.09, red 0.08, nir 0.2192: NDVI 0.4652), a water
 strip (columns 26-31: blue 0.06, green 0.05, red 0.03, nir 0.01), bare soil (rows 24-31, columns
@@ -96,6 +98,19 @@ write("SCL.tif", scl, 20, gdal.GDT_Byte, None)
 nd = np.full((N, N), 100, dtype=np.uint16)
 nd[:, :8] = 0
 write("ND.tif", nd, 10, gdal.GDT_UInt16, 0)
+# A cloud mask 20 times finer than the bands (0.5 m), as a hostile or
+# careless catalog may pair them: without overviews (SCL_FINE.tif), and
+# with overviews at 1 m and 16 m only (SCL_FINE_OVR.tif).
+fine = np.full((N * 20, N * 20), 4, dtype=np.uint8)
+fine[80:160, 80:160] = 9
+for name, levels in (("SCL_FINE.tif", []), ("SCL_FINE_OVR.tif", [2, 32])):
+    mem = gdal.GetDriverByName("MEM").Create("", N * 20, N * 20, 1, gdal.GDT_Byte)
+    mem.SetGeoTransform((X0, 0.5, 0, Y0, 0, -0.5))
+    mem.SetProjection("EPSG:32613")
+    mem.GetRasterBand(1).WriteArray(fine)
+    if levels:
+        mem.BuildOverviews("NEAREST", levels)
+    gdal.Translate(name, mem, format="GTiff", creationOptions=["TILED=YES", "BLOCKXSIZE=256", "BLOCKYSIZE=256", "COMPRESS=DEFLATE", "COPY_SRC_OVERVIEWS=YES"])
 qa = np.where(c == "cloud", 22280, np.where(c == "water", 21952, 21824)).astype(np.uint16)
 write("L_QA_PIXEL.tif", qa, 10, gdal.GDT_UInt16, 1)
 
