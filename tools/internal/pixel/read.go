@@ -33,6 +33,13 @@ type Request struct {
 	// of its roles): its values join the plausibility check of the
 	// calibration.
 	Index *index.Index
+	// Grid, when set, is the grid to read onto, covering the whole area
+	// (PlanTarget; a mosaic or a composite reads every item onto one):
+	// the pixels of the area outside the item's raster have no value.
+	Grid *Target
+	// Hold keeps a read onto Grid charged to the decode budget until
+	// Pixels.Release, for a caller that keeps the pixels (merging them).
+	Hold bool
 }
 
 // Pixels are an item's bands over an area, on one grid, calibrated.
@@ -65,6 +72,11 @@ type Pixels struct {
 	// Requests and Bytes count the range requests sent and the bytes
 	// they returned, header reads included.
 	Requests, Bytes int
+	// Grid is the grid of the pixels: CRS, the geotransform of their
+	// top-left pixel, W×H (what an export georeferences them with).
+	Grid geo.Grid
+	// release gives back a held read's charge (Request.Hold).
+	release func()
 }
 
 // Resolution says which resolution was read.
@@ -126,6 +138,10 @@ type bandPlan struct {
 	// nil when the band is read on the grid itself.
 	cols, rows []int
 	coarser    bool
+	// axisCols and axisRows map each column and each row of a target
+	// grid to the level's (-1: none), for a file on the grid's CRS
+	// (planOnto); nil otherwise.
+	axisCols, axisRows []int
 }
 
 // Read reads r's bands over the area. The finest band decides the grid
@@ -160,6 +176,9 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 		// What Open fetched: 0 when the header was cached.
 		out.Requests += f.info.HeaderRequests
 		out.Bytes += f.info.HeaderBytes
+	}
+	if r.Grid != nil {
+		return e.readOnto(ctx, r, bands, maskKind, files, out)
 	}
 	// The reference: the finest of the measured bands (not the mask).
 	ref := files[r.Bands[0].AssetKey]
@@ -216,6 +235,7 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 	out.W, out.H, out.Inside = win.Dx(), win.Dy(), inside
 	px, full := PixelMetres(lgrid), PixelMetres(ref.grid)
 	out.PixelMetres = px
+	out.Grid = windowGrid(lgrid, win)
 	out.Resolution = Resolution{EPSG: ref.info.EPSG, PixelMetres: px, FullMetres: full, Level: lvl,
 		Width: win.Dx(), Height: win.Dy(), Budget: budgetPx}
 	out.Outline = outlineInWindow(lgrid, win, r.AOI)
@@ -383,6 +403,9 @@ func (e *Env) readBands(ctx context.Context, item *stacclient.Item, plans []band
 // readPlanned reads one band as planned: its values on the grid (NaN
 // where the grid pixel maps to none), and validity.
 func readPlanned(ctx context.Context, p bandPlan, n int) ([]float64, []bool, int, int, error) {
+	if p.axisCols != nil {
+		return readAxis(ctx, p)
+	}
 	if p.cols == nil {
 		w, err := p.file.file.ReadWindow(ctx, p.level, p.win, []int{p.band.Index})
 		if err != nil {
