@@ -57,7 +57,7 @@ func (a Acquisition) IDs() []string {
 // returned apart: they belong to no day.
 func Acquisitions(items []*stacclient.Item) (acqs []Acquisition, undated []*stacclient.Item) {
 	type key struct {
-		day              time.Time
+		day            time.Time
 		coll, platform string
 	}
 	index := map[key]int{}
