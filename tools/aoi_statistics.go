@@ -7,18 +7,22 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/paulmach/orb"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/pixel"
 )
 
-// PixelItemArgs name the item a pixel tool reads, and the area.
+// PixelItemArgs name the item a pixel tool reads (or a period of a
+// search: collections and datetime), and the area.
 type PixelItemArgs struct {
 	CatalogArg
-	CollectionID string  `json:"collection_id"`
-	ItemID       string  `json:"item_id"`
-	AOI          AreaArg `json:"aoi"`
+	CollectionID string     `json:"collection_id,omitempty"`
+	ItemID       string     `json:"item_id,omitempty"`
+	Collections  StringList `json:"collections,omitempty"`
+	Datetime     string     `json:"datetime,omitempty" jsonschema:"day: mosaic; interval: composite"`
+	AOI          AreaArg    `json:"aoi"`
 }
 
 // AOIStatisticsIn names an item, an area and the bands to measure.
@@ -40,6 +44,8 @@ type AOIStatisticsOut struct {
 	Stats       []BandStats      `json:"stats" jsonschema:"per band, over the clear pixels of the area, calibrated"`
 	Requests    int              `json:"requests" jsonschema:"range requests sent, header reads included"`
 	Bytes       int              `json:"bytes" jsonschema:"bytes the range requests returned, header reads included"`
+	Items       []string         `json:"items,omitempty" jsonschema:"a period's items that gave pixels"`
+	Period      *PeriodRead      `json:"period,omitempty" jsonschema:"a period read: its mosaic or composite"`
 	Notes       []string         `json:"notes"`
 }
 
@@ -51,7 +57,7 @@ func AOIStatistics() Tool {
 	return define(&mcp.Tool{
 		Name:  "aoi_statistics",
 		Title: "Band statistics over an area",
-		Description: "Band statistics over aoi, clouds masked: valid share, range, mean, std, percentiles, histogram.\n" +
+		Description: "Band statistics over aoi, clouds masked, of an item or of a period (day mosaic, interval composite): valid share, range, mean, std, percentiles, histogram.\n" +
 			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A", "aoi": [-39.6,-4.6,-39.5,-4.5]}`,
 		Annotations: readOnlyAnnotations("Band statistics over an area"),
 	}, true, aoiStatistics)
@@ -68,6 +74,13 @@ func aoiStatistics(ctx context.Context, c *Call, in AOIStatisticsIn) (AOIStatist
 	names, err := in.Bands.Strings("bands")
 	if err != nil {
 		return fail(err)
+	}
+	src, err := in.source()
+	if err != nil {
+		return fail(err)
+	}
+	if !src.item {
+		return aoiStatisticsPeriod(ctx, c, in, src, names, aoi, shape)
 	}
 	item, err := pixelItem(ctx, c, tool, in.CollectionID, in.ItemID)
 	if err != nil {
@@ -136,13 +149,59 @@ func statBands(item *stacclient.Item, names []string) (bands []pixel.Band, repea
 	return bands, repeated, nil
 }
 
+// aoiStatisticsPeriod measures a period: a day's mosaic or a composite.
+func aoiStatisticsPeriod(ctx context.Context, c *Call, in AOIStatisticsIn, src pixelSource, names []string, aoi orb.Geometry, shape footprint.Shape) (AOIStatisticsOut, string, error) {
+	const tool = "aoi_statistics"
+	fail := failWith[AOIStatisticsOut]()
+	acqs, _, notes, err := periodAcquisitions(ctx, c, tool, src, in.AOI, shape)
+	if err != nil {
+		return fail(err)
+	}
+	var repeated []string
+	bandsOf := func(item *stacclient.Item) ([]pixel.Band, error) {
+		bands, rep, err := statBands(item, names)
+		if repeated == nil {
+			repeated = rep
+		}
+		return bands, err
+	}
+	first := acqs[0].Items[0]
+	firstBands, err := bandsOf(first)
+	if err != nil {
+		return fail(pixelError(tool, first, err))
+	}
+	titles := make([]string, len(firstBands))
+	for i, b := range firstBands {
+		titles[i] = b.Title()
+	}
+	env := pixelEnv(c)
+	t, err := seasonTarget(ctx, env, tool, acqs, shape, aoi, bandsOf, periodPixels(c, env, src, len(acqs), len(titles)))
+	if err != nil {
+		return fail(err)
+	}
+	l, err := readLayer(ctx, env, tool, src, acqs, aoi, t, bandsOf, nil, titles)
+	if err != nil {
+		return fail(err)
+	}
+	defer l.release()
+	out := AOIStatisticsOut{Collection: orDash(acqs[0].Collection), Datetime: src.period.String(), AOI: roundBBox(footprint.BBox(shape.Bound())),
+		Resolution: l.facts.Resolution, Bands: l.facts.Bands, Calibration: l.facts.Calibration, Requests: l.requests, Bytes: l.bytes,
+		Items: l.items, Period: l.period, Notes: append(append(append([]string{}, l.facts.Notes...), notes...), l.notes...)}
+	if len(repeated) > 0 {
+		out.Notes = append(out.Notes, "bands named again were measured once: "+strings.Join(repeated, ", "))
+	}
+	for _, st := range l.stats {
+		out.Stats = append(out.Stats, bandStats(st))
+	}
+	facts := l.facts
+	facts.Notes = out.Notes
+	return out, aoiStatisticsText(out, facts), nil
+}
+
 func aoiStatisticsText(out AOIStatisticsOut, facts readFacts) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Statistics of item %s (%s", out.ItemID, out.Collection)
-	if out.Datetime != "" {
-		b.WriteString(", " + out.Datetime)
-	}
-	fmt.Fprintf(&b, ") over the area %s.\n", formatBBox(out.AOI))
+	fmt.Fprintf(&b, "Statistics of %s over the area %s.\n", sourceWords(out.ItemID, out.Collection, out.Datetime, out.Items, out.Period), formatBBox(out.AOI))
+	periodText(&b, out.Period)
 	readText(&b, facts, "")
 	for _, s := range out.Stats {
 		b.WriteString(statsLine(s) + "\n")

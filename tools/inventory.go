@@ -98,6 +98,9 @@ type Deps struct {
 	maps          mapCache          // the last maps map_items drew
 	budgets       workBudgets       // CPU slots and decoded pixels (work())
 	pixels        pixelState        // the pixel tools' header and tile cache
+	// seriesPage bounds the dates one index_time_series call returns (0:
+	// seriesPageDates); tests lower it to page a short series.
+	seriesPage int
 }
 
 // Limits shape outputs for a model's context.

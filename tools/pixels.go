@@ -291,7 +291,7 @@ func calibrationLine(ci *CalibrationInfo, of string) string {
 			if ci.IgnoredOffset != nil {
 				fmt.Fprintf(&b, " (raster:bands' offset %s is not applied)", formatNumber(*ci.IgnoredOffset))
 			}
-			fmt.Fprintf(&b, "; the pixels agree: %s of the clear reflectances lie outside −0.05..1.5", percent(ci.ImpossibleShare))
+			fmt.Fprintf(&b, "; the pixels agree (consistent): %s of the clear reflectances lie outside −0.05..1.5", percent(ci.ImpossibleShare))
 		}
 	}
 	if ci.IndexOutsideShare > 0 {

@@ -289,7 +289,7 @@ func TestIndexTimeSeriesKeepsClearItemsAndSaysWhyOthersWereSkipped(t *testing.T)
 	res := callOK(t, cs, "index_time_series", map[string]any{"collections": "s2-synthetic", "aoi": sc.aoi, "index": "ndvi"})
 	out := structured[IndexTimeSeriesOut](t, res)
 	t.Log(resultText(res))
-	if len(out.Rows) != 2 || out.Rows[0].ItemID != "S2-synthetic-1" || out.Rows[1].ItemID != "S2-synthetic-2" || len(out.Skipped) != 0 {
+	if len(out.Rows) != 2 || strings.Join(out.Rows[0].Items, ",") != "S2-synthetic-1" || strings.Join(out.Rows[1].Items, ",") != "S2-synthetic-2" || len(out.Skipped) != 0 {
 		t.Fatalf("rows %+v skipped %+v", out.Rows, out.Skipped)
 	}
 	want := (1664*0.8 + 1792*0.2) / 3456
@@ -308,8 +308,8 @@ func TestIndexTimeSeriesKeepsClearItemsAndSaysWhyOthersWereSkipped(t *testing.T)
 	if len(out.Rows) != 0 || len(out.Skipped) != 2 || out.Image != nil {
 		t.Fatalf("rows %+v skipped %+v", out.Rows, out.Skipped)
 	}
-	if !strings.Contains(out.Skipped[0].Reason, "only 0% of the area is clear") || !strings.Contains(out.Skipped[0].Reason, "SCL 9 cloud high probability") ||
-		!strings.Contains(text, "Skipped S2-synthetic-1: only 0%") {
+	if !strings.Contains(out.Skipped[0].Reason, "only 0% of the aoi is clear") || !strings.Contains(out.Skipped[0].Reason, "SCL 9 cloud high probability") ||
+		!strings.Contains(text, "Skipped 2023-06-14 (s2-synthetic): only 0%") {
 		t.Fatalf("%s", text)
 	}
 	msg := callErr(t, cs, "index_time_series", map[string]any{"collections": "s2-synthetic", "aoi": sc.aoi, "index": "ndvi", "band": "red"})

@@ -54,7 +54,8 @@ func init() {
 // RenderAOIIn names an item, an area and what to draw.
 type RenderAOIIn struct {
 	PixelItemArgs
-	View ViewArg `json:"view,omitempty"`
+	View     ViewArg `json:"view,omitempty"`
+	Baseline string  `json:"baseline,omitempty" jsonschema:"earlier day or interval: change map"`
 }
 
 // RenderAOIOut describes the picture sent.
@@ -77,6 +78,10 @@ type RenderAOIOut struct {
 	ScaleBar    string           `json:"scale_bar,omitempty"`
 	Requests    int              `json:"requests"`
 	Bytes       int              `json:"bytes"`
+	Items       []string         `json:"items,omitempty" jsonschema:"a period's items that gave pixels"`
+	Period      *PeriodRead      `json:"period,omitempty" jsonschema:"a period read: its mosaic or composite (with baseline: the later side)"`
+	Baseline    *PeriodRead      `json:"baseline,omitempty" jsonschema:"the earlier side of a change"`
+	Change      *ChangeInfo      `json:"change,omitempty"`
 	Notes       []string         `json:"notes"`
 }
 
@@ -92,7 +97,7 @@ func RenderAOI() Tool {
 	return define(&mcp.Tool{
 		Name:  "render_aoi",
 		Title: "Picture of an area",
-		Description: "PNG of an item over aoi: composite, or index map with statistics.\n" +
+		Description: "PNG of an item or a period (day mosaic, interval composite) over aoi: composite, index map with statistics, or its change since baseline.\n" +
 			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A", "aoi": [-39.6,-4.6,-39.5,-4.5], "view": "ndvi"}`,
 		Annotations: readOnlyAnnotations("Picture of an area"),
 	}, true, renderAOI)
@@ -119,6 +124,21 @@ func renderAOI(ctx context.Context, c *Call, in RenderAOIIn) (RenderAOIOut, stri
 	aoi, shape, km2, err := aoiArea(in.AOI)
 	if err != nil {
 		return fail(err)
+	}
+	src, err := in.source()
+	if err != nil {
+		return fail(err)
+	}
+	if in.Baseline != "" && (src.item || ci >= 0) {
+		return fail(&stacclient.ParamError{Param: "baseline", Got: in.Baseline,
+			Reason: "a change map compares an index between two periods of a search", Accepted: "baseline with datetime and an index view (ndvi, ndwi, …), without item_id"})
+	}
+	if !src.item {
+		var ixp *index.Index
+		if ci < 0 {
+			ixp = &ix
+		}
+		return renderPeriod(ctx, c, in, src, ci, ixp, aoi, shape)
 	}
 	item, err := pixelItem(ctx, c, tool, in.CollectionID, in.ItemID)
 	if err != nil {
@@ -185,14 +205,24 @@ func renderAOI(ctx context.Context, c *Call, in RenderAOIIn) (RenderAOIOut, stri
 	return out, renderAOIText(out, comp.title, facts), nil
 }
 
+// sourceWords names what a result read: "item X (collection, datetime)",
+// or "the mosaic of 2024-06-01 (collection; items a, b)".
+func sourceWords(itemID, collection, datetime string, items []string, pr *PeriodRead) string {
+	if pr != nil {
+		return fmt.Sprintf("the %s of %s (%s; items %s)", pr.Mode, pr.Datetime, collection, strings.Join(items, ", "))
+	}
+	s := fmt.Sprintf("item %s (%s", itemID, collection)
+	if datetime != "" {
+		s += ", " + datetime
+	}
+	return s + ")"
+}
+
 func renderAOIText(out RenderAOIOut, title string, facts readFacts) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Picture (%s) of item %s (%s", out.Image, out.ItemID, out.Collection)
-	if out.Datetime != "" {
-		b.WriteString(", " + out.Datetime)
-	}
-	fmt.Fprintf(&b, ") over the area %s, outlined in red: view %s, %s; scale bar %s; grey: no value; pale: outside the aoi.\n",
-		formatBBox(out.AOI), out.View, title, out.ScaleBar)
+	fmt.Fprintf(&b, "Picture (%s) of %s over the area %s, outlined in red: view %s, %s; scale bar %s; grey: no value; pale: outside the aoi.\n",
+		out.Image, sourceWords(out.ItemID, out.Collection, out.Datetime, out.Items, out.Period), formatBBox(out.AOI), out.View, title, out.ScaleBar)
+	periodText(&b, out.Period)
 	readText(&b, facts, "")
 	for _, s := range out.Stretch {
 		fmt.Fprintf(&b, "Stretch of %s: %s (black) to %s (full), the 2nd and 98th percentiles of the clear pixels (the mask is not drawn).\n",
@@ -237,11 +267,9 @@ func renderIndex(ctx context.Context, env *pixel.Env, tool string, req pixel.Req
 
 func renderIndexText(out RenderAOIOut, facts readFacts) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s = %s of item %s (%s", out.View, out.Formula, out.ItemID, out.Collection)
-	if out.Datetime != "" {
-		b.WriteString(", " + out.Datetime)
-	}
-	fmt.Fprintf(&b, ") over the area %s.\n", formatBBox(out.AOI))
+	fmt.Fprintf(&b, "%s = %s of %s over the area %s.\n", out.View, out.Formula, sourceWords(out.ItemID, out.Collection, out.Datetime, out.Items, out.Period),
+		formatBBox(out.AOI))
+	periodText(&b, out.Period)
 	readText(&b, facts, strings.ToUpper(out.View))
 	b.WriteString(statsLine(*out.Stats) + "\n")
 	if out.Image != nil {

@@ -51,6 +51,9 @@ type testSessionOptions struct {
 	// Writes turns the write tools on (and local catalogs writable); nil
 	// keeps the server read-only, as without --allow-writes.
 	Writes *Writes
+	// SeriesPage bounds the dates of one index_time_series call (0: the
+	// default).
+	SeriesPage int
 }
 
 // testPolicy keeps failing tests fast: short deadlines and backoff.
@@ -103,7 +106,7 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if limits.MaxItemsCeiling == 0 {
 		limits.MaxItemsCeiling = 100
 	}
-	return &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: logger, CursorKey: opts.CursorKey, Writes: opts.Writes}
+	return &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: logger, CursorKey: opts.CursorKey, Writes: opts.Writes, seriesPage: opts.SeriesPage}
 }
 
 // newTestSession connects an MCP client to a fresh server over in-memory

@@ -67,6 +67,7 @@ type Kind byte
 const (
 	Items       Kind = 1 // search_items
 	Collections Kind = 2 // search_collections
+	Series      Kind = 3 // index_time_series
 )
 
 func (k Kind) tool() string {
@@ -75,6 +76,8 @@ func (k Kind) tool() string {
 		return "search_items"
 	case Collections:
 		return "search_collections"
+	case Series:
+		return "index_time_series"
 	}
 	return fmt.Sprintf("an unknown tool (%d)", k)
 }
@@ -119,6 +122,14 @@ type Cursor struct {
 
 	// Collections: how many were already returned.
 	Listed int
+
+	// Series: the fingerprint of the acquisitions the series pages
+	// through (the catalog's answer may change between calls), how many
+	// of them, in the series' reading order, are done, and which of the
+	// 64 after the first not done are done too.
+	ListSum  uint64
+	Done     int
+	DoneBits uint64
 }
 
 // Bounds on decoded fields (a signed cursor is still checked: the key
@@ -189,6 +200,10 @@ func encode(key []byte, c Cursor, minSeen int) string {
 		core.uvarint(uint64(c.Skip))
 	case Collections:
 		core.uvarint(uint64(c.Listed))
+	case Series:
+		core.u64(c.ListSum)
+		core.uvarint(uint64(c.Done))
+		core.u64(c.DoneBits)
 	}
 	body := core.b
 	if packed := deflate(body); len(packed) < len(body) {
@@ -274,8 +289,11 @@ func Decode(key []byte, token string, kind Kind) (Cursor, error) {
 }
 
 func kindNoun(k Kind) string {
-	if k == Collections {
+	switch k {
+	case Collections:
 		return "collections"
+	case Series:
+		return "time series"
 	}
 	return "items"
 }
@@ -291,12 +309,12 @@ func Read(payload []byte) (Cursor, error) {
 		return Cursor{}, r.err
 	case version != formatVersion:
 		return Cursor{}, fmt.Errorf("version %d, this server reads %d", version, formatVersion)
-	case kind != Items && kind != Collections:
+	case kind != Items && kind != Collections && kind != Series:
 		return Cursor{}, fmt.Errorf("unknown kind %d", kind)
 	case flags&^knownFlags != 0:
 		return Cursor{}, fmt.Errorf("unknown flags %#x", flags)
-	case kind == Collections && flags&flagReplay != 0:
-		return Cursor{}, errors.New("a collections cursor cannot replay")
+	case kind != Items && flags&flagReplay != 0:
+		return Cursor{}, errors.New("only an items cursor can replay")
 	}
 	body := r.bytes(MaxString * 8)
 	if r.err != nil {
@@ -335,6 +353,10 @@ func Read(payload []byte) (Cursor, error) {
 		c.Skip = int(core.uvarint(maxPage))
 	case Collections:
 		c.Listed = int(core.uvarint(maxListed))
+	case Series:
+		c.ListSum = core.u64()
+		c.Done = int(core.uvarint(maxListed))
+		c.DoneBits = core.u64()
 	}
 	switch {
 	case core.err != nil:

@@ -235,7 +235,7 @@ func TestMosaicsMatchGDALAndNumpy(t *testing.T) {
 	}
 	first := items["S2_A_20230115"]
 	red, _ := FindBand(first, ItemBands(first), "red")
-	tg, err := env.PlanTarget(context.Background(), first, red, aoi, 0)
+	tg, err := env.PlanTarget(context.Background(), first, []Band{red}, aoi, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestAMosaicAcrossUTMZonesMatchesGDAL(t *testing.T) {
 	}
 	w := items["S2_zone_W"]
 	red, _ := FindBand(w, ItemBands(w), "red")
-	tg, err := env.PlanTarget(context.Background(), w, red, aoi, 0)
+	tg, err := env.PlanTarget(context.Background(), w, []Band{red}, aoi, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestCompositesMatchNanmedian(t *testing.T) {
 	all := seasonAcquisitions(t, items, "S2_A_|S2_C_")
 	first := items["S2_A_20230115"]
 	red, _ := FindBand(first, ItemBands(first), "red")
-	tg, err := env.PlanTarget(context.Background(), first, red, aoi, 0)
+	tg, err := env.PlanTarget(context.Background(), first, []Band{red}, aoi, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestChangeMatchesNumpy(t *testing.T) {
 	all := seasonAcquisitions(t, items, "S2_A_|S2_C_")
 	first := items["S2_A_20230115"]
 	red, _ := FindBand(first, ItemBands(first), "red")
-	tg, err := env.PlanTarget(context.Background(), first, red, aoi, 0)
+	tg, err := env.PlanTarget(context.Background(), first, []Band{red}, aoi, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestACompositeChargesItsStackFirst(t *testing.T) {
 	all := seasonAcquisitions(t, items, "S2_A_|S2_C_")
 	first := items["S2_A_20230115"]
 	red, _ := FindBand(first, ItemBands(first), "red")
-	tg, err := env.PlanTarget(context.Background(), first, red, aoi, 0)
+	tg, err := env.PlanTarget(context.Background(), first, []Band{red}, aoi, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

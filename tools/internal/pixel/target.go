@@ -30,21 +30,35 @@ type Target struct {
 	From, Asset string
 }
 
-// PlanTarget is the grid for reading items over aoi: the lattice of
-// band's file in item (the finest of the bands to read, in the item that
-// covers most of the area, is the usual choice), at the finest of its
-// levels whose window over the whole area holds at most maxPixels (0: the
-// read pixel budget). Items on the same lattice (the tiles of one UTM zone
-// of Sentinel-2 or Landsat) are then read without resampling.
-func (e *Env) PlanTarget(ctx context.Context, item *stacclient.Item, band Band, aoi orb.Geometry, maxPixels int) (*Target, error) {
+// PlanTarget is the grid for reading items over aoi: the lattice of the
+// finest of bands (the bands to read, of the item that covers most of the
+// area, is the usual choice) at the finest of its file's levels whose
+// window over the whole area holds at most maxPixels (0: the read pixel
+// budget). Items on the same lattice (the tiles of one UTM zone of
+// Sentinel-2 or Landsat) are then read without resampling.
+func (e *Env) PlanTarget(ctx context.Context, item *stacclient.Item, bands []Band, aoi orb.Geometry, maxPixels int) (*Target, error) {
 	if maxPixels <= 0 {
 		maxPixels = e.readPixels()
 	}
-	f, err := e.open(ctx, item, band.AssetKey)
+	if len(bands) == 0 {
+		return nil, &Error{Kind: ErrNoBand, Item: item.ID, Detail: "no band to read"}
+	}
+	files, err := e.openAll(ctx, item, bands)
+	defer func() {
+		for _, f := range files {
+			f.close()
+		}
+	}()
 	if err != nil {
 		return nil, err
 	}
-	defer f.close()
+	band := bands[0]
+	f := files[band.AssetKey]
+	for _, b := range bands[1:] {
+		if o := files[b.AssetKey]; PixelMetres(o.grid) < PixelMetres(f.grid)*0.999 {
+			band, f = b, o
+		}
+	}
 	gt := f.grid.GeoTransform
 	if gt[2] != 0 || gt[4] != 0 {
 		return nil, &Error{Kind: ErrBadGrid, Item: item.ID, Asset: band.AssetKey,

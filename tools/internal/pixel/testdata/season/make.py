@@ -320,6 +320,10 @@ def main():
     add("year_composite_ndvi_summer", ndvi_summer)
     add("year_composite_count_summer", count_summer)
     add("year_composite_ndvi_winter", ndvi_winter)
+    for name, comp, count in (("composite_all", ndvi_all, count_all), ("composite_summer", ndvi_summer, count_summer)):
+        v = comp[~np.isnan(comp)]
+        obs = np.sort(count[inside])
+        expected["year"][name] = {"valid": int(v.size), "mean": float(v.mean()), "observations": [int(obs[0]), int(np.median(obs)), int(obs[-1])]}
     add("year_composite_red_summer", red_summer)
     add("year_composite_nir_summer", nir_summer)
 
