@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -248,7 +249,14 @@ func renderChange(ctx context.Context, c *Call, in RenderAOIIn, later pixelSourc
 		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: ll.facts.Resolution, Bands: ll.facts.Bands, Calibration: ll.facts.Calibration,
 		Stretch: []StretchRange{}, Requests: el.requests + ll.requests, Bytes: el.bytes + ll.bytes, Items: items,
 		Period: ll.period, Baseline: el.period, Change: info}
-	out.Notes = append(append(append(append([]string{}, ll.facts.Notes...), enotes...), lnotes...), append(el.notes, ll.notes...)...)
+	for _, n := range slices.Concat(ll.facts.Notes, enotes, lnotes, el.notes, ll.notes) {
+		if !slices.Contains(out.Notes, n) {
+			out.Notes = append(out.Notes, n)
+		}
+	}
+	if out.Notes == nil {
+		out.Notes = []string{}
+	}
 	if ch.EarlierOnly+ch.LaterOnly > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d px of the aoi are clear on one side only (%d earlier, %d later): no difference is computed there, they are grey on the map",
 			ch.EarlierOnly+ch.LaterOnly, ch.EarlierOnly, ch.LaterOnly))
