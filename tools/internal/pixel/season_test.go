@@ -539,3 +539,44 @@ func sortInts(v []int) {
 		}
 	}
 }
+
+// A mosaic whose item fails to read fails as a whole, naming the item,
+// and gives back everything the other items' reads held; an item whose
+// raster misses the area gives nothing and is said to.
+func TestAMosaicFailsWholeAndGivesBackItsBudget(t *testing.T) {
+	items := seasonItems(t)
+	aoi := seasonAOI(t, "year")
+	env := seasonEnv(t)
+	ndvi, _ := index.Lookup("ndvi")
+	a, c := items["S2_A_20230115"], items["S2_C_20230115"]
+	red, _ := FindBand(a, ItemBands(a), "red")
+	tg, err := env.PlanTarget(context.Background(), a, []Band{red}, aoi, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := *c
+	broken.Assets = map[string]stacclient.Asset{}
+	for k, v := range c.Assets {
+		broken.Assets[k] = v
+	}
+	nir := broken.Assets["nir"]
+	nir.Href = filepath.Join(filepath.Dir(nir.Href), "missing.tif")
+	broken.Assets["nir"] = nir
+	_, _, _, err = env.MosaicIndex(context.Background(), MosaicRequest{Items: []*stacclient.Item{a, &broken}, AOI: aoi, Grid: tg}, ndvi)
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Item != "S2_C_20230115" {
+		t.Fatalf("err = %v, want the broken item named", err)
+	}
+	if env.Decode.InUse() != 0 {
+		t.Fatalf("%d units still held after a failed mosaic", env.Decode.InUse())
+	}
+	zone := items["S2_zone_W"]
+	m, _, _, err := env.MosaicIndex(context.Background(), MosaicRequest{Items: []*stacclient.Item{a, zone}, AOI: aoi, Grid: tg}, ndvi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Release()
+	if !m.Items[1].Missed || m.Items[1].Pixels != 0 || m.Items[0].Pixels == 0 {
+		t.Fatalf("items %+v", m.Items)
+	}
+}
