@@ -225,6 +225,22 @@ func (e *Env) MosaicIndex(ctx context.Context, r MosaicRequest, ix index.Index) 
 	if err != nil {
 		return nil, nil, Stats{}, err
 	}
+	// The index's values stay with the mosaic; the statistics' copies of
+	// the area's values (and their sorted copy) are scratch.
+	n := int64(m.W * m.H)
+	parts, err := e.Decode.AcquireParts(ctx, n*2, n*4)
+	if err != nil {
+		m.Release()
+		return nil, nil, Stats{}, err
+	}
+	defer parts[1]()
+	held := m.release
+	m.release = func() {
+		parts[0]()
+		if held != nil {
+			held()
+		}
+	}
 	values, st, err := e.indexOf(ctx, m.Pixels, ix)
 	if err != nil {
 		m.Release()
