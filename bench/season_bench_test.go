@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -82,14 +83,14 @@ func BenchmarkSeason(b *testing.B) {
 		deps := newBenchDeps(b, catalog.URL, policy, nil, tools.Limits{})
 		cs := connectInMemory(b, tools.NewServer(deps, "bench"), "bench")
 		files.take()
-		var peak uint64
+		var peak, live uint64
 		var pages, obtained, failed, clear int
 		cpu0 := processCPU()
 		start := time.Now()
 		for b.Loop() {
 			iter.Add(1)
 			runtime.GC()
-			p := startPeakHeap()
+			p, l := startPeakHeap(), startPeakLive()
 			args := map[string]any{"collections": "season-bench", "datetime": datetime, "aoi": aoi, "index": "ndvi"}
 			seen := map[string]bool{}
 			for page := 0; ; page++ {
@@ -130,6 +131,9 @@ func BenchmarkSeason(b *testing.B) {
 			if v := p.end(); v > peak {
 				peak = v
 			}
+			if v := l.end(); v > live {
+				live = v
+			}
 		}
 		elapsed := time.Since(start)
 		cpu := processCPU() - cpu0
@@ -144,6 +148,7 @@ func BenchmarkSeason(b *testing.B) {
 		b.ReportMetric(float64(reqs)/runs/float64(wantDates), "requests/date")
 		b.ReportMetric(float64(n)/runs/1e6, "MB-read/op")
 		b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+		b.ReportMetric(float64(live)/1e6, "peak-live-MB")
 		b.ReportMetric(elapsed.Seconds()/runs, "wall-s/op")
 		if injected != nil {
 			attempts, faulted := 0, 0
@@ -357,4 +362,31 @@ func seasonGDALReads(fileBase string, iter int) [][]map[string]any {
 // range), so each range request has its own attempt numbers.
 func seasonFaultKey(r *http.Request) (faultinject.Key, bool) {
 	return faultinject.Key{Tool: "season", Invocation: r.Method + " " + r.URL.RequestURI() + " " + r.Header.Get("Range")}, true
+}
+
+// startPeakLive samples the heap the last garbage collection found live
+// (runtime/metrics /gc/heap/live:bytes) while a run goes on: the memory
+// held, without the garbage peakHeap also sees.
+func startPeakLive() *peakHeap {
+	p := &peakHeap{stop: make(chan struct{}), done: make(chan struct{})}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			if sample[0].Value.Kind() == metrics.KindUint64 {
+				if v := sample[0].Value.Uint64(); v > p.peak.Load() {
+					p.peak.Store(v)
+				}
+			}
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
 }
