@@ -94,7 +94,7 @@ func binaryModules(ctx context.Context, root string) ([]module, error) {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return nil, fmt.Errorf("go list -deps ./cmd/stac-mcp for %s/%s: %v\n%s", t[0], t[1], err, stderr.Bytes())
+			return nil, fmt.Errorf("go list -deps ./cmd/stac-mcp for %s/%s: %w\n%s", t[0], t[1], err, stderr.Bytes())
 		}
 		sc := bufio.NewScanner(bytes.NewReader(out))
 		for sc.Scan() {
