@@ -59,7 +59,7 @@ var Reliability = []Setting{
 	{"bulkhead-max", "STAC_MCP_BULKHEAD_MAX", "N", "most concurrent upstream requests per catalog host (default 16)"},
 	{"max-hosts", "STAC_MCP_MAX_HOSTS", "N", "most catalog hosts whose reliability state (breaker, retry budget, health) is kept besides the configured catalogs; the least recently used idle one is forgotten past it (default 512)"},
 	{"body-budget-bytes", "STAC_MCP_BODY_BUDGET_BYTES", "BYTES", "memory bound of upstream response bodies being read at once, across all calls; past it reads wait, then are refused (default 268435456, 256 MiB)"},
-	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: on (default: reads run to the tool deadline, a copy after the host's p95 for that kind of request), off (cut reads at the attempt timeout and retry), or a delay in seconds"},
+	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: on (default: reads run to the tool deadline, a copy once a read is slower than the host's p98.5 for that kind of request, sooner when reads hang), off (cut reads at the attempt timeout and retry), or a delay in seconds"},
 }
 
 // Server are the settings of the server itself, in --help's order.
