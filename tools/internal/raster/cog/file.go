@@ -313,16 +313,17 @@ func buildHeader(ctx context.Context, t *tiffReader, opts Options) (*header, err
 		}
 	}
 	in.Mask = full.mask != nil
-	extra, err := t.ints(t.ifds[0], tagExtraSamples)
-	if err != nil {
-		return nil, err
+	var extra []uint64 // more ExtraSamples than samples: ignored, as before
+	if e, ok := t.ifds[0].entries[tagExtraSamples]; ok && e.count <= uint64(full.spp) {
+		var err error
+		if extra, err = t.ints(ctx, t.ifds[0], tagExtraSamples, uint64(full.spp)); err != nil {
+			return nil, err
+		}
 	}
-	if len(extra) <= full.spp {
-		for i, e := range extra {
-			if e == 1 || e == 2 {
-				in.Alpha = full.spp - len(extra) + i + 1
-				break
-			}
+	for i, e := range extra {
+		if e == 1 || e == 2 {
+			in.Alpha = full.spp - len(extra) + i + 1
+			break
 		}
 	}
 	for _, l := range h.levels {

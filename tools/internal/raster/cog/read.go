@@ -45,7 +45,8 @@ type Window struct {
 type Cost struct {
 	Rect   image.Rectangle // the window, clipped to the level
 	Pixels int64
-	// Values is Pixels × bands: the float64s of Window.Bands.
+	// Values is Pixels × bands read: the float64s of Window.Bands, and of
+	// the alpha band when the file has one (read to mask, not returned).
 	Values int64
 	// Blocks are the tiles or strips the read places, the mask's included.
 	Blocks int
@@ -81,7 +82,9 @@ type group struct {
 type plan struct {
 	l              *level
 	win            image.Rectangle
-	bands          []int
+	bands          []int   // asked for, then the alpha band when the file has one
+	asked          int     // bands asked for
+	alpha          int     // the alpha band, -1 when none
 	groups         []group // to fetch, then (r.Len == 0) at hand
 	sparse         []block
 	rawCached      map[int64][]byte // by offset: blocks at one offset hold the same bytes
@@ -141,6 +144,7 @@ func (f *File) plan(ctx context.Context, lvl int, win image.Rectangle, bands []i
 	if alpha >= 0 && !slices.Contains(bands, alpha) {
 		bands = append(slices.Clone(bands), alpha)
 	}
+	masks := l.mask != nil || alpha >= 0
 	ww, wh := win.Dx(), win.Dy()
 	pixels := int64(ww) * int64(wh)
 	if pixels*int64(len(bands)) > int64(f.opts.MaxWindowValues) {
@@ -168,7 +172,7 @@ func (f *File) plan(ctx context.Context, lvl int, win image.Rectangle, bands []i
 				ww, wh, l.TileWidth, l.TileHeight)}
 	}
 
-	p := &plan{l: l, win: win, bands: bands, rawCached: map[int64][]byte{}}
+	p := &plan{l: l, win: win, bands: bands, asked: asked, alpha: alpha, rawCached: map[int64][]byte{}}
 	var fetch, cached []block
 	listed := 0
 	add := func(bl *level, b block) error {
@@ -249,11 +253,11 @@ func (f *File) plan(ctx context.Context, lvl int, win image.Rectangle, bands []i
 	}
 	p.decoding = int64(min(f.opts.Concurrency, int(nblocks)-len(p.sparse)))
 	validity := int64(0)
-	if m != nil || f.h.info.NoData != nil {
+	if masks || f.h.info.NoData != nil {
 		validity = pixels // Window.Valid
 	}
-	if m != nil {
-		validity += pixels // the mask's marks
+	if masks {
+		validity += 2 * pixels // the mask's or alpha's marks, and Window.MaskValid
 	}
 	p.cost = Cost{Rect: win, Pixels: pixels, Values: pixels * int64(len(bands)), Blocks: int(nblocks),
 		Requests: requests, FetchBytes: fetchBytes,
@@ -274,7 +278,7 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 	if err := f.opts.Requests.take(p.cost.Requests); err != nil {
 		return nil, err
 	}
-	l, win, bands := p.l, p.win, p.bands
+	l, win, bands, asked, alpha := p.l, p.win, p.bands, p.asked, p.alpha
 	ww, wh := win.Dx(), win.Dy()
 	out := &Window{Rect: win, Level: lvl, Bands: make([][]float64, len(bands)), Blocks: p.cost.Blocks}
 	for i := range out.Bands {
