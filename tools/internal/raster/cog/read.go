@@ -93,6 +93,27 @@ type plan struct {
 	decoding       int64 // blocks decoded at once, at most
 }
 
+// decodeBytes bounds what decoding one block of the level allocates, for
+// blocks of at most raw compressed bytes: the decompressed block (none
+// when uncompressed), predictor 3's reordered copy; for JPEG the stream
+// with its tables, Go's decoded image, the upsampled chroma and the
+// converted block; and a decoder's state.
+func (l *level) decodeBytes(raw int64) int64 {
+	full := int64(l.TileHeight) * int64(l.rowBytes())
+	var n int64
+	switch l.compression {
+	case 1:
+	case 7:
+		n = raw + int64(len(l.jpegTables)) + 2*full + 2*int64(l.TileWidth)*int64(l.TileHeight)
+	default:
+		n = full + 1
+	}
+	if l.predictor == 3 {
+		n += full
+	}
+	return n + 64<<10
+}
+
 // allocated bounds the bytes the read allocates in all, garbage included:
 // Cost.Bytes with every block's decoding counted.
 func (p *plan) allocated() int64 {
@@ -245,11 +266,15 @@ func (f *File) plan(ctx context.Context, lvl int, win image.Rectangle, bands []i
 	for _, b := range cached {
 		p.groups = append(p.groups, group{blocks: []block{b}})
 	}
-	// A block being decoded holds its decompressed bytes, a predictor's
-	// or JPEG's second copy, and the decoder's state.
-	p.blockDecodeMax = 3*int64(l.TileHeight)*int64(l.rowBytes()) + 64<<10
+	var maxRaw int64
+	for _, g := range p.groups {
+		for _, b := range g.blocks {
+			maxRaw = max(maxRaw, b.r.Len)
+		}
+	}
+	p.blockDecodeMax = l.decodeBytes(maxRaw)
 	if m != nil {
-		p.blockDecodeMax = max(p.blockDecodeMax, 3*int64(m.TileHeight)*int64(m.rowBytes())+64<<10)
+		p.blockDecodeMax = max(p.blockDecodeMax, m.decodeBytes(maxRaw))
 	}
 	p.decoding = int64(min(f.opts.Concurrency, int(nblocks)-len(p.sparse)))
 	validity := int64(0)
