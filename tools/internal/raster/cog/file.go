@@ -26,9 +26,10 @@ type Options struct {
 	// or Landsat COG's header fits in its first 16 KiB).
 	MaxHeaderBytes int64
 	// MaxHeaderDecodedBytes bounds what Open decodes from the header's tag
-	// values in all: numbers (8 bytes each), strings, JPEG tables (default
-	// 1 MiB). Block offsets and byte counts are read in place, never
-	// decoded ahead, and only as many as a level has blocks.
+	// values in all: numbers (8 bytes each), strings and their parsing,
+	// JPEG tables (default 4 MiB: a 1 MiB GDAL_METADATA, the most read,
+	// with its XML parse). Block offsets and byte counts are read in place,
+	// never decoded ahead, and only as many as a level has blocks.
 	MaxHeaderDecodedBytes int64
 	// MaxBlockBytes bounds a tile's or strip's decoded size and its
 	// compressed byte count (default 16 MiB: twice a 512×512 tile of 4
@@ -67,7 +68,7 @@ func (o Options) withDefaults() Options {
 	}
 	def(&o.HeaderBytes, 16<<10)
 	def(&o.MaxHeaderBytes, 4<<20)
-	def(&o.MaxHeaderDecodedBytes, 1<<20)
+	def(&o.MaxHeaderDecodedBytes, 4<<20)
 	def(&o.MaxBlockBytes, 16<<20)
 	if o.MergeGap < 0 {
 		o.MergeGap = 0
@@ -126,11 +127,12 @@ type Info struct {
 	// HeaderRequests and HeaderBytes count the reads Open made and the
 	// bytes they returned (0 when the header was cached).
 	HeaderRequests, HeaderBytes int
-	// HeaderMemory is the memory the parsed header holds: the bytes Open
-	// read (kept: blocks inside them are not fetched again) and what it
-	// decoded from them, at most MaxHeaderBytes + MaxHeaderDecodedBytes
-	// and some 600 bytes per IFD. The cache charges it; it is the same
-	// whether or not the header came from the cache.
+	// HeaderMemory bounds the memory the parsed header holds: the bytes
+	// Open read (kept: blocks inside them are not fetched again), what it
+	// decoded from them, and 1 KiB per IFD; at most MaxHeaderBytes +
+	// MaxHeaderDecodedBytes + 64 KiB. The cache charges it; it is the
+	// same whether or not the header came from the cache (then
+	// HeaderRequests is 0).
 	HeaderMemory int64
 }
 

@@ -39,6 +39,50 @@ func TestHostileFilesRSS(t *testing.T) {
 			return buildTIFF(blob, tiledIFD(0, 1024, 1024, 1, 1, repeated(tLong, 1<<20, 8), repeated(tLong, 1<<20, 1))), image.Rect(0, 0, 1024, 1024)
 		},
 	}
+	// A read of 16×16-pixel tiles 32 KiB apart from a host answering each
+	// range in 5 ms, its call ended 50 ms in: the CPU the read spends
+	// after its call's end, over the calls (a 1024×1024 window, 4096
+	// ranges; then 128×128, 64 ranges).
+	for _, side := range []int{1024, 128} {
+		t.Run("cancel-"+strconv.Itoa(side), func(t *testing.T) {
+			var after time.Duration
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			var first error
+			for range calls {
+				wg.Go(func() {
+					src := spacedTiles(32 << 10)
+					src.onRead = func() { time.Sleep(5 * time.Millisecond) }
+					f, err := Open(context.Background(), src, Options{})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+					defer cancel()
+					var cpuAtEnd time.Duration
+					go func() {
+						<-ctx.Done()
+						cpuAtEnd = processCPU()
+					}()
+					_, err = f.ReadWindow(ctx, 0, image.Rect(0, 0, side, side), nil)
+					<-ctx.Done()
+					cancel()
+					time.Sleep(time.Millisecond)
+					mu.Lock()
+					if d := processCPU() - cpuAtEnd; d > 0 {
+						after += d
+					}
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				})
+			}
+			wg.Wait()
+			t.Logf("cancel-%d: %d calls: CPU after the calls' end %v in all; first error: %v", side, calls, after.Round(time.Millisecond), first)
+		})
+	}
 	for n, attack := range attacks {
 		t.Run(n, func(t *testing.T) {
 			file, win := attack()
@@ -70,4 +114,11 @@ func TestHostileFilesRSS(t *testing.T) {
 				n, calls, len(file), hwm, cpu.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), errs[0])
 		})
 	}
+}
+
+// processCPU is the process's user and system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
