@@ -97,7 +97,8 @@ type plan struct {
 // blocks of at most raw compressed bytes: the decompressed block (none
 // when uncompressed), predictor 3's reordered copy; for JPEG the stream
 // with its tables, Go's decoded image, the upsampled chroma and the
-// converted block; and a decoder's state.
+// converted block; and a decoder's state (a new one's, when its pool is
+// empty, as after a garbage collection).
 func (l *level) decodeBytes(raw int64) int64 {
 	full := int64(l.TileHeight) * int64(l.rowBytes())
 	var n int64
@@ -110,6 +111,11 @@ func (l *level) decodeBytes(raw int64) int64 {
 	}
 	if l.predictor == 3 {
 		n += full
+	}
+	if l.compression == 50000 {
+		// A new zstd decoder (its pool may be empty) allocates its history
+		// window (at least 128 KiB, zstdInput) and a block buffer.
+		n += 2 * max(full, 128<<10)
 	}
 	return n + 64<<10
 }
