@@ -147,7 +147,8 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 			out.NoMask = true
 		}
 	}
-	files, err := e.openAll(ctx, r.Item, bands)
+	requests := cog.NewRequestBudget(e.readRequests())
+	files, err := e.openAll(ctx, r.Item, bands, requests)
 	defer func() {
 		for _, f := range files {
 			f.close()
@@ -192,15 +193,26 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 		}
 		plans[i] = p
 	}
-	// The cost, in the budget's units of 4 bytes: the area mask and the
-	// kept pixels (a byte each), per band its float64 values and validity,
-	// per resampled band the pixel map (two ints a pixel) and its source
-	// window's values and validity.
+	// The cost, in the budget's units of 4 bytes: the headers parsed for
+	// this read (a cached one is already counted by the cache), the area
+	// mask and the kept pixels (a byte each), per band its float64 values
+	// and validity on the grid, and what its read holds at once (the
+	// reader's own bound, from the header alone); a resampled band adds
+	// its pixel map (two ints a pixel).
 	cost := int64(n) / 2
+	for _, f := range files {
+		if f.info.HeaderRequests > 0 {
+			cost += f.info.HeaderMemory / 4
+		}
+	}
 	for _, p := range plans {
-		cost += int64(n)*9/4 + 1
+		wc, err := p.file.file.WindowCost(p.level, p.win, []int{p.band.Index})
+		if err != nil && !p.win.Empty() {
+			return nil, &Error{Kind: ErrRead, Item: r.Item.ID, Asset: p.band.AssetKey, Band: p.band.Title(), Err: err}
+		}
+		cost += int64(n)*9/4 + wc.Bytes/4 + 1
 		if p.cols != nil {
-			cost += int64(n)*4 + int64(p.win.Dx()*p.win.Dy())*9/4
+			cost += int64(n) * 4
 		}
 	}
 	release, err := e.Decode.Acquire(ctx, cost)
@@ -255,7 +267,7 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 }
 
 // openAll opens the distinct assets of bands side by side.
-func (e *Env) openAll(ctx context.Context, item *stacclient.Item, bands []Band) (map[string]*asset, error) {
+func (e *Env) openAll(ctx context.Context, item *stacclient.Item, bands []Band, requests *cog.RequestBudget) (map[string]*asset, error) {
 	var keys []string
 	for _, b := range bands {
 		if !slices.Contains(keys, b.AssetKey) {
@@ -266,7 +278,7 @@ func (e *Env) openAll(ctx context.Context, item *stacclient.Item, bands []Band) 
 	g, gctx := errgroup.WithContext(ctx)
 	for i, key := range keys {
 		g.Go(func() error {
-			f, err := e.open(gctx, item, key)
+			f, err := e.open(gctx, item, key, requests)
 			opened[i] = f
 			return err
 		})
