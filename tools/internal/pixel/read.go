@@ -122,10 +122,11 @@ type bandPlan struct {
 	file  *asset
 	level int
 	win   image.Rectangle // in the level's pixels
-	// cols and rows map each grid pixel to the level's pixel (-1: none);
-	// nil when the band is read on the grid itself.
-	cols, rows []int
-	coarser    bool
+	// resampled: the band is brought to grid (the reference level's) by
+	// nearest neighbour from win of its own level; else read on the grid.
+	resampled bool
+	grid      geo.Grid
+	coarser   bool
 }
 
 // Read reads r's bands over the area. The finest band decides the grid
@@ -211,7 +212,7 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 			return nil, &Error{Kind: ErrRead, Item: r.Item.ID, Asset: p.band.AssetKey, Band: p.band.Title(), Err: err}
 		}
 		cost += int64(n)*9/4 + wc.Bytes/4 + 1
-		if p.cols != nil {
+		if p.resampled {
 			cost += int64(n) * 4
 		}
 	}
@@ -233,7 +234,7 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 	out.Outline = outlineInWindow(lgrid, win, r.AOI)
 	out.AOIPixels, out.Estimated = aoiPixels(inside, out.Outline, win, lgrid, r.AOIKm2)
 
-	raw, valid, err := e.readBands(ctx, r.Item, plans, out)
+	raw, valid, err := e.readBands(ctx, r.Item, plans, win, out)
 	if err != nil {
 		return nil, err
 	}
@@ -318,14 +319,12 @@ func planBand(b Band, f, ref *asset, lvl int, lgrid geo.Grid, win image.Rectangl
 	limit := max(maxSourceFactor*n, minSourcePixels)
 	for i := first; i < len(f.info.Levels); i++ {
 		l := f.info.Levels[i]
-		og := f.grid.Level(l.Width, l.Height)
-		cols, rows, err := lgrid.NearestIn(og, win)
+		src, err := lgrid.SourceRect(f.grid.Level(l.Width, l.Height), win)
 		if err != nil {
 			return p, err
 		}
-		src := sourceRect(cols, rows)
 		if src.Dx()*src.Dy() <= limit {
-			p.level, p.win, p.cols, p.rows, p.coarser = i, src, cols, rows, i > first
+			p.level, p.win, p.resampled, p.grid, p.coarser = i, src, true, lgrid, i > first
 			return p, nil
 		}
 	}
@@ -333,25 +332,8 @@ func planBand(b Band, f, ref *asset, lvl int, lgrid geo.Grid, win image.Rectangl
 		formatMetres(PixelMetres(f.grid)), maxSourceFactor, n, formatMetres(target))
 }
 
-// sourceRect is the bounding rectangle of the mapped pixels (empty when
-// none maps).
-func sourceRect(cols, rows []int) image.Rectangle {
-	src := image.Rectangle{Min: image.Pt(math.MaxInt32, math.MaxInt32), Max: image.Pt(math.MinInt32, math.MinInt32)}
-	for k := range cols {
-		if cols[k] < 0 {
-			continue
-		}
-		src.Min.X, src.Min.Y = min(src.Min.X, cols[k]), min(src.Min.Y, rows[k])
-		src.Max.X, src.Max.Y = max(src.Max.X, cols[k]+1), max(src.Max.Y, rows[k]+1)
-	}
-	if src.Min.X > src.Max.X {
-		return image.Rectangle{}
-	}
-	return src
-}
-
 func resampledFrom(p bandPlan) float64 {
-	if p.cols == nil {
+	if !p.resampled {
 		return 0
 	}
 	l := p.file.info.Levels[p.level]
@@ -361,7 +343,7 @@ func resampledFrom(p bandPlan) float64 {
 // readBands reads every band's raw numbers onto the grid, a few bands
 // side by side; valid is false where a band has no value (the file's
 // mask or alpha; nodata is the calibration's to apply).
-func (e *Env) readBands(ctx context.Context, item *stacclient.Item, plans []bandPlan, out *Pixels) ([][]float64, [][]bool, error) {
+func (e *Env) readBands(ctx context.Context, item *stacclient.Item, plans []bandPlan, win image.Rectangle, out *Pixels) ([][]float64, [][]bool, error) {
 	n := out.W * out.H
 	raw := make([][]float64, len(plans))
 	valid := make([][]bool, len(plans))
@@ -370,7 +352,7 @@ func (e *Env) readBands(ctx context.Context, item *stacclient.Item, plans []band
 	g.SetLimit(bandsAtOnce)
 	for i, p := range plans {
 		g.Go(func() error {
-			vals, ok, reqs, nbytes, err := readPlanned(gctx, p, n)
+			vals, ok, reqs, nbytes, err := readPlanned(gctx, p, n, win)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -394,8 +376,8 @@ func (e *Env) readBands(ctx context.Context, item *stacclient.Item, plans []band
 
 // readPlanned reads one band as planned: its values on the grid (NaN
 // where the grid pixel maps to none), and validity.
-func readPlanned(ctx context.Context, p bandPlan, n int) ([]float64, []bool, int, int, error) {
-	if p.cols == nil {
+func readPlanned(ctx context.Context, p bandPlan, n int, win image.Rectangle) ([]float64, []bool, int, int, error) {
+	if !p.resampled {
 		w, err := p.file.file.ReadWindow(ctx, p.level, p.win, []int{p.band.Index})
 		if err != nil {
 			return nil, nil, 0, 0, err
@@ -410,13 +392,18 @@ func readPlanned(ctx context.Context, p bandPlan, n int) ([]float64, []bool, int
 		}
 		return vals, valid, 0, 0, nil
 	}
+	l := p.file.info.Levels[p.level]
+	cols, rows, err := p.grid.NearestIn(p.file.grid.Level(l.Width, l.Height), win)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
 	w, err := p.file.file.ReadWindow(ctx, p.level, p.win, []int{p.band.Index})
 	if err != nil {
 		return nil, nil, 0, 0, err
 	}
 	for k := range vals {
-		c, r := p.cols[k]-w.Rect.Min.X, p.rows[k]-w.Rect.Min.Y
-		if p.cols[k] < 0 || c < 0 || r < 0 || c >= w.Rect.Dx() || r >= w.Rect.Dy() {
+		c, r := cols[k]-w.Rect.Min.X, rows[k]-w.Rect.Min.Y
+		if cols[k] < 0 || c < 0 || r < 0 || c >= w.Rect.Dx() || r >= w.Rect.Dy() {
 			vals[k] = math.NaN()
 			continue
 		}
