@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,26 +41,43 @@ const (
 	exportItems  = "items"
 )
 
-// ExportKindArg is what to export.
-type ExportKindArg string
-
-func init() {
-	argTypeSchemas[reflect.TypeFor[ExportKindArg]()] = &jsonschema.Schema{Type: "string", Enum: []any{exportPixels, exportSeries, exportItems}}
-}
-
 // ExportIn selects what to export; instructions.md says which arguments
-// each kind takes.
+// each kind takes. To keep the tool list short, kind is a plain string
+// (checked here, with a clearer error than a schema's enum gives), bands
+// also takes an index's name, and a series' chart is always written.
 type ExportIn struct {
 	CatalogArg
-	Kind        ExportKindArg `json:"kind"`
-	ItemID      string        `json:"item_id,omitempty"`
-	Collections StringList    `json:"collections,omitempty"`
-	AOI         AreaArg       `json:"aoi,omitempty"`
-	Bands       StringList    `json:"bands,omitempty"`
-	Index       IndexArg      `json:"index,omitempty"`
-	Datetime    string        `json:"datetime,omitempty"`
-	Chart       bool          `json:"chart,omitempty"`
-	Name        string        `json:"name,omitempty"`
+	Kind        string     `json:"kind"`
+	ItemID      string     `json:"item_id,omitempty"`
+	Collections StringList `json:"collections,omitempty"`
+	AOI         AreaArg    `json:"aoi,omitempty"`
+	Bands       StringList `json:"bands,omitempty"`
+	Datetime    string     `json:"datetime,omitempty"`
+	Name        string     `json:"name,omitempty"`
+}
+
+// selection splits bands into band names and an index: one index name
+// alone is the index.
+func (in ExportIn) selection() (bands []string, ix *index.Index, err error) {
+	names, err := in.Bands.Strings("bands")
+	if err != nil {
+		return nil, nil, err
+	}
+	var indices []string
+	for _, n := range names {
+		if x, err := index.Lookup(strings.ToLower(strings.TrimSpace(n))); err == nil {
+			indices = append(indices, n)
+			ix = &x
+		}
+	}
+	switch {
+	case len(indices) == 0:
+		return names, nil, nil
+	case len(names) == 1:
+		return nil, ix, nil
+	}
+	return nil, nil, &stacclient.ParamError{Param: "bands", Got: strings.Join(names, ","), Reason: "an index (" + strings.Join(indices, ", ") + ") among other names",
+		Accepted: "band names, or one index: " + strings.Join(index.Names(), ", ")}
 }
 
 // ExportFile is one file written.
@@ -285,8 +301,8 @@ func Export() Tool {
 	t := define(&mcp.Tool{
 		Name:  "export",
 		Title: "Export to a file",
-		Description: "Save pixels (GeoTIFF), a series (CSV) or a search's items (GeoJSON) as a file; returns its link and path.\n" +
-			`Example: {"kind": "pixels", "collections": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A", "aoi": [-39.6,-4.6,-39.5,-4.5], "index": "ndvi"}`,
+		Description: "Save pixels (COG), a series (CSV) or a search's items (GeoJSON) as a file.\n" +
+			`Example: {"kind":"series","collections":"sentinel-2-l2a","aoi":[-39.6,-4.6,-39.5,-4.5],"datetime":"2025"}`,
 		// It writes a new file each call (never over one) and reads the
 		// catalog: not read-only, not destructive, not idempotent.
 		Annotations: &mcp.ToolAnnotations{Title: "Export to a file", DestructiveHint: jsonschema.Ptr(false), OpenWorldHint: jsonschema.Ptr(true)},
@@ -303,7 +319,7 @@ func exportHandler(ctx context.Context, c *Call, in ExportIn) (ExportOut, string
 				Accepted: "a file name without folder or extension, e.g. fields_ndvi (the folder is the server's)"})
 		}
 	}
-	switch in.Kind {
+	switch strings.ToLower(strings.TrimSpace(in.Kind)) {
 	case exportPixels:
 		return exportPixelsKind(ctx, c, in)
 	case exportSeries:
@@ -311,7 +327,8 @@ func exportHandler(ctx context.Context, c *Call, in ExportIn) (ExportOut, string
 	case exportItems:
 		return exportItemsKind(ctx, c, in)
 	}
-	return fail(&stacclient.ParamError{Param: "kind", Got: string(in.Kind), Reason: "unknown kind", Accepted: tool + "s pixels, series or items"})
+	return fail(&stacclient.ParamError{Param: "kind", Got: in.Kind, Reason: "unknown kind",
+		Accepted: "pixels (an item's bands or index over aoi, as a Cloud-Optimized GeoTIFF), series (index_time_series' rows as CSV) or items (a search's items as GeoJSON)"})
 }
 
 // exportBase is the file's base name: the caller's, else made from what
@@ -423,13 +440,14 @@ func link(f ExportFile, name string) mcp.Content {
 	return &mcp.ResourceLink{URI: f.URI, Name: name, MIMEType: f.MediaType, Size: &size, Description: f.What}
 }
 
-// exportText is the text's first line: where the file is.
-func exportText(f ExportFile, kindWords string) string {
-	where := f.Path
-	if where == "" {
-		where = fmt.Sprintf("resource %s (read it with resources/read until %s; only this caller can)", f.URI, f.Expires)
+// exportText says what was exported as what, and where it is: the path
+// (stdio), the resource, its type, size and digest.
+func exportText(f ExportFile, format string) string {
+	where := f.Path + " (resource " + f.URI + "; "
+	if f.Path == "" {
+		where = fmt.Sprintf("resource %s (read it with resources/read until %s, only this caller can; ", f.URI, f.Expires)
 	}
-	return fmt.Sprintf("Exported %s to %s (%s, %d bytes, sha256 %s).", kindWords, where, f.MediaType, f.Bytes, f.SHA256)
+	return fmt.Sprintf("Exported %s as %s to %s%s, %d bytes, sha256 %s).", f.What, format, where, f.MediaType, f.Bytes, f.SHA256)
 }
 
 // --- pixels ---
@@ -448,20 +466,9 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 		return fail(&stacclient.ParamError{Param: "item_id", Got: in.ItemID, Reason: "kind pixels exports one item's pixels",
 			Accepted: "item_id and collections naming its one collection (as render_aoi's collection_id), with aoi and bands or index"})
 	}
-	names, err := in.Bands.Strings("bands")
+	names, ix, err := in.selection()
 	if err != nil {
 		return fail(err)
-	}
-	if len(names) > 0 && in.Index != "" {
-		return fail(&stacclient.ParamError{Param: "bands", Got: strings.Join(names, ","), Reason: "bands and index were both given", Accepted: "one of bands or index"})
-	}
-	var ix *index.Index
-	if in.Index != "" {
-		x, err := lookupIndex(in.Index)
-		if err != nil {
-			return fail(err)
-		}
-		ix = &x
 	}
 	aoi, shape, km2, err := aoiArea(in.AOI)
 	if err != nil {
@@ -569,7 +576,11 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 		}
 	}
 	of := strings.Join(descriptions, ", ")
-	what := fmt.Sprintf("%s of item %s over %s: %s Cloud-Optimized GeoTIFF, EPSG:%d, %d×%d px of %s m", of, item.ID, formatBBox(pe.AOI),
+	when := ""
+	if pe.Datetime != "" {
+		when = ", " + pe.Datetime
+	}
+	what := fmt.Sprintf("%s of item %s (%s%s) over %s: %s, EPSG:%d, %d×%d px of %s m", of, item.ID, pe.Collection, when, formatBBox(pe.AOI),
 		dt, pe.EPSG, p.W, p.H, formatNumber(facts.Resolution.PixelMetres))
 	base := exportBase(in.Name, export.Slug(strings.Join(descriptions, "-")), export.Slug(item.ID))
 	f, err := save(ctx, c, base, ".tif", mimeGeoTIFF, what, func(w io.Writer) error {
@@ -618,8 +629,7 @@ func bandsReadWords(bands []BandRead) string {
 func exportPixelsText(out ExportOut, facts readFacts, of string) string {
 	p := out.Pixels
 	var b strings.Builder
-	b.WriteString(exportText(out.ExportFile, fmt.Sprintf("%s of item %s (%s", of, p.ItemID, p.Collection)+
-		map[bool]string{true: ", " + p.Datetime, false: ""}[p.Datetime != ""]+") over the area "+formatBBox(p.AOI)+" as a Cloud-Optimized GeoTIFF"))
+	b.WriteString(exportText(out.ExportFile, "a Cloud-Optimized GeoTIFF"))
 	b.WriteString("\n")
 	gt := make([]string, len(p.GeoTransform))
 	for i, v := range p.GeoTransform {
@@ -638,19 +648,22 @@ func exportPixelsText(out ExportOut, facts readFacts, of string) string {
 
 func exportSeriesKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, string, error) {
 	fail := failWith[ExportOut]()
-	names, err := in.Bands.Strings("bands")
+	names, ix, err := in.selection()
 	if err != nil {
 		return fail(err)
 	}
 	if len(names) > 1 {
 		return fail(&stacclient.ParamError{Param: "bands", Got: strings.Join(names, ","), Reason: "a series follows one band or one index",
-			Accepted: "one band, or index"})
+			Accepted: "one band, or one index: " + strings.Join(index.Names(), ", ")})
 	}
 	if in.ItemID != "" {
 		return fail(&stacclient.ParamError{Param: "item_id", Got: in.ItemID, Reason: "kind series reads a search, not one item",
 			Accepted: "collections, datetime and aoi (as index_time_series)"})
 	}
-	sin := IndexTimeSeriesIn{CatalogArg: in.CatalogArg, Collections: in.Collections, Datetime: in.Datetime, AOI: in.AOI, Index: in.Index}
+	sin := IndexTimeSeriesIn{CatalogArg: in.CatalogArg, Collections: in.Collections, Datetime: in.Datetime, AOI: in.AOI}
+	if ix != nil {
+		sin.Index = IndexArg(ix.Name)
+	}
 	if len(names) == 1 {
 		sin.Band = names[0]
 	}
@@ -671,7 +684,7 @@ func exportSeriesKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 	out := ExportOut{ExportFile: f, Also: []ExportFile{}, Series: &SeriesExport{Of: s.Of, Rows: len(s.Rows), Skipped: append([]SkippedItem{}, s.Skipped...), HasMore: s.HasMore},
 		Notes: append(append([]string{}, s.Warnings...), s.Notes...)}
 	out.links = []mcp.Content{link(f, base+".csv")}
-	if in.Chart && s.content != nil {
+	if s.content != nil {
 		png := s.content.Data
 		cf, err := save(ctx, c, base, ".png", "image/png", "chart of "+what, func(w io.Writer) error { _, err := w.Write(png); return err })
 		if err != nil {
@@ -681,13 +694,9 @@ func exportSeriesKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 		out.links = append(out.links, link(cf, base+".png"))
 	}
 	var b strings.Builder
-	b.WriteString(exportText(f, "the series of "+what+" as CSV"))
+	b.WriteString(exportText(f, "CSV"))
 	for _, a := range out.Also {
-		where := a.Path
-		if where == "" {
-			where = a.URI
-		}
-		fmt.Fprintf(&b, "\nChart beside it: %s (%s, %d bytes).", where, a.MediaType, a.Bytes)
+		b.WriteString("\nBeside it: " + strings.TrimPrefix(exportText(a, "PNG"), "Exported "))
 	}
 	fmt.Fprintf(&b, "\nColumns: %s.", strings.Join(seriesColumns, ", "))
 	if len(s.Skipped) > 0 {
@@ -747,8 +756,8 @@ func relabel(err error, from, to string) error {
 func exportItemsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, string, error) {
 	const tool = "export"
 	fail := failWith[ExportOut]()
-	if in.ItemID != "" || in.Index != "" || len(in.Bands) > 0 || in.Chart {
-		return fail(&stacclient.ParamError{Param: "kind", Got: exportItems, Reason: "kind items exports a search: item_id, bands, index and chart do not apply",
+	if in.ItemID != "" || len(in.Bands) > 0 {
+		return fail(&stacclient.ParamError{Param: "kind", Got: exportItems, Reason: "kind items exports a search: item_id and bands do not apply",
 			Accepted: "collections, datetime and aoi"})
 	}
 	params, err := AreaSearch{SearchFilter: SearchFilter{Collections: in.Collections, Datetime: in.Datetime}, AOI: in.AOI}.params(nil)
@@ -767,7 +776,7 @@ func exportItemsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, stri
 		return fail(actionable(nil, "export: the search matched no item, so there is nothing to export and no file was written; widen it (aoi, datetime, collections)"))
 	}
 	ie := &ItemsExport{Count: len(bs.items), Matched: bs.matched, HasMore: bs.hasMore, Ceiling: exportItemsCeiling}
-	what := fmt.Sprintf("%d STAC item(s) of a search", len(bs.items))
+	what := fmt.Sprintf("%d STAC item(s) of a search (complete items; at most %d, the ceiling)", len(bs.items), exportItemsCeiling)
 	base := exportBase(in.Name, "items", export.Slug(strings.Join(params.Collections, "-")))
 	f, err := save(ctx, c, base, ".geojson", "application/geo+json", what, func(w io.Writer) error { return writeItems(w, bs.items, bs.matched) })
 	if err != nil {
@@ -776,7 +785,7 @@ func exportItemsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, stri
 	out := ExportOut{ExportFile: f, Also: []ExportFile{}, Items: ie, Notes: append(append([]string{}, bs.warnings...), bs.filterNotes...),
 		links: []mcp.Content{link(f, base+".geojson")}}
 	var b strings.Builder
-	b.WriteString(exportText(f, what+" as a GeoJSON FeatureCollection of the complete items"))
+	b.WriteString(exportText(f, "a GeoJSON FeatureCollection"))
 	if ie.HasMore {
 		m := "more"
 		if ie.Matched != nil {

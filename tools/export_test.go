@@ -201,7 +201,7 @@ func TestExportPixelsIsACOGWithTheAnalysisValues(t *testing.T) {
 	})
 
 	t.Run("ndvi, twice: a second file", func(t *testing.T) {
-		args := map[string]any{"kind": "pixels", "index": "ndvi", "collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": sc.aoi}
+		args := map[string]any{"kind": "pixels", "bands": "ndvi", "collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": sc.aoi}
 		first := structured[ExportOut](t, callOK(t, cs, "export", args))
 		second := structured[ExportOut](t, callOK(t, cs, "export", args))
 		if first.Path == second.Path || filepath.Base(first.Path) != "ndvi_S2-synthetic-1.tif" || filepath.Base(second.Path) != "ndvi_S2-synthetic-1-2.tif" {
@@ -233,7 +233,7 @@ func TestExportSeriesIsCSVAndChart(t *testing.T) {
 	cs := newTestSession(t, testSessionOptions{CatalogURL: sc.catalog, Export: ExportSettings{Dir: dir}})
 	search := map[string]any{"collections": "s2-synthetic", "aoi": sc.aoi, "datetime": "2023"}
 	series := structured[IndexTimeSeriesOut](t, callOK(t, cs, "index_time_series", search))
-	args := map[string]any{"kind": "series", "chart": true}
+	args := map[string]any{"kind": "series"}
 	for k, v := range search {
 		args[k] = v
 	}
@@ -334,7 +334,7 @@ func TestExportRefusesBadInputAndLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	d := newTestDeps(t, testSessionOptions{CatalogURL: sc.catalog, Export: ExportSettings{Dir: dir, MaxBytes: 2000}})
 	cs := connect(t, newServer(d, "test", Tools(d)))
-	pixels := map[string]any{"kind": "pixels", "collections": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": sc.aoi, "index": "ndvi"}
+	pixels := map[string]any{"kind": "pixels", "collections": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": sc.aoi, "bands": "ndvi"}
 	with := func(k string, v any) map[string]any {
 		out := map[string]any{}
 		for a, b := range pixels {
@@ -353,7 +353,7 @@ func TestExportRefusesBadInputAndLeavesNothing(t *testing.T) {
 	}{
 		"unknown kind":           {with("kind", "shapefile"), "kind"},
 		"no item":                {with("item_id", nil), "item_id"},
-		"bands and index":        {with("bands", "red"), "both given"},
+		"bands and an index":     {with("bands", []string{"red", "ndvi"}), "an index (ndvi) among other names"},
 		"an empty items search":  {map[string]any{"kind": "items"}, "empty selection"},
 		"items matching nothing": {map[string]any{"kind": "items", "collections": "s2-synthetic", "datetime": "1999"}, "matched no item"},
 		"a path-like name":       {with("name", "../../etc/x"), "a path"},

@@ -55,8 +55,8 @@ type Pixels struct {
 	// geotransform moved to the window.
 	GeoTransform [6]float64
 	Resolution   Resolution
-	Bands       []BandRead
-	Mask        *MaskRead
+	Bands        []BandRead
+	Mask         *MaskRead
 	// NoMask: a mask was asked for and the item has none.
 	NoMask bool
 	// AOIPixels is how many pixels of this grid the whole area covers,
