@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/stacmcp/stac-mcp/reliability/sharedstate"
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/export"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
@@ -392,9 +393,9 @@ func exportError(err error, limit int64) error {
 	case errors.Is(err, export.ErrTooLarge), errors.Is(err, cogwrite.ErrTooLarge):
 		return actionable(err, "export: the file would be larger than the export limit of %d bytes (%s, STAC_MCP_EXPORT_MAX_BYTES); nothing was written. "+
 			"Export a smaller aoi, fewer bands, or a shorter period", limit, humanBytes(limit))
-	case errors.Is(err, export.ErrCallerQuota):
+	case errors.Is(err, export.ErrCallerQuota), errors.Is(err, sharedstate.ErrExportCallerQuota):
 		return actionable(err, "export: %v; nothing was stored. Read (resources/read) or wait for your earlier exports to expire, then export again", err)
-	case errors.Is(err, export.ErrTotalQuota):
+	case errors.Is(err, export.ErrTotalQuota), errors.Is(err, sharedstate.ErrExportTotalQuota):
 		return actionable(err, "export: %v; nothing was stored. Try again when earlier exports have expired", err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
