@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,10 +15,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
 )
 
@@ -393,5 +396,85 @@ func TestExportOverHTTPIsAResourceOfItsMaker(t *testing.T) {
 	}
 	if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: ExportURIPrefix + "0123456789abcdef0123456789abcdef"}); err == nil {
 		t.Error("an unknown export was read")
+	}
+}
+
+// rawScene is a catalog of one item whose bands carry no scale or offset
+// (numbers as stored, nodata 0), on the pixel scene's files.
+func rawScene(t *testing.T, sc pixelScene) string {
+	t.Helper()
+	store := stacserver.NewStore()
+	if err := store.AddCollection([]byte(`{"type":"Collection","stac_version":"1.0.0","id":"raw","description":"raw numbers","license":"CC0-1.0",
+		"extent":{"spatial":{"bbox":[[-106,40,-105,41]]},"temporal":{"interval":[["2023-01-01T00:00:00Z",null]]}},"links":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	band := func(key, file string) string {
+		return fmt.Sprintf(`%q: {"href": %q, "type": "image/tiff; application=geotiff; profile=cloud-optimized", "roles": ["data"],
+			"eo:bands": [{"name": %q, "common_name": %q}], "raster:bands": [{"data_type": "uint16", "nodata": 0}]}`, key, sc.files+"/"+file, key, key)
+	}
+	b := sc.bbox
+	item := fmt.Sprintf(`{"type":"Feature","stac_version":"1.0.0","id":"raw-1","collection":"raw","geometry":{"type":"Polygon","coordinates":[[[%v,%v],[%v,%v],[%v,%v],[%v,%v],[%v,%v]]]},
+		"bbox":[%v,%v,%v,%v],"properties":{"datetime":"2023-06-14T17:50:00Z"},"links":[],"assets":{%s,%s}}`,
+		b[0], b[1], b[2], b[1], b[2], b[3], b[0], b[3], b[0], b[1], b[0], b[1], b[2], b[3], band("red", "B04.tif"), band("nir", "B08.tif"))
+	if err := store.AddItem([]byte(item)); err != nil {
+		t.Fatal(err)
+	}
+	return serveStore(t, store, stacserver.Options{})
+}
+
+// TestExportKeepsTheSourceTypeForNumbersAsStored: bands read without a
+// scale or offset are written in their own type (uint16), their nodata
+// kept, so nothing is rounded; GDAL reads the values aoi_statistics gives.
+func TestExportKeepsTheSourceTypeForNumbersAsStored(t *testing.T) {
+	t.Parallel()
+	sc := newPixelScene(t)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: rawScene(t, sc)})
+	sel := map[string]any{"collection_id": "raw", "item_id": "raw-1", "aoi": sc.aoi, "bands": []string{"red", "nir"}}
+	out := structured[ExportOut](t, callOK(t, cs, "export", withKind(sel, "pixels")))
+	if out.Pixels.DataType != "uint16" || out.Pixels.NoData != "0" || !strings.Contains(out.Pixels.DataTypeWhy, "as stored") {
+		t.Fatalf("pixels %+v", out.Pixels)
+	}
+	info := gdalInfoJSON(t, out.Path)
+	for _, b := range info.Bands {
+		if nd, _ := b.NoData.(float64); b.Type != "UInt16" || nd != 0 || b.NoData == nil {
+			t.Errorf("band %+v", b)
+		}
+	}
+	delete(sel, "kind")
+	stats := structured[AOIStatisticsOut](t, callOK(t, cs, "aoi_statistics", sel))
+	checkExportedStats(t, info, out.Pixels.Stats, stats.Stats)
+	validateCOG(t, out.Path)
+}
+
+func withKind(m map[string]any, kind string) map[string]any {
+	out := map[string]any{"kind": kind}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// TestExportIsChargedToTheDecodeBudget: while a GeoTIFF is written, the
+// decode budget holds its values, overviews and tiles (the read's own
+// charge ended with the read), and it is all given back afterwards.
+func TestExportIsChargedToTheDecodeBudget(t *testing.T) {
+	t.Parallel()
+	sc := newPixelScene(t)
+	d := newTestDeps(t, testSessionOptions{CatalogURL: sc.catalog})
+	cs := connect(t, newServer(d, "test", Tools(d)))
+	var held atomic.Int64
+	d.exports.wrap = func(w io.Writer) io.Writer {
+		held.Store(d.work().pixelBudget().InUse())
+		return w
+	}
+	sel := map[string]any{"kind": "pixels", "collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": sc.aoi, "bands": []string{"red", "nir", "swir16"}}
+	callOK(t, cs, "export", sel)
+	// 64×64 px, 3 bands: float64 values and overviews (8/3 units a value)
+	// and float32 tiles (4/3).
+	if want := int64(64 * 64 * 3 * 4); held.Load() < want {
+		t.Errorf("the budget held %d units while the file was written, want at least %d", held.Load(), want)
+	}
+	if n := d.work().pixelBudget().InUse(); n != 0 {
+		t.Errorf("%d units still held after the call", n)
 	}
 }
