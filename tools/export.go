@@ -312,7 +312,6 @@ func Export() Tool {
 }
 
 func exportHandler(ctx context.Context, c *Call, in ExportIn) (ExportOut, string, error) {
-	const tool = "export"
 	fail := failWith[ExportOut]()
 	if in.Name != "" {
 		if p := export.NameProblem(in.Name); p != "" {

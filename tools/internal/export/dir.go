@@ -116,7 +116,7 @@ func Slug(s string) string {
 func DefaultDir() (string, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("no home folder to put a Downloads/stac-mcp folder in (%v): set STAC_MCP_EXPORT_DIR", err)
+		return "", fmt.Errorf("no home folder to put a Downloads/stac-mcp folder in: set STAC_MCP_EXPORT_DIR (%w)", err)
 	}
 	downloads := filepath.Join(home, "Downloads")
 	if runtime.GOOS != "darwin" && runtime.GOOS != "windows" {

@@ -7,6 +7,7 @@
 package gdaltest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,7 +48,7 @@ func COGValidator(tb testing.TB) (python, script string) {
 		}
 	}
 	for _, py := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(py, "-c", "from osgeo import gdal").Run() == nil {
+		if exec.CommandContext(context.Background(), py, "-c", "from osgeo import gdal").Run() == nil {
 			python = py
 			break
 		}

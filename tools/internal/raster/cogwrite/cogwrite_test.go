@@ -87,9 +87,6 @@ type gdalInfo struct {
 		Description string                       `json:"description"`
 		Block       []int                        `json:"block"`
 		NoData      any                          `json:"noDataValue"`
-		Min, Max    float64                      `json:"minimum"`
-		Mean        float64                      `json:"mean"`
-		Std         float64                      `json:"stdDev"`
 		Metadata    map[string]map[string]string `json:"metadata"`
 		Overviews   []struct {
 			Size []int `json:"size"`
