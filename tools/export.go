@@ -18,6 +18,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability/sharedstate"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/budget"
 	"github.com/stacmcp/stac-mcp/tools/internal/export"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/pixel"
@@ -357,7 +358,8 @@ func save(ctx context.Context, c *Call, base, ext, mediaType, what string, write
 	if c.Deps.Shared {
 		v, err := c.Deps.exportVault()
 		if err != nil {
-			return ExportFile{}, err
+			c.Deps.Logger.Warn().Err(err).Str("event", "export_failed").Msg("the export store could not be opened")
+			return ExportFile{}, actionable(err, "export: the server cannot keep exports right now (the log says why); nothing was kept")
 		}
 		charged := &chargedWriter{ctx: ctx, env: pixelEnv(c)}
 		defer charged.release()
@@ -366,6 +368,12 @@ func save(ctx context.Context, c *Call, base, ext, mediaType, what string, write
 			return write(charged)
 		})
 		if err != nil {
+			if !knownExportError(err) {
+				// A server path or a Redis address is no business of an
+				// http client: the log has it.
+				c.Deps.Logger.Warn().Err(err).Str("event", "export_failed").Msg("an export could not be stored")
+				return ExportFile{}, actionable(err, "export: the export could not be stored on the server (the log says why); nothing was kept. Try again")
+			}
 			return ExportFile{}, exportError(err, limit)
 		}
 		return ExportFile{URI: ExportURIPrefix + e.ID, MediaType: mediaType, Bytes: e.Bytes, SHA256: e.SHA256, What: what,
@@ -386,6 +394,19 @@ func save(ctx context.Context, c *Call, base, ext, mediaType, what string, write
 	return ExportFile{URI: ExportURIPrefix + w.Name, Path: w.Path, MediaType: mediaType, Bytes: w.Bytes, SHA256: w.SHA256, What: what}, nil
 }
 
+// knownExportError says err is one exportError words in full.
+func knownExportError(err error) bool {
+	for _, known := range []error{export.ErrTooLarge, cogwrite.ErrTooLarge, export.ErrCallerQuota, sharedstate.ErrExportCallerQuota,
+		export.ErrTotalQuota, sharedstate.ErrExportTotalQuota, context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, known) {
+			return true
+		}
+	}
+	var busy *budget.BusyError
+	var large *budget.TooLargeError
+	return errors.As(err, &busy) || errors.As(err, &large)
+}
+
 // exportError words a failed save.
 func exportError(err error, limit int64) error {
 	switch {
@@ -393,11 +414,16 @@ func exportError(err error, limit int64) error {
 		return actionable(err, "export: the file would be larger than the export limit of %d bytes (%s, STAC_MCP_EXPORT_MAX_BYTES); nothing was written. "+
 			"Export a smaller aoi, fewer bands, or a shorter period", limit, humanBytes(limit))
 	case errors.Is(err, export.ErrCallerQuota), errors.Is(err, sharedstate.ErrExportCallerQuota):
-		return actionable(err, "export: %v; nothing was stored. Read (resources/read) or wait for your earlier exports to expire, then export again", err)
+		return actionable(err, "export: %v; nothing was stored. Export again when your earlier exports have expired (they live for STAC_MCP_EXPORT_TTL_SECS)", err)
 	case errors.Is(err, export.ErrTotalQuota), errors.Is(err, sharedstate.ErrExportTotalQuota):
 		return actionable(err, "export: %v; nothing was stored. Try again when earlier exports have expired", err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
+	}
+	var busy *budget.BusyError
+	var large *budget.TooLargeError
+	if errors.As(err, &busy) || errors.As(err, &large) {
+		return err // worded as every tool words the decode budget
 	}
 	return actionable(err, "export: the file could not be written, and nothing was left behind: %v", err)
 }
@@ -847,14 +873,16 @@ func registerExportResource(s *mcp.Server, d *Deps) {
 		if d.Shared {
 			v, err := d.exportVault()
 			if err != nil {
-				return nil, err
+				d.Logger.Warn().Err(err).Str("event", "export_read_failed").Msg("the export store could not be opened")
+				return nil, fmt.Errorf("reading export %s failed on the server; try again", uri)
 			}
 			e, b, err := v.Get(ctx, writeflow.CallerOfExtra(req.Extra), id)
 			if errors.Is(err, export.ErrNotFound) {
 				return nil, mcp.ResourceNotFoundError(uri)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("reading export %s: %w", uri, err)
+				d.Logger.Warn().Err(err).Str("event", "export_read_failed").Msg("an export could not be read")
+				return nil, fmt.Errorf("reading export %s failed on the server; try again", uri)
 			}
 			data, media = b, e.MediaType
 		} else {
