@@ -305,6 +305,7 @@ type encoder struct {
 	nodata float64
 	level  int
 	raw    []byte
+	tmp    []byte // one row, for the floating-point predictor
 	buf    bytes.Buffer
 	zw     *zlib.Writer
 }
@@ -401,7 +402,10 @@ func (e *encoder) predict(row []byte, spp, bps int) {
 		// fpDiff: the row's bytes regrouped by significance (most
 		// significant first), then byte-wise differencing.
 		n := len(row) / bps
-		tmp := make([]byte, len(row))
+		if cap(e.tmp) < len(row) {
+			e.tmp = make([]byte, len(row))
+		}
+		tmp := e.tmp[:len(row)]
 		copy(tmp, row)
 		for i := range n {
 			for k := range bps {
