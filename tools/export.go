@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -462,6 +463,9 @@ func (c *chargedWriter) release() {
 
 // link is the resource_link content block of a file.
 func link(f ExportFile, name string) mcp.Content {
+	if f.Path != "" {
+		name = filepath.Base(f.Path) // the name the folder gave it (-2, -3, … when taken)
+	}
 	size := f.Bytes
 	return &mcp.ResourceLink{URI: f.URI, Name: name, MIMEType: f.MediaType, Size: &size, Description: f.What}
 }
