@@ -55,8 +55,8 @@ var sloCalls = []sloCall{
 		"warm: item, the ranges of aoi_statistics, an NDVI map drawn", false},
 	{"index_time_series", map[string]any{"collections": []string{sloPixelCollection}, "aoi": sloPixelAOISmall, "index": "ndvi", "datetime": "2023-06-01/2023-06-12"},
 		"warm: one search page, 2 items × (3 header reads and about 10 ranges), a chart drawn", false},
-	{"export", map[string]any{"kind": "pixels", "collection_id": sloPixelCollection, "item_id": "slo-pixels-0", "aoi": sloPixelAOI, "bands": "ndvi"},
-		"warm: item, the ranges of render_aoi's NDVI, a Cloud-Optimized GeoTIFF written", false},
+	{"export", map[string]any{"kind": "pixels", "collection_id": sloPixelCollection, "item_id": "slo-pixels-0", "aoi": sloPixelAOISmall, "bands": "ndvi"},
+		"warm: item, nir + red + SCL over the small area (14 requests with the item), an NDVI COG written", false},
 }
 
 // sloNetworkTools lists the network tools of the inventory.
