@@ -163,14 +163,18 @@ type Dir struct {
 	root *os.Root
 }
 
-// OpenDir opens (creating it, and its parents, with mode 0700 when
-// missing: exports may hold a private catalog's data) the export folder.
+// OpenDir opens the export folder, creating it when missing with mode
+// 0700 (exports may hold a private catalog's data) and its missing
+// parents (a Downloads folder) with 0755, as a desktop makes them.
 func OpenDir(path string) (*Dir, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("the export folder %s cannot be created: %w", abs, err)
+	}
+	if err := os.Mkdir(abs, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("the export folder %s cannot be created: %w", abs, err)
 	}
 	root, err := os.OpenRoot(abs)

@@ -43,6 +43,9 @@ func TestDirWritesUniqueNamesNeverOverwriting(t *testing.T) {
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("folder mode %v, %v", fi.Mode(), err)
 	}
+	if fi, err := os.Stat(filepath.Dir(dir)); err != nil || fi.Mode().Perm()&0o700 != 0o700 {
+		t.Fatalf("a missing Downloads folder was made %v, %v", fi.Mode(), err)
+	}
 	// Someone else's file, and a symbolic link pointing outside, under
 	// the names the export would take first.
 	if err := os.WriteFile(filepath.Join(dir, "ndvi.tif"), []byte("mine"), 0o600); err != nil {
