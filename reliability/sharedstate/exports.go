@@ -12,7 +12,7 @@ import (
 // The export tool's files over http (adr/0042): any replica must answer
 // resources/read for an export another made, so they live here.
 //
-// Keys: export:data:<id> holds the bytes and export:meta:<id> what the
+// Keys: export:data:<id>:<n> hold the bytes, a MiB each, and export:meta:<id> what the
 // tools say about them (maker, name, type, digest), both with a PX expiry
 // of the export's life. export:index is a sorted set of ids scored by
 // expiry (Redis's clock), export:sizes each id's size, export:owners each
@@ -26,9 +26,18 @@ var (
 )
 
 // exportChunk bounds one Redis command's value: a large export is stored
-// in several keys, so that no single write outlasts the store's I/O
-// timeouts.
-const exportChunk = 4 << 20
+// in several keys of at most 1 MiB.
+const exportChunk = 1 << 20
+
+// exportIOTimeout is one export command's I/O bound. The store's 250 ms
+// suits small state (a replica that waits longer is better off with its
+// own); a MiB of export on a busy Redis may take longer, and an export has
+// no state of its own to fall back to. The call's deadline bounds it too.
+const exportIOTimeout = 5 * time.Second
+
+// exports is the client for export commands: the store's connections,
+// with exportIOTimeout.
+func (s *Store) exports() *redis.Client { return s.client.WithTimeout(exportIOTimeout) }
 
 func (s *Store) exportKey(kind, id string) string { return s.key("export", kind, id) }
 
@@ -70,21 +79,22 @@ return {1, math.floor(total + size)}
 // chunks; the script then admits the export (or not, and the chunks are
 // deleted): a reader sees the export only once its meta is there.
 func (s *Store) PutExport(ctx context.Context, id, caller string, meta, data []byte, ttl time.Duration, callerQuota, totalQuota int64) error {
+	client := s.exports()
 	chunks := max(1, (len(data)+exportChunk-1)/exportChunk)
 	keys := make([]string, chunks)
 	for i := range chunks {
 		keys[i] = s.exportKey("data", fmt.Sprintf("%s:%d", id, i))
 		part := data[min(i*exportChunk, len(data)):min((i+1)*exportChunk, len(data))]
-		if err := s.client.Set(ctx, keys[i], part, ttl).Err(); err != nil {
-			s.client.Del(context.WithoutCancel(ctx), keys[:i+1]...)
+		if err := client.Set(ctx, keys[i], part, ttl).Err(); err != nil {
+			client.Del(context.WithoutCancel(ctx), keys[:i+1]...)
 			return s.wrap("export write", err)
 		}
 	}
-	res, err := exportPutScript.Run(ctx, s.client,
+	res, err := exportPutScript.Run(ctx, client,
 		[]string{s.exportKey("index", "all"), s.exportKey("sizes", "all"), s.exportKey("owners", "all"), s.exportKey("meta", id)},
 		id, caller, len(data), millis(ttl), callerQuota, totalQuota, string(meta), chunks).Result()
 	if err != nil {
-		s.client.Del(context.WithoutCancel(ctx), keys...)
+		client.Del(context.WithoutCancel(ctx), keys...)
 		return s.wrap("export admit", err)
 	}
 	v, err := ints(res, 2)
@@ -93,10 +103,10 @@ func (s *Store) PutExport(ctx context.Context, id, caller string, meta, data []b
 	}
 	switch v[0] {
 	case -1:
-		s.client.Del(ctx, keys...)
+		client.Del(ctx, keys...)
 		return fmt.Errorf("%w (%d of %d bytes held)", ErrExportCallerQuota, v[1], callerQuota)
 	case -2:
-		s.client.Del(ctx, keys...)
+		client.Del(ctx, keys...)
 		return fmt.Errorf("%w (%d of %d bytes held)", ErrExportTotalQuota, v[1], totalQuota)
 	}
 	return nil
@@ -105,14 +115,15 @@ func (s *Store) PutExport(ctx context.Context, id, caller string, meta, data []b
 // GetExport returns an export's meta and bytes; nil meta when there is
 // none (expired, or never stored).
 func (s *Store) GetExport(ctx context.Context, id string) (meta, data []byte, err error) {
-	m, err := s.client.Get(ctx, s.exportKey("meta", id)).Bytes()
+	client := s.exports()
+	m, err := client.Get(ctx, s.exportKey("meta", id)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil, nil
 	}
 	if err != nil {
 		return nil, nil, s.wrap("export read", err)
 	}
-	size, err := s.client.HGet(ctx, s.exportKey("sizes", "all"), id).Int()
+	size, err := client.HGet(ctx, s.exportKey("sizes", "all"), id).Int()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil, nil // expired meanwhile
 	}
@@ -122,7 +133,7 @@ func (s *Store) GetExport(ctx context.Context, id string) (meta, data []byte, er
 	chunks := max(1, (size+exportChunk-1)/exportChunk)
 	data = make([]byte, 0, size)
 	for i := range chunks {
-		part, err := s.client.Get(ctx, s.exportKey("data", fmt.Sprintf("%s:%d", id, i))).Bytes()
+		part, err := client.Get(ctx, s.exportKey("data", fmt.Sprintf("%s:%d", id, i))).Bytes()
 		if errors.Is(err, redis.Nil) {
 			return nil, nil, nil // expired meanwhile
 		}

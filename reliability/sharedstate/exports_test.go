@@ -15,7 +15,7 @@ func TestExportsAreSharedBoundedAndExpire(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			a, other := b.open(t), b.open(t)
 			ctx := ctxT(t)
-			data := bytes.Repeat([]byte("0123456789abcdef"), (exportChunk+exportChunk/2)/16)
+			data := bytes.Repeat([]byte("0123456789abcdef"), (6<<20+exportChunk/2)/16) // 6.5 chunks
 			if err := a.PutExport(ctx, "e1", "token:a", []byte(`{"id":"e1"}`), data, time.Hour, 16<<20, 20<<20); err != nil {
 				t.Fatal(err)
 			}
@@ -26,11 +26,11 @@ func TestExportsAreSharedBoundedAndExpire(t *testing.T) {
 			if meta, _, err := other.GetExport(ctx, "nope"); meta != nil || err != nil {
 				t.Errorf("an unknown export: %q, %v", meta, err)
 			}
-			// The caller holds 6 MiB of 16: 12 more are over its quota.
+			// The caller holds 6.5 MiB of 16: 12 more are over its quota.
 			if err := other.PutExport(ctx, "e2", "token:a", []byte(`{}`), make([]byte, 12<<20), time.Hour, 16<<20, 64<<20); !errors.Is(err, ErrExportCallerQuota) {
 				t.Errorf("over the caller's quota: %v", err)
 			}
-			// Everyone holds 6 MiB of 10: 5 more are over the total.
+			// Everyone holds 6.5 MiB of 10: 5 more are over the total.
 			if err := other.PutExport(ctx, "e3", "token:b", []byte(`{}`), make([]byte, 5<<20), time.Hour, 16<<20, 10<<20); !errors.Is(err, ErrExportTotalQuota) {
 				t.Errorf("over the total quota: %v", err)
 			}
