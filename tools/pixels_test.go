@@ -31,6 +31,7 @@ import (
 // body bytes it sent for them.
 type pixelScene struct {
 	catalog         string
+	files           string    // the file server's URL (B02.tif, …)
 	aoi             any       // a GeoJSON polygon holding every pixel of the scene, inside the raster
 	bbox            []float64 // the scene's lon/lat bbox
 	requests, bytes *atomic.Int64
@@ -129,7 +130,7 @@ func newPixelScene(t *testing.T) pixelScene {
 		"properties":{"datetime":"2023-07-01T17:40:00Z"},"links":[],"assets":{%s}}`, geom, string(mustJSON(t, bbox)), lcAssets))); err != nil {
 		t.Fatal(err)
 	}
-	return pixelScene{catalog: serveStore(t, store, stacserver.Options{}), aoi: aoi, bbox: bbox, requests: &requests, bytes: &bytes}
+	return pixelScene{catalog: serveStore(t, store, stacserver.Options{}), files: asrv.URL, aoi: aoi, bbox: bbox, requests: &requests, bytes: &bytes}
 }
 
 func minOf(v []float64) float64 {

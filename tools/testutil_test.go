@@ -51,6 +51,10 @@ type testSessionOptions struct {
 	// Writes turns the write tools on (and local catalogs writable); nil
 	// keeps the server read-only, as without --allow-writes.
 	Writes *Writes
+	// Export sets the export tool's folder and bounds; Shared serves
+	// exports as over http (resources in the vault).
+	Export ExportSettings
+	Shared bool
 }
 
 // testPolicy keeps failing tests fast: short deadlines and backoff.
@@ -103,7 +107,13 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if limits.MaxItemsCeiling == 0 {
 		limits.MaxItemsCeiling = 100
 	}
-	return &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: logger, CursorKey: opts.CursorKey, Writes: opts.Writes}
+	if opts.Export.Dir == "" {
+		opts.Export.Dir = t.TempDir() // never the user's Downloads folder
+	}
+	d := &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: logger, CursorKey: opts.CursorKey, Writes: opts.Writes,
+		Export: opts.Export, Shared: opts.Shared}
+	t.Cleanup(d.CloseExports)
+	return d
 }
 
 // newTestSession connects an MCP client to a fresh server over in-memory

@@ -162,6 +162,10 @@ func TestTextCarriesTheStructuredData(t *testing.T) {
 		{"render_aoi", withArg(pixelItem, "view", "ndvi"), nil, pixelSession},
 		{"render_aoi", withArg(pixelItem, "view", "swir"), nil, pixelSession},
 		{"index_time_series", map[string]any{"collections": "s2-synthetic", "aoi": scene.aoi}, nil, pixelSession},
+		{"export", withArg(withArg(pixelItem, "kind", "pixels"), "bands", "red,nir"), nil, pixelSession},
+		{"export", withArg(withArg(pixelItem, "kind", "pixels"), "bands", "ndvi"), nil, pixelSession},
+		{"export", map[string]any{"kind": "series", "collections": "s2-synthetic", "aoi": scene.aoi}, nil, pixelSession},
+		{"export", map[string]any{"kind": "items", "collections": "sentinel-2-l2a"}, nil, nil},
 	}
 	covered := map[string]bool{}
 	for _, c := range calls {

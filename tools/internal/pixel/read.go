@@ -50,9 +50,13 @@ type Pixels struct {
 	Outline [][][2]float64
 	// PixelMetres is the ground size of one pixel of the grid read.
 	PixelMetres float64
-	Resolution  Resolution
-	Bands       []BandRead
-	Mask        *MaskRead
+	// GeoTransform places the pixels in Resolution.EPSG's coordinates
+	// (GDAL's order; pixel (0, 0) is the window's top-left): the level's
+	// geotransform moved to the window.
+	GeoTransform [6]float64
+	Resolution   Resolution
+	Bands        []BandRead
+	Mask         *MaskRead
 	// NoMask: a mask was asked for and the item has none.
 	NoMask bool
 	// AOIPixels is how many pixels of this grid the whole area covers,
@@ -91,6 +95,8 @@ type BandRead struct {
 	// finer levels were too large to read for this grid.
 	ResampledFrom float64
 	Coarser       bool
+	// DataType is the file's sample type (uint16, float32, ...).
+	DataType string
 }
 
 // MaskRead is the cloud mask applied.
@@ -231,6 +237,9 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 	out.PixelMetres = px
 	out.Resolution = Resolution{EPSG: ref.info.EPSG, PixelMetres: px, FullMetres: full, Level: lvl,
 		Width: win.Dx(), Height: win.Dy(), Budget: budgetPx}
+	x0, y0 := lgrid.ToCRS(float64(win.Min.X), float64(win.Min.Y))
+	gt := lgrid.GeoTransform
+	out.GeoTransform = [6]float64{x0, gt[1], gt[2], y0, gt[4], gt[5]}
 	out.Outline = outlineInWindow(lgrid, win, r.AOI)
 	out.AOIPixels, out.Estimated = aoiPixels(inside, out.Outline, win, lgrid, r.AOIKm2)
 
@@ -263,6 +272,7 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 	for i := range measured {
 		out.Bands[i].ResampledFrom = resampledFrom(plans[i])
 		out.Bands[i].Coarser = plans[i].coarser
+		out.Bands[i].DataType = infos[i].DataType
 	}
 	return out, nil
 }
