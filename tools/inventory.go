@@ -44,8 +44,10 @@ func Candidates(writes bool) []Tool {
 	return append(Inventory(), WriteTools()...)
 }
 
-// Inventory lists every read-only tool, in the order a model should meet
-// them, each in its toolset (toolsets.go); WriteTools lists the others.
+// Inventory lists every tool that changes no catalog, in the order a
+// model should meet them, each in its toolset (toolsets.go); WriteTools
+// lists the others. All of them only read, except export, which writes
+// files of its own (adr/0042).
 func Inventory() []Tool {
 	return slices.Concat(
 		inToolset(ToolsetDiscover, ListCatalogs(), GetRoot(), GetConformance(), GetCapabilities(),
@@ -54,6 +56,7 @@ func Inventory() []Tool {
 		inToolset(ToolsetSize, EstimateDataSize()),
 		inToolset(ToolsetVisual, VisualTools()...),
 		inToolset(ToolsetPixels, PixelTools()...),
+		inToolset(ToolsetExport, Export()),
 		inToolset(ToolsetOps, GetServiceHealth()),
 	)
 }
@@ -90,6 +93,9 @@ type Deps struct {
 	// Writes, when set, registers the write tools (WriteTools) and holds
 	// their idempotency store; nil keeps the server read-only.
 	Writes *Writes
+	// Export is where the export tool's files go and how large they may
+	// be; the zero value is the defaults.
+	Export ExportSettings
 
 	// Per-process state the tools build lazily; the zero value is ready.
 	signing       signingState      // the Planetary Computer Signer (configureSigning sets its options)
@@ -98,6 +104,7 @@ type Deps struct {
 	maps          mapCache          // the last maps map_items drew
 	budgets       workBudgets       // CPU slots and decoded pixels (work())
 	pixels        pixelState        // the pixel tools' header and tile cache
+	exports       exportState       // the export folder (stdio) or vault (http)
 	// seriesPage bounds the dates one index_time_series call returns (0:
 	// seriesPageDates); tests lower it to page a short series.
 	seriesPage int

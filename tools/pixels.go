@@ -461,6 +461,10 @@ func pixelError(tool string, item *stacclient.Item, err error) error {
 	if pe.Asset != "" {
 		what = fmt.Sprintf("asset %s of item %s", pe.Asset, pe.Item)
 	}
+	var le *cog.LimitError
+	if errors.As(pe.Err, &le) {
+		return actionable(err, "%s: %s was not read: %s", tool, what, limitWords(le))
+	}
 	switch pe.Kind {
 	case pixel.ErrNoAsset:
 		return actionable(err, "%s: item %s has no asset %s", tool, pe.Item, pe.Asset)
@@ -501,6 +505,21 @@ func pixelError(tool string, item *stacclient.Item, err error) error {
 			tool, pe.Item, pe.Detail, strings.Join(pixel.CommonNames(pixel.ItemBands(item)), ", "))
 	}
 	return actionable(err, "%s: %v", tool, err)
+}
+
+// limitWords says which bound a read would have passed, and what to do.
+func limitWords(le *cog.LimitError) string {
+	switch le.Limit {
+	case "MaxHeaderBytes", "MaxHeaderDecodedBytes":
+		return fmt.Sprintf("its header needs %d bytes, more than the %d this server reads for one file; it is not a Cloud-Optimized GeoTIFF the pixel tools can use", le.Need, le.Max)
+	case "MaxBlocks":
+		return fmt.Sprintf("the area covers %d of its tiles or strips, more than the %d one read may decode; use a smaller aoi", le.Need, le.Max)
+	case "MaxRequests", "RequestBudget":
+		return fmt.Sprintf("reading it needs %d range requests, more than the %d one read may send (its blocks are small or scattered); use a smaller aoi", le.Need, le.Max)
+	case "MaxWindowValues":
+		return fmt.Sprintf("the window holds %d values, more than the %d one read may hold; use a smaller aoi", le.Need, le.Max)
+	}
+	return le.Error()
 }
 
 // upstreamReason words an upstream failure beneath an engine error the

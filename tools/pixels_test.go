@@ -12,7 +12,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/tools/internal/pixel"
+	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
 )
 
@@ -28,6 +31,7 @@ import (
 // body bytes it sent for them.
 type pixelScene struct {
 	catalog         string
+	files           string    // the file server's URL (B02.tif, …)
 	aoi             any       // a GeoJSON polygon holding every pixel of the scene, inside the raster
 	bbox            []float64 // the scene's lon/lat bbox
 	requests, bytes *atomic.Int64
@@ -126,7 +130,7 @@ func newPixelScene(t *testing.T) pixelScene {
 		"properties":{"datetime":"2023-07-01T17:40:00Z"},"links":[],"assets":{%s}}`, geom, string(mustJSON(t, bbox)), lcAssets))); err != nil {
 		t.Fatal(err)
 	}
-	return pixelScene{catalog: serveStore(t, store, stacserver.Options{}), aoi: aoi, bbox: bbox, requests: &requests, bytes: &bytes}
+	return pixelScene{catalog: serveStore(t, store, stacserver.Options{}), files: asrv.URL, aoi: aoi, bbox: bbox, requests: &requests, bytes: &bytes}
 }
 
 func minOf(v []float64) float64 {
@@ -485,6 +489,20 @@ func TestRenderAOISaysWhenThePixelsOverruleTheMetadata(t *testing.T) {
 		"so reflectance = DN × 0.0001 was used", "reflectance = DN × 0.0001 − 0.1 would put", "give NDVI mean 1.05"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("the text does not say %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestPixelErrorsSayWhichBoundARead(t *testing.T) {
+	item := &stacclient.Item{ID: "x"}
+	for limit, want := range map[string]string{
+		"RequestBudget":         "range requests, more than the 3 one read may send",
+		"MaxBlocks":             "tiles or strips, more than the 3 one read may decode",
+		"MaxHeaderDecodedBytes": "is not a Cloud-Optimized GeoTIFF the pixel tools can use",
+	} {
+		err := pixelError("aoi_statistics", item, &pixel.Error{Kind: pixel.ErrRead, Item: "x", Asset: "red", Band: "red", Err: &cog.LimitError{Limit: limit, Need: 9, Max: 3}})
+		if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "asset red of item x was not read") {
+			t.Errorf("%s: %v", limit, err)
 		}
 	}
 }

@@ -177,6 +177,10 @@ func TestTextCarriesTheStructuredData(t *testing.T) {
 		{"render_aoi", seasonArgs("datetime", "2023-06/2023-08", "view", "ndvi"), nil, seasonSession},
 		{"render_aoi", seasonArgs("datetime", "2023-06/2023-08", "baseline", "2023-01/2023-03", "view", "ndvi"), nil, seasonSession},
 		{"index_time_series", seasonArgs("datetime", "2023"), nil, seasonSession},
+		{"export", withArg(withArg(pixelItem, "kind", "pixels"), "bands", "red,nir"), nil, pixelSession},
+		{"export", withArg(withArg(pixelItem, "kind", "pixels"), "bands", "ndvi"), nil, pixelSession},
+		{"export", map[string]any{"kind": "series", "collections": "s2-synthetic", "aoi": scene.aoi}, nil, pixelSession},
+		{"export", map[string]any{"kind": "items", "collections": "sentinel-2-l2a"}, nil, nil},
 	}
 	covered := map[string]bool{}
 	for _, c := range calls {

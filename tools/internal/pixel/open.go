@@ -33,12 +33,27 @@ type Env struct {
 	// ReadPixels is the pixel budget of one band's read (0:
 	// DefaultReadPixels).
 	ReadPixels int
+	// ReadRequests bounds the range requests of one Read, its header
+	// reads included (0: DefaultReadRequests).
+	ReadRequests int
 }
 
 // DefaultReadPixels is the pixel budget of one band's read: the finest
 // level whose window over the area holds at most this many pixels is
 // read (a 10 km × 10 km area at 10 m is 1000 × 1000 px).
 const DefaultReadPixels = 1 << 20
+
+// DefaultReadRequests bounds one Read's range requests: a read of five
+// Sentinel-2 bands and a mask over a 10 km area sends 10 to 30; a file cut
+// in tiny blocks or scattered ones would otherwise cost thousands.
+const DefaultReadRequests = 256
+
+func (e *Env) readRequests() int {
+	if e.ReadRequests > 0 {
+		return e.ReadRequests
+	}
+	return DefaultReadRequests
+}
 
 func (e *Env) readPixels() int {
 	if e.ReadPixels > 0 {
@@ -64,7 +79,7 @@ func (a *asset) close() {
 
 // open opens an asset's GeoTIFF: from disk for a local catalog's file
 // under its directory, else with range requests through the fetcher.
-func (e *Env) open(ctx context.Context, item *stacclient.Item, key string) (*asset, error) {
+func (e *Env) open(ctx context.Context, item *stacclient.Item, key string, requests *cog.RequestBudget) (*asset, error) {
 	fail := func(kind ErrorKind, detail string, err error) error {
 		return &Error{Kind: kind, Item: item.ID, Asset: key, Detail: detail, Err: err}
 	}
@@ -101,7 +116,7 @@ func (e *Env) open(ctx context.Context, item *stacclient.Item, key string) (*ass
 	} else if e.Fetcher == nil {
 		return nil, fail(ErrOpen, "no way to read remote files was given", nil)
 	}
-	f, err := cog.Open(ctx, src, cog.Options{Cache: e.Cache})
+	f, err := cog.Open(ctx, src, cog.Options{Cache: e.Cache, Requests: requests})
 	if err != nil {
 		if local != nil {
 			_ = local.Close()

@@ -57,9 +57,13 @@ type Pixels struct {
 	Outline [][][2]float64
 	// PixelMetres is the ground size of one pixel of the grid read.
 	PixelMetres float64
-	Resolution  Resolution
-	Bands       []BandRead
-	Mask        *MaskRead
+	// GeoTransform places the pixels in Resolution.EPSG's coordinates
+	// (GDAL's order; pixel (0, 0) is the window's top-left): the level's
+	// geotransform moved to the window.
+	GeoTransform [6]float64
+	Resolution   Resolution
+	Bands        []BandRead
+	Mask         *MaskRead
 	// NoMask: a mask was asked for and the item has none.
 	NoMask bool
 	// AOIPixels is how many pixels of this grid the whole area covers,
@@ -103,6 +107,8 @@ type BandRead struct {
 	// finer levels were too large to read for this grid.
 	ResampledFrom float64
 	Coarser       bool
+	// DataType is the file's sample type (uint16, float32, ...).
+	DataType string
 }
 
 // MaskRead is the cloud mask applied.
@@ -134,10 +140,11 @@ type bandPlan struct {
 	file  *asset
 	level int
 	win   image.Rectangle // in the level's pixels
-	// cols and rows map each grid pixel to the level's pixel (-1: none);
-	// nil when the band is read on the grid itself.
-	cols, rows []int
-	coarser    bool
+	// resampled: the band is brought to grid (the reference level's) by
+	// nearest neighbour from win of its own level; else read on the grid.
+	resampled bool
+	grid      geo.Grid
+	coarser   bool
 	// axisCols and axisRows map each column and each row of a target
 	// grid to the level's (-1: none), for a file on the grid's CRS
 	// (planOnto); nil otherwise.
@@ -163,7 +170,8 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 			out.NoMask = true
 		}
 	}
-	files, err := e.openAll(ctx, r.Item, bands)
+	requests := cog.NewRequestBudget(e.readRequests())
+	files, err := e.openAll(ctx, r.Item, bands, requests)
 	defer func() {
 		for _, f := range files {
 			f.close()
@@ -211,15 +219,26 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 		}
 		plans[i] = p
 	}
-	// The cost, in the budget's units of 4 bytes: the area mask and the
-	// kept pixels (a byte each), per band its float64 values and validity,
-	// per resampled band the pixel map (two ints a pixel) and its source
-	// window's values and validity.
+	// The cost, in the budget's units of 4 bytes: the headers parsed for
+	// this read (a cached one is already counted by the cache), the area
+	// mask and the kept pixels (a byte each), per band its float64 values
+	// and validity on the grid, and what its read holds at once (the
+	// reader's own bound, from the header alone); a resampled band adds
+	// its pixel map (two ints a pixel).
 	cost := int64(n) / 2
+	for _, f := range files {
+		if f.info.HeaderRequests > 0 {
+			cost += f.info.HeaderMemory / 4
+		}
+	}
 	for _, p := range plans {
-		cost += int64(n)*9/4 + 1
-		if p.cols != nil {
-			cost += int64(n)*4 + int64(p.win.Dx()*p.win.Dy())*9/4
+		wc, err := p.file.file.WindowCost(p.level, p.win, []int{p.band.Index})
+		if err != nil && !p.win.Empty() {
+			return nil, &Error{Kind: ErrRead, Item: r.Item.ID, Asset: p.band.AssetKey, Band: p.band.Title(), Err: err}
+		}
+		cost += int64(n)*9/4 + wc.Bytes/4 + 1
+		if p.resampled {
+			cost += int64(n) * 4
 		}
 	}
 	release, err := e.Decode.Acquire(ctx, cost)
@@ -238,10 +257,13 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 	out.Grid = windowGrid(lgrid, win)
 	out.Resolution = Resolution{EPSG: ref.info.EPSG, PixelMetres: px, FullMetres: full, Level: lvl,
 		Width: win.Dx(), Height: win.Dy(), Budget: budgetPx}
+	x0, y0 := lgrid.ToCRS(float64(win.Min.X), float64(win.Min.Y))
+	gt := lgrid.GeoTransform
+	out.GeoTransform = [6]float64{x0, gt[1], gt[2], y0, gt[4], gt[5]}
 	out.Outline = outlineInWindow(lgrid, win, r.AOI)
 	out.AOIPixels, out.Estimated = aoiPixels(inside, out.Outline, win, lgrid, r.AOIKm2)
 
-	raw, valid, err := e.readBands(ctx, r.Item, plans, out)
+	raw, valid, err := e.readBands(ctx, r.Item, plans, win, out)
 	if err != nil {
 		return nil, err
 	}
@@ -270,12 +292,13 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 	for i := range measured {
 		out.Bands[i].ResampledFrom = resampledFrom(plans[i])
 		out.Bands[i].Coarser = plans[i].coarser
+		out.Bands[i].DataType = infos[i].DataType
 	}
 	return out, nil
 }
 
 // openAll opens the distinct assets of bands side by side.
-func (e *Env) openAll(ctx context.Context, item *stacclient.Item, bands []Band) (map[string]*asset, error) {
+func (e *Env) openAll(ctx context.Context, item *stacclient.Item, bands []Band, requests *cog.RequestBudget) (map[string]*asset, error) {
 	var keys []string
 	for _, b := range bands {
 		if !slices.Contains(keys, b.AssetKey) {
@@ -286,7 +309,7 @@ func (e *Env) openAll(ctx context.Context, item *stacclient.Item, bands []Band) 
 	g, gctx := errgroup.WithContext(ctx)
 	for i, key := range keys {
 		g.Go(func() error {
-			f, err := e.open(gctx, item, key)
+			f, err := e.open(gctx, item, key, requests)
 			opened[i] = f
 			return err
 		})
@@ -326,14 +349,12 @@ func planBand(b Band, f, ref *asset, lvl int, lgrid geo.Grid, win image.Rectangl
 	limit := max(maxSourceFactor*n, minSourcePixels)
 	for i := first; i < len(f.info.Levels); i++ {
 		l := f.info.Levels[i]
-		og := f.grid.Level(l.Width, l.Height)
-		cols, rows, err := lgrid.NearestIn(og, win)
+		src, err := lgrid.SourceRect(f.grid.Level(l.Width, l.Height), win)
 		if err != nil {
 			return p, err
 		}
-		src := sourceRect(cols, rows)
 		if src.Dx()*src.Dy() <= limit {
-			p.level, p.win, p.cols, p.rows, p.coarser = i, src, cols, rows, i > first
+			p.level, p.win, p.resampled, p.grid, p.coarser = i, src, true, lgrid, i > first
 			return p, nil
 		}
 	}
@@ -341,25 +362,8 @@ func planBand(b Band, f, ref *asset, lvl int, lgrid geo.Grid, win image.Rectangl
 		formatMetres(PixelMetres(f.grid)), maxSourceFactor, n, formatMetres(target))
 }
 
-// sourceRect is the bounding rectangle of the mapped pixels (empty when
-// none maps).
-func sourceRect(cols, rows []int) image.Rectangle {
-	src := image.Rectangle{Min: image.Pt(math.MaxInt32, math.MaxInt32), Max: image.Pt(math.MinInt32, math.MinInt32)}
-	for k := range cols {
-		if cols[k] < 0 {
-			continue
-		}
-		src.Min.X, src.Min.Y = min(src.Min.X, cols[k]), min(src.Min.Y, rows[k])
-		src.Max.X, src.Max.Y = max(src.Max.X, cols[k]+1), max(src.Max.Y, rows[k]+1)
-	}
-	if src.Min.X > src.Max.X {
-		return image.Rectangle{}
-	}
-	return src
-}
-
 func resampledFrom(p bandPlan) float64 {
-	if p.cols == nil {
+	if !p.resampled {
 		return 0
 	}
 	l := p.file.info.Levels[p.level]
@@ -369,7 +373,7 @@ func resampledFrom(p bandPlan) float64 {
 // readBands reads every band's raw numbers onto the grid, a few bands
 // side by side; valid is false where a band has no value (the file's
 // mask or alpha; nodata is the calibration's to apply).
-func (e *Env) readBands(ctx context.Context, item *stacclient.Item, plans []bandPlan, out *Pixels) ([][]float64, [][]bool, error) {
+func (e *Env) readBands(ctx context.Context, item *stacclient.Item, plans []bandPlan, win image.Rectangle, out *Pixels) ([][]float64, [][]bool, error) {
 	n := out.W * out.H
 	raw := make([][]float64, len(plans))
 	valid := make([][]bool, len(plans))
@@ -378,7 +382,7 @@ func (e *Env) readBands(ctx context.Context, item *stacclient.Item, plans []band
 	g.SetLimit(bandsAtOnce)
 	for i, p := range plans {
 		g.Go(func() error {
-			vals, ok, reqs, nbytes, err := readPlanned(gctx, p, n)
+			vals, ok, reqs, nbytes, err := readPlanned(gctx, p, n, win)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -402,11 +406,11 @@ func (e *Env) readBands(ctx context.Context, item *stacclient.Item, plans []band
 
 // readPlanned reads one band as planned: its values on the grid (NaN
 // where the grid pixel maps to none), and validity.
-func readPlanned(ctx context.Context, p bandPlan, n int) ([]float64, []bool, int, int, error) {
+func readPlanned(ctx context.Context, p bandPlan, n int, win image.Rectangle) ([]float64, []bool, int, int, error) {
 	if p.axisCols != nil {
 		return readAxis(ctx, p)
 	}
-	if p.cols == nil {
+	if !p.resampled {
 		w, err := p.file.file.ReadWindow(ctx, p.level, p.win, []int{p.band.Index})
 		if err != nil {
 			return nil, nil, 0, 0, err
@@ -421,13 +425,18 @@ func readPlanned(ctx context.Context, p bandPlan, n int) ([]float64, []bool, int
 		}
 		return vals, valid, 0, 0, nil
 	}
+	l := p.file.info.Levels[p.level]
+	cols, rows, err := p.grid.NearestIn(p.file.grid.Level(l.Width, l.Height), win)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
 	w, err := p.file.file.ReadWindow(ctx, p.level, p.win, []int{p.band.Index})
 	if err != nil {
 		return nil, nil, 0, 0, err
 	}
 	for k := range vals {
-		c, r := p.cols[k]-w.Rect.Min.X, p.rows[k]-w.Rect.Min.Y
-		if p.cols[k] < 0 || c < 0 || r < 0 || c >= w.Rect.Dx() || r >= w.Rect.Dy() {
+		c, r := cols[k]-w.Rect.Min.X, rows[k]-w.Rect.Min.Y
+		if cols[k] < 0 || c < 0 || r < 0 || c >= w.Rect.Dx() || r >= w.Rect.Dy() {
 			vals[k] = math.NaN()
 			continue
 		}

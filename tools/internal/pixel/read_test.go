@@ -17,6 +17,7 @@ import (
 	"github.com/stacmcp/stac-mcp/tools/internal/budget"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
+	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
 )
 
@@ -245,5 +246,20 @@ func TestAMuchFinerBandIsReadCoarserOrRefused(t *testing.T) {
 	// one is read.
 	if p.Mask == nil || p.Mask.ResampledFrom != 16 || p.Mask.Considered != 1024 {
 		t.Fatalf("mask %+v", p.Mask)
+	}
+}
+
+// A read's range requests, header reads included, are bounded: past the
+// bound nothing more is sent and the error says which bound.
+func TestAReadsRequestsAreBounded(t *testing.T) {
+	item := loadItem(t, esS2, esFiles("H_"))
+	env := localEnv(t)
+	env.ReadRequests = 2 // three files, each read whole by its header request
+	red, _ := FindBand(item, ItemBands(item), "red")
+	nir, _ := FindBand(item, ItemBands(item), "nir")
+	_, err := env.Read(context.Background(), Request{Item: item, Bands: []Band{red, nir}, Mask: true, AOI: squareAOI(t, 0)})
+	var le *cog.LimitError
+	if !errors.As(err, &le) || le.Limit != "RequestBudget" || le.Max != 2 {
+		t.Fatalf("err = %v, want the read's request budget of 2 refusing it", err)
 	}
 }

@@ -43,7 +43,7 @@ func (e *Env) PlanTarget(ctx context.Context, item *stacclient.Item, bands []Ban
 	if len(bands) == 0 {
 		return nil, &Error{Kind: ErrNoBand, Item: item.ID, Detail: "no band to read"}
 	}
-	files, err := e.openAll(ctx, item, bands)
+	files, err := e.openAll(ctx, item, bands, cog.NewRequestBudget(e.readRequests()))
 	defer func() {
 		for _, f := range files {
 			f.close()
@@ -169,20 +169,32 @@ func (e *Env) readOnto(ctx context.Context, r Request, bands []Band, maskKind ma
 	}
 	// Kept: the area mask and the kept pixels (a byte each), per measured
 	// band its values and validity, and for a held read the caller's
-	// per-pixel source (two bytes). Scratch: the mask band on the grid,
-	// each band's source window (values and validity) and its pixel map.
+	// per-pixel source (two bytes). Scratch: the headers parsed for this
+	// read, the mask band on the grid, what each band's read holds at once
+	// (the reader's own bound, from the header alone) and its pixel map.
 	kept := int64(n)/2 + int64(len(r.Bands))*(int64(n)*9/4+1)
 	if r.Hold {
 		kept += int64(n) / 2
 	}
 	scratch := int64(0)
+	for _, f := range files {
+		if f.info.HeaderRequests > 0 {
+			scratch += f.info.HeaderMemory / 4
+		}
+	}
 	for i, p := range plans {
 		if i >= len(r.Bands) {
 			scratch += int64(n)*9/4 + 1
 		}
-		scratch += int64(p.win.Dx()*p.win.Dy()) * 9 / 4
+		if !p.win.Empty() {
+			wc, err := p.file.file.WindowCost(p.level, p.win, []int{p.band.Index})
+			if err != nil {
+				return nil, &Error{Kind: ErrRead, Item: r.Item.ID, Asset: p.band.AssetKey, Band: p.band.Title(), Err: err}
+			}
+			scratch += wc.Bytes / 4
+		}
 		switch {
-		case p.cols != nil:
+		case p.resampled:
 			scratch += int64(n) * 4
 		case p.axisCols != nil:
 			scratch += int64(len(p.axisCols)+len(p.axisRows)) / 2
@@ -204,7 +216,7 @@ func (e *Env) readOnto(ctx context.Context, r Request, bands []Band, maskKind ma
 	if err != nil {
 		return nil, &Error{Kind: ErrPlace, Item: r.Item.ID, Err: err}
 	}
-	out.W, out.H, out.Inside, out.Grid = g.Width, g.Height, inside, g
+	out.W, out.H, out.Inside, out.Grid, out.GeoTransform = g.Width, g.Height, inside, g, g.GeoTransform
 	out.Resolution = r.Grid.Resolution
 	out.PixelMetres = r.Grid.Resolution.PixelMetres
 	out.Outline = outlineInWindow(g, win, r.AOI)
@@ -213,16 +225,18 @@ func (e *Env) readOnto(ctx context.Context, r Request, bands []Band, maskKind ma
 			out.AOIPixels++
 		}
 	}
-	raw, valid, err := e.readBands(ctx, r.Item, plans, out)
+	raw, valid, err := e.readBands(ctx, r.Item, plans, win, out)
 	if err != nil {
 		return nil, err
 	}
 	measured := len(r.Bands)
 	if maskKind != "" {
 		k := len(bands) - 1
-		within := covered(plans[k], g.Width, g.Height)
+		// The mask counts the pixels its file reaches (a pixel no source
+		// pixel maps to reads as NaN).
+		within := make([]bool, len(inside))
 		for i := range within {
-			within[i] = within[i] && inside[i]
+			within[i] = inside[i] && !math.IsNaN(raw[k][i])
 		}
 		var res mask.Result
 		if maskKind == mask.SCL {
@@ -366,32 +380,10 @@ func readAxis(ctx context.Context, p bandPlan) ([]float64, []bool, int, int, err
 	return vals, valid, win.Requests, win.Bytes, nil
 }
 
-// covered says which grid pixels a plan maps to a pixel of its file.
-func covered(p bandPlan, w, h int) []bool {
-	out := make([]bool, w*h)
-	switch {
-	case p.axisCols != nil:
-		for r, sr := range p.axisRows {
-			for c, sc := range p.axisCols {
-				out[r*w+c] = sr >= 0 && sc >= 0
-			}
-		}
-	case p.cols != nil:
-		for k := range out {
-			out[k] = p.cols[k] >= 0
-		}
-	default:
-		for k := range out {
-			out[k] = true
-		}
-	}
-	return out
-}
-
 // ontoResampledFrom is the pixel size a band planned onto g was resampled
 // from, 0 when its pixels are g's (same size, whole-pixel offset).
 func ontoResampledFrom(p bandPlan, g geo.Grid) float64 {
-	if p.cols != nil {
+	if p.resampled {
 		return resampledFrom(p)
 	}
 	if p.file == nil || p.level >= len(p.file.info.Levels) {
