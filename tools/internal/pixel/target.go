@@ -187,7 +187,7 @@ func (e *Env) readOnto(ctx context.Context, r Request, bands []Band, maskKind ma
 			scratch += int64(n)*9/4 + 1
 		}
 		if !p.win.Empty() {
-			wc, err := p.file.file.WindowCost(p.level, p.win, []int{p.band.Index})
+			wc, err := p.file.file.WindowCost(p.level, p.win, []int{p.band.Index}) //nolint:contextcheck // it plans from the header, reading nothing
 			if err != nil {
 				return nil, &Error{Kind: ErrRead, Item: r.Item.ID, Asset: p.band.AssetKey, Band: p.band.Title(), Err: err}
 			}
