@@ -37,7 +37,7 @@ import (
 // with GDAL at the start) on a loopback server that adds 50 ms to every
 // request. Each date's files have their own URLs (no tile is served from
 // a cache). GDAL (python3-gdal, bench/testdata/season_gdal_reads.py) reads
-// the same windows of the same files with the same concurrency: 3 dates
+// the same windows of the same files with the same concurrency: 2 dates
 // side by side, each date's 6 files side by side. A third run injects 20 %
 // retryable faults (faultinject's ClassRetryable kinds, per request) into
 // the catalog's and the files' answers.
@@ -173,7 +173,7 @@ func BenchmarkSeason(b *testing.B) {
 		var cpu time.Duration
 		for b.Loop() {
 			iter++
-			job := map[string]any{"dates_at_once": 3, "dates": seasonGDALReads(files.URL, iter)}
+			job := map[string]any{"dates_at_once": 2, "dates": seasonGDALReads(files.URL, iter)}
 			in, _ := json.Marshal(job)
 			cmd := exec.CommandContext(b.Context(), "/usr/bin/python3", filepath.Join("testdata", "season_gdal_reads.py"))
 			cmd.Env = gdalEnv(gdalTuned...)

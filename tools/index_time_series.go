@@ -81,8 +81,11 @@ type TimeSeriesRow struct {
 const minClearShare = 0.5
 
 // seriesDatesAtOnce bounds the dates read side by side (each reads its
-// items side by side, and each item its bands).
-const seriesDatesAtOnce = 3
+// items side by side, and each item its bands). Each date in flight keeps
+// its mosaic's pixels while its next item is read: with three, a 1 Mpx
+// grid's held mosaics and one read no longer fit the default decode
+// budget, and dates waited on each other (bench/RESULTS.md, issue 37).
+const seriesDatesAtOnce = 2
 
 // seriesPageDates bounds the dates one call returns (the text stays
 // readable; the cursor has the rest).
