@@ -157,16 +157,13 @@ func aoiStatisticsPeriod(ctx context.Context, c *Call, in AOIStatisticsIn, src p
 	if err != nil {
 		return fail(err)
 	}
-	var repeated []string
+	// Called for several items side by side: it keeps nothing.
 	bandsOf := func(item *stacclient.Item) ([]pixel.Band, error) {
-		bands, rep, err := statBands(item, names)
-		if repeated == nil {
-			repeated = rep
-		}
+		bands, _, err := statBands(item, names)
 		return bands, err
 	}
 	first := acqs[0].Items[0]
-	firstBands, err := bandsOf(first)
+	firstBands, repeated, err := statBands(first, names)
 	if err != nil {
 		return fail(pixelError(tool, first, err))
 	}
