@@ -61,7 +61,7 @@ const (
 	// the United States' bbox across the Pacific, the Caribbean islands the
 	// Netherlands' across the Atlantic.
 	farKm    = 1500
-	farShare = 0.05
+	farShare = 0.15
 	// Cities: GeoNames cities500 rows with at least minPopulation people,
 	// or a capital or first/second-level seat; other names (alternate
 	// names) only for cities with at least altPopulation.
@@ -682,19 +682,23 @@ func boundGapKm(a, b orb.Bound) float64 {
 // farNote names the far parts left out, by the regions that hold them.
 func farNote(far orb.MultiPolygon, c *country, regions []*region) string {
 	var names []string
+	unnamed := 0
 	for _, p := range far {
-		pt := p.Bound().Center()
-		name := fmt.Sprintf("a part near %.1f, %.1f", pt[1], pt[0])
+		// The region nearest the part, within 300 km, names it.
+		name, best := "", 300.0
 		for _, ri := range c.regions {
-			r := regions[ri]
-			if r.bound.Intersects(p.Bound()) {
-				name = r.Name
-				break
+			if gap := boundGapKm(regions[ri].bound, p.Bound()); gap <= best {
+				name, best = regions[ri].Name, gap
 			}
 		}
-		if !slices.Contains(names, name) {
+		if name == "" {
+			unnamed++
+		} else if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
+	}
+	if unnamed > 0 {
+		names = append(names, fmt.Sprintf("%d islands", unnamed))
 	}
 	return strings.Join(names, ", ")
 }
