@@ -145,7 +145,12 @@ func Complete(prefix string, n int) []string {
 		// Other names (translations, old names) after the names places
 		// go by: "lis" completes to Lisbon before an Alexandria in Corsican.
 		w := ix.importance(r)
-		if Fold(name) != Fold(ix.namesOf(r)[0]) && !(r.kind == KindCountry && ix.englishName(r, name)) {
+		switch {
+		case Fold(name) == Fold(ix.namesOf(r)[0]):
+		case r.kind == KindCountry && ix.englishName(r, name):
+		case r.kind == KindCountry:
+			w = 1 // a country's name in another language: after the places
+		default:
 			w /= 100
 		}
 		return w
@@ -153,12 +158,14 @@ func Complete(prefix string, n int) []string {
 }
 
 // englishName reports whether name is among a country's first names
-// (the converter puts the English ones first, before other languages').
+// (the converter puts the English ones first, before other languages',
+// which are told apart by their letters).
 func (ix *index) englishName(r ref, name string) bool {
 	c := ix.data.Countries[r.index]
-	for _, a := range c.Alt[:min(len(c.Alt), 6)] {
+	for _, a := range c.Alt[:min(len(c.Alt), 4)] {
 		if a == name {
-			return true
+			_, ascii := foldASCII(a)
+			return ascii
 		}
 	}
 	return false
@@ -421,14 +428,13 @@ func (ix *index) rank(refs []ref) {
 			continue
 		}
 		c := ix.data.Cities[r.index]
-		if c.Region < 0 {
-			continue
-		}
-		// Only a city whose own name is the region's: Fortaleza, also
-		// once called Ceará, does not outrank the state of Ceará.
-		reg := ref{KindRegion, int32(c.Region)}
-		if s, ok := score[reg]; ok && score[r] <= s && ix.sameName(c.Name, reg) {
-			score[r] = s * 1.01
+		for _, reg := range refs {
+			// Only a city whose own name is the region's: Fortaleza, also
+			// once called Ceará, does not outrank the state of Ceará.
+			if reg.kind != KindRegion || score[r] > score[reg] || !ix.sameName(c.Name, reg) || !ix.holds(reg, c) {
+				continue
+			}
+			score[r] = score[reg] * 1.01
 		}
 	}
 	sort.SliceStable(refs, func(i, j int) bool {
@@ -451,6 +457,21 @@ func (ix *index) sameName(name string, r ref) bool {
 		}
 	}
 	return false
+}
+
+// holds reports whether region r holds city c: its own region, or a
+// region grouping several (Valencia, the community, holds Valencia in the
+// province of Valencia).
+func (ix *index) holds(r ref, c City) bool {
+	if c.Region == int(r.index) {
+		return true
+	}
+	g := ix.data.Regions[r.index]
+	if g.Country != c.Country || g.Outline < 0 {
+		return false
+	}
+	mp, err := ix.data.Outlines[g.Outline].geometry()
+	return err == nil && planar.MultiPolygonContains(mp, orb.Point{c.Lon, c.Lat})
 }
 
 // errNoOutline is a place stored without an outline (never, for the

@@ -30,8 +30,11 @@ import (
 	"unicode"
 
 	"github.com/paulmach/orb"
+	"github.com/paulmach/orb/clip"
+	"github.com/paulmach/orb/encoding/wkb"
 	"github.com/paulmach/orb/planar"
 	"github.com/paulmach/orb/simplify"
+	"github.com/peterstace/simplefeatures/geom"
 
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/places"
@@ -112,6 +115,9 @@ func main() {
 		fail(err)
 	}
 	link(countries, regions, cities)
+	if regions, err = groupRegions(countries, regions); err != nil {
+		fail(err)
+	}
 	build(d, countries, regions, cities)
 	b, err := places.Encode(d)
 	if err != nil {
@@ -373,8 +379,32 @@ func cut(mp orb.MultiPolygon) (orb.MultiPolygon, error) {
 	if err != nil {
 		return nil, err
 	}
-	split, _, err := shape.SplitAtAntimeridian()
-	return split, err
+	// Cut at ±180 by clipping each polygon, shifted by a turn either way,
+	// to the world: clipping works ring by ring, so it also holds for
+	// rings the source wrote self-touching, where a polygon overlay (the
+	// footprint package's SplitAtAntimeridian) can return nonsense.
+	world := orb.Bound{Min: orb.Point{-180, -90}, Max: orb.Point{180, 90}}
+	var out orb.MultiPolygon
+	for _, p := range shape.Polygons {
+		for _, dx := range []float64{-360, 0, 360} {
+			q := make(orb.Polygon, 0, len(p))
+			for _, r := range p {
+				moved := make(orb.Ring, len(r))
+				for i, pt := range r {
+					moved[i] = orb.Point{pt[0] + dx, pt[1]}
+				}
+				q = append(q, moved)
+			}
+			if b := q.Bound(); b.Max[0] <= -180 || b.Min[0] >= 180 {
+				continue
+			}
+			c := clip.Polygon(world, q)
+			if len(c) > 0 && len(c[0]) >= 4 && planar.Area(c) != 0 {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
 }
 
 // region is an admin-1 unit on its way to places.Region.
@@ -383,6 +413,7 @@ type region struct {
 	shape orb.MultiPolygon
 	bound orb.Bound
 	votes map[string]int64 // GeoNames admin-1 name → people of the cities inside
+	voted string           // the GeoNames admin-1 name its cities agree on
 }
 
 func readRegions(dir string, countries []*country) ([]*region, error) {
@@ -574,8 +605,88 @@ func link(countries []*country, regions []*region, cities []*city) {
 		}
 		if best != "" && 2*bestVotes > total {
 			r.Alt = dedupe(r.Name, append(r.Alt, best))
+			r.voted = best
 		}
 	}
+}
+
+// groupRegions adds a region for each GeoNames first-level division made
+// of several Natural Earth units (Catalonia of four provinces, Scotland of
+// its council areas, Île-de-France of eight departments): their union,
+// under the GeoNames name, which the units then no longer carry.
+func groupRegions(countries []*country, regions []*region) ([]*region, error) {
+	type key struct {
+		country int
+		name    string
+	}
+	groups := map[key][]int{}
+	var order []key
+	for i, r := range regions {
+		if r.voted == "" {
+			continue
+		}
+		k := key{r.Country, r.voted}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	for _, k := range order {
+		members := groups[k]
+		if len(members) < 2 {
+			continue
+		}
+		var parts orb.MultiPolygon
+		var pop int64
+		for _, i := range members {
+			m := regions[i]
+			parts = append(parts, m.shape...)
+			pop += m.Population
+			m.Alt = slices.DeleteFunc(m.Alt, func(a string) bool { return a == k.name })
+		}
+		union, err := unionOf(parts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k.name, err)
+		}
+		g := &region{shape: union, bound: union.Bound()}
+		g.Country, g.Name, g.Outline, g.Population = k.country, k.name, -1, pop
+		countries[k.country].regions = append(countries[k.country].regions, len(regions))
+		regions = append(regions, g)
+	}
+	return regions, nil
+}
+
+func unionOf(mp orb.MultiPolygon) (orb.MultiPolygon, error) {
+	raw, err := wkb.Marshal(mp)
+	if err != nil {
+		return nil, err
+	}
+	g, err := geom.UnmarshalWKB(raw, geom.NoValidate{}) // neighbouring units touch along their border: the union is the point
+	if err != nil {
+		return nil, err
+	}
+	u, err := geom.UnaryUnion(g)
+	if err != nil {
+		// Units whose quantized rings touch themselves: snapped to the
+		// stored precision first, else kept as the parts side by side
+		// (touching along their borders: the area is the same).
+		if u, err = geom.UnaryUnion(g.SnapToGrid(4)); err != nil {
+			fmt.Fprintf(os.Stderr, "union: %v; the parts are kept side by side\n", err)
+			return mp, nil
+		}
+	}
+	b := u.AsBinary()
+	og, err := wkb.Unmarshal(b)
+	if err != nil {
+		return nil, err
+	}
+	switch x := og.(type) {
+	case orb.Polygon:
+		return orb.MultiPolygon{x}, nil
+	case orb.MultiPolygon:
+		return x, nil
+	}
+	return nil, fmt.Errorf("union is a %s", og.GeoJSONType())
 }
 
 // build simplifies the outlines and fills d.
