@@ -172,7 +172,7 @@ func placeError(param, query string, err error) error {
 			for i, s := range nf.Suggestions {
 				quoted[i] = strconv.Quote(s)
 			}
-			reason += "; did you mean " + strings.Join(quoted, " or ") + "?"
+			reason += " (did you mean " + strings.Join(quoted, " or ") + "?)"
 		}
 		return &stacclient.ParamError{Param: param, Got: trimText(query, 120), Reason: reason, Accepted: placeAccepted}
 	}

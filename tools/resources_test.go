@@ -47,7 +47,8 @@ func TestResourcesAreListedWithMIMETypes(t *testing.T) {
 	want := map[string]string{
 		ResourceCatalog: mimeJSON, ResourceConformance: mimeJSON, ResourceCollections: mimeJSON,
 		ResourceCollectionTmpl: mimeJSON, ResourceQueryablesTmpl: mimeJSONSchema,
-		MapViewURI: "text/html;profile=mcp-app", // the map view (mapview.go)
+		ResourcePlaceTmpl: mimeGeoJSON,                 // a place's area, offline (places.go)
+		MapViewURI:        "text/html;profile=mcp-app", // the map view (mapview.go)
 	}
 	for uri, mime := range want {
 		if got[uri] != mime {

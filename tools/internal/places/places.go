@@ -304,7 +304,7 @@ func (ix *index) notFound(raw string, q query, within, closest []scored) error {
 		return e
 	}
 	for _, s := range append(within, closest...) {
-		if s.dist > maxEdits(q.name)+2 {
+		if s.dist > maxEdits(q.name)+2 || 2*s.dist > utf8.RuneCountInString(q.name) {
 			continue // too far to be what was meant
 		}
 		refs := ix.refsOfDistinct(s.id)
