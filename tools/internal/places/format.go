@@ -19,7 +19,7 @@ import (
 // place is asked for, and is about a third of the size of the same data as
 // gzip'd JSON.
 
-const magic = "STACPLACES2"
+const magic = "STACPLACES3"
 
 // coordScale is the stored precision of coordinates: 1e-4 degree (about
 // 11 m), finer than the sources (Natural Earth 1:10m is quantized to
@@ -78,7 +78,11 @@ type Outline struct {
 	Polygons   orb.MultiPolygon
 	ToleranceM int
 	Points     int // vertices in the source before simplifying
-	encoded    []byte
+	// BBox is the outline's [west, south, east, north] (west > east
+	// across the antimeridian), stored so that a place listed as an
+	// alternative needs no decoding.
+	BBox    [4]float64
+	encoded []byte
 }
 
 // Encode writes d in the stored form, compressed.
@@ -144,6 +148,9 @@ func Encode(d *Data) ([]byte, error) {
 		encodePolygons(&ow, o.Polygons)
 		w.uint(o.ToleranceM)
 		w.uint(o.Points)
+		for _, v := range bboxOf(o.Polygons) {
+			w.coord(v)
+		}
 		w.bytes(ow.b.Bytes())
 	}
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression))
@@ -239,6 +246,9 @@ func Decode(compressed []byte) (*Data, error) {
 		o := &d.Outlines[i]
 		o.ToleranceM = int(r.uint())
 		o.Points = int(r.uint())
+		for j := range o.BBox {
+			o.BBox[j] = r.coord()
+		}
 		o.encoded = append([]byte(nil), r.bytes()...) // not a view of raw, which is let go
 	}
 	if r.err != nil {

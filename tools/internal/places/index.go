@@ -26,15 +26,14 @@ type ref struct {
 // trigram index over the distinct names (misspellings).
 type index struct {
 	data  *Data
-	keys  []string // folded names, sorted; a name of several places repeats
-	refs  []ref    // refs[i] is the place keys[i] names
-	names []string // the name as written, for completions
+	keys []string // folded names, sorted; a name of several places repeats
+	refs []ref    // refs[i] is the place keys[i] names
 	// countryKeys finds a country by a qualifier: folded names, ISO codes.
 	countryKeys map[string][]int
-	// distinct names for misspellings: the trigram index maps a hashed
-	// trigram to the distinct-name ids holding it (CSR layout).
-	distinct     []string
-	distinctFrom []int32 // first position in keys of each distinct name
+	// distinct names for misspellings (distinctFrom[i] is the first
+	// position in keys of the i-th distinct name): the trigram index maps
+	// a hashed trigram to the distinct-name ids holding it (CSR layout).
+	distinctFrom []int32
 	triStart     []uint32
 	triIDs       []uint32
 }
@@ -61,14 +60,14 @@ func load() (*index, error) {
 func newIndex(d *Data) *index {
 	ix := &index{data: d, countryKeys: map[string][]int{}}
 	type entry struct {
-		key, name string
-		ref       ref
+		key string
+		ref ref
 	}
 	var entries []entry
 	add := func(r ref, names ...string) {
 		for _, n := range names {
 			if k := Fold(n); k != "" {
-				entries = append(entries, entry{k, n, r})
+				entries = append(entries, entry{k, r})
 			}
 		}
 	}
@@ -103,11 +102,9 @@ func newIndex(d *Data) *index {
 	})
 	ix.keys = make([]string, len(entries))
 	ix.refs = make([]ref, len(entries))
-	ix.names = make([]string, len(entries))
 	for i, e := range entries {
-		ix.keys[i], ix.refs[i], ix.names[i] = e.key, e.ref, e.name
+		ix.keys[i], ix.refs[i] = e.key, e.ref
 		if i == 0 || e.key != entries[i-1].key {
-			ix.distinct = append(ix.distinct, e.key)
 			ix.distinctFrom = append(ix.distinctFrom, int32(i))
 		}
 	}
@@ -143,9 +140,12 @@ func appendRef(list []ref, r ref) []ref {
 	return append(list, r)
 }
 
+// distinct is the i-th distinct folded name.
+func (ix *index) distinct(i int) string { return ix.keys[ix.distinctFrom[i]] }
+
 // refsOfDistinct returns the places named by distinct name d.
 func (ix *index) refsOfDistinct(d int) []ref {
-	return ix.exact(ix.distinct[d])
+	return ix.exact(ix.distinct(d))
 }
 
 // trigramBuckets is the number of hash buckets of the trigram index: a
@@ -182,8 +182,8 @@ func trigrams(key string, f func(uint32)) {
 
 func (ix *index) buildTrigrams() {
 	counts := make([]uint32, trigramBuckets+1)
-	for _, k := range ix.distinct {
-		trigrams(k, func(h uint32) { counts[h+1]++ })
+	for i := range ix.distinctFrom {
+		trigrams(ix.distinct(i), func(h uint32) { counts[h+1]++ })
 	}
 	for i := 1; i <= trigramBuckets; i++ {
 		counts[i] += counts[i-1]
@@ -192,8 +192,8 @@ func (ix *index) buildTrigrams() {
 	ix.triIDs = make([]uint32, counts[trigramBuckets])
 	fill := make([]uint32, trigramBuckets)
 	copy(fill, counts[:trigramBuckets])
-	for id, k := range ix.distinct {
-		trigrams(k, func(h uint32) {
+	for id := range ix.distinctFrom {
+		trigrams(ix.distinct(id), func(h uint32) {
 			ix.triIDs[fill[h]] = uint32(id)
 			fill[h]++
 		})
@@ -207,8 +207,8 @@ func (ix *index) near(key string, maxDist, suggest int) (within []scored, closes
 	var hashes []uint32
 	trigrams(key, func(h uint32) { hashes = append(hashes, h) })
 	t, _ := tallyPool.Get().(*tally)
-	if t == nil || len(t.counts) != len(ix.distinct) {
-		t = &tally{counts: make([]uint16, len(ix.distinct))}
+	if t == nil || len(t.counts) != len(ix.distinctFrom) {
+		t = &tally{counts: make([]uint16, len(ix.distinctFrom))}
 	}
 	defer func() {
 		for _, id := range t.touched {
@@ -245,7 +245,7 @@ func (ix *index) near(key string, maxDist, suggest int) (within []scored, closes
 	})
 	for i := range cands {
 		c := &cands[i]
-		name := ix.distinct[c.id]
+		name := ix.distinct(c.id)
 		if c.shared >= need && abs(utf8.RuneCountInString(name)-qlen) <= maxDist {
 			c.dist = editDistance(key, name, maxDist)
 			if c.dist <= maxDist {
@@ -261,7 +261,7 @@ func (ix *index) near(key string, maxDist, suggest int) (within []scored, closes
 	// ranked by their edit distance.
 	top := cands[:min(len(cands), 40)]
 	for i := range top {
-		top[i].dist = editDistance(key, ix.distinct[top[i].id], 1<<30)
+		top[i].dist = editDistance(key, ix.distinct(top[i].id), 1<<30)
 	}
 	sort.SliceStable(top, func(i, j int) bool { return top[i].dist < top[j].dist })
 	return nil, top[:min(len(top), suggest)]
@@ -340,7 +340,8 @@ func (ix *index) prefix(p string, n int, rank func(ref, string) float64) []strin
 			continue
 		}
 		seen[r] = true
-		hits = append(hits, hit{ix.names[i], rank(r, ix.names[i])})
+		name := ix.matchedName(r, ix.keys[i])
+		hits = append(hits, hit{name, rank(r, name)})
 		if len(hits) > 5000 {
 			break // a one-letter prefix: enough to rank from
 		}

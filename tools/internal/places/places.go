@@ -309,7 +309,7 @@ func (ix *index) notFound(raw string, q query, within, closest []scored) error {
 		}
 		refs := ix.refsOfDistinct(s.id)
 		ix.rank(refs)
-		name := ix.matchedName(refs[0], ix.distinct[s.id])
+		name := ix.matchedName(refs[0], ix.distinct(s.id))
 		if !slices.Contains(e.Suggestions, name) {
 			e.Suggestions = append(e.Suggestions, name)
 		}
@@ -529,12 +529,12 @@ func (ix *index) outline(p *Place, i int, source string, withArea bool) error {
 	o := &ix.data.Outlines[i]
 	p.Source = source
 	p.Extent = fmt.Sprintf("simplified to ±%s", metres(o.ToleranceM))
-	mp, err := o.geometry()
-	if err != nil {
-		return err
-	}
-	p.BBox = bboxOf(mp)
+	p.BBox = o.BBox
 	if withArea {
+		mp, err := o.geometry()
+		if err != nil {
+			return err
+		}
 		p.Area = mp
 	}
 	return nil
@@ -573,19 +573,21 @@ func (ix *index) cityArea(p *Place, c City, withArea bool) error {
 		g := ix.data.Regions[c.Region]
 		if ix.sameName(c.Name, ref{KindRegion, int32(c.Region)}) && g.Outline >= 0 {
 			o := &ix.data.Outlines[g.Outline]
-			mp, err := o.geometry()
-			if err != nil {
-				return err
-			}
-			b := mp.Bound()
-			if b.Right()-b.Left() <= cityRegionDeg && b.Top()-b.Bottom() <= cityRegionDeg && areaKm2(mp) <= cityRegionKm2 {
-				p.Source = "Natural Earth 1:10m admin-1 outline of " + g.Name + ", GeoNames point (CC BY 4.0)"
-				p.Extent = fmt.Sprintf("the city's own region, simplified to ±%s", metres(o.ToleranceM))
-				p.BBox = bboxOf(mp)
-				if withArea {
-					p.Area = mp
+			b := o.BBox
+			if b[2]-b[0] <= cityRegionDeg && b[2] >= b[0] && b[3]-b[1] <= cityRegionDeg {
+				mp, err := o.geometry()
+				if err != nil {
+					return err
 				}
-				return nil
+				if areaKm2(mp) <= cityRegionKm2 {
+					p.Source = "Natural Earth 1:10m admin-1 outline of " + g.Name + ", GeoNames point (CC BY 4.0)"
+					p.Extent = fmt.Sprintf("the city's own region, simplified to ±%s", metres(o.ToleranceM))
+					p.BBox = b
+					if withArea {
+						p.Area = mp
+					}
+					return nil
+				}
 			}
 		}
 	}
