@@ -25,7 +25,7 @@ type ref struct {
 // fold form, sorted (exact and prefix lookups by binary search), and a
 // trigram index over the distinct names (misspellings).
 type index struct {
-	data  *Data
+	data *Data
 	keys []string // folded names, sorted; a name of several places repeats
 	refs []ref    // refs[i] is the place keys[i] names
 	// countryKeys finds a country by a qualifier: folded names, ISO codes.
