@@ -100,7 +100,7 @@ func TestPlaceErrorsAndAmbiguity(t *testing.T) {
 		t.Fatalf("place %+v", out.Place)
 	}
 	if text := resultText(res); !strings.Contains(text, "Also: ") || !strings.Contains(text, "Paris, Texas, US") {
-		t.Errorf("text does not name the other Parises: %.400s", text)
+		t.Errorf("text does not name the other places named Paris: %.400s", text)
 	}
 	// search_collections takes a bbox only: the place's bbox is sent.
 	sc := structured[SearchCollectionsOut](t, callOK(t, cs, "search_collections", map[string]any{"bbox": "Colorado"}))

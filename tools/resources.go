@@ -113,7 +113,7 @@ func readPlaceResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.Re
 	if err != nil {
 		return nil, err
 	}
-	feature := map[string]any{"type": "Feature", "bbox": out.BBox, "geometry": json.RawMessage(geometry), "properties": out}
+	feature := map[string]any{"type": "Feature", "bbox": out.BBox, "geometry": geometry, "properties": out}
 	text, err := json.Marshal(feature)
 	if err != nil {
 		return nil, err

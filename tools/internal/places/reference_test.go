@@ -114,7 +114,7 @@ func TestUnknownPlaceSuggests(t *testing.T) {
 	_, err = Resolve("Paris, Japan")
 	var nf *NotFoundError
 	if !errors.As(err, &nf) || len(nf.Suggestions) == 0 || nf.Suggestions[0] != "Paris, Île-de-France, FR" {
-		t.Errorf("Paris, Japan: %v, want a NotFoundError suggesting the Parises there are", err)
+		t.Errorf("Paris, Japan: %v, want a NotFoundError suggesting the places named Paris", err)
 	}
 }
 

@@ -310,10 +310,8 @@ func (t *topology) polygon(rings [][]int) orb.Polygon {
 // country is an admin-0 unit on its way to places.Country.
 type country struct {
 	places.Country
-	shape    orb.MultiPolygon // cut at the antimeridian, unsimplified
-	far      orb.MultiPolygon // parts left out
-	regions  []int
-	farParts []orb.Polygon
+	shape   orb.MultiPolygon // cut at the antimeridian, unsimplified
+	regions []int
 }
 
 func readCountries(path string, names *countryNames) ([]*country, error) {
@@ -326,8 +324,11 @@ func readCountries(path string, names *countryNames) ([]*country, error) {
 		var id string
 		_ = json.Unmarshal(g.ID, &id)
 		mp, err := t.geometry(g.Type, g.Arcs)
-		if err != nil || mp == nil {
-			return nil, fmt.Errorf("%s: %v", g.Properties.Name, err)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", g.Properties.Name, err)
+		}
+		if mp == nil {
+			return nil, fmt.Errorf("%s: no geometry", g.Properties.Name)
 		}
 		shape, err := cut(mp)
 		if err != nil {
