@@ -130,8 +130,8 @@ func main() {
 		fail(err)
 	}
 	sum := sha256.Sum256(b)
-	fmt.Fprintf(os.Stderr, "%d countries, %d regions, %d cities, %d outlines: %d bytes, sha256 %s\n",
-		len(d.Countries), len(d.Regions), len(d.Cities), len(d.Outlines), len(b), hex.EncodeToString(sum[:]))
+	fmt.Fprintf(os.Stderr, "%d countries, %d regions, %d cities, %d outlines (%d invalid polygons kept): %d bytes, sha256 %s\n",
+		len(d.Countries), len(d.Regions), len(d.Cities), len(d.Outlines), invalidKept, len(b), hex.EncodeToString(sum[:]))
 }
 
 func fileSHA256(path string) (string, error) {
@@ -847,20 +847,321 @@ func addOutline(d *places.Data, mp orb.MultiPolygon, limit int, tol float64) int
 func simplified(mp orb.MultiPolygon, tol float64) orb.MultiPolygon {
 	var out orb.MultiPolygon
 	for _, p := range mp {
-		var q orb.Polygon
-		for i, r := range p {
-			s := simplify.DouglasPeucker(tol).Ring(r.Clone())
-			if len(s) < 4 || planar.Area(s) == 0 {
-				if i == 0 {
-					break // an island smaller than the tolerance
-				}
-				continue // a hole smaller than the tolerance
-			}
-			q = append(q, s)
+		out = append(out, simplifiedValid(p, tol)...)
+	}
+	return out
+}
+
+// simplifiedValid simplifies p into valid polygons (OGC simple features,
+// as the tools' area measure and catalogs require), at the stored
+// precision. The sources write some rings pinched (touching themselves at
+// a vertex: two islands joined at a point, a bay closed to a point), and
+// the cut at ±180 leaves corridors along the meridian: rings are split at
+// every repeated vertex, each loop becoming a polygon of its own or a hole
+// by its winding. Douglas-Peucker can fold a ring across itself: then the
+// polygon is simplified again with half the tolerance, down to 0.0005° (55
+// m). What is still invalid is kept as it is and counted (a polygon is
+// never dropped for it: Canada's main polygon is one of them).
+func simplifiedValid(p orb.Polygon, tol float64) []orb.Polygon {
+	parts, ok := halving(p, tol)
+	if ok {
+		return parts
+	}
+	// Rebuilt as its union (the overlay nodes a ring that crosses itself),
+	// then simplified again.
+	if fixed, err := strictUnion(p); err == nil {
+		var out []orb.Polygon
+		good := true
+		for _, f := range fixed {
+			fp, ok := halving(f, tol)
+			good = good && ok
+			out = append(out, fp...)
 		}
-		if len(q) > 0 {
-			out = append(out, q)
+		if good {
+			return out
+		}
+	}
+	invalidKept++
+	return parts
+}
+
+// halving simplifies p from tol, halving the tolerance until the result is
+// valid; ok is false when it never is (the first result is returned).
+func halving(p orb.Polygon, tol float64) (parts []orb.Polygon, ok bool) {
+	var first []orb.Polygon
+	for t := tol; t >= 0.0005; t /= 2 {
+		q := simplifyPolygon(p, t)
+		if q == nil {
+			return nil, true // an island smaller than the tolerance
+		}
+		parts := unpinch(q)
+		if allValid(parts) {
+			return parts, true
+		}
+		if first == nil {
+			first = parts
+		}
+	}
+	return first, false
+}
+
+// strictUnion is p's union with itself, snapped to the stored precision,
+// or an error when the overlay fails or its result is not valid.
+func strictUnion(p orb.Polygon) (orb.MultiPolygon, error) {
+	raw, err := wkb.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	g, err := geom.UnmarshalWKB(raw, geom.NoValidate{})
+	if err != nil {
+		return nil, err
+	}
+	u, err := geom.UnaryUnion(g.SnapToGrid(4))
+	if err != nil {
+		return nil, err
+	}
+	og, err := wkb.Unmarshal(u.AsBinary())
+	if err != nil {
+		return nil, err
+	}
+	switch x := og.(type) {
+	case orb.Polygon:
+		return orb.MultiPolygon{x}, nil
+	case orb.MultiPolygon:
+		return x, nil
+	}
+	return nil, fmt.Errorf("union is a %s", og.GeoJSONType())
+}
+
+// invalidKept counts the polygons no repair made valid.
+var invalidKept int
+
+func allValid(ps []orb.Polygon) bool {
+	for _, p := range ps {
+		if !valid(p) {
+			return false
+		}
+	}
+	return len(ps) > 0
+}
+
+// simplifyPolygon simplifies each ring and rounds it to the stored
+// precision (0.0001°), dropping repeated points the rounding makes.
+func simplifyPolygon(p orb.Polygon, tol float64) orb.Polygon {
+	var q orb.Polygon
+	for i, r := range p {
+		s := simplify.DouglasPeucker(tol).Ring(r.Clone())
+		s = roundRing(s)
+		if len(s) < 4 || planar.Area(s) == 0 {
+			if i == 0 {
+				return nil // an island smaller than the tolerance
+			}
+			continue // a hole smaller than the tolerance
+		}
+		q = append(q, s)
+	}
+	return q
+}
+
+func roundRing(r orb.Ring) orb.Ring {
+	out := make(orb.Ring, 0, len(r))
+	for _, pt := range r {
+		q := orb.Point{math.Round(pt[0]*1e4) / 1e4, math.Round(pt[1]*1e4) / 1e4}
+		if len(out) > 0 && out[len(out)-1] == q {
+			continue
+		}
+		out = append(out, q)
+	}
+	if len(out) > 0 && out[0] != out[len(out)-1] {
+		out = append(out, out[0])
+	}
+	return despike(out)
+}
+
+// despike drops the vertices where a closed ring runs on in a straight
+// line or turns straight back (a spike: an edge that retraces the one
+// before, which leaves the ring not simple), until none is left.
+func despike(r orb.Ring) orb.Ring {
+	if len(r) < 4 {
+		return r
+	}
+	pts := append([]orb.Point{}, r[:len(r)-1]...)
+	for changed := true; changed && len(pts) >= 3; {
+		changed = false
+		for i := 0; i < len(pts) && len(pts) >= 3; i++ {
+			a, b, c := pts[(i+len(pts)-1)%len(pts)], pts[i], pts[(i+1)%len(pts)]
+			cross := (b[0]-a[0])*(c[1]-b[1]) - (b[1]-a[1])*(c[0]-b[0])
+			if cross == 0 || a == c {
+				pts = append(pts[:i], pts[i+1:]...)
+				changed = true
+				i--
+			}
+		}
+	}
+	if len(pts) < 3 {
+		return nil
+	}
+	return append(orb.Ring(pts), pts[0])
+}
+
+// unpinch splits p's rings where they touch or cross themselves: loops
+// wound like the largest loop of the exterior are polygons of their own,
+// the others holes of it (with p's holes, split the same way).
+func unpinch(p orb.Polygon) []orb.Polygon {
+	loops := uncross(splitLoops(p[0]))
+	if len(loops) == 0 {
+		return nil
+	}
+	largest := 0
+	for i, l := range loops {
+		if math.Abs(signedArea(l)) > math.Abs(signedArea(loops[largest])) {
+			largest = i
+		}
+	}
+	sign := math.Signbit(signedArea(loops[largest]))
+	main := orb.Polygon{loops[largest]}
+	var out []orb.Polygon
+	for i, l := range loops {
+		switch {
+		case i == largest:
+		case math.Signbit(signedArea(l)) == sign:
+			out = append(out, orb.Polygon{l})
+		default:
+			main = append(main, l)
+		}
+	}
+	for _, h := range p[1:] {
+		main = append(main, uncross(splitLoops(h))...)
+	}
+	return append([]orb.Polygon{main}, out...)
+}
+
+// splitLoops cuts a closed ring at every vertex it passes twice.
+func splitLoops(r orb.Ring) []orb.Ring {
+	if len(r) < 4 {
+		return nil
+	}
+	var out []orb.Ring
+	var stack []orb.Point
+	at := map[orb.Point]int{}
+	for _, pt := range r[:len(r)-1] {
+		if j, ok := at[pt]; ok {
+			loop := append(append(orb.Ring{}, stack[j:]...), pt)
+			if len(loop) >= 4 && signedArea(loop) != 0 {
+				out = append(out, loop)
+			}
+			for _, q := range stack[j+1:] {
+				delete(at, q)
+			}
+			stack = stack[:j+1]
+			continue
+		}
+		at[pt] = len(stack)
+		stack = append(stack, pt)
+	}
+	if len(stack) >= 3 {
+		loop := append(append(orb.Ring{}, stack...), stack[0])
+		if signedArea(loop) != 0 {
+			out = append(out, loop)
 		}
 	}
 	return out
+}
+
+// uncross splits each ring at the first place two of its edges cross
+// (rings the sources' quantization made cross themselves, a fold
+// Douglas-Peucker made), into the two loops on either side of the
+// crossing point, until no ring crosses itself.
+func uncross(rings []orb.Ring) []orb.Ring {
+	var out []orb.Ring
+	for len(rings) > 0 {
+		r := rings[len(rings)-1]
+		rings = rings[:len(rings)-1]
+		i, j, x, ok := firstCrossing(r)
+		if !ok || len(out)+len(rings) > 10000 {
+			out = append(out, r)
+			continue
+		}
+		// r[0..i], x, r[j+1..] and x, r[i+1..j], x.
+		a := append(append(append(orb.Ring{}, r[:i+1]...), x), r[j+1:]...)
+		b := append(append(orb.Ring{x}, r[i+1:j+1]...), x)
+		for _, l := range []orb.Ring{roundRing(a), roundRing(b)} {
+			if len(l) >= 4 && signedArea(l) != 0 {
+				rings = append(rings, l)
+			}
+		}
+	}
+	return out
+}
+
+// firstCrossing finds two edges of r, (i, i+1) and (j, j+1) with i < j,
+// that cross at a point inside both (not at a shared vertex), using a grid
+// of the ring's edges.
+func firstCrossing(r orb.Ring) (i, j int, x orb.Point, ok bool) {
+	n := len(r) - 1
+	if n < 4 {
+		return 0, 0, orb.Point{}, false
+	}
+	b := r.Bound()
+	const cells = 64
+	w, h := (b.Max[0]-b.Min[0])/cells+1e-12, (b.Max[1]-b.Min[1])/cells+1e-12
+	grid := map[[2]int][]int{}
+	for e := range n {
+		eb := orb.Bound{Min: r[e], Max: r[e]}.Extend(r[e+1])
+		for cx := int((eb.Min[0] - b.Min[0]) / w); cx <= int((eb.Max[0]-b.Min[0])/w); cx++ {
+			for cy := int((eb.Min[1] - b.Min[1]) / h); cy <= int((eb.Max[1]-b.Min[1])/h); cy++ {
+				grid[[2]int{cx, cy}] = append(grid[[2]int{cx, cy}], e)
+			}
+		}
+	}
+	best := [2]int{-1, -1}
+	for _, es := range grid {
+		for a := 0; a < len(es); a++ {
+			for c := a + 1; c < len(es); c++ {
+				e1, e2 := min(es[a], es[c]), max(es[a], es[c])
+				if e2-e1 < 2 || e1 == 0 && e2 == n-1 {
+					continue // neighbours share a vertex
+				}
+				if p, hit := segmentCross(r[e1], r[e1+1], r[e2], r[e2+1]); hit && (best[0] < 0 || e1 < best[0] || e1 == best[0] && e2 < best[1]) {
+					best, x = [2]int{e1, e2}, p
+				}
+			}
+		}
+	}
+	return best[0], best[1], x, best[0] >= 0
+}
+
+// segmentCross is where segments ab and cd cross, strictly inside both.
+func segmentCross(a, b, c, d orb.Point) (orb.Point, bool) {
+	r := orb.Point{b[0] - a[0], b[1] - a[1]}
+	s := orb.Point{d[0] - c[0], d[1] - c[1]}
+	den := r[0]*s[1] - r[1]*s[0]
+	if den == 0 {
+		return orb.Point{}, false // parallel (overlaps are pinches, split at their vertices)
+	}
+	qp := orb.Point{c[0] - a[0], c[1] - a[1]}
+	t := (qp[0]*s[1] - qp[1]*s[0]) / den
+	u := (qp[0]*r[1] - qp[1]*r[0]) / den
+	if t <= 0 || t >= 1 || u <= 0 || u >= 1 {
+		return orb.Point{}, false
+	}
+	return orb.Point{a[0] + t*r[0], a[1] + t*r[1]}, true
+}
+
+func signedArea(r orb.Ring) float64 {
+	a := 0.0
+	for i := 1; i < len(r); i++ {
+		a += r[i-1][0]*r[i][1] - r[i][0]*r[i-1][1]
+	}
+	return a / 2
+}
+
+// valid reports whether p is a valid polygon for simplefeatures.
+func valid(p orb.Polygon) bool {
+	raw, err := wkb.Marshal(p)
+	if err != nil {
+		return false
+	}
+	_, err = geom.UnmarshalWKB(raw)
+	return err == nil
 }
