@@ -219,8 +219,8 @@ func placeText(p *PlaceOut) string {
 	if len(p.Alternatives) > 0 {
 		fmt.Fprintf(&b, " Also: %s; pass one as written to choose it.", strings.Join(p.Alternatives, "; "))
 	}
-	for _, n := range p.Notes {
-		b.WriteString(" " + strings.ToUpper(n[:1]) + n[1:] + ".")
+	if len(p.Notes) > 0 {
+		b.WriteString(" Notes: " + strings.Join(p.Notes, "; ") + ".")
 	}
 	return b.String()
 }

@@ -262,7 +262,7 @@ func startOrContinueSearch(ctx context.Context, c *Call, in SearchItemsIn, call 
 		if c.Place != nil && m["intersects"] != nil {
 			// A place's outline runs to thousands of points: the place
 			// line says what it is, the search names it.
-			m["intersects"] = fmt.Sprintf("(the area of place %q: %s)", c.Place.Query, c.Place.Source)
+			m["intersects"] = fmt.Sprintf("(the area of the place %s: %s)", c.Place.Query, c.Place.Source)
 		}
 	}
 	out.Warnings = append(out.Warnings, warnings...)
