@@ -30,6 +30,7 @@ type IndexTimeSeriesIn struct {
 
 // IndexTimeSeriesOut is the series: one row per clear item.
 type IndexTimeSeriesOut struct {
+	PlaceResult
 	imageOutput
 	Of       string          `json:"of" jsonschema:"the index or band followed"`
 	Formula  string          `json:"formula,omitempty"`
