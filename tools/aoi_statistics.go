@@ -33,6 +33,7 @@ type AOIStatisticsIn struct {
 
 // AOIStatisticsOut are the bands' statistics over the area.
 type AOIStatisticsOut struct {
+	PlaceResult
 	ItemID      string           `json:"item_id"`
 	Collection  string           `json:"collection"`
 	Datetime    string           `json:"datetime,omitempty"`

@@ -39,6 +39,7 @@ func (in IndexTimeSeriesIn) cursorToken() (string, cursor.Kind) { return in.Curs
 // IndexTimeSeriesOut is one call's part of a series: a row per clear
 // acquisition date read in this call.
 type IndexTimeSeriesOut struct {
+	PlaceResult
 	imageOutput
 	Of      string          `json:"of" jsonschema:"the index or band followed"`
 	Formula string          `json:"formula,omitempty"`

@@ -133,6 +133,9 @@ type Call struct {
 	// Cursor is the verified cursor the call continues from (tools whose
 	// input has a cursor argument), or nil.
 	Cursor *cursor.Cursor
+	// Place is the place an area argument named, or nil; the argument
+	// already holds its area.
+	Place *PlaceOut
 }
 
 // CatalogArg is embedded in every tool input: every tool accepts the same
@@ -222,6 +225,12 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out], o
 		resolveCtx, cancel := context.WithTimeout(ctx, d.Layer.Policy().ToolTimeout)
 		cat, cursor, resolveErr := resolveCall(resolveCtx, d, in)
 		cancel()
+		// A place named by an area argument becomes its area here, before
+		// the handler reads the argument (places.go).
+		place, placeErr := resolvePlaceArgs(&in)
+		if resolveErr == nil && placeErr != nil {
+			resolveErr = placeErr
+		}
 		if resolveErr != nil {
 			// Still go through the layer, so the failed call is logged and
 			// counted like any other and the result carries a receipt.
@@ -229,7 +238,7 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out], o
 			holder.record(receipt, err)
 			return nil, nil, renderError(name, err)
 		}
-		call := &Call{Deps: d, Catalog: cat, Request: req, Cursor: cursor}
+		call := &Call{Deps: d, Catalog: cat, Request: req, Cursor: cursor, Place: place}
 		// Run may return at the deadline while fn is still running on its
 		// own goroutine; out and text are read only when Run reports
 		// success, which means fn returned (its result came over a channel).
@@ -258,6 +267,12 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out], o
 		}
 		if err != nil {
 			return nil, nil, relabelError(cat, renderError(name, err))
+		}
+		if place != nil {
+			if ps, ok := any(&out).(placeSetter); ok {
+				ps.setPlace(place)
+				text = placeText(place) + "\n" + text
+			}
 		}
 		res := &mcp.CallToolResult{Meta: resultMeta(receipt, nil)}
 		if text != "" {

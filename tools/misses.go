@@ -141,10 +141,13 @@ func emptySearchNotes(ctx context.Context, c *Call, p stacclient.SearchParams, c
 	if len(p.IDs) > 0 {
 		notes = append(notes, "check the item ids: ids must match exactly; drop ids to search by area and time instead")
 	}
-	if p.BBox != nil {
+	switch {
+	case c.Place != nil && (p.BBox != nil || p.Intersects != nil):
+		// The area came from a place name: its coordinates are right.
+		notes = append(notes, fmt.Sprintf("the catalog has nothing over %s here: widen the area (a larger place) or the other conditions", c.Place.Name))
+	case p.BBox != nil:
 		notes = append(notes, "check the bbox order is [west,south,east,north] in degrees (longitude first), or widen it")
-	}
-	if p.Intersects != nil {
+	case p.Intersects != nil:
 		notes = append(notes, "check the intersects geometry uses [longitude, latitude] order, or widen it")
 	}
 	if p.Datetime != "" {

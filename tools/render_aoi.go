@@ -60,6 +60,7 @@ type RenderAOIIn struct {
 
 // RenderAOIOut describes the picture sent.
 type RenderAOIOut struct {
+	PlaceResult
 	imageOutput
 	ItemID      string           `json:"item_id"`
 	Collection  string           `json:"collection"`

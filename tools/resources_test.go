@@ -47,6 +47,7 @@ func TestResourcesAreListedWithMIMETypes(t *testing.T) {
 	want := map[string]string{
 		ResourceCatalog: mimeJSON, ResourceConformance: mimeJSON, ResourceCollections: mimeJSON,
 		ResourceCollectionTmpl: mimeJSON, ResourceQueryablesTmpl: mimeJSONSchema,
+		ResourcePlaceTmpl:        mimeGeoJSON,                 // a place's area, offline (places.go)
 		MapViewURI:               "text/html;profile=mcp-app", // the map view (mapview.go)
 		ExportURIPrefix + "{id}": "",                          // the export tool's files (export.go): each its own type
 	}

@@ -167,6 +167,12 @@ func TestTextCarriesTheStructuredData(t *testing.T) {
 		{"map_items", map[string]any{"collections": "sentinel-2-l2a", "bbox": []float64{-40.5, -5.3, -37.5, -3.5}, "max_items": 5}, nil, nil},
 		{"check_coverage", map[string]any{"collections": "sentinel-2-l2a", "bbox": []float64{-40.5, -5.3, -37.5, -3.5}, "max_items": 8}, nil, nil},
 		{"get_service_health", map[string]any{}, nil, nil},
+		// Places (places.go): the place field is carried by the text's first line.
+		{"search_items", map[string]any{"collections": "sentinel-2-l2a", "bbox": "Paris", "max_items": 1}, nil, nil},
+		{"check_coverage", map[string]any{"collections": "sentinel-2-l2a", "aoi": "Netherlands"}, nil, nil},
+		{"map_items", map[string]any{"collections": "sentinel-2-l2a", "aoi": "-4.6, -39.5, 20 km"}, nil, nil},
+		{"search_collections", map[string]any{"bbox": "Colorado", "limit": 3}, nil, nil},
+		{"get_aggregations", map[string]any{"collections": "sentinel-2-l2a", "intersects": "Ceara"}, nil, nil},
 		{"aoi_statistics", withArg(pixelItem, "bands", "red,nir,swir16"), nil, pixelSession},
 		{"render_aoi", withArg(pixelItem, "view", "ndvi"), nil, pixelSession},
 		{"render_aoi", withArg(pixelItem, "view", "swir"), nil, pixelSession},
