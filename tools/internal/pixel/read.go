@@ -232,7 +232,7 @@ func (e *Env) Read(ctx context.Context, r Request) (*Pixels, error) {
 		}
 	}
 	for _, p := range plans {
-		wc, err := p.file.file.WindowCost(p.level, p.win, []int{p.band.Index})
+		wc, err := p.file.file.WindowCost(p.level, p.win, []int{p.band.Index}) //nolint:contextcheck // it plans from the header, reading nothing
 		if err != nil && !p.win.Empty() {
 			return nil, &Error{Kind: ErrRead, Item: r.Item.ID, Asset: p.band.AssetKey, Band: p.band.Title(), Err: err}
 		}
