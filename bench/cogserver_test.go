@@ -184,6 +184,12 @@ type cogSpec struct {
 	classes     bool // SCL-like classes (nearest overviews) instead of reflectance
 	resampling  string
 	extraCreate []string
+	// origin is the upper-left corner in EPSG:32633 (zero: 500000,
+	// 5000000), res the pixel size in metres (0: 10); cloud, for classes,
+	// says where the cloud is (nil: a disc left of the centre).
+	origin [2]float64
+	res    int
+	cloud  func(x, y int) bool
 }
 
 // writeTestCOG writes spec's pixels (a field pattern with noise, like the
@@ -198,7 +204,7 @@ func writeTestCOG(tb testing.TB, dir string, spec cogSpec) string {
 			field := (y/64)*131 + x/64 + spec.seed*7
 			if spec.classes {
 				c := byte(4 + field%3) // vegetation, not vegetated, water
-				if (x-n/3)*(x-n/3)+(y-n/2)*(y-n/2) < n*n/40 {
+				if spec.cloud != nil && spec.cloud(x, y) || spec.cloud == nil && (x-n/3)*(x-n/3)+(y-n/2)*(y-n/2) < n*n/40 {
 					c = 9 // a cloud
 				}
 				raw.WriteByte(c)
@@ -223,16 +229,24 @@ func writeTestCOG(tb testing.TB, dir string, spec cogSpec) string {
 		bytesPer = 1
 	}
 	vrt := filepath.Join(dir, spec.name+".vrt")
+	x0, y0 := 500000.0, 5000000.0
+	if spec.origin != [2]float64{} {
+		x0, y0 = spec.origin[0], spec.origin[1]
+	}
+	res := spec.res
+	if res == 0 {
+		res = 10
+	}
 	desc := fmt.Sprintf(`<VRTDataset rasterXSize="%d" rasterYSize="%d">
   <SRS>EPSG:32633</SRS>
-  <GeoTransform>500000, 10, 0, 5000000, 0, -10</GeoTransform>
+  <GeoTransform>%g, %d, 0, %g, 0, -%d</GeoTransform>
   <VRTRasterBand dataType="%s" band="1" subClass="VRTRawRasterBand">
     <NoDataValue>0</NoDataValue>
     <SourceFilename relativeToVRT="1">%s</SourceFilename>
     <ImageOffset>0</ImageOffset><PixelOffset>%d</PixelOffset><LineOffset>%d</LineOffset><ByteOrder>LSB</ByteOrder>
   </VRTRasterBand>
 </VRTDataset>
-`, n, n, spec.dataType, filepath.Base(bin), bytesPer, n*bytesPer)
+`, n, n, x0, res, y0, res, spec.dataType, filepath.Base(bin), bytesPer, n*bytesPer)
 	if err := os.WriteFile(vrt, []byte(desc), 0o644); err != nil {
 		tb.Fatal(err)
 	}

@@ -68,7 +68,10 @@ func newBenchDepsWith(tb testing.TB, catalogURL string, policy reliability.Polic
 	layer := reliability.New(policy, opts)
 	catalogs := tools.NewCatalogs(tools.CatalogsOptions{Default: catalogURL, HTTPClient: layer.HTTPClient()})
 	tb.Cleanup(func() { _ = catalogs.Close() })
-	return &tools.Deps{Layer: layer, Catalogs: catalogs, Limits: limits, Logger: logger}
+	// The export tool writes to a temporary folder, never the user's Downloads.
+	d := &tools.Deps{Layer: layer, Catalogs: catalogs, Limits: limits, Logger: logger, Export: tools.ExportSettings{Dir: tb.TempDir()}}
+	tb.Cleanup(d.CloseExports)
+	return d
 }
 
 // connectInMemory connects an MCP client named clientName to server over

@@ -29,7 +29,7 @@ type sloCall struct {
 // sloRangeReads are the tools that read byte ranges of COGs side by side
 // (the pixel tools): a read that fails for good cancels its siblings,
 // which the catalog may never see although the receipt counts them.
-var sloRangeReads = map[string]bool{"aoi_statistics": true, "render_aoi": true, "index_time_series": true}
+var sloRangeReads = map[string]bool{"aoi_statistics": true, "render_aoi": true, "index_time_series": true, "export": true}
 
 // sloCalls covers every network tool of tools.Inventory(); TestSLOCoversEveryNetworkTool
 // fails when a new network tool has no entry.
@@ -55,6 +55,8 @@ var sloCalls = []sloCall{
 		"warm: item, the ranges of aoi_statistics, an NDVI map drawn", false},
 	{"index_time_series", map[string]any{"collections": []string{sloPixelCollection}, "aoi": sloPixelAOISmall, "index": "ndvi", "datetime": "2023-06-01/2023-06-12"},
 		"warm: one search page, 2 items × (3 header reads and about 10 ranges), a chart drawn", false},
+	{"export", map[string]any{"kind": "pixels", "collection_id": sloPixelCollection, "item_id": "slo-pixels-0", "aoi": sloPixelAOISmall, "bands": "ndvi"},
+		"warm: item, nir + red + SCL over the small area (14 requests with the item), an NDVI COG written", false},
 }
 
 // sloNetworkTools lists the network tools of the inventory.

@@ -92,13 +92,16 @@ await check("initialize: server info and instructions", async () => {
   assert.ok(client.getServerCapabilities()?.tools, "tools capability");
 });
 // Tools that change catalogs say so (readOnlyHint false) and take an
-// idempotency_key; every other tool is read-only.
+// idempotency_key; export writes files of its own (readOnlyHint false,
+// never destructive: each call a new file); every other tool is read-only.
 const writes = (t) => t.inputSchema?.properties?.idempotency_key !== undefined;
+const writesFiles = (t) => t.name === "export";
 await check("tools/list: every tool is honest about writing, with an output schema", async () => {
   ({ tools } = await client.listTools());
   assert.ok(tools.length >= 10, `only ${tools.length} tools`);
   for (const t of tools) {
-    assert.equal(t.annotations?.readOnlyHint, !writes(t), `${t.name} readOnlyHint`);
+    assert.equal(t.annotations?.readOnlyHint, !writes(t) && !writesFiles(t), `${t.name} readOnlyHint`);
+    if (writesFiles(t)) assert.equal(t.annotations?.destructiveHint, false, `${t.name} destructiveHint`);
     if (writes(t)) assert.ok(t.inputSchema.required.includes("idempotency_key"), `${t.name} idempotency_key required`);
     assert.ok(t.outputSchema, `${t.name} outputSchema`);
     assert.ok(t.inputSchema?.properties?.catalog_url, `${t.name} catalog_url`);

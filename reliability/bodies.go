@@ -121,10 +121,32 @@ func rangeLength(v string) (int64, bool) {
 }
 
 // read reads r up to limit bytes. Past limit it returns the first limit
-// bytes when truncate is set, else a *bodyTooLargeError. The reservation
-// is the buffer's capacity, which doubles as it fills (a known
-// Content-Length is reserved at once), so a body costs O(n) copying.
+// bytes when truncate is set, else a *bodyTooLargeError. The body it
+// returns has no spare capacity worth keeping (see clip).
 func (b *bodyBudget) read(ctx context.Context, r io.Reader, contentLength, limit int64, truncate bool) ([]byte, error) {
+	buf, err := b.readReserved(ctx, r, contentLength, limit, truncate)
+	return clip(buf), err
+}
+
+// clip is buf without its spare capacity, copied when that is more than
+// an eighth of it. A body of unknown length (chunked, as most catalogs
+// answer) is read into 64 KiB steps and doubled past that, and the body
+// outlives the read: the response cache keeps it, coalesced callers share
+// it. Uncopied, every 300-byte landing page would pin 64 KiB for as long
+// as it is cached, which the cache, counting what it was told, did not
+// see: 2,000 distinct catalog URLs grew the server by 192 MiB of RSS
+// (bench/RESULTS.md).
+func clip(buf []byte) []byte {
+	if cap(buf)-len(buf) <= cap(buf)/8 {
+		return buf
+	}
+	return append(make([]byte, 0, len(buf)), buf...)
+}
+
+// readReserved is read before clip. The reservation is the buffer's
+// capacity, which doubles as it fills (a known Content-Length is reserved
+// at once), so a body costs O(n) copying; it is given back on return.
+func (b *bodyBudget) readReserved(ctx context.Context, r io.Reader, contentLength, limit int64, truncate bool) ([]byte, error) {
 	if contentLength > limit && !truncate {
 		return nil, &bodyTooLargeError{limit: limit}
 	}

@@ -39,12 +39,28 @@ func (s *snapshot) response(req *http.Request) *http.Response {
 	}
 }
 
+// What a cache entry holds besides its body and header bytes, so that the
+// cache's bound is on memory, not on bytes received: with small answers
+// the bookkeeping outweighs the body (TestCacheCountsWhatItsEntriesHold).
+const (
+	// entryOverhead: the entry, its list element and map slot, the
+	// snapshot, the hex key, and the header map, which net/http sizes for
+	// eight headers however few came.
+	entryOverhead = 1024
+	// headerOverhead: a header's map slot and value slice.
+	headerOverhead = 64
+	// valueOverhead: one header value's string.
+	valueOverhead = 16
+)
+
+// size is what s holds in memory as a cache entry: the body's capacity,
+// not its length, and the bookkeeping around it.
 func (s *snapshot) size() int64 {
-	n := int64(len(s.body)) + 256
+	n := int64(cap(s.body)) + entryOverhead
 	for k, vs := range s.header {
-		n += int64(len(k))
+		n += int64(len(k)) + headerOverhead
 		for _, v := range vs {
-			n += int64(len(v))
+			n += int64(len(v)) + valueOverhead
 		}
 	}
 	return n
@@ -120,6 +136,11 @@ type responseCache struct {
 	order    *list.List // front = most recently used
 	entries  map[string]*list.Element
 	gens     map[string]uint64 // write generation per host
+	// nextSweep is when putFor next drops every expired entry: an entry
+	// no read asks for again is otherwise only dropped when the byte
+	// bound pushes it out, and a server that once saw many distinct URLs
+	// would hold up to maxBytes of dead answers for good.
+	nextSweep time.Time
 }
 
 type cacheEntry struct {
@@ -203,6 +224,9 @@ func (c *responseCache) putFor(key, host string, gen uint64, s *snapshot, now ti
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !now.Before(c.nextSweep) {
+		c.sweepLocked(now)
+	}
 	if gen != c.gens[host] {
 		return
 	}
@@ -214,6 +238,19 @@ func (c *responseCache) putFor(key, host string, gen uint64, s *snapshot, now ti
 	for c.used > c.maxBytes {
 		c.remove(c.order.Back())
 	}
+}
+
+// sweepLocked drops every entry expired at now, at most once per TTL, so
+// that its cost, one pass over the entries, is spread over a TTL of puts.
+func (c *responseCache) sweepLocked(now time.Time) {
+	for el := c.order.Back(); el != nil; {
+		prev := el.Prev()
+		if !now.Before(el.Value.(*cacheEntry).expires) {
+			c.remove(el)
+		}
+		el = prev
+	}
+	c.nextSweep = now.Add(c.ttl)
 }
 
 func (c *responseCache) remove(el *list.Element) {

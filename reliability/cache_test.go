@@ -93,12 +93,12 @@ func TestCacheKeyCanonicalisesBodiesAndKeepsHeaders(t *testing.T) {
 
 func TestCacheIsBoundedInBytes(t *testing.T) {
 	now := time.Now()
-	c := newResponseCache(time.Minute, 4096)
-	body := make([]byte, 700) // ~956 bytes per entry with overhead
+	c := newResponseCache(time.Minute, 8192)
+	body := make([]byte, 700) // 1,724 bytes per entry with overhead
 	for i := range 10 {
 		c.putFor(string(rune('a'+i)), "h", 0, &snapshot{status: 200, header: http.Header{}, body: body}, now, time.Minute)
-		if c.bytesUsed() > 4096 {
-			t.Fatalf("after %d entries the cache holds %d bytes, cap 4096", i+1, c.bytesUsed())
+		if c.bytesUsed() > 8192 {
+			t.Fatalf("after %d entries the cache holds %d bytes, cap 8192", i+1, c.bytesUsed())
 		}
 	}
 	if _, ok := c.get("a", now); ok {

@@ -110,7 +110,7 @@ func PolicyFromEnv(lookup func(string) (string, bool)) (Policy, error) {
 	return p, nil
 }
 
-// parseHedge reads STAC_MCP_HEDGE: on (delay from the host's p95 per
+// parseHedge reads STAC_MCP_HEDGE: on (a delay learned per host and
 // operation), off, or a fixed delay in seconds.
 func parseHedge(raw string) (hedge bool, delay time.Duration, err error) {
 	switch v := strings.ToLower(strings.TrimSpace(raw)); v {
@@ -121,7 +121,7 @@ func parseHedge(raw string) (hedge bool, delay time.Duration, err error) {
 	default:
 		secs, perr := strconv.ParseFloat(v, 64)
 		if perr != nil || math.IsNaN(secs) || secs <= 0 || secs > 60 {
-			return false, 0, fmt.Errorf("%s=%q is not valid; accepted: on (the default: a copy after the p95 of the host's answers to the same operation), off (cut attempts at the attempt timeout and retry instead), or a delay in seconds above 0, e.g. 0.3", envHedge, raw)
+			return false, 0, fmt.Errorf("%s=%q is not valid; accepted: on (the default: a copy once a read is slower than the p98.5 of the host's answers to the same operation, sooner when reads hang), off (cut attempts at the attempt timeout and retry instead), or a delay in seconds above 0, e.g. 0.3", envHedge, raw)
 		}
 		return true, time.Duration(secs * float64(time.Second)), nil
 	}

@@ -13,17 +13,18 @@ import (
 // Policy.Hedge is on (the default). For an idempotent read it starts one
 // attempt with no timer of its own: it may run until the call's deadline,
 // because cutting an attempt that could still answer in time only turns a
-// slow answer into none (issue 25). When the hedge delay passes without an
+// slow answer into none. When the hedge delay passes without an
 // answer, one more identical attempt goes out beside it, and another after
 // a further delay while attempts remain (with the default 3, at most two
 // copies beside the first: at D and 1.5 D with a learned delay, D and 3D
 // while the delay is cold, D and 2D with a fixed one); the first answer wins
 // and the others are cancelled and waited for, so no goroutine outlives the
 // round trip. A copy is an attempt like any retry: it needs an attempt left
-// under MaxAttempts, retry-budget tokens (budgetHedgeCost), a closed breaker and enough time
-// before the tool deadline, and it is counted in the receipt (Attempts,
-// Retries, Hedges). The delay is learned per host and operation
-// (hedgeDelay), so a slow search is not hedged on its landing page's times.
+// under MaxAttempts, retry-budget tokens (budgetHedgeCost), a closed breaker
+// and enough time before the tool deadline, and it is counted in the
+// receipt (Attempts, Retries, Hedges). The delay is learned per host and
+// operation (hedgeDelay), so a slow search is not hedged on its landing
+// page's times. The design as a whole: adr/0037.
 //
 // An "answer" is any outcome the retry loop would not retry (a 2xx, a 4xx,
 // a body too large); a retryable failure of one attempt while another is
@@ -64,7 +65,7 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body.Close()
 	}
 	// The round is one request to the host's bulkhead, whatever the number
-	// of copies it sends (adr/0031): it waits for one slot here, and its
+	// of copies it sends: it waits for one slot here, and its
 	// attempts go out on it. Were each copy to take a slot of its own, the
 	// rounds whose every attempt hung would fill the bulkhead and the
 	// copies of other calls' reads would queue behind them for seconds.
@@ -110,9 +111,9 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	start(withSentSignal(ctx, sent), false)
 
 	// One more copy after the hedge delay, and another after a further
-	// delay (hedgeGap), while attempts remain: with one copy, a hung copy
-	// beside a hung primary (4 % of reads at 20 % hangs) would wait for the
-	// deadline; a second makes that 0.8 %.
+	// delay (hedgeGap), while attempts remain: with one copy, a read whose
+	// first attempt and copy both hang would wait for the deadline (p² of
+	// reads when a share p of attempts hang); a second copy makes that p³.
 	var hedgeTimer <-chan time.Time
 	op := operationOf(req.Method, req.URL.Path)
 	delay, cold := t.layer.hedgeDelay(loop.host, op)
@@ -123,9 +124,9 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// side by side to a new catalog all start with it, and the others'
 	// answers may teach the delay long before it ends: then a read among
 	// them that is stuck gets its first copy at the learned delay (from
-	// when it was sent), not at the attempt timeout (issue 25: at 8 calls
-	// at once and 20 % hung attempts, 1–2 % of a fresh server's calls
-	// waited 4–6 s). warmed is closed by op's fifth answer.
+	// when it was sent), not at the attempt timeout, which a fresh server's
+	// stuck first reads would otherwise wait. warmed is closed by op's fifth
+	// answer.
 	var warmed <-chan struct{}
 	if cold {
 		warmed = loop.host.latency[op].warmed()

@@ -9,28 +9,25 @@ import (
 	"time"
 )
 
-// Hedge delay constants. The delay is a high quantile (hedgeQuantile) of a
-// host's last latencySamples answered attempts of one operation (a search,
-// an item, a landing page …: see operationOf): past it, an attempt is more
-// likely stuck than slow, so a copy beside it is worth its small extra
-// load. The quantile is above the p95 because the window under-states the
-// tail: when a copy beats a slow attempt, the slow attempt's time is never
-// a sample, so a delay at the window's p95 copied 6–7 % of fault-free reads
-// (issue 25's target: at most 5 %). When attempts of the operation are
-// being stuck (stuckRate), the delay drops to the quantile past which a
-// still-waiting attempt is more likely stuck than slow (stuckQuantile). The
-// floor keeps a very fast host from being hedged on scheduler noise while
-// nothing is stuck; once attempts are, the stuck floor takes its place
-// (adr/0028). Until
-// the window holds hedgeMinSamples answers its high quantiles mean little,
-// so from hedgeEarlySamples on the delay is hedgeEarlyFactor × the slowest
-// answer so far. Those first answers are the fastest of the reads sent
-// beside them (a new catalog's first calls go out together): with 16 reads
-// out, the slowest of the first five lies near the batch's p31, and
-// 1.5 × it (the factor until adr/0032) copied the slow half of each first
-// batch, 8 % of a fault-free run's reads; 2.5 × puts it near the p90 and
-// at the p95 and above once the answers are half the batch's. Before the
-// fifth answer the delay is cold (hedgeDelay, adr/0023).
+// Hedge delay constants (adr/0037; the measurements that chose each value
+// are in bench/RESULTS.md, "Hedging: the constants and the figures behind
+// them"). The delay is a high quantile (hedgeQuantile) of a host's last
+// latencySamples answered attempts of one operation (a search, an item, a
+// landing page …: see operationOf): past it, an attempt is more likely
+// stuck than slow, so a copy beside it is worth its small extra load. The
+// quantile is above the p95 because the window under-states the tail: when
+// a copy beats a slow attempt, the slow attempt's time is never a sample.
+// When attempts of the operation are being stuck (stuckRate), the delay
+// drops to the quantile past which a still-waiting attempt is more likely
+// stuck than slow (stuckQuantile). The floor keeps a very fast host from
+// being hedged on scheduler noise while nothing is stuck; once attempts
+// are, the lower stuck floor takes its place. Until the window holds
+// hedgeMinSamples answers its high quantiles mean little, so from
+// hedgeEarlySamples on the delay is hedgeEarlyFactor × the slowest answer
+// so far: a generous factor, because those first answers are the fastest
+// of the reads sent beside them (a new catalog's first calls go out
+// together), not a sample of the catalog. Before the fifth answer the
+// delay is cold (hedgeDelay).
 const (
 	latencySamples    = 128
 	hedgeMinSamples   = 20
@@ -38,12 +35,11 @@ const (
 	hedgeEarlyFactor  = 2.5
 	hedgeFloor        = 50 * time.Millisecond
 	// hedgeStuckFloor is the floor once stuck rounds have brought the delay
-	// below the fault-free one (adr/0028): a 50 ms catalog's p87.5 (its
-	// delay at 20 % hung attempts) is about 39 ms, so hedgeFloor held its
-	// stuck reads to 50 ms and its hang p95 above 2 × the fault-free p95.
-	// The stuck quantile is never below the median, so this only guards a
-	// catalog answering in a few milliseconds against copies on scheduler
-	// noise; fault-free reads (no stuck rounds) keep hedgeFloor.
+	// below the fault-free one: for a fast catalog the stuck quantile lies
+	// under hedgeFloor, which would hold its stuck reads back from the copy
+	// they need. The stuck quantile is never below the median, so this only
+	// guards a catalog answering in a few milliseconds against copies on
+	// scheduler noise; fault-free reads (no stuck rounds) keep hedgeFloor.
 	hedgeStuckFloor = 20 * time.Millisecond
 	// hedgeQuantile is the delay's quantile of the window while no attempt
 	// is stuck: with 128 samples, the second slowest.
@@ -190,11 +186,10 @@ func (w *latencyWindow) stuckRate() float64 {
 // ≥ 2/3 where S(t) ≤ h / (2(1-h)). Never above hedgeQuantile (no stuck
 // read: the fault-free delay), never below the median (a copy sent before
 // half the answers have come costs more than it can save). At 20 % stuck
-// reads it is the p87.5, where the fault-free p98.5 would let a stuck read
-// cost about twice the fault-free p95. Odds of 2:1 rather than even: a copy
-// that loses costs a retry-budget token, and at even odds (the p75) the
-// copies beside slow reads drained the budget at ASR 1008's 20 % fault rate
-// within 600 requests, after which stuck reads waited for the deadline.
+// reads it is the p87.5. Odds of 2:1 rather than even: a copy that loses
+// costs retry-budget tokens, and at even odds the copies beside slow but
+// healthy reads drain the budget, after which stuck reads get no copy and
+// wait for the deadline.
 func stuckQuantile(h float64) float64 {
 	if h <= 0 {
 		return hedgeQuantile
@@ -226,8 +221,7 @@ func (w *latencyWindow) delay() (d, base time.Duration, ok bool) {
 	// it) is a sample too, and once a few of them sit in the window its
 	// high quantile becomes the stall itself, so stalled reads are no
 	// longer copied before they answer late, which adds more such samples.
-	// The median is what those samples cannot move (issue 25: search_items
-	// one call at a time settled at a 6 s delay).
+	// The median is what those samples cannot move.
 	ceiling := hedgeMedianFactor * sorted[(len(sorted)-1)/2]
 	quantile := func(q float64) time.Duration {
 		rank := int(math.Ceil(q*float64(len(sorted)))) - 1 // nearest rank
@@ -266,9 +260,8 @@ func (op operation) searchLike() bool {
 // static pages of one catalog cost about the same and the first calls of a
 // new kind of page are the ones a hang would otherwise hold for the attempt
 // timeout. A search-like operation, or a host with nothing known, waits the
-// attempt timeout, which is what the layer waited before a second attempt
-// when it still cut attempts (adr/0011): a search that takes seconds is
-// not stuck.
+// attempt timeout, which is what the hedge-off policy waits before a second
+// attempt: a search that takes seconds is not stuck.
 func (l *Layer) hedgeDelay(h *hostState, op operation) (delay time.Duration, cold bool) {
 	if l.policy.HedgeDelay > 0 {
 		return l.policy.HedgeDelay, false
@@ -303,11 +296,11 @@ func (l *Layer) hedgeDelay(h *hostState, op operation) (delay time.Duration, col
 // read that is slow rather than stuck reaches the catalog at most twice in
 // 12 s. Fixed (STAC_MCP_HEDGE=<seconds>): the delay again. Learned: half the
 // fault-free delay, so copies at D and 1.5 D while nothing is stuck. A read
-// unanswered that long after its copy is most likely stuck twice over; at
-// 20 % hung attempts those 4 % of reads set the call's p95, at about 2 D
-// with a second copy at 2 D (adr/0026). The gap stays half the fault-free
-// delay when stuck reads bring the first copy forward: the second copy
-// guards the first, which is a fresh read.
+// unanswered that long after its copy is most likely stuck twice over, and
+// the reads whose first two attempts hang are the ones that set a call's
+// p95 under hung attempts. The gap stays half the fault-free delay when
+// stuck reads bring the first copy forward: the second copy guards the
+// first, which is a fresh read.
 func (l *Layer) hedgeGap(h *hostState, op operation, delay time.Duration, cold bool) time.Duration {
 	switch {
 	case cold:

@@ -315,9 +315,8 @@ func TestWithCorrelationID(t *testing.T) {
 }
 
 // With both the primary and the first hedge hung, a second hedge answers
-// after two hedge delays; with one hedge only, the call waited for the
-// attempt timeout and a retry (the 4 % of calls that kept the hang p95 of
-// one-request tools near the attempt timeout, adr/0004).
+// after two hedge delays; with one hedge only, the call would wait for the
+// attempt timeout and a retry.
 func TestSecondHedgeAnswersWhenTheFirstTwoAttemptsHang(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tl := newTestLayer(t, hedgePolicy(), func(n int, req *http.Request) (*http.Response, error) {
@@ -670,11 +669,10 @@ func readHungCatalog(t *testing.T, n int, pct uint64, fast bool) (failed, lowest
 }
 
 // TestCopiesKeepTheRetryBudgetAtASRsFaultRate: at ASR 1008's 20 % of
-// attempts hung, 12,000 reads one after another keep the budget (adr/0029).
-// Priced like retries (5 tokens), the copies that lost beside slow-but-fine
-// reads drained it within about 6,000 reads on both catalogs (lowest 0 or 1
-// token), after which hung reads went uncopied to the deadline: 1.0 and
-// 1.5 % of reads failed, where 0.2³ = 0.8 % hang in all three attempts.
+// attempts hung, 12,000 reads one after another keep the budget, so hung
+// reads keep getting their copies: no more reads fail than the 0.2³ whose
+// three attempts all hang. Copies priced like retries drain it (figures:
+// bench/RESULTS.md, "Hedging: the constants and the figures behind them").
 func TestCopiesKeepTheRetryBudgetAtASRsFaultRate(t *testing.T) {
 	for _, fast := range []bool{true, false} {
 		t.Run(map[bool]string{true: "5-45ms", false: "p95_500ms"}[fast], func(t *testing.T) {
@@ -711,9 +709,7 @@ func TestCopiesStillDrainTheBudgetOfACatalogInTrouble(t *testing.T) {
 // Reads sent side by side to a new catalog all start with the cold delay
 // (the attempt timeout for a search). When the others' answers teach the
 // delay while one of them is stuck, that one gets its copy at the learned
-// delay from when it was sent, not at the attempt timeout: at 8 calls at
-// once and 20 % hung attempts, 1–2 % of a fresh server's calls waited 4–6 s
-// for the cold delay (issue 25).
+// delay from when it was sent, not at the attempt timeout.
 func TestAColdReadTakesTheDelayLearnedWhileItWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := hedgePolicy()
@@ -759,10 +755,10 @@ func TestAColdReadTakesTheDelayLearnedWhileItWaits(t *testing.T) {
 	})
 }
 
-// A read's copies go out on its own bulkhead slot (adr/0031): with every
-// slot held by reads whose first attempt hung, their copies are still sent
-// at the hedge delay and win. Before, each copy needed a slot of its own,
-// queued behind the hung attempts and the calls waited for the deadline.
+// A read's copies go out on its own bulkhead slot: with every slot held by
+// reads whose first attempt hung, their copies are still sent at the hedge
+// delay and win, where copies that needed a slot of their own would queue
+// behind the hung attempts until the deadline.
 func TestCopiesGoOutOnTheirReadsBulkheadSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := hedgePolicy()
@@ -807,9 +803,9 @@ func TestCopiesGoOutOnTheirReadsBulkheadSlot(t *testing.T) {
 }
 
 // An open breaker answers at once even when the host's bulkhead is full:
-// a hedged read waits for a slot only if it may be sent (adr/0031 moved the
-// slot to the round, ahead of the attempt's breaker check; before this, the
-// read waited for the deadline behind the hung reads and then timed out).
+// a hedged read waits for a slot only if it may be sent. The round takes
+// its slot ahead of the attempt's breaker check, so without this the read
+// would wait behind the hung reads for the deadline and then time out.
 func TestOpenBreakerDeniesAtOnceWhileTheBulkheadIsFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := hedgePolicy()

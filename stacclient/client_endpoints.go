@@ -281,6 +281,9 @@ func (c *Client) fetchRange(ctx context.Context, href string, off, n int64) ([]b
 	}
 	ignored := "the server ignored the Range request and answered with the whole file (200, not 206 Partial Content); " +
 		"reading pixels needs a server that honours HTTP Range requests"
+	// An asset href may reach any service: its error answers are only
+	// described, never quoted (unless it is the catalog's own origin).
+	ctx = upstream.WithDescribedAnswers(ctx)
 	fb, err := c.sendRange(ctx, Request{Method: http.MethodGet, URL: resolved}, "", fmt.Sprintf("bytes=%d-%d", off, off+n-1), n,
 		"the answer is longer than the byte range asked for")
 	if err != nil {
@@ -297,8 +300,12 @@ func (c *Client) fetchRange(ctx context.Context, href string, off, n int64) ([]b
 	switch fb.status {
 	case http.StatusPartialContent:
 		start, ok := contentRangeStart(fb.header.Get("Content-Range"))
-		if !ok || start != off {
-			return nil, fail(fmt.Sprintf("asked for bytes %d-%d, the server answered Content-Range %q", off, off+n-1, fb.header.Get("Content-Range")))
+		if !ok {
+			// The header is not quoted: it is the host's text.
+			return nil, fail(fmt.Sprintf("asked for bytes %d-%d, the server answered 206 without a valid Content-Range", off, off+n-1))
+		}
+		if start != off {
+			return nil, fail(fmt.Sprintf("asked for bytes %d-%d, the server answered a Content-Range starting at byte %d", off, off+n-1, start))
 		}
 		return fb.body, nil
 	case http.StatusOK:

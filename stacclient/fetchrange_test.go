@@ -72,3 +72,35 @@ func TestFetchRangeAsksForTheRangeAndChecks206(t *testing.T) {
 		t.Errorf("FetchRange s3 = %v, want a ParamError", err)
 	}
 }
+
+// An asset host that is not the catalog's origin may be any service (an
+// href can name an internal one): what its answers say is not read back
+// through an error, neither an error body's message nor a header.
+func TestFetchRangeDoesNotEchoAnotherOrigin(t *testing.T) {
+	catalog := httptest.NewServer(http.NotFoundHandler())
+	defer catalog.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/denied":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"message":"QZSECRET internal token"}`))
+		case "/range":
+			w.Header().Set("Content-Range", "bytes QZSECRET")
+			w.WriteHeader(http.StatusPartialContent)
+			_, _ = w.Write([]byte("0123456789"))
+		}
+	}))
+	defer other.Close()
+	c, _ := New(catalog.URL, Options{})
+	for _, path := range []string{"/denied", "/range"} {
+		_, err := c.FetchRange(context.Background(), other.URL+path, 0, 10)
+		if err == nil {
+			t.Errorf("%s: no error", path)
+			continue
+		}
+		if strings.Contains(err.Error(), "QZ") {
+			t.Errorf("%s: the error quotes the host: %v", path, err)
+		}
+	}
+}

@@ -423,8 +423,8 @@ func TestStacserverSingleObjectsAndExtensions(t *testing.T) {
 		}
 		total += len(p.Collections)
 	}
-	if total != 15 {
-		t.Errorf("%d collections, want the 15 of the demo catalog", total)
+	if total != 16 {
+		t.Errorf("%d collections, want the 16 of the demo catalog", total)
 	}
 	agg, err := c.Aggregate(ctx, stacclient.SearchParams{Collections: []string{"naip"}}, []string{"total_count"})
 	if err != nil || len(agg.Aggregations) == 0 {

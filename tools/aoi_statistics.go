@@ -7,16 +7,22 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/paulmach/orb"
 
+	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
+	"github.com/stacmcp/stac-mcp/tools/internal/pixel"
 )
 
-// PixelItemArgs name the item a pixel tool reads, and the area.
+// PixelItemArgs name the item a pixel tool reads (or a period of a
+// search: collections and datetime), and the area.
 type PixelItemArgs struct {
 	CatalogArg
-	CollectionID string  `json:"collection_id"`
-	ItemID       string  `json:"item_id"`
-	AOI          AreaArg `json:"aoi"`
+	CollectionID string     `json:"collection_id,omitempty"`
+	ItemID       string     `json:"item_id,omitempty"`
+	Collections  StringList `json:"collections,omitempty"`
+	Datetime     string     `json:"datetime,omitempty" jsonschema:"day: mosaic; interval: composite"`
+	AOI          AreaArg    `json:"aoi"`
 }
 
 // AOIStatisticsIn names an item, an area and the bands to measure.
@@ -27,17 +33,21 @@ type AOIStatisticsIn struct {
 
 // AOIStatisticsOut are the bands' statistics over the area.
 type AOIStatisticsOut struct {
-	ItemID     string      `json:"item_id"`
-	Collection string      `json:"collection"`
-	Datetime   string      `json:"datetime,omitempty"`
-	AOI        []float64   `json:"aoi" jsonschema:"bbox of the area measured"`
-	Resolution Resolution  `json:"resolution"`
-	Bands      []BandRead  `json:"bands_read"`
-	Mask       *MaskInfo   `json:"mask,omitempty" jsonschema:"the cloud mask applied, when the item has one"`
-	Stats      []BandStats `json:"stats" jsonschema:"per band, over the clear pixels of the area, calibrated"`
-	Requests   int         `json:"requests" jsonschema:"range requests sent, header reads included"`
-	Bytes      int         `json:"bytes" jsonschema:"bytes the range requests returned, header reads included"`
-	Notes      []string    `json:"notes"`
+	PlaceResult
+	ItemID      string           `json:"item_id"`
+	Collection  string           `json:"collection"`
+	Datetime    string           `json:"datetime,omitempty"`
+	AOI         []float64        `json:"aoi" jsonschema:"bbox of the area measured"`
+	Resolution  Resolution       `json:"resolution"`
+	Bands       []BandRead       `json:"bands_read"`
+	Calibration *CalibrationInfo `json:"calibration,omitempty" jsonschema:"the product convention and reading applied, checked against the pixels"`
+	Mask        *MaskInfo        `json:"mask,omitempty" jsonschema:"the cloud mask applied, when the item has one"`
+	Stats       []BandStats      `json:"stats" jsonschema:"per band, over the clear pixels of the area, calibrated"`
+	Requests    int              `json:"requests" jsonschema:"range requests sent, header reads included"`
+	Bytes       int              `json:"bytes" jsonschema:"bytes the range requests returned, header reads included"`
+	Items       []string         `json:"items,omitempty" jsonschema:"a period's items that gave pixels"`
+	Period      *PeriodRead      `json:"period,omitempty" jsonschema:"a period read: its mosaic or composite"`
+	Notes       []string         `json:"notes"`
 }
 
 // defaultStatBands are measured when bands is not given (those the item has).
@@ -48,7 +58,7 @@ func AOIStatistics() Tool {
 	return define(&mcp.Tool{
 		Name:  "aoi_statistics",
 		Title: "Band statistics over an area",
-		Description: "Band statistics over aoi, clouds masked: valid share, range, mean, std, percentiles, histogram.\n" +
+		Description: "Band statistics over aoi, clouds masked, of an item or of a period (day mosaic, interval composite): valid share, range, mean, std, percentiles, histogram.\n" +
 			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A", "aoi": [-39.6,-4.6,-39.5,-4.5]}`,
 		Annotations: readOnlyAnnotations("Band statistics over an area"),
 	}, true, aoiStatistics)
@@ -58,7 +68,7 @@ func aoiStatistics(ctx context.Context, c *Call, in AOIStatisticsIn) (AOIStatist
 	ctx = pixelCall(ctx)
 	const tool = "aoi_statistics"
 	fail := failWith[AOIStatisticsOut]()
-	aoi, shape, err := aoiArea(in.AOI)
+	aoi, shape, km2, err := aoiArea(in.AOI)
 	if err != nil {
 		return fail(err)
 	}
@@ -66,79 +76,131 @@ func aoiStatistics(ctx context.Context, c *Call, in AOIStatisticsIn) (AOIStatist
 	if err != nil {
 		return fail(err)
 	}
+	src, err := in.source()
+	if err != nil {
+		return fail(err)
+	}
+	if !src.item {
+		return aoiStatisticsPeriod(ctx, c, in, src, names, aoi, shape)
+	}
 	item, err := pixelItem(ctx, c, tool, in.CollectionID, in.ItemID)
 	if err != nil {
 		return fail(err)
 	}
-	all := itemBands(item)
-	var bands []itemBand
+	bands, repeated, err := statBands(item, names)
+	if err != nil {
+		return fail(pixelError(tool, item, err))
+	}
+	env := pixelEnv(c)
+	p, err := env.Read(ctx, pixel.Request{Item: item, Bands: bands, Mask: true, AOI: aoi, AOIKm2: km2})
+	if err != nil {
+		return fail(pixelError(tool, item, err))
+	}
+	facts := describeRead(p)
+	if len(repeated) > 0 {
+		facts.Notes = append(facts.Notes, "bands named again were measured once: "+strings.Join(repeated, ", "))
+	}
+	out := AOIStatisticsOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties),
+		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
+		Mask: facts.Mask, Requests: facts.Requests, Bytes: facts.Bytes, Notes: append([]string{}, facts.Notes...)}
+	if err := env.WithCPU(ctx, func() error {
+		for k, br := range p.Bands {
+			out.Stats = append(out.Stats, bandStats(p.Stats(br.Band, p.Values[k], p.Valid[k])))
+		}
+		return nil
+	}); err != nil {
+		return fail(err)
+	}
+	return out, aoiStatisticsText(out, facts), nil
+}
+
+// statBands are the bands aoi_statistics measures: those named (by common
+// name, asset key or band name), else the default ones the item has. A
+// band named twice (or by common name and asset key) is read once: every
+// band read reserves its pixels from the process budget, so repeats would
+// turn a small request into a refusal.
+func statBands(item *stacclient.Item, names []string) (bands []pixel.Band, repeated []string, err error) {
+	all := pixel.ItemBands(item)
 	if len(names) == 0 {
 		for _, n := range defaultStatBands {
 			alts := []string{n}
 			if n == "nir" {
 				alts = append(alts, "nir08")
 			}
-			if b, ok := findBand(item, all, alts...); ok {
+			if b, ok := pixel.FindBand(item, all, alts...); ok && b.CommonName != "" {
 				bands = append(bands, b)
 			}
 		}
 		if len(bands) == 0 {
-			return fail(missingBand(item, all, "blue, green, red or nir", defaultStatBands))
+			return nil, nil, pixel.MissingBand(item, all, "blue, green, red or nir", defaultStatBands)
 		}
+		return bands, nil, nil
 	}
-	var repeated []string
 	for _, n := range names {
-		b, ok := findBand(item, all, n)
+		b, ok := pixel.FindBand(item, all, n)
 		if !ok {
-			return fail(missingBand(item, all, n, []string{n}))
+			return nil, nil, pixel.MissingBand(item, all, n, []string{n})
 		}
-		// A band named twice (or by common name and asset key) is read
-		// once: every band read reserves its pixels from the process
-		// budget, so repeats would turn a small request into a refusal.
-		if slices.ContainsFunc(bands, func(o itemBand) bool { return o.AssetKey == b.AssetKey && o.Band == b.Band }) {
+		if slices.ContainsFunc(bands, func(o pixel.Band) bool { return o.AssetKey == b.AssetKey && o.Index == b.Index }) {
 			repeated = append(repeated, n)
 			continue
 		}
 		bands = append(bands, b)
 	}
-	p, err := readAOI(ctx, c, readRequest{item: item, bands: bands, mask: true, aoi: aoi})
+	return bands, repeated, nil
+}
+
+// aoiStatisticsPeriod measures a period: a day's mosaic or a composite.
+func aoiStatisticsPeriod(ctx context.Context, c *Call, in AOIStatisticsIn, src pixelSource, names []string, aoi orb.Geometry, shape footprint.Shape) (AOIStatisticsOut, string, error) {
+	const tool = "aoi_statistics"
+	fail := failWith[AOIStatisticsOut]()
+	acqs, _, notes, err := periodAcquisitions(ctx, c, tool, src, in.AOI, shape)
 	if err != nil {
 		return fail(err)
 	}
-	if len(repeated) > 0 {
-		p.Notes = append(p.Notes, "bands named again were measured once: "+strings.Join(repeated, ", "))
+	// Called for several items side by side: it keeps nothing.
+	bandsOf := func(item *stacclient.Item) ([]pixel.Band, error) {
+		bands, _, err := statBands(item, names)
+		return bands, err
 	}
-	out := AOIStatisticsOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties),
-		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: p.Resolution, Bands: p.Bands, Mask: p.Mask,
-		Requests: p.Requests, Bytes: p.Bytes, Notes: append([]string{}, p.Notes...)}
-	if err := withCPU(ctx, c, func() error {
-		for k, br := range p.Bands {
-			out.Stats = append(out.Stats, bandStats(br.Band, p.Values[k], p.Inside, andKeep(p.keep, p.Valid[k])))
-		}
-		return nil
-	}); err != nil {
+	first := acqs[0].Items[0]
+	firstBands, repeated, err := statBands(first, names)
+	if err != nil {
+		return fail(pixelError(tool, first, err))
+	}
+	titles := make([]string, len(firstBands))
+	for i, b := range firstBands {
+		titles[i] = b.Title()
+	}
+	env := pixelEnv(c)
+	t, err := seasonTarget(ctx, env, tool, acqs, shape, aoi, bandsOf, periodPixels(c, env, src, len(acqs), len(titles)))
+	if err != nil {
 		return fail(err)
 	}
-	return out, aoiStatisticsText(out, p), nil
-}
-
-// andKeep is keep && valid per pixel.
-func andKeep(keep, valid []bool) []bool {
-	out := make([]bool, len(keep))
-	for i := range keep {
-		out[i] = keep[i] && (valid == nil || valid[i])
+	l, err := readLayer(ctx, env, tool, src, acqs, aoi, t, bandsOf, nil, titles)
+	if err != nil {
+		return fail(err)
 	}
-	return out
+	defer l.release()
+	out := AOIStatisticsOut{Collection: orDash(acqs[0].Collection), Datetime: src.period.String(), AOI: roundBBox(footprint.BBox(shape.Bound())),
+		Resolution: l.facts.Resolution, Bands: l.facts.Bands, Calibration: l.facts.Calibration, Requests: l.requests, Bytes: l.bytes,
+		Items: l.items, Period: l.period, Notes: append(append(append([]string{}, l.facts.Notes...), notes...), l.notes...)}
+	if len(repeated) > 0 {
+		out.Notes = append(out.Notes, "bands named again were measured once: "+strings.Join(repeated, ", "))
+	}
+	for _, st := range l.stats {
+		out.Stats = append(out.Stats, bandStats(st))
+	}
+	facts := l.facts
+	facts.Notes = out.Notes
+	return out, aoiStatisticsText(out, facts), nil
 }
 
-func aoiStatisticsText(out AOIStatisticsOut, p *aoiPixels) string {
+func aoiStatisticsText(out AOIStatisticsOut, facts readFacts) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Statistics of item %s (%s", out.ItemID, out.Collection)
-	if out.Datetime != "" {
-		b.WriteString(", " + out.Datetime)
-	}
-	fmt.Fprintf(&b, ") over the area %s.\n", formatBBox(out.AOI))
-	readText(&b, p)
+	fmt.Fprintf(&b, "Statistics of %s over the area %s.\n", sourceWords(out.ItemID, out.Collection, out.Datetime, out.Items, out.Period), formatBBox(out.AOI))
+	periodText(&b, out.Period)
+	readText(&b, facts, "")
 	for _, s := range out.Stats {
 		b.WriteString(statsLine(s) + "\n")
 	}

@@ -29,8 +29,9 @@ import (
 // warp's -dstalpha with the source nodata ignored); the test drops nodata (0) and the pixels
 // whose SCL class the tool masks (mask.SCLMasked, SCL's nodata too, SCL
 // looked up at the 20 m pixel holding the 10 m pixel's centre, which is
-// the tool's nearest-neighbour resampling), calibrates DN × 0.0001 − 0.1
-// as raster:bands says and computes count, min, max, mean and population
+// the tool's nearest-neighbour resampling), calibrates DN × 0.0001 (Earth
+// Search's harmonised numbers, as earthsearch:boa_offset_applied says;
+// raster:bands' −0.1 is not applied) and computes count, min, max, mean and population
 // std. The tool's structured output is rounded to 4 decimals (round4),
 // so min and max must equal GDAL's rounded the same way and mean and std
 // must lie within half a rounding step (5e-5) of GDAL's full-precision
@@ -175,7 +176,7 @@ func TestAOIStatisticsAgreesWithGDAL(t *testing.T) {
 					if !ok || cl == 0 || slices.Contains(mask.SCLMasked, int(cl)) {
 						continue
 					}
-					vals = append(vals, p.v*0.0001-0.1)
+					vals = append(vals, p.v*0.0001)
 				}
 				g := summarizeGDAL(vals)
 				s := out.Stats[k]

@@ -25,10 +25,11 @@ import (
 type StringList json.RawMessage
 
 // BBoxArg is a bounding box: [w,s,e,n] (numbers or numeric strings),
-// "[w,s,e,n]" or "w,s,e,n" (or 6 numbers).
+// "[w,s,e,n]" or "w,s,e,n" (or 6 numbers); or a place (places.go).
 type BBoxArg json.RawMessage
 
-// GeoJSONArg is a GeoJSON geometry (or Feature), as an object or a JSON string.
+// GeoJSONArg is a GeoJSON geometry (or Feature), as an object or a JSON
+// string; or a place (places.go).
 type GeoJSONArg json.RawMessage
 
 // QueryArg is a STAC query-extension object, its JSON string, or
@@ -60,7 +61,7 @@ type PageSizeArg IntArg
 type ListLimitArg IntArg
 
 // AreaArg is an area of interest in one argument: a bbox or a GeoJSON
-// geometry or Feature (stacclient.ParseArea).
+// geometry or Feature (stacclient.ParseArea), or a place (places.go).
 type AreaArg json.RawMessage
 
 // FilterLangArg is the filter language, one of the schema's enum.
@@ -241,8 +242,8 @@ type SearchFilter struct {
 
 // AreaArgs is where items must be: a bbox or a geometry, not both.
 type AreaArgs struct {
-	BBox       BBoxArg    `json:"bbox,omitempty" jsonschema:"[west,south,east,north]"`
-	Intersects GeoJSONArg `json:"intersects,omitempty" jsonschema:"GeoJSON"`
+	BBox       BBoxArg    `json:"bbox,omitempty" jsonschema:"[west,south,east,north] or place"`
+	Intersects GeoJSONArg `json:"intersects,omitempty" jsonschema:"GeoJSON or place"`
 }
 
 // SearchArgs are search_items' parameters, named as in the Python stac-mcp.
@@ -261,7 +262,7 @@ type SearchArgs struct {
 // for aoi, but not listed (areaAliases).
 type AreaSearch struct {
 	SearchFilter
-	AOI    AreaArg   `json:"aoi,omitempty" jsonschema:"[west,south,east,north] or GeoJSON"`
+	AOI    AreaArg   `json:"aoi,omitempty" jsonschema:"[west,south,east,north], GeoJSON or place"`
 	SortBy SortByArg `json:"sortby,omitempty"`
 }
 

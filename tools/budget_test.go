@@ -9,8 +9,8 @@ import (
 // model's prompt before any work: the names, descriptions and input
 // schemas of the default tool set, as compact JSON. Issue 11 set 12 KB,
 // read as 12 000 bytes; issue 26 raised it to 14 000 for the pixels
-// toolset (adr/0027); the wave of issue 36 (several catalogs at once) to
-// 16 000, shared by that wave's issues (adr/0035).
+// toolset (adr/0027) and wave 4 (places, federated search, seasons, data
+// out) to 16 000 (adr/0034; adr/0042 notes the export tool's share, at most 700).
 const toolsListModelBudget = 16_000
 
 // TestToolsListBudget holds the default tool set to the budget. The default

@@ -17,8 +17,8 @@ func TestGetRootDescribesTheDemoCatalog(t *testing.T) {
 	if out.ID != "stac-mcp-demo" || out.Type != "Catalog" || out.StacVersion == "" {
 		t.Errorf("root = %+v, want the demo catalog with a STAC version", out)
 	}
-	if out.ConformanceCount != len(stacserver.DefaultConformance()) || out.ChildCount != 15 {
-		t.Errorf("conformance %d, children %d; want %d and 15", out.ConformanceCount, out.ChildCount, len(stacserver.DefaultConformance()))
+	if out.ConformanceCount != len(stacserver.DefaultConformance()) || out.ChildCount != 16 {
+		t.Errorf("conformance %d, children %d; want %d and 16", out.ConformanceCount, out.ChildCount, len(stacserver.DefaultConformance()))
 	}
 	rels := map[string]bool{}
 	for _, l := range out.KeyLinks {

@@ -25,6 +25,7 @@ type CheckCoverageIn struct {
 
 // CheckCoverageOut is how much of the area the matching items cover.
 type CheckCoverageOut struct {
+	PlaceResult
 	AOIBBox              []float64        `json:"aoi_bbox" jsonschema:"bbox of the area of interest"`
 	AOIAreaKm2           float64          `json:"aoi_area_km2" jsonschema:"area of interest on the WGS 84 ellipsoid, km²"`
 	Items                int              `json:"items" jsonschema:"items measured"`

@@ -37,13 +37,13 @@ func allCollectionIDs(t *testing.T, url string, args map[string]any) ([]string, 
 func TestSearchCollectionsPagesThroughEveryCollection(t *testing.T) {
 	t.Parallel()
 	ids, first := allCollectionIDs(t, "", map[string]any{"limit": 4})
-	if len(first.Collections) != 4 || first.Matched == nil || *first.Matched != 15 {
-		t.Fatalf("first page: %d collections, matched %v; want 4 of 15", len(first.Collections), first.Matched)
+	if len(first.Collections) != 4 || first.Matched == nil || *first.Matched != 16 {
+		t.Fatalf("first page: %d collections, matched %v; want 4 of 16", len(first.Collections), first.Matched)
 	}
 	sorted := slices.Clone(ids)
 	sort.Strings(sorted)
-	if len(ids) != 15 || len(slices.Compact(sorted)) != 15 {
-		t.Fatalf("paged %d ids (%v), want the 15 demo collections once each", len(ids), ids)
+	if len(ids) != 16 || len(slices.Compact(sorted)) != 16 {
+		t.Fatalf("paged %d ids (%v), want the 16 demo collections once each", len(ids), ids)
 	}
 }
 

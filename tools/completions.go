@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/places"
 )
 
 // Completion of collection ids, for the prompt arguments and resource
@@ -37,6 +38,10 @@ func completionHandler(d *Deps) func(context.Context, *mcp.CompleteRequest) (*mc
 	return func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 		empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
 		p := req.Params
+		if p != nil && p.Ref != nil && completesPlace(p.Ref, p.Argument.Name) {
+			names := places.Complete(p.Argument.Value, completionMaxValues)
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: append([]string{}, names...)}}, nil
+		}
 		if p == nil || p.Ref == nil || !completesCollection(p.Ref, p.Argument.Name) {
 			return empty, nil
 		}
@@ -69,6 +74,19 @@ func completesCollection(ref *mcp.CompleteReference, arg string) bool {
 		return arg == "collection" || arg == "collection_id"
 	case "ref/resource":
 		return arg == "id" && (ref.URI == ResourceCollectionTmpl || ref.URI == ResourceQueryablesTmpl)
+	}
+	return false
+}
+
+// completesPlace reports whether ref's argument names an area (a prompt's
+// area or bbox) or a place (the {name} of stac://places/{name}): their
+// values complete to place names of the embedded gazetteer, offline.
+func completesPlace(ref *mcp.CompleteReference, arg string) bool {
+	switch ref.Type {
+	case "ref/prompt":
+		return arg == "area" || arg == "bbox"
+	case "ref/resource":
+		return arg == "name" && ref.URI == ResourcePlaceTmpl
 	}
 	return false
 }

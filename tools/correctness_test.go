@@ -309,7 +309,7 @@ func TestSearchItemsChecksACursorContinuation(t *testing.T) {
 
 // Every stac:// URI the tools doc (docs/tools.md, "Resources, prompts,
 // progress") names can be read through the real server on the demo
-// catalog, templates filled with a demo collection id (issue 10: the README
+// catalog, templates filled with a demo collection id or a place (issue 10: the README
 // listed stac://conformance, which does not exist).
 func TestReadmeResourceURIsAreReadable(t *testing.T) {
 	t.Parallel()
@@ -328,13 +328,13 @@ func TestReadmeResourceURIsAreReadable(t *testing.T) {
 			continue
 		}
 		seen[uri] = true
-		filled := strings.ReplaceAll(uri, "{id}", "sentinel-2-l2a")
+		filled := strings.ReplaceAll(strings.ReplaceAll(uri, "{id}", "sentinel-2-l2a"), "{name}", "Netherlands")
 		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: filled})
 		if err != nil || len(res.Contents) != 1 || !json.Valid([]byte(res.Contents[0].Text)) {
 			t.Errorf("docs/tools.md names %s: reading %s failed: %v", uri, filled, err)
 		}
 	}
-	for _, want := range []string{ResourceCatalog, ResourceConformance, ResourceCollections, ResourceCollectionTmpl, ResourceQueryablesTmpl} {
+	for _, want := range []string{ResourceCatalog, ResourceConformance, ResourceCollections, ResourceCollectionTmpl, ResourceQueryablesTmpl, ResourcePlaceTmpl} {
 		if !seen[want] {
 			t.Errorf("docs/tools.md does not name the resource %s", want)
 		}

@@ -62,6 +62,7 @@ type ItemCoverage struct {
 
 // EstimateDataSizeOut is the size estimate.
 type EstimateDataSizeOut struct {
+	PlaceResult
 	ItemCount     int    `json:"item_count" jsonschema:"items sized"`
 	Matched       *int   `json:"matched,omitempty" jsonschema:"items matching the search, when the catalog reports it"`
 	HasMore       bool   `json:"has_more" jsonschema:"true when more items match than were sized (raise max_items, or see extrapolated_bytes)"`

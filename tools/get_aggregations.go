@@ -47,6 +47,7 @@ type AggregationValue struct {
 // GetAggregationsOut says whether the catalog aggregates, what it offers,
 // and the results of the requested aggregations.
 type GetAggregationsOut struct {
+	PlaceResult
 	Supported bool               `json:"supported" jsonschema:"false when the catalog has no aggregation extension; reason says why"`
 	Reason    string             `json:"reason,omitempty"`
 	Available []AggregationDef   `json:"available" jsonschema:"aggregations the catalog offers"`

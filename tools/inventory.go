@@ -44,8 +44,10 @@ func Candidates(writes bool) []Tool {
 	return append(Inventory(), WriteTools()...)
 }
 
-// Inventory lists every read-only tool, in the order a model should meet
-// them, each in its toolset (toolsets.go); WriteTools lists the others.
+// Inventory lists every tool that changes no catalog, in the order a
+// model should meet them, each in its toolset (toolsets.go); WriteTools
+// lists the others. All of them only read, except export, which writes
+// files of its own (adr/0042).
 func Inventory() []Tool {
 	return slices.Concat(
 		inToolset(ToolsetDiscover, ListCatalogs(), GetRoot(), GetConformance(), GetCapabilities(),
@@ -54,6 +56,7 @@ func Inventory() []Tool {
 		inToolset(ToolsetSize, EstimateDataSize()),
 		inToolset(ToolsetVisual, VisualTools()...),
 		inToolset(ToolsetPixels, PixelTools()...),
+		inToolset(ToolsetExport, Export()),
 		inToolset(ToolsetOps, GetServiceHealth()),
 	)
 }
@@ -90,6 +93,9 @@ type Deps struct {
 	// Writes, when set, registers the write tools (WriteTools) and holds
 	// their idempotency store; nil keeps the server read-only.
 	Writes *Writes
+	// Export is where the export tool's files go and how large they may
+	// be; the zero value is the defaults.
+	Export ExportSettings
 
 	// Per-process state the tools build lazily; the zero value is ready.
 	signing       signingState      // the Planetary Computer Signer (configureSigning sets its options)
@@ -99,6 +105,10 @@ type Deps struct {
 	budgets       workBudgets       // CPU slots and decoded pixels (work())
 	pixels        pixelState        // the pixel tools' header and tile cache
 	pages         pageTimes         // each catalog's page times in searches of several catalogs
+	exports       exportState       // the export folder (stdio) or vault (http)
+	// seriesPage bounds the dates one index_time_series call returns (0:
+	// seriesPageDates); tests lower it to page a short series.
+	seriesPage int
 }
 
 // Limits shape outputs for a model's context.
@@ -130,6 +140,9 @@ type Call struct {
 	// Federation is set when catalog_url names several catalogs (tools
 	// that take CatalogsArg): Catalog is then its first member.
 	Federation *fedCall
+	// Place is the place an area argument named, or nil; the argument
+	// already holds its area.
+	Place *PlaceOut
 }
 
 // CatalogArg is embedded in every tool input: every tool accepts the same
@@ -219,6 +232,12 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out], o
 		resolveCtx, cancel := context.WithTimeout(ctx, d.Layer.Policy().ToolTimeout)
 		cat, fed, cursor, resolveErr := resolveAnyCall(resolveCtx, d, in)
 		cancel()
+		// A place named by an area argument becomes its area here, before
+		// the handler reads the argument (places.go).
+		place, placeErr := resolvePlaceArgs(&in)
+		if resolveErr == nil && placeErr != nil {
+			resolveErr = placeErr
+		}
 		if resolveErr != nil {
 			// Still go through the layer, so the failed call is logged and
 			// counted like any other and the result carries a receipt.
@@ -226,7 +245,7 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out], o
 			holder.record(receipt, err)
 			return nil, nil, renderError(name, err)
 		}
-		call := &Call{Deps: d, Catalog: cat, Federation: fed, Request: req, Cursor: cursor}
+		call := &Call{Deps: d, Catalog: cat, Federation: fed, Request: req, Cursor: cursor, Place: place}
 		host := cat.Host
 		if fed != nil {
 			host = "" // several catalogs: each member's outcome is in the result (adr/0035)
@@ -264,6 +283,12 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out], o
 		}
 		if err != nil {
 			return nil, nil, relabelError(cat, renderError(name, err))
+		}
+		if place != nil {
+			if ps, ok := any(&out).(placeSetter); ok {
+				ps.setPlace(place)
+				text = placeText(place) + "\n" + text
+			}
 		}
 		res := &mcp.CallToolResult{Meta: resultMeta(receipt, nil)}
 		if text != "" {

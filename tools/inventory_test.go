@@ -88,8 +88,13 @@ func TestToolMetadataGuard(t *testing.T) {
 			if a == nil {
 				t.Fatal("no annotations")
 			}
-			if !a.ReadOnlyHint || !a.IdempotentHint {
-				t.Errorf("readOnlyHint=%v idempotentHint=%v, want both true (every STAC tool only reads)", a.ReadOnlyHint, a.IdempotentHint)
+			if tool.Name == "export" {
+				// It writes a new file each call, never over one (adr/0042).
+				if a.ReadOnlyHint || a.IdempotentHint || a.DestructiveHint == nil || *a.DestructiveHint {
+					t.Errorf("export: readOnlyHint=%v idempotentHint=%v destructiveHint=%v, want false, false, false", a.ReadOnlyHint, a.IdempotentHint, a.DestructiveHint)
+				}
+			} else if !a.ReadOnlyHint || !a.IdempotentHint {
+				t.Errorf("readOnlyHint=%v idempotentHint=%v, want both true (every other STAC tool only reads)", a.ReadOnlyHint, a.IdempotentHint)
 			}
 			if a.OpenWorldHint == nil {
 				t.Error("openWorldHint unset (clients assume true)")

@@ -27,6 +27,7 @@ type MapItemsIn struct {
 
 // MapItemsOut describes the map sent as image content, and its legend.
 type MapItemsOut struct {
+	PlaceResult
 	imageOutput
 	Drawn    int              `json:"drawn" jsonschema:"footprints drawn"`
 	Matched  *int             `json:"matched,omitempty" jsonschema:"items matching the search, when the catalog reports it"`

@@ -28,6 +28,11 @@ const (
 // collectionNotFound is the error of a tool that was given a collection id
 // the catalog does not have: what to call next, and the closest ids.
 func collectionNotFound(ctx context.Context, c *Call, tool, id string, cause error) error {
+	if staticOverHTTP(ctx, c) {
+		return actionable(cause, "%s: catalog %s is a static STAC catalog (a catalog.json with child and item links, no STAC API endpoints): "+
+			"stac-mcp reads STAC APIs and local static catalogs, and does not crawl a static catalog over HTTP, so collection '%s' and its items were not read. "+
+			"Download the catalog and give the path of its catalog.json as catalog_url (or configure it: STAC_MCP_CATALOGS name=path).", tool, c.Catalog.Shown(), id)
+	}
 	next := "call search_collections to list collection ids."
 	if ids := suggestCollectionIDs(ctx, c.Catalog.Client, id); len(ids) > 0 {
 		next = "did you mean " + strings.Join(ids, " or ") + "? Otherwise " + next
@@ -136,10 +141,13 @@ func emptySearchNotes(ctx context.Context, c *Call, p stacclient.SearchParams, c
 	if len(p.IDs) > 0 {
 		notes = append(notes, "check the item ids: ids must match exactly; drop ids to search by area and time instead")
 	}
-	if p.BBox != nil {
+	switch {
+	case c.Place != nil && (p.BBox != nil || p.Intersects != nil):
+		// The area came from a place name: its coordinates are right.
+		notes = append(notes, fmt.Sprintf("the catalog has nothing over %s here: widen the area (a larger place) or the other conditions", c.Place.Name))
+	case p.BBox != nil:
 		notes = append(notes, "check the bbox order is [west,south,east,north] in degrees (longitude first), or widen it")
-	}
-	if p.Intersects != nil {
+	case p.Intersects != nil:
 		notes = append(notes, "check the intersects geometry uses [longitude, latitude] order, or widen it")
 	}
 	if p.Datetime != "" {
@@ -201,4 +209,19 @@ func extentMisses(col *stacclient.Collection, p stacclient.SearchParams) string 
 		return ""
 	}
 	return fmt.Sprintf("collection '%s': %s; that is what emptied the search", col.ID, strings.Join(outside, ", and "))
+}
+
+// staticOverHTTP says whether the catalog is a remote static catalog: its
+// landing page declares no STAC API part (collections, features, item
+// search) by conformance class or link. A local catalog is served as an
+// API in process, so it never is one.
+func staticOverHTTP(ctx context.Context, c *Call) bool {
+	if c.Catalog == nil || c.Catalog.Label() != "" {
+		return false
+	}
+	caps, err := c.Catalog.Client.Capabilities(ctx)
+	if err != nil {
+		return false
+	}
+	return !caps.Has(stacclient.CapCollections) && !caps.Has(stacclient.CapFeatures) && !caps.Has(stacclient.CapItemSearch)
 }

@@ -12,7 +12,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/tools/internal/pixel"
+	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
 )
 
@@ -28,7 +31,9 @@ import (
 // body bytes it sent for them.
 type pixelScene struct {
 	catalog         string
-	aoi             []float64 // lon/lat bbox holding the whole scene
+	files           string    // the file server's URL (B02.tif, …)
+	aoi             any       // a GeoJSON polygon holding every pixel of the scene, inside the raster
+	bbox            []float64 // the scene's lon/lat bbox
 	requests, bytes *atomic.Int64
 }
 
@@ -70,8 +75,18 @@ func newPixelScene(t *testing.T) pixelScene {
 		lons, lats = append(lons, lon), append(lats, lat)
 	}
 	bbox := []float64{minOf(lons), minOf(lats), maxOf(lons), maxOf(lats)}
-	// A little larger, so every pixel centre is inside.
-	aoi := []float64{bbox[0] - 0.001, bbox[1] - 0.001, bbox[2] + 0.001, bbox[3] + 0.001}
+	// The scene's square 1 m inside its edges: every pixel centre (5 m
+	// inside) is in the area, and no part of the area lies outside the
+	// raster (a bbox of the projected square would: its corners stick out).
+	var ring [][2]float64
+	for _, c := range [][2]float64{{478001, 4437361}, {478639, 4437361}, {478639, 4437999}, {478001, 4437999}, {478001, 4437361}} {
+		lon, lat, err := crs.ToLonLat(c[0], c[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ring = append(ring, [2]float64{lon, lat})
+	}
+	aoi := map[string]any{"type": "Polygon", "coordinates": [][][2]float64{ring}}
 	band := func(key, file, common string, res int) string {
 		return fmt.Sprintf(`%q: {"href": %q, "type": "image/tiff; application=geotiff; profile=cloud-optimized", "roles": ["data"],
 			"eo:bands": [{"name": %q, "common_name": %q}],
@@ -115,7 +130,7 @@ func newPixelScene(t *testing.T) pixelScene {
 		"properties":{"datetime":"2023-07-01T17:40:00Z"},"links":[],"assets":{%s}}`, geom, string(mustJSON(t, bbox)), lcAssets))); err != nil {
 		t.Fatal(err)
 	}
-	return pixelScene{catalog: serveStore(t, store, stacserver.Options{}), aoi: aoi, requests: &requests, bytes: &bytes}
+	return pixelScene{catalog: serveStore(t, store, stacserver.Options{}), files: asrv.URL, aoi: aoi, bbox: bbox, requests: &requests, bytes: &bytes}
 }
 
 func minOf(v []float64) float64 {
@@ -236,7 +251,7 @@ func TestPixelToolsSayWhatIsMissing(t *testing.T) {
 	sc := newPixelScene(t)
 	cs := newTestSession(t, testSessionOptions{CatalogURL: sc.catalog})
 	msg := callErr(t, cs, "aoi_statistics", map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": sc.aoi, "bands": "rededge"})
-	if !strings.Contains(msg, "has no asset with eo:bands common_name rededge") || !strings.Contains(msg, "blue, green, nir, red, swir16, swir22") {
+	if !strings.Contains(msg, "has no band rededge") || !strings.Contains(msg, "blue, green, nir, red, swir16, swir22") {
 		t.Fatalf("%s", msg)
 	}
 	msg = callErr(t, cs, "render_aoi", map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": []float64{10, 10, 10.1, 10.1}})
@@ -278,7 +293,7 @@ func TestIndexTimeSeriesKeepsClearItemsAndSaysWhyOthersWereSkipped(t *testing.T)
 	res := callOK(t, cs, "index_time_series", map[string]any{"collections": "s2-synthetic", "aoi": sc.aoi, "index": "ndvi"})
 	out := structured[IndexTimeSeriesOut](t, res)
 	t.Log(resultText(res))
-	if len(out.Rows) != 2 || out.Rows[0].ItemID != "S2-synthetic-1" || out.Rows[1].ItemID != "S2-synthetic-2" || len(out.Skipped) != 0 {
+	if len(out.Rows) != 2 || strings.Join(out.Rows[0].Items, ",") != "S2-synthetic-1" || strings.Join(out.Rows[1].Items, ",") != "S2-synthetic-2" || len(out.Skipped) != 0 {
 		t.Fatalf("rows %+v skipped %+v", out.Rows, out.Skipped)
 	}
 	want := (1664*0.8 + 1792*0.2) / 3456
@@ -297,8 +312,8 @@ func TestIndexTimeSeriesKeepsClearItemsAndSaysWhyOthersWereSkipped(t *testing.T)
 	if len(out.Rows) != 0 || len(out.Skipped) != 2 || out.Image != nil {
 		t.Fatalf("rows %+v skipped %+v", out.Rows, out.Skipped)
 	}
-	if !strings.Contains(out.Skipped[0].Reason, "only 0% of the area is clear") || !strings.Contains(out.Skipped[0].Reason, "SCL 9 cloud high probability") ||
-		!strings.Contains(text, "Skipped S2-synthetic-1: only 0%") {
+	if !strings.Contains(out.Skipped[0].Reason, "only 0% of the aoi is clear") || !strings.Contains(out.Skipped[0].Reason, "SCL 9 cloud high probability") ||
+		!strings.Contains(text, "Skipped 2023-06-14 (s2-synthetic): only 0%") {
 		t.Fatalf("%s", text)
 	}
 	msg := callErr(t, cs, "index_time_series", map[string]any{"collections": "s2-synthetic", "aoi": sc.aoi, "index": "ndvi", "band": "red"})
@@ -407,5 +422,87 @@ func TestAOIStatisticsMeasuresARepeatedBandOnce(t *testing.T) {
 	}
 	if text := resultText(res); !strings.Contains(text, "bands named again were measured once: red") {
 		t.Fatalf("the text does not say the repeats were dropped:\n%s", text)
+	}
+}
+
+// A static catalog served over HTTP (a catalog.json with child links, no
+// API) is not crawled: the pixel tools say so instead of reporting a
+// missing collection.
+func TestPixelToolsSayAStaticCatalogOverHTTPIsNotRead(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.FileServer(http.Dir(filepath.Join("..", "stacclient", "stacserver", "demo", "catalog"))))
+	t.Cleanup(srv.Close)
+	cs := newTestSession(t, testSessionOptions{CatalogURL: srv.URL + "/catalog.json"})
+	msg := callErr(t, cs, "aoi_statistics", map[string]any{"collection_id": "sentinel-2-l2a-synthetic",
+		"item_id": "S2A_13TDE_20230803_0_L2A_synthetic", "aoi": []float64{-105.25, 40.05, -105.21, 40.085}})
+	if !strings.Contains(msg, "is a static STAC catalog") || !strings.Contains(msg, "path of its catalog.json") || strings.Contains(msg, "not found") {
+		t.Fatalf("%s", msg)
+	}
+}
+
+// A mis-tagged Earth Search item (flag false, baseline 04.00, numbers
+// already harmonised): render_aoi's NDVI is right, and its text says in
+// one line which reading was used, why, and what the other gives.
+func TestRenderAOISaysWhenThePixelsOverruleTheMetadata(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("internal", "pixel", "testdata")
+	files := httptest.NewServer(http.FileServer(http.Dir(filepath.Join(dir, "conventions"))))
+	t.Cleanup(files.Close)
+	raw, err := os.ReadFile(filepath.Join(dir, "items", "earth-search-S2A_13TDE_20231008_0_L2A.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var item map[string]any
+	if err := json.Unmarshal(raw, &item); err != nil {
+		t.Fatal(err)
+	}
+	props := item["properties"].(map[string]any)
+	props["earthsearch:boa_offset_applied"], props["s2:processing_baseline"] = false, "04.00"
+	assets := item["assets"].(map[string]any)
+	for key, file := range map[string]string{"blue": "H_B02.tif", "green": "H_B03.tif", "red": "H_B04.tif", "nir": "H_B08.tif", "scl": "SCL.tif"} {
+		assets[key].(map[string]any)["href"] = files.URL + "/" + file
+	}
+	item["links"] = []any{}
+	store := stacserver.NewStore()
+	if err := store.AddCollection([]byte(`{"type":"Collection","stac_version":"1.0.0","id":"sentinel-2-l2a","description":"d","license":"CC-BY-SA-3.0-IGO",
+		"extent":{"spatial":{"bbox":[[-180,-90,180,90]]},"temporal":{"interval":[["2015-06-27T00:00:00Z",null]]}},"links":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.AddItem(mustJSON(t, item)); err != nil {
+		t.Fatal(err)
+	}
+	cs := newTestSession(t, testSessionOptions{CatalogURL: serveStore(t, store, stacserver.Options{})})
+	crs, _ := geo.FromEPSG(32613)
+	var ring [][2]float64
+	for _, c := range [][2]float64{{478001, 4437681}, {478319, 4437681}, {478319, 4437999}, {478001, 4437999}, {478001, 4437681}} {
+		lon, lat, _ := crs.ToLonLat(c[0], c[1])
+		ring = append(ring, [2]float64{lon, lat})
+	}
+	res := callOK(t, cs, "render_aoi", map[string]any{"collection_id": "sentinel-2-l2a", "item_id": "S2A_13TDE_20231008_0_L2A",
+		"aoi": map[string]any{"type": "Polygon", "coordinates": [][][2]float64{ring}}, "view": "ndvi"})
+	out := structured[RenderAOIOut](t, res)
+	text := resultText(res)
+	if out.Stats == nil || !near(*out.Stats.Mean, 0.2561, 1e-3) || out.Calibration == nil || out.Calibration.Status != "overridden" {
+		t.Fatalf("stats %+v calibration %+v\n%s", out.Stats, out.Calibration, text)
+	}
+	for _, want := range []string{"Calibration: the pixels contradict the metadata (earthsearch:boa_offset_applied false and s2:processing_baseline 04.00)",
+		"so reflectance = DN × 0.0001 was used", "reflectance = DN × 0.0001 − 0.1 would put", "give NDVI mean 1.05"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("the text does not say %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestPixelErrorsSayWhichBoundARead(t *testing.T) {
+	item := &stacclient.Item{ID: "x"}
+	for limit, want := range map[string]string{
+		"RequestBudget":         "range requests, more than the 3 one read may send",
+		"MaxBlocks":             "tiles or strips, more than the 3 one read may decode",
+		"MaxHeaderDecodedBytes": "is not a Cloud-Optimized GeoTIFF the pixel tools can use",
+	} {
+		err := pixelError("aoi_statistics", item, &pixel.Error{Kind: pixel.ErrRead, Item: "x", Asset: "red", Band: "red", Err: &cog.LimitError{Limit: limit, Need: 9, Max: 3}})
+		if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "asset red of item x was not read") {
+			t.Errorf("%s: %v", limit, err)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/places"
 )
 
 // Prompts are conversation starters a client offers its user (slash
@@ -32,7 +33,7 @@ func prompts() []promptSpec {
 			Name: "find_imagery", Title: "Find imagery for an area and period",
 			Description: "Find low-cloud scenes over an area in a time window, checking what the catalog supports before searching.",
 			Arguments: []*mcp.PromptArgument{
-				{Name: "area", Required: true, Description: "bbox as west,south,east,north in degrees (e.g. 11.0,46.0,11.5,46.5), or a place name the model turns into a bbox"},
+				{Name: "area", Required: true, Description: "bbox as west,south,east,north in degrees (e.g. 11.0,46.0,11.5,46.5), or a place name (e.g. Lisbon, Ceará, Netherlands)"},
 				{Name: "period", Required: true, Description: "RFC 3339 instant or interval, a shorthand such as 2024, 2024-06 or 2024-06-01/2024-06-30, or words (July 2025) the model turns into one"},
 				{Name: "max_cloud", Description: "highest acceptable eo:cloud_cover in percent, 0-100 (default 20)"},
 				{Name: "collection", Description: "collection id to search, e.g. sentinel-2-l2a; default: let the model pick one with search_collections"},
@@ -50,7 +51,7 @@ func prompts() []promptSpec {
 			Description: "Size the assets of a search (per collection, asset and method, clipped to the area) before downloading anything.",
 			Arguments: []*mcp.PromptArgument{
 				{Name: "collection", Required: true, Description: "collection id, e.g. sentinel-2-l2a"},
-				{Name: "bbox", Required: true, Description: "west,south,east,north in degrees, e.g. 11.0,46.0,11.5,46.5, or a place name the model turns into a bbox"},
+				{Name: "bbox", Required: true, Description: "west,south,east,north in degrees, e.g. 11.0,46.0,11.5,46.5, or a place name (e.g. Denver)"},
 				{Name: "datetime", Required: true, Description: "RFC 3339 instant or interval, a shorthand such as 2024-06, or words (summer 2025) the model turns into one"},
 			},
 		}, estimateDownloadPrompt},
@@ -194,8 +195,7 @@ func findImageryPrompt(args map[string]string) (string, error) {
 		}
 		area = fmt.Sprintf("the bbox %s", bboxJSON(bbox))
 	} else {
-		area = fmt.Sprintf("%q: first turn this place into a bbox [west, south, east, north] in degrees, longitude first, "+
-			"tight around it, and say which bbox you used", args["area"])
+		area = promptPlace(args["area"], "bbox")
 	}
 	cloud := strconv.FormatFloat(maxCloud, 'f', -1, 64)
 	collectionStep := "3. Pick the collection: call search_collections with q describing the imagery (e.g. \"sentinel-2 surface reflectance\") " +
@@ -258,8 +258,10 @@ func estimateDownloadPrompt(args map[string]string) (string, error) {
 		}
 		area, bboxArg = "the bbox "+bboxJSON(bbox), bboxJSON(bbox)
 	} else {
-		area = fmt.Sprintf("%q (first turn this place into a bbox [west, south, east, north] in degrees, longitude first, "+
-			"tight around it, and say which bbox you used)", args["bbox"])
+		area = promptPlace(args["bbox"], "bbox")
+		if _, err := places.Resolve(args["bbox"]); err == nil {
+			bboxArg = strconv.Quote(args["bbox"])
+		}
 	}
 	dt, dtShown, err := promptDatetime("datetime", args["datetime"])
 	if err != nil {
@@ -283,6 +285,20 @@ func estimateDownloadPrompt(args map[string]string) (string, error) {
 Report the total and the clipped total, the split by asset key, which sizes are exact and which are estimates (method), what
 could not be sized and why, and a cheaper alternative if it is large (fewer assets, a shorter period, a smaller area).`,
 		collection, area, dtShown, collection, collection, bboxArg, dtArg), nil
+}
+
+// promptPlace words a place a prompt was given: one the server resolves
+// is passed as it is (the tools take place names in area arguments), one
+// it does not know is handed to the model to turn into a bbox.
+func promptPlace(text, param string) string {
+	m, err := places.Resolve(text)
+	if err != nil {
+		return fmt.Sprintf("%q (first turn this place into a bbox [west, south, east, north] in degrees, longitude first, "+
+			"tight around it, and say which bbox you used)", text)
+	}
+	p := m.Place
+	return fmt.Sprintf("%s (%s, bbox %s; pass %s %q as it is: the tools resolve place names to their area, and the result's place says what was used)",
+		p.Name, p.Kind, formatBBox(p.BBox[:]), param, text)
 }
 
 // renamedParam reports a stacclient parsing error under the prompt's own

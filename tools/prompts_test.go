@@ -82,7 +82,7 @@ func TestFindImageryPromptGuidesTheToolOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(named, `"Lake Garda": first turn this place into a bbox`) || !strings.Contains(named, `get_collection with collection_id "sentinel-2-l2a"`) ||
+	if !strings.Contains(named, `"Lake Garda" (first turn this place into a bbox`) || !strings.Contains(named, `get_collection with collection_id "sentinel-2-l2a"`) ||
 		!strings.Contains(named, `"lt": 20`) {
 		t.Errorf("find_imagery with a place, a collection and the default cloud limit:\n%s", named)
 	}
@@ -163,8 +163,20 @@ func TestPromptsAcceptFreeTextPeriodsAndPlaces(t *testing.T) {
 	if err != nil {
 		t.Fatalf("estimate_download bbox Denver: %v", err)
 	}
-	for _, want := range []string{`over "Denver" (first turn this place into a bbox`, `for "summer 2025" (first turn this into`,
-		"bbox (the bbox you derived), datetime (the interval you derived)"} {
+	// Denver is in the server's gazetteer: the place is passed on as the
+	// tools take it (issue 35).
+	for _, want := range []string{`over Denver (city, bbox [`, `pass bbox "Denver" as it is`, `for "summer 2025" (first turn this into`,
+		`bbox "Denver", datetime (the interval you derived)`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("estimate_download: text lacks %q:\n%s", want, text)
+		}
+	}
+	// A place it does not know is still handed to the model.
+	text, err = getPromptText(t, cs, "estimate_download", map[string]string{"collection": "naip", "bbox": "the Qqqxxx valley", "datetime": "summer 2025"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`over "the Qqqxxx valley" (first turn this place into a bbox`, "bbox (the bbox you derived), datetime (the interval you derived)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("estimate_download: text lacks %q:\n%s", want, text)
 		}

@@ -74,6 +74,7 @@ var loopbackTransport = http.DefaultTransport.(*http.Transport).Clone()
 const joplinItemID = "047ab5f0-dce1-4166-a00d-425a3dbefe02"
 
 var networkToolArgs = map[string]map[string]any{
+	"export":             {"kind": "items", "collections": "sentinel-2-l2a"},
 	"get_root":           {},
 	"get_conformance":    {},
 	"get_capabilities":   {},

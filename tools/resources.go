@@ -3,13 +3,16 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/places"
 )
 
 // Resources expose the default catalog's documents for clients that attach
@@ -22,6 +25,9 @@ const (
 	ResourceCollections      = "stac://collections"
 	ResourceCollectionTmpl   = "stac://collections/{id}"
 	ResourceQueryablesTmpl   = "stac://collections/{id}/queryables"
+	ResourcePlaceTmpl        = "stac://places/{name}"
+	placeURIPrefix           = "stac://places/"
+	mimeGeoJSON              = "application/geo+json"
 	collectionURIPrefix      = "stac://collections/"
 	queryablesURISuffix      = "/queryables"
 	mimeJSON                 = "application/json"
@@ -72,6 +78,47 @@ func registerResources(s *mcp.Server, d *Deps) {
 		}
 		return cat.Client.Queryables(ctx, id)
 	}))
+	s.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: ResourcePlaceTmpl, Name: "place", Title: "A place's area", MIMEType: mimeGeoJSON,
+		Description: "The area a place name resolves to, as a GeoJSON Feature (outline, bbox, source, other places of the name), " +
+			"offline, e.g. stac://places/Netherlands or stac://places/Paris%2C%20Texas: what an area argument naming it searches.",
+	}, readPlaceResource)
+}
+
+// readPlaceResource answers stac://places/{name}: the place as a GeoJSON
+// Feature whose properties are the place field tools report.
+func readPlaceResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	name, ok := strings.CutPrefix(uri, placeURIPrefix)
+	if ok {
+		var err error
+		if name, err = url.PathUnescape(name); err != nil {
+			ok = false
+		}
+	}
+	if !ok || strings.TrimSpace(name) == "" {
+		return nil, renderError("resource:place", &stacclient.ParamError{Param: "uri", Got: uri, Reason: "not a place resource URI",
+			Accepted: ResourcePlaceTmpl + ", with a place name such as Netherlands (percent-encoded)"})
+	}
+	m, err := places.Resolve(name)
+	if err != nil {
+		var nf *places.NotFoundError
+		if errors.As(err, &nf) {
+			data, _ := json.Marshal(map[string]any{"uri": uri, "did_you_mean": nf.Suggestions})
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Data: data, Message: "Resource not found: " + nf.Error()}
+		}
+		return nil, err
+	}
+	out, geometry, err := placeOut("name", m)
+	if err != nil {
+		return nil, err
+	}
+	feature := map[string]any{"type": "Feature", "bbox": out.BBox, "geometry": geometry, "properties": out}
+	text, err := json.Marshal(feature)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeGeoJSON, Text: string(text)}}}, nil
 }
 
 // readResource adapts a fetch into a resource handler: resolve the default

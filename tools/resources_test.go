@@ -47,7 +47,9 @@ func TestResourcesAreListedWithMIMETypes(t *testing.T) {
 	want := map[string]string{
 		ResourceCatalog: mimeJSON, ResourceConformance: mimeJSON, ResourceCollections: mimeJSON,
 		ResourceCollectionTmpl: mimeJSON, ResourceQueryablesTmpl: mimeJSONSchema,
-		MapViewURI: "text/html;profile=mcp-app", // the map view (mapview.go)
+		ResourcePlaceTmpl:        mimeGeoJSON,                 // a place's area, offline (places.go)
+		MapViewURI:               "text/html;profile=mcp-app", // the map view (mapview.go)
+		ExportURIPrefix + "{id}": "",                          // the export tool's files (export.go): each its own type
 	}
 	for uri, mime := range want {
 		if got[uri] != mime {

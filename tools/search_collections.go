@@ -20,7 +20,7 @@ import (
 type SearchCollectionsIn struct {
 	CatalogsArg
 	Q        string       `json:"q,omitempty" jsonschema:"words, \"phrases\", +required, -excluded"`
-	BBox     BBoxArg      `json:"bbox,omitempty" jsonschema:"[west,south,east,north]"`
+	BBox     BBoxArg      `json:"bbox,omitempty" jsonschema:"[west,south,east,north] or place"`
 	Datetime string       `json:"datetime,omitempty" jsonschema:"instant or interval"`
 	Limit    ListLimitArg `json:"limit,omitempty" jsonschema:"collections per call (default 10)"`
 	Cursor   string       `json:"cursor,omitempty" jsonschema:"from the previous result"`
@@ -51,6 +51,7 @@ type CollectionBrief struct {
 
 // SearchCollectionsOut is one page of collections.
 type SearchCollectionsOut struct {
+	PlaceResult
 	Returned           int               `json:"returned"`
 	Matched            *int              `json:"matched,omitempty" jsonschema:"total number of matching collections, when known"`
 	HasMore            bool              `json:"has_more"`

@@ -26,6 +26,7 @@ type SearchItemsIn struct {
 
 // SearchItemsOut is one page of search results, shaped for a model.
 type SearchItemsOut struct {
+	PlaceResult
 	Returned       int              `json:"returned" jsonschema:"number of items in this result"`
 	Matched        *int             `json:"matched,omitempty" jsonschema:"total matches, only when the catalog reports it"`
 	HasMore        bool             `json:"has_more" jsonschema:"true when more items match: pass cursor to get them"`
@@ -269,6 +270,11 @@ func startOrContinueSearch(ctx context.Context, c *Call, in SearchItemsIn, call 
 	}
 	if m, err := toJSONObject(params); err == nil {
 		out.Search = m // as sent: a filter may have been converted
+		if c.Place != nil && m["intersects"] != nil {
+			// A place's outline runs to thousands of points: the place
+			// line says what it is, the search names it.
+			m["intersects"] = fmt.Sprintf("(the area of the place %s: %s)", c.Place.Query, c.Place.Source)
+		}
 	}
 	out.Warnings = append(out.Warnings, warnings...)
 	out.Notes = append(out.Notes, notes...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/cursor"
@@ -108,7 +109,14 @@ func (pos itemsPosition) nextCursor(c *Call, cur *stacclient.Position) (token st
 		requires = append(requires, "catalog_url")
 	}
 	if form.Params == nil {
-		requires = append(requires, searchParamNames(pos.search)...)
+		names := searchParamNames(pos.search)
+		if c.Place != nil && c.Place.Param == "bbox" {
+			// The place's outline was sent as intersects; the caller
+			// sends the place again as it did.
+			names = slices.DeleteFunc(names, func(n string) bool { return n == "intersects" })
+			names = append(names, "bbox")
+		}
+		requires = append(requires, names...)
 	}
 	return token, requires, warning
 }

@@ -107,6 +107,9 @@ func newServer(d *Deps, version string, tools []Tool) *mcp.Server {
 		t.Register(s, d)
 	}
 	registerResources(s, d)
+	if slices.ContainsFunc(tools, func(t Tool) bool { return t.Def.Name == "export" }) {
+		registerExportResource(s, d)
+	}
 	registerMapView(s)
 	registerPrompts(s)
 	return s

@@ -54,6 +54,13 @@ type testSessionOptions struct {
 	Writes *Writes
 	// Groups are catalog groups (STAC_MCP_CATALOG_GROUPS).
 	Groups []catalog.Group
+	// SeriesPage bounds the dates of one index_time_series call (0: the
+	// default).
+	SeriesPage int
+	// Export sets the export tool's folder and bounds; Shared serves
+	// exports as over http (resources in the vault).
+	Export ExportSettings
+	Shared bool
 }
 
 // testPolicy keeps failing tests fast: short deadlines and backoff.
@@ -107,7 +114,13 @@ func newTestDeps(t testing.TB, opts testSessionOptions) *Deps {
 	if limits.MaxItemsCeiling == 0 {
 		limits.MaxItemsCeiling = 100
 	}
-	return &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: logger, CursorKey: opts.CursorKey, Writes: opts.Writes}
+	if opts.Export.Dir == "" {
+		opts.Export.Dir = t.TempDir() // never the user's Downloads folder
+	}
+	d := &Deps{Layer: layer, Catalogs: cats, Limits: limits, Logger: logger, CursorKey: opts.CursorKey, Writes: opts.Writes,
+		Export: opts.Export, Shared: opts.Shared, seriesPage: opts.SeriesPage}
+	t.Cleanup(d.CloseExports)
+	return d
 }
 
 // newTestSession connects an MCP client to a fresh server over in-memory

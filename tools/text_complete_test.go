@@ -125,6 +125,15 @@ func TestTextCarriesTheStructuredData(t *testing.T) {
 	scene := newPixelScene(t)
 	pixelSession := newTestSession(t, testSessionOptions{CatalogURL: scene.catalog})
 	pixelItem := map[string]any{"collection_id": "s2-synthetic", "item_id": "S2-synthetic-1", "aoi": scene.aoi}
+	season := newSeasonScene(t, nil)
+	seasonSession := newTestSession(t, testSessionOptions{CatalogURL: season.catalog, SeriesPage: 4})
+	seasonArgs := func(kv ...any) map[string]any {
+		m := map[string]any{"collections": "sentinel-2-l2a", "aoi": season.aoi}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
 	withArg := func(m map[string]any, k string, v any) map[string]any {
 		out := maps.Clone(m)
 		out[k] = v
@@ -158,10 +167,26 @@ func TestTextCarriesTheStructuredData(t *testing.T) {
 		{"map_items", map[string]any{"collections": "sentinel-2-l2a", "bbox": []float64{-40.5, -5.3, -37.5, -3.5}, "max_items": 5}, nil, nil},
 		{"check_coverage", map[string]any{"collections": "sentinel-2-l2a", "bbox": []float64{-40.5, -5.3, -37.5, -3.5}, "max_items": 8}, nil, nil},
 		{"get_service_health", map[string]any{}, nil, nil},
+		// Places (places.go): the place field is carried by the text's first line.
+		{"search_items", map[string]any{"collections": "sentinel-2-l2a", "bbox": "Paris", "max_items": 1}, nil, nil},
+		{"check_coverage", map[string]any{"collections": "sentinel-2-l2a", "aoi": "Netherlands"}, nil, nil},
+		{"map_items", map[string]any{"collections": "sentinel-2-l2a", "aoi": "-4.6, -39.5, 20 km"}, nil, nil},
+		{"search_collections", map[string]any{"bbox": "Colorado", "limit": 3}, nil, nil},
+		{"get_aggregations", map[string]any{"collections": "sentinel-2-l2a", "intersects": "Ceara"}, nil, nil},
 		{"aoi_statistics", withArg(pixelItem, "bands", "red,nir,swir16"), nil, pixelSession},
 		{"render_aoi", withArg(pixelItem, "view", "ndvi"), nil, pixelSession},
 		{"render_aoi", withArg(pixelItem, "view", "swir"), nil, pixelSession},
 		{"index_time_series", map[string]any{"collections": "s2-synthetic", "aoi": scene.aoi}, nil, pixelSession},
+		{"aoi_statistics", seasonArgs("datetime", "2023-03-15"), nil, seasonSession},
+		{"aoi_statistics", seasonArgs("datetime", "2023-06/2023-08", "bands", "nir"), nil, seasonSession},
+		{"render_aoi", seasonArgs("datetime", "2023-03-15", "view", "ndvi"), nil, seasonSession},
+		{"render_aoi", seasonArgs("datetime", "2023-06/2023-08", "view", "ndvi"), nil, seasonSession},
+		{"render_aoi", seasonArgs("datetime", "2023-06/2023-08", "baseline", "2023-01/2023-03", "view", "ndvi"), nil, seasonSession},
+		{"index_time_series", seasonArgs("datetime", "2023"), nil, seasonSession},
+		{"export", withArg(withArg(pixelItem, "kind", "pixels"), "bands", "red,nir"), nil, pixelSession},
+		{"export", withArg(withArg(pixelItem, "kind", "pixels"), "bands", "ndvi"), nil, pixelSession},
+		{"export", map[string]any{"kind": "series", "collections": "s2-synthetic", "aoi": scene.aoi}, nil, pixelSession},
+		{"export", map[string]any{"kind": "items", "collections": "sentinel-2-l2a"}, nil, nil},
 	}
 	covered := map[string]bool{}
 	for _, c := range calls {

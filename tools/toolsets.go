@@ -23,6 +23,7 @@ const (
 	ToolsetSize     = "size"
 	ToolsetVisual   = "visual"
 	ToolsetPixels   = "pixels"
+	ToolsetExport   = "export"
 	ToolsetOps      = "ops"
 	ToolsetWrite    = "write"
 	// ToolsetAll names every toolset (the default); the write toolset is
@@ -44,6 +45,7 @@ func Toolsets() []ToolsetInfo {
 		{ToolsetSize, "how many bytes a search's assets hold"},
 		{ToolsetVisual, "pictures and areas: item previews, footprint maps, coverage of an area"},
 		{ToolsetPixels, "what the imagery says over an area, read from its COGs: band statistics, spectral indices, pictures, time series"},
+		{ToolsetExport, "files a GIS opens: an area's pixels (Cloud-Optimized GeoTIFF), a series (CSV), a search's items (GeoJSON); over stdio written to the export folder"},
 		{ToolsetOps, "the server's view of each catalog's health"},
 		{ToolsetWrite, "create, update and delete items and collections (only with --allow-writes, never with --read-only)"},
 	}

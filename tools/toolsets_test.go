@@ -104,7 +104,7 @@ func TestNewSurfaceRefusesUnknownNamesListingTheValidOnes(t *testing.T) {
 		opts SurfaceOptions
 		want []string
 	}{
-		{SurfaceOptions{Toolsets: []string{"discovery"}}, []string{`unknown toolset "discovery"`, "all, discover, search, size, visual, pixels, ops, write"}},
+		{SurfaceOptions{Toolsets: []string{"discovery"}}, []string{`unknown toolset "discovery"`, "all, discover, search, size, visual, pixels, export, ops, write"}},
 		{SurfaceOptions{Tools: []string{"search_item"}}, []string{`unknown tool "search_item"`, "search_items", "get_service_health"}},
 		{SurfaceOptions{Toolsets: []string{"write"}}, []string{"write toolset", "--allow-writes"}},
 		{SurfaceOptions{Toolsets: []string{"write"}, WritesAllowed: true, ReadOnly: true}, []string{"read-only"}},

@@ -70,6 +70,14 @@ func (w *workBudgets) cpuSlot(ctx context.Context) (release func(), err error) {
 	return w.cpu.Acquire(ctx, 1)
 }
 
+// cpuBudget is the CPU slots (nil for a nil *workBudgets).
+func (w *workBudgets) cpuBudget() *budget.Budget {
+	if w == nil {
+		return nil
+	}
+	return w.cpu
+}
+
 // pixelBudget is the decoded-pixel budget (nil for a nil *workBudgets).
 func (w *workBudgets) pixelBudget() *budget.Budget {
 	if w == nil {

@@ -51,6 +51,7 @@ type config struct {
 	MaxItemsCeiling int
 	DecodePixels    int64                  // STAC_MCP_DECODE_BUDGET_PIXELS; 0: the default
 	ReadPixels      int                    // STAC_MCP_READ_PIXELS; 0: the default
+	Export          tools.ExportSettings   // STAC_MCP_EXPORT_*; zero fields: the defaults
 	Headers         http.Header            // the default catalog's (STAC_MCP_HEADERS)
 	CatalogHeaders  map[string]http.Header // by lowercase catalog name (STAC_MCP_CATALOG_HEADERS_<NAME>)
 	NamedCatalogs   []tools.Preset
@@ -110,6 +111,7 @@ func loadConfig(args []string, env func(string) (string, bool)) (*config, error)
 		loadWriteSettings,
 		loadDecodeBudget,
 		loadReadPixels,
+		loadExportSettings,
 		loadPolicy,
 	} {
 		if err := load(cfg, src); err != nil {
@@ -220,6 +222,54 @@ func loadReadPixels(cfg *config, src settingSource) error {
 		return usageError("%s=%q: want a whole number of pixels from %d to %d", name, v, minReadPixels, maxReadPixels)
 	}
 	cfg.ReadPixels = n
+	return nil
+}
+
+// Export bounds: under 1 MiB not even a small GeoTIFF fits; over 2 GiB an
+// export is built in memory longer than any tool timeout allows, and a
+// classic TIFF's offsets run out at 4 GiB.
+const (
+	minExportBytes   = 1 << 20
+	maxExportBytes   = 2 << 30
+	minExportTTLSecs = 60
+	maxExportTTLSecs = 7 * 24 * 3600
+	maxExportQuota   = 1 << 40
+)
+
+// loadExportSettings reads where the export tool's files go and their
+// bounds (STAC_MCP_EXPORT_*).
+func loadExportSettings(cfg *config, src settingSource) error {
+	if v, _, ok := src.lookup(settings.ExportDir); ok {
+		cfg.Export.Dir = v
+	}
+	bytesSetting := func(s settings.Setting, lo, hi int64, into *int64) error {
+		v, name, ok := src.lookup(s)
+		if !ok {
+			return nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < lo || n > hi {
+			return usageError("%s=%q: want a whole number of bytes from %d to %d", name, v, lo, hi)
+		}
+		*into = n
+		return nil
+	}
+	if err := bytesSetting(settings.ExportMaxBytes, minExportBytes, maxExportBytes, &cfg.Export.MaxBytes); err != nil {
+		return err
+	}
+	if err := bytesSetting(settings.ExportCallerBytes, minExportBytes, maxExportQuota, &cfg.Export.CallerBytes); err != nil {
+		return err
+	}
+	if err := bytesSetting(settings.ExportTotalBytes, minExportBytes, maxExportQuota, &cfg.Export.TotalBytes); err != nil {
+		return err
+	}
+	if v, name, ok := src.lookup(settings.ExportTTL); ok {
+		secs, err := strconv.Atoi(v)
+		if err != nil || secs < minExportTTLSecs || secs > maxExportTTLSecs {
+			return usageError("%s=%q: want a whole number of seconds from %d to %d (7 days)", name, v, minExportTTLSecs, maxExportTTLSecs)
+		}
+		cfg.Export.TTL = time.Duration(secs) * time.Second
+	}
 	return nil
 }
 

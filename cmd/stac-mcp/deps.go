@@ -136,6 +136,11 @@ func newApp(ctx context.Context, cfg *config, stderr io.Writer) (*app, error) {
 		Logger:    logger,
 		CursorKey: cursorKey,
 		Writes:    writes,
+		Export:    cfg.Export,
+	}
+	if shared != nil && cfg.Command == "http" {
+		// Any replica answers resources/read: the exports live in Redis.
+		a.deps.Export.Shared = shared
 	}
 	a.server = tools.NewServer(a.deps, version())
 	return a, nil
@@ -257,6 +262,7 @@ func openWrites(ctx context.Context, cfg *config, logger zerolog.Logger) (*tools
 }
 
 func (a *app) close() {
+	a.deps.CloseExports()
 	if err := a.deps.Catalogs.Close(); err != nil {
 		a.logger.Warn().Err(err).Msg("closing in-process catalogs")
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -66,6 +67,7 @@ type docCommand struct {
 	args    []string      // its arguments after "go run ./cmd/stac-mcp"
 	output  *doccmd.Block // the text or json block right after the command block
 	excerpt bool
+	gdal    bool // a `gdalinfo …` line: GDAL opening what an export wrote
 }
 
 // docCommands finds every command line of a doc and the output block shown
@@ -84,6 +86,7 @@ func docCommands(t *testing.T, file, doc string) (cmds []docCommand, unproduced 
 		for _, c := range lines {
 			found = append(found, docCommand{file: file, line: c.Line, command: c.Text, args: c.Args})
 		}
+		found = append(found, gdalCommands(t, file, b)...)
 		if len(found) == 0 {
 			continue
 		}
@@ -151,9 +154,16 @@ func prevProse(blocks []doccmd.Block, i int) string {
 // doccmd.SameImage); go generate ./... writes them (internal/gen).
 // A text block that no command produces fails the test: show the command,
 // or show no output.
+//
+// An export writes to STAC_MCP_EXPORT_DIR, one temporary folder per doc,
+// shown as ~/Downloads/stac-mcp (the default folder) in what the doc
+// shows; a `gdalinfo …` line after it opens the file there (GDAL is the
+// reference a reader would use), so a doc shows what GDAL says of an
+// export.
 func TestDocCommands(t *testing.T) {
 	total := 0
 	for _, file := range docFiles(t) {
+		exportDir := filepath.Join(t.TempDir(), "Downloads", "stac-mcp")
 		doc := readDoc(t, file)
 		for _, b := range doccmd.Split(doc) {
 			if b.Unclosed {
@@ -166,7 +176,7 @@ func TestDocCommands(t *testing.T) {
 		}
 		for _, c := range cmds {
 			total++
-			t.Run(fmt.Sprintf("%s:%d", file, c.line), func(t *testing.T) { checkDocCommand(t, c) })
+			t.Run(fmt.Sprintf("%s:%d", file, c.line), func(t *testing.T) { checkDocCommand(t, c, exportDir) })
 		}
 	}
 	if !strings.Contains(readDoc(t, "README.md"), "\n"+doccmd.GoRunPrefix) {
@@ -177,7 +187,58 @@ func TestDocCommands(t *testing.T) {
 	}
 }
 
-func checkDocCommand(t *testing.T, c docCommand) {
+// shownExportDir is how the docs show the export folder.
+const shownExportDir = "~/Downloads/stac-mcp"
+
+// gdalCommands are the `gdalinfo …` lines of a sh block.
+func gdalCommands(t *testing.T, file string, b doccmd.Block) []docCommand {
+	t.Helper()
+	if !b.Fenced || b.Lang != "sh" {
+		return nil
+	}
+	var out []docCommand
+	for j, line := range strings.Split(b.Text, "\n") {
+		line = strings.TrimSpace(line)
+		rest, ok := strings.CutPrefix(line, "gdalinfo ")
+		if !ok {
+			continue
+		}
+		args, err := doccmd.ShellWords(rest)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", file, b.Line+1+j, err)
+		}
+		out = append(out, docCommand{file: file, line: b.Line + 1 + j, command: line, args: args, gdal: true})
+	}
+	return out
+}
+
+// runGDALInfo runs a doc's gdalinfo line on the export folder.
+func runGDALInfo(t *testing.T, c docCommand, exportDir string) string {
+	t.Helper()
+	if _, err := exec.LookPath("gdalinfo"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s:%d: gdalinfo not found; CI=true, so this is a failure (.ci/run installs gdal-bin)", c.file, c.line)
+		}
+		t.Skipf("%s:%d: gdalinfo not found (apt-get install gdal-bin to run it)", c.file, c.line)
+	}
+	args := slices.Clone(c.args)
+	for i, a := range args {
+		args[i] = strings.Replace(a, shownExportDir, exportDir, 1)
+	}
+	out, err := exec.Command("gdalinfo", args...).Output()
+	if err != nil {
+		t.Fatalf("%s:%d: %q: %v", c.file, c.line, c.command, err)
+	}
+	return strings.ReplaceAll(string(out), exportDir, shownExportDir)
+}
+
+func checkDocCommand(t *testing.T, c docCommand, exportDir string) {
+	if c.gdal {
+		if stdout := runGDALInfo(t, c, exportDir); c.output != nil {
+			compareDocOutput(t, c, stdout)
+		}
+		return
+	}
 	args := slices.Clone(c.args)
 	imageDir := ""
 	tmp := t.TempDir()
@@ -186,8 +247,9 @@ func checkDocCommand(t *testing.T, c docCommand) {
 			imageDir, args[i+1] = args[i+1], tmp
 		}
 	}
-	env := map[string]string{"STAC_MCP_STATE_DIR": t.TempDir()}
+	env := map[string]string{"STAC_MCP_STATE_DIR": t.TempDir(), "STAC_MCP_EXPORT_DIR": exportDir}
 	code, stdout, stderr := runForTest(t, env, args...)
+	stdout = strings.ReplaceAll(stdout, exportDir, shownExportDir)
 	if code != 0 || stdout == "" {
 		t.Fatalf("%s:%d: %q: exit %d, stdout %d bytes, stderr %s", c.file, c.line, c.command, code, len(stdout), stderr)
 	}

@@ -85,7 +85,8 @@ func runTypeScriptClient(t *testing.T, node string, env []string, args ...string
 	cmd := exec.Command(node, append([]string{filepath.Join("e2e", "client.mjs")}, args...)...)
 	cmd.Dir = root
 	// The cursor key file (and without STAC_MCP_STATE_DIR the idempotency store) stays out of $HOME.
-	cmd.Env = append(append(os.Environ(), "STAC_MCP_LOG_LEVEL=warn", "XDG_STATE_HOME="+t.TempDir()), env...)
+	// Exports go to a temporary folder, never the user's Downloads.
+	cmd.Env = append(append(os.Environ(), "STAC_MCP_LOG_LEVEL=warn", "XDG_STATE_HOME="+t.TempDir(), "STAC_MCP_EXPORT_DIR="+t.TempDir()), env...)
 	out, err := cmd.CombinedOutput()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	summary := lines[len(lines)-1]

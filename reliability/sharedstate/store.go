@@ -2,7 +2,8 @@
 // stac-mcp deployment share in Redis (STAC_MCP_REDIS_URL): the response
 // cache and its write generations, the claims that coalesce identical
 // reads across replicas, each catalog host's retry budget and circuit
-// breaker, and the cursor key when none is configured. Store implements
+// breaker, the cursor key when none is configured, and the export tool's
+// files over http (exports.go). Store implements
 // reliability.SharedStore; the layer falls back to its own in-process
 // state whenever Redis does not answer in time (adr/0016).
 //

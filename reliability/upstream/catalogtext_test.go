@@ -70,3 +70,25 @@ func TestMessageOfShowsTextOnlyFromTheCatalogOrigin(t *testing.T) {
 		}
 	}
 }
+
+// An asset request's error answer from another origin than the catalog's
+// is only described, its JSON message member included: an href may reach
+// an internal service.
+func TestMessageOfDescribesAssetAnswers(t *testing.T) {
+	resp := func(ctx context.Context, raw string) *http.Response {
+		u, _ := url.Parse(raw)
+		req := (&http.Request{URL: u}).WithContext(ctx)
+		return &http.Response{Header: http.Header{"Content-Type": {"application/json"}}, Request: req}
+	}
+	body := []byte(`{"message":"SECRET token abc"}`)
+	asset := WithDescribedAnswers(WithCatalogOrigin(context.Background(), "https://cat.example:443"))
+	if got := MessageOf(resp(asset, "http://10.0.0.1/x.tif"), body); got != "a 30-byte application/json answer (not shown)" {
+		t.Errorf("another origin: %q, want the description", got)
+	}
+	if got := MessageOf(resp(asset, "https://cat.example/x.tif"), body); got != "SECRET token abc" {
+		t.Errorf("the catalog's own origin: %q, want its message", got)
+	}
+	if got := MessageOf(resp(context.Background(), "http://10.0.0.1/x.tif"), body); got != "SECRET token abc" {
+		t.Errorf("an unmarked request: %q (Message shows JSON message members)", got)
+	}
+}

@@ -170,14 +170,35 @@ func WithCatalogOrigin(ctx context.Context, catalogOrigin string) context.Contex
 	return context.WithValue(ctx, catalogOriginKey{}, catalogOrigin)
 }
 
+// describeOnlyKey marks a request whose error answers from other origins
+// than the catalog's are only described (WithDescribedAnswers).
+type describeOnlyKey struct{}
+
+// WithDescribedAnswers marks ctx: an error answer to a request made with it
+// is described only (DescribeBody), its JSON message member not shown,
+// unless it comes from the catalog's origin (WithCatalogOrigin). The STAC
+// client sets it for an asset's bytes: an href may reach any service, an
+// internal one included, whose answer must not be read back through an
+// error.
+func WithDescribedAnswers(ctx context.Context) context.Context {
+	return context.WithValue(ctx, describeOnlyKey{}, true)
+}
+
 // MessageOf is the message of resp's error body: CatalogMessage when the
 // request was marked with WithCatalogOrigin and resp came from that origin,
-// else Message.
+// else a description when it was marked with WithDescribedAnswers, else
+// Message.
 func MessageOf(resp *http.Response, body []byte) string {
 	contentType := resp.Header.Get("Content-Type")
 	if req := resp.Request; req != nil && req.URL != nil {
 		if want, ok := req.Context().Value(catalogOriginKey{}).(string); ok && want != "" && origin.Of(req.URL) == want {
 			return CatalogMessage(contentType, body)
+		}
+		if describe, _ := req.Context().Value(describeOnlyKey{}).(bool); describe {
+			if len(bytes.TrimSpace(body)) == 0 {
+				return ""
+			}
+			return DescribeBody(contentType, len(body))
 		}
 	}
 	return Message(contentType, body)

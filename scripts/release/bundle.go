@@ -28,6 +28,10 @@ var launcherScript []byte
 // the bundle's copy carries the release version instead.
 const devManifestVersion = `"version": "0.0.0-dev"`
 
+// bundledRepoFiles are the repository's files the bundle carries as they
+// are, at the same paths (the archives of .goreleaser.yaml carry them too).
+var bundledRepoFiles = []string{"icon.png", "LICENSE", "NOTICE", "docs/third-party-licenses.md"}
+
 // launcherPath is where manifest.json's command points on macOS and Linux.
 const launcherPath = "server/stac-mcp"
 
@@ -115,7 +119,7 @@ func runCLI(cli string, args ...string) error {
 }
 
 // stageBundle lays out everything but the binaries: the manifest with the
-// release version, the icon and the launcher.
+// release version, the launcher, the icon and the licence files.
 func stageBundle(root, stage string, f facts) error {
 	manifest, err := os.ReadFile(filepath.Join(root, "manifest.json"))
 	if err != nil {
@@ -125,18 +129,26 @@ func stageBundle(root, stage string, f facts) error {
 		return fmt.Errorf("manifest.json: want exactly one %s to stamp, found %d (regenerate it: go generate ./...)", devManifestVersion, n)
 	}
 	manifest = bytes.Replace(manifest, []byte(devManifestVersion), []byte(`"version": "`+f.Version+`"`), 1)
-	icon, err := os.ReadFile(filepath.Join(root, "icon.png"))
-	if err != nil {
-		return err
-	}
 	files := []struct {
 		path string
 		data []byte
 		mode fs.FileMode
 	}{
 		{"manifest.json", manifest, 0o644},
-		{"icon.png", icon, 0o644},
 		{launcherPath, launcherScript, 0o755},
+	}
+	// The binaries go with their licence, the attributions of the data they
+	// embed and the licences of the modules compiled into them (adr/0036).
+	for _, name := range bundledRepoFiles {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		if err != nil {
+			return err
+		}
+		files = append(files, struct {
+			path string
+			data []byte
+			mode fs.FileMode
+		}{name, data, 0o644})
 	}
 	for _, file := range files {
 		p := filepath.Join(stage, filepath.FromSlash(file.path))

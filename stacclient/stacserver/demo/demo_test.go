@@ -349,6 +349,11 @@ func TestDemoAssetFilesAreEmbeddedGeoTIFFs(t *testing.T) {
 	if err != nil || len(items) < 2 {
 		t.Fatalf("synthetic items: %v %v, want at least 2", items, err)
 	}
+	series, err := fs.Glob(FS, "sentinel-2-l2a-synthetic-series/items/*.json")
+	if err != nil || len(series) < 10 {
+		t.Fatalf("synthetic series items: %v %v, want at least 10", series, err)
+	}
+	items = append(items, series...)
 	var total int64
 	for _, file := range items {
 		item, err := readDocument(FS, file)
@@ -372,7 +377,8 @@ func TestDemoAssetFilesAreEmbeddedGeoTIFFs(t *testing.T) {
 			total += int64(len(data))
 		}
 	}
-	if total > 3200_000 {
-		t.Errorf("demo pixels take %d bytes; keep the embedded assets under 3.2 MB", total)
+	if total > 3800_000 {
+		t.Errorf("demo pixels take %d bytes; keep the embedded assets under 3.8 MB", total)
 	}
+	t.Logf("demo pixels: %d bytes", total)
 }

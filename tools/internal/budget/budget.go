@@ -105,6 +105,46 @@ func (b *Budget) Acquire(ctx context.Context, cost int64) (release func(), err e
 	}, nil
 }
 
+// AcquireParts reserves the sum of costs at once, as Acquire does (the
+// same waiting and refusals), and returns one release per part: a step
+// that keeps part of what it allocated (the pixels it returns) gives back
+// the rest (its scratch) as soon as it is done with it, without waiting in
+// line again for what it keeps. Call each release exactly once.
+func (b *Budget) AcquireParts(ctx context.Context, costs ...int64) ([]func(), error) {
+	releases := make([]func(), len(costs))
+	if b == nil {
+		for i := range releases {
+			releases[i] = func() {}
+		}
+		return releases, nil
+	}
+	parts := make([]int64, len(costs))
+	total := int64(0)
+	for i, c := range costs {
+		parts[i] = max(c, 0)
+		total += parts[i]
+	}
+	if len(parts) == 0 {
+		return releases, nil
+	}
+	// Acquire charges at least 1: the first part carries the rounding.
+	parts[0] += max(total, 1) - total
+	if _, err := b.Acquire(ctx, total); err != nil {
+		return nil, err
+	}
+	// Acquire's own release is not used: each part gives back its share.
+	for i, part := range parts {
+		var once atomic.Bool
+		releases[i] = func() {
+			if once.CompareAndSwap(false, true) && part > 0 {
+				b.inUse.Add(-part)
+				b.sem.Release(part)
+			}
+		}
+	}
+	return releases, nil
+}
+
 // BusyError is a step refused because the budget stayed spent by other
 // calls while it waited: retrying in a few seconds may succeed.
 type BusyError struct {

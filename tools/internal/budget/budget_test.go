@@ -168,3 +168,36 @@ func TestMegapixels(t *testing.T) {
 		}
 	}
 }
+
+// A step's parts are charged together and given back one by one: what a
+// step gives back early is free for others while it keeps the rest.
+func TestAcquirePartsGivesBackEachPart(t *testing.T) {
+	b := NewPixels(100, "SETTING", 0)
+	rel, err := b.AcquireParts(context.Background(), 30, 50, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.InUse() != 80 {
+		t.Fatalf("in use %d, want 80", b.InUse())
+	}
+	rel[1]()
+	rel[1]() // a second call gives nothing back again
+	if b.InUse() != 30 {
+		t.Fatalf("in use %d after the scratch part, want 30", b.InUse())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	var busy *BusyError
+	if _, err := b.AcquireParts(ctx, 71); !errors.As(err, &busy) {
+		t.Fatalf("71 more in a budget of 100 with 30 kept: err = %v, want a BusyError", err)
+	}
+	rel[0]()
+	rel[2]()
+	if b.InUse() != 0 {
+		t.Fatalf("in use %d after every part, want 0", b.InUse())
+	}
+	var tl *TooLargeError
+	if _, err := b.AcquireParts(context.Background(), 60, 50); !errors.As(err, &tl) {
+		t.Fatalf("parts over the whole budget: err = %v, want a TooLargeError", err)
+	}
+}

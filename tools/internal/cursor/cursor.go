@@ -69,6 +69,7 @@ const (
 	Collections Kind = 2 // search_collections
 	// Federated is search_items over several catalogs (federated.go).
 	Federated Kind = 3
+	Series    Kind = 4 // index_time_series
 )
 
 func (k Kind) tool() string {
@@ -77,6 +78,8 @@ func (k Kind) tool() string {
 		return "search_items"
 	case Collections:
 		return "search_collections"
+	case Series:
+		return "index_time_series"
 	}
 	return fmt.Sprintf("an unknown tool (%d)", k)
 }
@@ -128,6 +131,13 @@ type Cursor struct {
 	// of the items the next page must not repeat.
 	Members []MemberPosition
 	Tail    []TailRecord
+	// Series: the fingerprint of the acquisitions the series pages
+	// through (the catalog's answer may change between calls), how many
+	// of them, in the series' reading order, are done, and which of the
+	// 64 after the first not done are done too.
+	ListSum  uint64
+	Done     int
+	DoneBits uint64
 }
 
 // Bounds on decoded fields (a signed cursor is still checked: the key
@@ -204,6 +214,10 @@ func encode(key []byte, c Cursor, minSeen int) string {
 	case Federated:
 		core.members(c.Members, c.Catalog == "")
 		core.tail(c.Tail)
+	case Series:
+		core.u64(c.ListSum)
+		core.uvarint(uint64(c.Done))
+		core.u64(c.DoneBits)
 	}
 	body := core.b
 	if packed := deflate(body); len(packed) < len(body) {
@@ -289,8 +303,11 @@ func Decode(key []byte, token string, kind Kind) (Cursor, error) {
 }
 
 func kindNoun(k Kind) string {
-	if k == Collections {
+	switch k {
+	case Collections:
 		return "collections"
+	case Series:
+		return "time series"
 	}
 	return "items"
 }
@@ -306,7 +323,7 @@ func Read(payload []byte) (Cursor, error) {
 		return Cursor{}, r.err
 	case version != formatVersion:
 		return Cursor{}, fmt.Errorf("version %d, this server reads %d", version, formatVersion)
-	case kind != Items && kind != Collections && kind != Federated:
+	case kind != Items && kind != Collections && kind != Federated && kind != Series:
 		return Cursor{}, fmt.Errorf("unknown kind %d", kind)
 	case flags&^knownFlags != 0:
 		return Cursor{}, fmt.Errorf("unknown flags %#x", flags)
@@ -362,6 +379,10 @@ func Read(payload []byte) (Cursor, error) {
 	case Federated:
 		c.Members = core.members(flags&flagCatalogHashed != 0)
 		c.Tail = core.tail()
+	case Series:
+		c.ListSum = core.u64()
+		c.Done = int(core.uvarint(maxListed))
+		c.DoneBits = core.u64()
 	}
 	switch {
 	case core.err != nil:

@@ -33,6 +33,8 @@ func TestCursorRoundTrip(t *testing.T) {
 		"items replay":   replay,
 		"hashed catalog": hashedCatalog,
 		"collections":    {Kind: Collections, Catalog: "demo", Params: []byte(`{"q":"dem"}`), PageSize: 5, Listed: 15},
+		"series": {Kind: Series, Catalog: "earth-search", Params: []byte(`{"datetime":"2024"}`), PageSize: 71,
+			ListSum: 0xfeedfacecafebeef, Done: 24, DoneBits: 1<<63 | 5},
 	} {
 		token := Encode(testKey, in)
 		if token == "" || len(token) > MaxBytes || strings.ContainsAny(token, "+/=") {
@@ -46,6 +48,11 @@ func TestCursorRoundTrip(t *testing.T) {
 		}
 		if !reflect.DeepEqual(normalised(got), normalised(in)) {
 			t.Errorf("%s: decoded %+v\nwant %+v", name, got, in)
+		}
+		if in.Kind == Series {
+			if _, err := Decode(testKey, token, Items); err == nil || !strings.Contains(err.Error(), "time series cursor") {
+				t.Errorf("a series cursor continued search_items: %v", err)
+			}
 		}
 	}
 }

@@ -41,6 +41,9 @@ func NewArea(s Shape) (*Area, error) {
 	return a, nil
 }
 
+// Km2 is the area's size on the ellipsoid.
+func (a *Area) Km2() float64 { return a.km2 }
+
 // Overlap is how a footprint meets an area.
 type Overlap struct {
 	Km2 float64 // of the footprint inside the area

@@ -35,16 +35,24 @@ func KeyProblem(key string) string {
 // anyone can send any name), else "stdio" (stdio and the in-process `call`
 // command, whose single user is the operator).
 func CallerOf(req *mcp.CallToolRequest) string {
-	if req == nil || req.Extra == nil {
+	if req == nil {
 		return "stdio"
 	}
-	if ti := req.Extra.TokenInfo; ti != nil && ti.UserID != "" {
+	return CallerOfExtra(req.Extra)
+}
+
+// CallerOfExtra is CallerOf for any request's extra (resources/read's too).
+func CallerOfExtra(extra *mcp.RequestExtra) string {
+	if extra == nil {
+		return "stdio"
+	}
+	if ti := extra.TokenInfo; ti != nil && ti.UserID != "" {
 		return "user:" + shortHash("stac-mcp user\x00"+ti.UserID)
 	}
-	if req.Extra.Header == nil {
+	if extra.Header == nil {
 		return "stdio"
 	}
-	if scheme, token, ok := strings.Cut(strings.TrimSpace(req.Extra.Header.Get("Authorization")), " "); ok &&
+	if scheme, token, ok := strings.Cut(strings.TrimSpace(extra.Header.Get("Authorization")), " "); ok &&
 		strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(token) != "" {
 		return "token:" + shortHash("stac-mcp token\x00"+strings.TrimSpace(token))
 	}

@@ -30,6 +30,7 @@ type (
 		Tools           []mcpbTool         `json:"tools"`
 		Prompts         []mcpbPrompt       `json:"prompts"`
 		Keywords        []string           `json:"keywords"`
+		License         string             `json:"license"`
 		Compatibility   mcpbCompatibility  `json:"compatibility"`
 		UserConfig      orderedObject[any] `json:"user_config"`
 	}
@@ -125,6 +126,10 @@ const (
 	repoURL          = "https://github.com/stacmcp/stac-mcp"
 )
 
+// License is the SPDX identifier of the repository's LICENSE (adr/0036),
+// which the bundle's manifest and the registry entry state.
+const License = "Apache-2.0"
+
 // What both the bundle and the registry entry call the server.
 const (
 	displayName = "STAC catalog explorer"
@@ -163,6 +168,7 @@ func Manifest(listed []*mcp.Tool, prompts []*mcp.Prompt) ([]byte, error) {
 			},
 		},
 		Keywords:      []string{"stac", "geospatial", "satellite imagery", "earth observation", "remote sensing", "sentinel", "landsat"},
+		License:       License,
 		Compatibility: mcpbCompatibility{ClaudeDesktop: ">=0.10.0", Platforms: []string{"darwin", "win32", "linux"}},
 	}
 

@@ -51,7 +51,9 @@ var Options = []Option{
 	{Key: "log_level", Env: settings.LogLevel.Env, Title: "Log level", Kind: "string", Default: "info",
 		Choices: []string{"trace", "debug", "info", "warn", "error"}},
 	{Key: "toolsets", Env: settings.Toolsets.Env, Title: "Toolsets", Kind: "string", Default: "all",
-		Help: "toolsets to list, separated by ',': all (default), discover, search, size, visual, ops; each listed tool costs the model context"},
+		Help: "toolsets to list, separated by ',': all (default), discover, search, size, visual, pixels, export, ops; each listed tool costs the model context"},
+	{Key: "export_dir", Env: settings.ExportDir.Env, Title: "Export folder", Kind: "string", Default: "",
+		Help: "the folder the export tool saves its files in (GeoTIFF, CSV, GeoJSON), made when missing; empty: a stac-mcp folder in your Downloads folder"},
 }
 
 // LeftOut are the settings the form does not offer, and why. Every
@@ -78,6 +80,10 @@ var LeftOut = map[string]string{
 	"STAC_MCP_BODY_BUDGET_BYTES":      "bounds for a shared server (adr/0010); one desktop user never reaches them",
 	settings.DecodeBudgetPixels.Env:   "bounds for a shared server (adr/0010); one desktop user never reaches them",
 	settings.ReadPixels.Env:           "the default (1024×1024 per band) reads a 10 km area at 10 m; a coarser or finer read is a hand-configured choice",
+	settings.ExportMaxBytes.Env:       "the default (256 MiB) is far above what one read's pixel budget exports; a desktop user never reaches it",
+	settings.ExportTTL.Env:            "http only: how long a shared server keeps exports",
+	settings.ExportCallerBytes.Env:    "http only: a shared server's per-caller quota",
+	settings.ExportTotalBytes.Env:     "http only: a shared server's quota for all exports",
 	settings.HTTPMaxConns.Env:         "http mode only; the bundle runs stdio",
 	settings.HTTPMaxConnsPerIP.Env:    "http mode only; the bundle runs stdio",
 	settings.HTTPIdleTimeout.Env:      "http mode only; the bundle runs stdio",

@@ -18,6 +18,15 @@ type (
 		Repository  registryRepository `json:"repository"`
 		WebsiteURL  string             `json:"websiteUrl"`
 		Packages    []registryPackage  `json:"packages"`
+		Meta        registryMeta       `json:"_meta"`
+	}
+	// registryMeta: the registry schema has no licence field; its
+	// publisher-provided metadata is where downstream registries read
+	// what the publisher adds.
+	registryMeta struct {
+		PublisherProvided struct {
+			License string `json:"license"`
+		} `json:"io.modelcontextprotocol.registry/publisher-provided"`
 	}
 	registryRepository struct {
 		URL    string `json:"url"`
@@ -62,7 +71,10 @@ func ServerJSON() ([]byte, error) {
 		vars = append(vars, v)
 	}
 	stdio := registryTransport{Type: "stdio"}
+	var meta registryMeta
+	meta.PublisherProvided.License = License
 	return encode(registryEntry{
+		Meta:        meta,
 		Schema:      registrySchemaURL,
 		Name:        "io.github.stacmcp/stac-mcp",
 		Title:       displayName,

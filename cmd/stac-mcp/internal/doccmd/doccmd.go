@@ -22,10 +22,10 @@ import (
 const GoRunPrefix = "go run ./cmd/stac-mcp "
 
 // Files lists the Markdown files whose commands are run: README.md,
-// bench/RESULTS.md and docs/*.md, slash-separated, relative to root (the
-// repository's).
+// CONTRIBUTING.md, bench/RESULTS.md and docs/*.md, slash-separated,
+// relative to root (the repository's).
 func Files(root string) ([]string, error) {
-	files := []string{"README.md", "bench/RESULTS.md"}
+	files := []string{"README.md", "CONTRIBUTING.md", "bench/RESULTS.md"}
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		return nil, err

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -55,4 +58,77 @@ func firstDifference(committed, rendered string) string {
 		}
 	}
 	return "(equal)"
+}
+
+// TestThirdPartyLicensesAreCurrent: docs/third-party-licenses.md lists the
+// modules the release binaries are built from now, with their texts.
+func TestThirdPartyLicensesAreCurrent(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := licenseFile(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, have, err := f.upToDate(root)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case have == nil:
+		t.Errorf("%s is missing; run go generate ./...", f.path)
+	case !ok:
+		t.Errorf("%s is out of date with go.mod; run go generate ./... and review the diff:\n%s", f.path, firstDifference(string(have), string(f.want)))
+	}
+	for _, mod := range []string{"github.com/modelcontextprotocol/go-sdk", "golang.org/x/image", "github.com/ncruces/go-strftime"} {
+		if !strings.Contains(string(f.want), "| "+mod+" |") {
+			t.Errorf("%s does not list %s, which the binaries are built from", f.path, mod)
+		}
+	}
+}
+
+// The platforms whose dependencies are listed are the ones the release
+// builds.
+func TestLicenceTargetsAreTheReleaseTargets(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml, err := os.ReadFile(filepath.Join(root, ".goreleaser.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inYAML []string
+	for _, line := range strings.Split(string(yaml), "\n") {
+		line = strings.TrimSpace(line)
+		if target, ok := strings.CutPrefix(line, "- "); ok && (strings.HasPrefix(target, "darwin_") || strings.HasPrefix(target, "linux_") || strings.HasPrefix(target, "windows_")) {
+			parts := strings.Split(target, "_")
+			inYAML = append(inYAML, parts[0]+"/"+parts[1])
+		}
+	}
+	var ours []string
+	for _, t := range releaseTargets {
+		ours = append(ours, t[0]+"/"+t[1])
+	}
+	slices.Sort(inYAML)
+	slices.Sort(ours)
+	if !slices.Equal(inYAML, ours) {
+		t.Errorf("releaseTargets %v, .goreleaser.yaml builds %v", ours, inYAML)
+	}
+}
+
+func TestClassifyLicences(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"Apache License\n Version 2.0, January 2004", "Apache-2.0"},
+		{"Permission is hereby granted, free of charge, to any person", "MIT"},
+		{"Redistribution and use in source and binary forms ... Neither the name of", "BSD-3-Clause"},
+		{"Redistribution and use in source and binary forms, with or without", "BSD-2-Clause"},
+		{"Mozilla Public License, version 2.0", "MPL-2.0"},
+		{"GNU GENERAL PUBLIC LICENSE Version 3", ""},
+		{"GNU AFFERO GENERAL PUBLIC LICENSE", ""},
+	} {
+		if got := classify(c.text); got != c.want {
+			t.Errorf("classify(%.40q) = %q, want %q", c.text, got, c.want)
+		}
+	}
 }

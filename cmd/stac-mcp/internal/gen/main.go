@@ -7,7 +7,9 @@
 //     (internal/bundle) and the tools and prompts a client lists;
 //   - the images the docs' `go run ./cmd/stac-mcp … --image-dir DIR …`
 //     commands write into DIR (docs/images/map_items-1.png), by running
-//     those commands.
+//     those commands;
+//   - docs/third-party-licenses.md: the Go modules the release binaries are
+//     built from and their licence texts, from the module cache.
 //
 // It runs from `go generate ./...` (the directive is in cmd/stac-mcp/main.go),
 // offline, and writes only the files whose content changed; an image only
@@ -39,6 +41,11 @@ func generate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	licences, err := licenseFile(ctx, root)
+	if err != nil {
+		return err
+	}
+	files = append(files, licences)
 	images, cleanup, err := docImages(ctx, root)
 	defer cleanup()
 	if err != nil {

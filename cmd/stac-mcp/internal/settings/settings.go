@@ -34,11 +34,16 @@ var (
 	LogFormat            = Setting{"log-format", "STAC_MCP_LOG_FORMAT", "FORMAT", "json (default) or console"}
 	DemoFaultRate        = Setting{"demo-fault-rate", "STAC_MCP_DEMO_FAULT_RATE", "RATE", "demo catalog only: inject transient faults (5xx, resets, 429) into this fraction of upstream attempts, to watch retries happen (0 to 0.9; default off)"}
 	DemoFaultSeed        = Setting{"demo-fault-seed", "STAC_MCP_DEMO_FAULT_SEED", "N", "seed of the demo fault schedule, to replay a run (default: from the clock, logged at startup)"}
-	Toolsets             = Setting{"toolsets", "STAC_MCP_TOOLSETS", "LIST", "toolsets to list, separated by ',': all (default), discover, search, size, visual, pixels, ops, write (write needs --allow-writes); each listed tool costs the model context"}
+	Toolsets             = Setting{"toolsets", "STAC_MCP_TOOLSETS", "LIST", "toolsets to list, separated by ',': all (default), discover, search, size, visual, pixels, export, ops, write (write needs --allow-writes); each listed tool costs the model context"}
 	Tools                = Setting{"tools", "STAC_MCP_TOOLS", "LIST", "single tools to list besides --toolsets, separated by ',', e.g. search_items,get_item; alone, only these are listed"}
 	ReadOnly             = Setting{"read-only", "STAC_MCP_READ_ONLY", "", "list no tool that changes a catalog, even with --allow-writes (default false)"}
 	DecodeBudgetPixels   = Setting{"decode-budget-pixels", "STAC_MCP_DECODE_BUDGET_PIXELS", "PIXELS", "memory bound of decoded images held at once across all calls (previews, maps), in pixels of 4 bytes (a 16-bit pixel counts 2); past it decodes wait, then are refused, and an image larger than the whole budget is not decoded (default 32000000, about 128 MiB; 1000000 to 2000000000)"}
 	ReadPixels           = Setting{"read-pixels", "STAC_MCP_READ_PIXELS", "PIXELS", "the pixel tools' budget per band read: the finest overview whose window over the aoi holds at most this many pixels is read, and the result says which (default 1048576, 1024×1024; 65536 to 4194304)"}
+	ExportDir            = Setting{"export-dir", "STAC_MCP_EXPORT_DIR", "DIR", "stdio and call: the folder the export tool writes its files in, created 0700 when missing (default: a stac-mcp folder in your downloads folder, $XDG_DOWNLOAD_DIR or ~/Downloads); http: where this replica keeps exports until they expire (default: a new private temporary folder; with STAC_MCP_REDIS_URL they live in Redis)"}
+	ExportMaxBytes       = Setting{"export-max-bytes", "STAC_MCP_EXPORT_MAX_BYTES", "BYTES", "largest file one export may write; past it the export is refused and nothing is kept (default 268435456, 256 MiB; 1048576 to 2147483648)"}
+	ExportTTL            = Setting{"export-ttl-secs", "STAC_MCP_EXPORT_TTL_SECS", "SECS", "http: how long an export stays readable (resources/read, by the caller who made it only), then deleted (default 3600; 60 to 604800)"}
+	ExportCallerBytes    = Setting{"export-caller-bytes", "STAC_MCP_EXPORT_CALLER_BYTES", "BYTES", "http: most bytes of live exports one caller holds; past it exports are refused until earlier ones expire (default 536870912, 512 MiB)"}
+	ExportTotalBytes     = Setting{"export-total-bytes", "STAC_MCP_EXPORT_TOTAL_BYTES", "BYTES", "http: most bytes of live exports of all callers together, on this replica's disk, or in Redis with STAC_MCP_REDIS_URL (default 2147483648, 2 GiB)"}
 	MetricsAddr          = Setting{"metrics-addr", "STAC_MCP_METRICS_ADDR", "ADDR", "serve Prometheus /metrics on this address, e.g. 127.0.0.1:9464 (stdio mode; default off); like --addr, a non-loopback address needs STAC_MCP_HTTP_TOKEN"}
 
 	// Writes (adr/0014-idempotent-writes.md).
@@ -61,12 +66,12 @@ var Reliability = []Setting{
 	{"bulkhead-max", "STAC_MCP_BULKHEAD_MAX", "N", "most concurrent upstream requests per catalog host (default 16)"},
 	{"max-hosts", "STAC_MCP_MAX_HOSTS", "N", "most catalog hosts whose reliability state (breaker, retry budget, health) is kept besides the configured catalogs; the least recently used idle one is forgotten past it (default 512)"},
 	{"body-budget-bytes", "STAC_MCP_BODY_BUDGET_BYTES", "BYTES", "memory bound of upstream response bodies being read at once, across all calls; past it reads wait, then are refused (default 268435456, 256 MiB)"},
-	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: on (default: reads run to the tool deadline, a copy after the host's p95 for that kind of request), off (cut reads at the attempt timeout and retry), or a delay in seconds"},
+	{"hedge", "STAC_MCP_HEDGE", "MODE", "hedged reads: on (default: reads run to the tool deadline, a copy once a read is slower than the host's p98.5 for that kind of request, sooner when reads hang), off (cut reads at the attempt timeout and retry), or a delay in seconds"},
 }
 
 // Server are the settings of the server itself, in --help's order.
-var Server = []Setting{Catalog, Catalogs, CatalogGroups, MaxCatalogsPerCall, MaxItemsCeiling, Headers, Toolsets, Tools, ReadOnly, DecodeBudgetPixels, ReadPixels, LogLevel, LogFormat, MetricsAddr,
-	HTTPAddr, AllowPrivateNetworks, AllowedCatalogHosts, DemoFaultRate, DemoFaultSeed, AllowWrites, StateDir, IdempotencyTTL, RedisURL}
+var Server = []Setting{Catalog, Catalogs, CatalogGroups, MaxCatalogsPerCall, MaxItemsCeiling, Headers, Toolsets, Tools, ReadOnly, DecodeBudgetPixels, ReadPixels,
+	ExportDir, ExportMaxBytes, ExportTTL, ExportCallerBytes, ExportTotalBytes, LogLevel, LogFormat, MetricsAddr, HTTPAddr, AllowPrivateNetworks, AllowedCatalogHosts, DemoFaultRate, DemoFaultSeed, AllowWrites, StateDir, IdempotencyTTL, RedisURL}
 
 // The limits of `stac-mcp http` (adr/0010-http-exposure-limits.md); see
 // cmd/stac-mcp/config_http.go.

@@ -40,8 +40,12 @@ const (
 	size10 = 512                 // 10 m pixels per side
 	size20 = size10 / 2          // 20 m pixels per side
 
-	// Sentinel-2 L2A from processing baseline 04.00: DN = reflectance × 10000 + 1000.
-	dnScale, dnOffset = 10000.0, 1000.0
+	// Earth Search's harmonised Sentinel-2 L2A numbers: processing baseline
+	// 04.00 adds 1000 (DN = reflectance × 10000 + 1000) and Earth Search
+	// takes it out again, saying so with earthsearch:boa_offset_applied:
+	// true, while its raster:bands still name offset −0.1 (the pixel engine
+	// knows the convention: tools/internal/pixel/calibrate.go).
+	dnScale, dnOffset = 10000.0, 0.0
 )
 
 // Surface classes of the invented landscape.
@@ -68,6 +72,21 @@ var reflectance = map[class][6]float64{
 }
 
 var cloudReflectance = [6]float64{0.450, 0.450, 0.460, 0.480, 0.350, 0.250}
+
+// tile is where a scene's pixels are: its upper-left corner in the
+// landscape's 10 m pixels, its size, and the bands written.
+type tile struct {
+	col0, row0, size int
+	bands            []band
+}
+
+// origin is the tile's upper-left corner in UTM metres.
+func (t tile) origin() (float64, float64) {
+	return x0 + float64(t.col0)*10, y0 - float64(t.row0)*10
+}
+
+// square is the three-date collection's one tile: the whole 5.12 km square.
+var square = tile{size: size10, bands: bands}
 
 // scene is one acquisition date.
 type scene struct {
@@ -264,29 +283,31 @@ func main() {
 		if err := os.MkdirAll(assetDir, 0o755); err != nil {
 			log.Fatal(err)
 		}
-		stats := writeScene(s, tmp, assetDir)
-		writeItem(s, footprint, stats)
+		stats := writeScene(s, square, tmp, assetDir)
+		writeItem(outDir, collectionID, s, square, footprint, stats)
 		itemLinks = append(itemLinks, map[string]any{"rel": "item", "href": "./items/" + s.id + ".json", "type": "application/geo+json"})
 	}
 	writeCollection(footprint, itemLinks)
+	writeSeries(tmp)
 }
 
 // sceneStats are the SCL class shares of a scene, in percent, as Earth
 // Search's s2:* properties report them.
 type sceneStats map[uint8]float64
 
-func writeScene(s scene, tmp, assetDir string) sceneStats {
+func writeScene(s scene, t tile, tmp, assetDir string) sceneStats {
+	size10, size20 := t.size, t.size/2
 	refl := make([][6]float64, size10*size10)
 	scl10 := make([]uint8, size10*size10)
 	valid := make([]bool, size10*size10)
 	for y := 0; y < size10; y++ {
 		for x := 0; x < size10; x++ {
 			i := y*size10 + x
-			refl[i], scl10[i], valid[i] = pixel(s, x, y)
+			refl[i], scl10[i], valid[i] = pixel(s, t.col0+x, t.row0+y)
 		}
 	}
 	stats := sceneStats{}
-	for _, b := range bands {
+	for _, b := range t.bands {
 		n := size10
 		if b.res == 20 {
 			n = size20
@@ -332,7 +353,8 @@ func writeScene(s scene, tmp, assetDir string) sceneStats {
 				stats[k] = stats[k] * 100 / float64(n*n)
 			}
 		}
-		writeCOG(b, raw, n, tmp, filepath.Join(assetDir, b.file))
+		ox, oy := t.origin()
+		writeCOG(b, raw, n, ox, oy, tmp, filepath.Join(assetDir, b.file))
 	}
 	return stats
 }
@@ -349,7 +371,7 @@ func severer(a, b uint8) uint8 {
 
 // writeCOG writes raw (n×n) as a VRT-described raw file and converts it with
 // gdal_translate into a COG laid out as Earth Search's Sentinel-2 COGs are.
-func writeCOG(b band, raw []uint16, n int, tmp, out string) {
+func writeCOG(b band, raw []uint16, n int, ox, oy float64, tmp, out string) {
 	bin := filepath.Join(tmp, "band.bin")
 	vrt := filepath.Join(tmp, "band.vrt")
 	dtype, pixelOffset := "UInt16", 2
@@ -378,7 +400,7 @@ func writeCOG(b band, raw []uint16, n int, tmp, out string) {
     <ByteOrder>LSB</ByteOrder>
   </VRTRasterBand>
 </VRTDataset>
-`, n, n, epsg, x0, res, y0, -res, dtype, pixelOffset, n*pixelOffset)
+`, n, n, epsg, ox, res, oy, -res, dtype, pixelOffset, n*pixelOffset)
 	if err := os.WriteFile(vrt, []byte(desc), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -439,19 +461,20 @@ func bbox(pts [][2]float64) []float64 {
 	return b
 }
 
-func writeItem(s scene, footprint [][2]float64, stats sceneStats) {
+func writeItem(dir, collection string, s scene, t tile, footprint [][2]float64, stats sceneStats) {
 	assets := map[string]any{}
-	for _, b := range bands {
-		n := size10
+	ox, oy := t.origin()
+	for _, b := range t.bands {
+		n := t.size
 		if b.res == 20 {
-			n = size20
+			n = t.size / 2
 		}
 		a := map[string]any{
 			"href":           "../assets/" + s.id + "/" + b.file,
 			"type":           "image/tiff; application=geotiff; profile=cloud-optimized",
 			"title":          b.title,
 			"proj:shape":     []int{n, n},
-			"proj:transform": []float64{float64(b.res), 0, x0, 0, -float64(b.res), y0},
+			"proj:transform": []float64{float64(b.res), 0, ox, 0, -float64(b.res), oy},
 			"roles":          []string{"data", "reflectance"},
 			"raster:bands":   []any{map[string]any{"nodata": 0, "data_type": "uint16", "bits_per_sample": 15, "spatial_resolution": b.res, "scale": 0.0001, "offset": -0.1}},
 			"gsd":            b.res,
@@ -506,9 +529,9 @@ func writeItem(s scene, footprint [][2]float64, stats sceneStats) {
 			map[string]any{"rel": "collection", "href": "../collection.json", "type": "application/json"},
 		},
 		"assets":     assets,
-		"collection": collectionID,
+		"collection": collection,
 	}
-	writeJSON(filepath.Join(outDir, "items", s.id+".json"), item)
+	writeJSON(filepath.Join(dir, "items", s.id+".json"), item)
 }
 
 func sclClasses() []any {
@@ -563,4 +586,85 @@ func writeJSON(path string, v any) {
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// The series collection: two adjacent tiles of 128 × 128 px (1.28 km) over
+// the square's fields and roads, overlapping by 16 px as MGRS
+// tiles overlap (so on one 10 m lattice), seen on eight dates of 2023 from
+// spring green-up to harvest, with clouds on some, and the east tile
+// missing on one date. Blue, green, red and nir at 10 m and SCL at 20 m.
+const (
+	seriesID   = "sentinel-2-l2a-synthetic-series"
+	seriesDir  = "stacclient/stacserver/demo/catalog/" + seriesID
+	seriesSize = 128
+)
+
+var (
+	seriesBands = []band{bands[0], bands[1], bands[2], bands[3], bands[6]}
+	seriesTiles = map[string]tile{
+		"w": {col0: 140, row0: 40, size: seriesSize, bands: seriesBands},
+		"e": {col0: 252, row0: 40, size: seriesSize, bands: seriesBands},
+	}
+)
+
+// seriesScene is a date of the series: the scene, and the tiles it has.
+type seriesScene struct {
+	scene
+	tiles []string
+}
+
+var seriesScenes = []seriesScene{
+	{scene{datetime: "2023-04-10T17:52:51Z", platform: "sentinel-2b", season: 0.1}, []string{"w", "e"}},
+	{scene{datetime: "2023-05-10T17:52:51Z", platform: "sentinel-2b", season: 0.45, cloud: &blob{cx: 270, cy: 100, rx: 70, ry: 45, shadowDX: -16, shadowDY: 26}}, []string{"w", "e"}},
+	{scene{datetime: "2023-06-09T17:52:51Z", platform: "sentinel-2b", season: 0.85}, []string{"w", "e"}},
+	{scene{datetime: "2023-07-04T17:52:49Z", platform: "sentinel-2a", season: 1, cloud: &blob{cx: 300, cy: 100, rx: 40, ry: 28, shadowDX: -20, shadowDY: 30}}, []string{"w", "e"}},
+	{scene{datetime: "2023-08-03T17:52:49Z", platform: "sentinel-2a", season: 0.9, harvestEvery: 4}, []string{"w"}},
+	{scene{datetime: "2023-09-02T17:52:49Z", platform: "sentinel-2a", season: 0.6, harvestEvery: 3, cloud: &blob{cx: 190, cy: 70, rx: 36, ry: 26, shadowDX: -18, shadowDY: 28}}, []string{"w", "e"}},
+	{scene{datetime: "2023-10-02T17:52:49Z", platform: "sentinel-2a", season: 0.3, harvestEvery: 2}, []string{"w", "e"}},
+	{scene{datetime: "2023-11-06T17:52:51Z", platform: "sentinel-2b", season: 0.1, harvestEvery: 1}, []string{"w", "e"}},
+}
+
+func writeSeries(tmp string) {
+	if err := os.RemoveAll(seriesDir); err != nil {
+		log.Fatal(err)
+	}
+	var itemLinks []any
+	var all [][2]float64
+	for _, ss := range seriesScenes {
+		for _, name := range ss.tiles {
+			t := seriesTiles[name]
+			s := ss.scene
+			day := strings.ReplaceAll(s.datetime[:10], "-", "")
+			s.id = fmt.Sprintf("S%s_13TDE_%s_0_L2A_synthetic_%s", strings.ToUpper(s.platform[len(s.platform)-2:]), day, name)
+			assetDir := filepath.Join(seriesDir, "assets", s.id)
+			if err := os.MkdirAll(assetDir, 0o755); err != nil {
+				log.Fatal(err)
+			}
+			ox, oy := t.origin()
+			side := float64(t.size * 10)
+			fp := lonLat([][2]float64{{ox, oy}, {ox, oy - side}, {ox + side, oy - side}, {ox + side, oy}, {ox, oy}})
+			all = append(all, fp...)
+			stats := writeScene(s, t, tmp, assetDir)
+			writeItem(seriesDir, seriesID, s, t, fp, stats)
+			itemLinks = append(itemLinks, map[string]any{"rel": "item", "href": "./items/" + s.id + ".json", "type": "application/geo+json"})
+		}
+	}
+	links := []any{
+		map[string]any{"rel": "root", "href": "../catalog.json", "type": "application/json"},
+		map[string]any{"rel": "parent", "href": "../catalog.json", "type": "application/json"},
+	}
+	coll := map[string]any{
+		"type":         "Collection",
+		"id":           seriesID,
+		"stac_version": "1.0.0",
+		"title":        "Sentinel-2 L2A, synthetic demo series over two adjacent tiles",
+		"description":  "Eight invented Sentinel-2 Level-2A dates of 2023 over two adjacent, overlapping 1.28 km tiles north-east of Boulder, Colorado (UTM 13N, one 10 m lattice), in the layout Earth Search serves (blue, green, red, nir at 10 m, SCL at 20 m; uint16, DEFLATE, nodata 0, harmonised numbers): fields greening and being harvested, clouds and their shadows on some dates, the east tile missing on one. Made for the demo's time series, mosaics, composites and change maps; not an observation.",
+		"license":      "CC0-1.0",
+		"extent": map[string]any{
+			"spatial":  map[string]any{"bbox": [][]float64{bbox(all)}},
+			"temporal": map[string]any{"interval": [][]string{{seriesScenes[0].datetime, seriesScenes[len(seriesScenes)-1].datetime}}},
+		},
+		"links": append(links, itemLinks...),
+	}
+	writeJSON(filepath.Join(seriesDir, "collection.json"), coll)
 }

@@ -411,6 +411,9 @@ func FuzzOpenRead(f *testing.F) {
 		}
 		f.Add(b[:min(len(b), 64<<10)]) // the header part: where the fuzzer finds most
 	}
+	for _, b := range hostileSeeds() {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ctx := context.Background()
 		// Small limits keep an execution short: a mutated 1-row-strip

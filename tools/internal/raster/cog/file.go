@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"image"
 	"math"
@@ -20,8 +21,16 @@ type Options struct {
 	// HeaderBytes is the first read at open (default 16 KiB, like GDAL's
 	// 16 KiB chunks); a COG's IFDs and offset arrays usually fit in it.
 	HeaderBytes int64
-	// MaxHeaderBytes bounds the header bytes read in all (default 16 MiB).
+	// MaxHeaderBytes bounds the header bytes Open reads, and keeps, in all
+	// (default 4 MiB: the offsets of some 250,000 blocks; a Sentinel-2
+	// or Landsat COG's header fits in its first 16 KiB).
 	MaxHeaderBytes int64
+	// MaxHeaderDecodedBytes bounds what Open decodes from the header's tag
+	// values in all: numbers (8 bytes each), strings and their parsing,
+	// JPEG tables (default 4 MiB: a 1 MiB GDAL_METADATA, the most read,
+	// with its XML parse). Block offsets and byte counts are read in place,
+	// never decoded ahead, and only as many as a level has blocks.
+	MaxHeaderDecodedBytes int64
 	// MaxBlockBytes bounds a tile's or strip's decoded size and its
 	// compressed byte count (default 16 MiB: twice a 512×512 tile of 4
 	// float64 bands; Concurrency blocks may be decoded at once).
@@ -37,6 +46,18 @@ type Options struct {
 	// MaxWindowValues bounds pixels × bands of one ReadWindow (default
 	// 1<<25, 256 MiB of float64).
 	MaxWindowValues int
+	// MaxBlocks bounds the tiles or strips (the mask's included) one
+	// ReadWindow decodes (default 16384: a 1-row-strip file's window of
+	// 16384 rows, 256 tiles of 1024 px).
+	MaxBlocks int
+	// MaxRequests bounds the range requests of one Open and of one
+	// ReadWindow, counted after merging and before the first is sent
+	// (default 128; a COG read needs about one per row of tiles).
+	MaxRequests int
+	// Requests, when set, is shared by several Opens and reads (one tool
+	// call's): each takes its requests from it before sending them, and
+	// is refused, sending nothing, when they would pass its bound.
+	Requests *RequestBudget
 }
 
 func (o Options) withDefaults() Options {
@@ -46,7 +67,8 @@ func (o Options) withDefaults() Options {
 		}
 	}
 	def(&o.HeaderBytes, 16<<10)
-	def(&o.MaxHeaderBytes, 16<<20)
+	def(&o.MaxHeaderBytes, 4<<20)
+	def(&o.MaxHeaderDecodedBytes, 4<<20)
 	def(&o.MaxBlockBytes, 16<<20)
 	if o.MergeGap < 0 {
 		o.MergeGap = 0
@@ -59,6 +81,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxWindowValues <= 0 {
 		o.MaxWindowValues = 1 << 25
+	}
+	if o.MaxBlocks <= 0 {
+		o.MaxBlocks = 16384
+	}
+	if o.MaxRequests <= 0 {
+		o.MaxRequests = 128
 	}
 	return o
 }
@@ -91,9 +119,21 @@ type Info struct {
 	// Mask says the file has an internal mask (GDAL's per-dataset mask,
 	// NewSubfileType 4): ReadWindow marks pixels invalid where it is 0.
 	Mask bool
+	// Alpha is the 1-based number of the alpha band (ExtraSamples 1 or 2,
+	// associated or unassociated alpha), 0 when there is none. As in GDAL,
+	// where it is 0 a pixel has no value: ReadWindow marks it invalid in
+	// every band read, whether or not the alpha band is among them.
+	Alpha int
 	// HeaderRequests and HeaderBytes count the reads Open made and the
 	// bytes they returned (0 when the header was cached).
 	HeaderRequests, HeaderBytes int
+	// HeaderMemory bounds the memory the parsed header holds: the bytes
+	// Open read (kept: blocks inside them are not fetched again), what it
+	// decoded from them, and 1 KiB per IFD; at most MaxHeaderBytes +
+	// MaxHeaderDecodedBytes + 64 KiB. The cache charges it; it is the
+	// same whether or not the header came from the cache (then
+	// HeaderRequests is 0).
+	HeaderMemory int64
 }
 
 // Level is one resolution: its size and its tile (for strips: the full
@@ -147,7 +187,7 @@ type level struct {
 	ifd                   int // index in the IFD chain
 	tiled                 bool
 	across, down          int // blocks per plane
-	offsets, counts       []uint64
+	offsets, counts       striles
 	compression           int
 	predictor             int
 	photometric           int
@@ -179,27 +219,34 @@ func Open(ctx context.Context, src Source, opts Options) (*File, error) {
 	if v, ok := opts.Cache.get(key); ok {
 		return &File{src: src, opts: opts, h: v.(*header)}, nil
 	}
-	hr := &headerReader{src: src, chunk: opts.HeaderBytes, max: opts.MaxHeaderBytes, size: -1}
+	hr := &headerReader{src: src, chunk: opts.HeaderBytes, max: opts.MaxHeaderBytes, size: -1,
+		maxRequests: opts.MaxRequests, budget: opts.Requests}
 	t, err := parseTIFF(ctx, hr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}
-	h, err := buildHeader(t, opts)
+	t.maxDecoded = opts.MaxHeaderDecodedBytes
+	h, err := buildHeader(ctx, t, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}
 	h.info.HeaderRequests, h.info.HeaderBytes = hr.requests, int(hr.fetched)
 	h.read = hr.chunks
-	opts.Cache.put(key, h, t.tagRead+int64(len(t.ifds))*2048+hr.fetched)
+	h.info.HeaderMemory = hr.fetched + t.decoded + int64(len(t.ifds))*ifdOverhead
+	opts.Cache.put(key, h, h.info.HeaderMemory)
 	return &File{src: src, opts: opts, h: h, hreq: hr.requests, hbytes: int(hr.fetched)}, nil
 }
 
-func buildHeader(t *tiffReader, opts Options) (*header, error) {
+// ifdOverhead is an IFD's share of a parsed header beyond its tag values:
+// its entries and its level (measured: about 600 bytes).
+const ifdOverhead = 1024
+
+func buildHeader(ctx context.Context, t *tiffReader, opts Options) (*header, error) {
 	h := &header{order: t.order}
 	var full *level
 	var overviews, masks []*level
 	for i, d := range t.ifds {
-		sub, err := t.int1(d, tagNewSubfileType, 0)
+		sub, err := t.int1(ctx, d, tagNewSubfileType, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -208,7 +255,7 @@ func buildHeader(t *tiffReader, opts Options) (*header, error) {
 			// marks the pixels of the level of its size invalid where 0.
 			// One this reader cannot decode is an error, not ignored:
 			// the pixels it masks would count as valid.
-			if m, err := parseLevel(t, d, opts, true); err == nil && m.spp == 1 && m.format == 1 && (m.bits == 1 || m.bits == 8) {
+			if m, err := parseLevel(ctx, t, d, opts, true); err == nil && m.spp == 1 && m.format == 1 && (m.bits == 1 || m.bits == 8) {
 				m.ifd = i
 				masks = append(masks, m)
 			} else if err == nil {
@@ -222,7 +269,7 @@ func buildHeader(t *tiffReader, opts Options) (*header, error) {
 		if i > 0 && sub&1 == 0 {
 			continue // a further page, not an overview: only the first image is read
 		}
-		lv, err := parseLevel(t, d, opts, false)
+		lv, err := parseLevel(ctx, t, d, opts, false)
 		if err != nil {
 			if i == 0 {
 				return nil, err
@@ -268,18 +315,32 @@ func buildHeader(t *tiffReader, opts Options) (*header, error) {
 		}
 	}
 	in.Mask = full.mask != nil
+	var extra []uint64 // more ExtraSamples than samples: ignored, as before
+	if e, ok := t.ifds[0].entries[tagExtraSamples]; ok && e.count <= uint64(full.spp) {
+		var err error
+		if extra, err = t.ints(ctx, t.ifds[0], tagExtraSamples, uint64(full.spp)); err != nil {
+			return nil, err
+		}
+	}
+	for i, e := range extra {
+		if e == 1 || e == 2 {
+			in.Alpha = full.spp - len(extra) + i + 1
+			break
+		}
+	}
 	for _, l := range h.levels {
 		in.Levels = append(in.Levels, l.Level)
 	}
 	d := t.ifds[0]
-	nd, err := t.ascii(d, tagGDALNoData)
+	nd, err := t.ascii(ctx, d, tagGDALNoData, maxNoDataTag)
 	if err != nil {
 		return nil, err
 	}
 	if s := strings.TrimSpace(nd); s != "" {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return nil, fmt.Errorf("GDAL_NODATA %q is not a number", s)
+			// Not quoted: the file's bytes are not echoed.
+			return nil, fmt.Errorf("GDAL_NODATA (%d bytes) is not a number", len(s))
 		}
 		in.NoData = &v
 	}
@@ -287,14 +348,18 @@ func buildHeader(t *tiffReader, opts Options) (*header, error) {
 	for i := range in.Scale {
 		in.Scale[i] = 1
 	}
-	md, err := t.ascii(d, tagGDALMetadata)
+	md, err := t.ascii(ctx, d, tagGDALMetadata, maxStringTag)
 	if err != nil {
+		return nil, err
+	}
+	// Parsing the XML allocates a few times its size, for a moment.
+	if err := t.charge(3 * int64(len(md))); err != nil {
 		return nil, err
 	}
 	if err := parseGDALMetadata(md, in); err != nil {
 		return nil, err
 	}
-	if err := parseGeo(t, d, in); err != nil {
+	if err := parseGeo(ctx, t, d, in); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -312,13 +377,13 @@ func dataTypeName(format, bytesPer int) string {
 	return ""
 }
 
-func parseLevel(t *tiffReader, d ifd, opts Options, isMask bool) (*level, error) {
+func parseLevel(ctx context.Context, t *tiffReader, d ifd, opts Options, isMask bool) (*level, error) {
 	var gerr error // the first error of get
 	get := func(tag uint16, def uint64) int {
 		if gerr != nil {
 			return 0
 		}
-		v, err := t.int1(d, tag, def)
+		v, err := t.int1(ctx, d, tag, def)
 		if err != nil {
 			gerr = err
 			return 0
@@ -356,11 +421,11 @@ func parseLevel(t *tiffReader, d ifd, opts Options, isMask bool) (*level, error)
 	if lv.planar != 1 && lv.planar != 2 {
 		return nil, fmt.Errorf("PlanarConfiguration %d (1 or 2 are defined)", lv.planar)
 	}
-	bits, err := t.ints(d, tagBitsPerSample)
+	bits, err := t.ints(ctx, d, tagBitsPerSample, maxBands)
 	if err != nil {
 		return nil, err
 	}
-	formats, err := t.ints(d, tagSampleFormat)
+	formats, err := t.ints(ctx, d, tagSampleFormat, maxBands)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +453,7 @@ func parseLevel(t *tiffReader, d ifd, opts Options, isMask bool) (*level, error)
 		if lv.predictor != 1 || comp == 7 {
 			return nil, fmt.Errorf("a 1-bit mask with predictor %d or JPEG", lv.predictor)
 		}
-		return lv.blocks(t, d, opts, get, &gerr)
+		return lv.blocks(ctx, t, d, opts, get, &gerr)
 	}
 	if bps%8 != 0 || bps == 0 {
 		return nil, fmt.Errorf("%d-bit samples are not supported (8, 16, 32 and 64 are)", bps)
@@ -427,70 +492,105 @@ func parseLevel(t *tiffReader, d ifd, opts Options, isMask bool) (*level, error)
 		if lv.photometric == 6 && (lv.planar != 1 || lv.spp != 3) {
 			return nil, fmt.Errorf("YCbCr JPEG with %d band-interleaved samples is not supported", lv.spp)
 		}
-		lv.jpegTables = t.bytesOf(d, tagJPEGTables)
+		if lv.jpegTables, err = t.bytesOf(ctx, d, tagJPEGTables, maxJPEGTables); err != nil {
+			return nil, err
+		}
 	} else if lv.photometric == 6 {
 		return nil, fmt.Errorf("YCbCr samples are supported only JPEG-compressed")
 	}
 
 	lv.bits = 8 * lv.bytesPer
-	return lv.blocks(t, d, opts, get, &gerr)
+	return lv.blocks(ctx, t, d, opts, get, &gerr)
 }
 
 // blocks reads the tile or strip layout and the blocks' offsets.
-func (lv *level) blocks(t *tiffReader, d ifd, opts Options, get func(uint16, uint64) int, gerr *error) (*level, error) {
+func (lv *level) blocks(ctx context.Context, t *tiffReader, d ifd, opts Options, get func(uint16, uint64) int, gerr *error) (*level, error) {
 	tw, th := get(tagTileWidth, 0), get(tagTileLength, 0)
 	rps := get(tagRowsPerStrip, uint64(lv.Height))
 	if *gerr != nil {
 		return nil, *gerr
 	}
-	var err error
-	var offsets, counts []uint64
+	var offTag, countTag uint16 = tagStripOffsets, tagStripByteCounts
 	if _, ok := d.entries[tagTileOffsets]; ok {
 		lv.tiled = true
+		offTag, countTag = tagTileOffsets, tagTileByteCounts
 		if tw <= 0 || th <= 0 || tw > maxSide || th > maxSide {
 			return nil, fmt.Errorf("tiles of %dx%d pixels", tw, th)
 		}
 		lv.TileWidth, lv.TileHeight = tw, th
-		offsets, err = t.ints(d, tagTileOffsets)
-		if err == nil {
-			counts, err = t.ints(d, tagTileByteCounts)
-		}
 	} else {
 		rps = min(max(rps, 1), lv.Height)
 		lv.TileWidth, lv.TileHeight = lv.Width, rps
-		offsets, err = t.ints(d, tagStripOffsets)
-		if err == nil {
-			counts, err = t.ints(d, tagStripByteCounts)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	if counts == nil && !lv.tiled && lv.compression == 1 && len(offsets) > 0 {
-		// Some writers omit StripByteCounts of uncompressed strips; like
-		// libtiff, take each strip's size from the layout.
-		down := (lv.Height + lv.TileHeight - 1) / lv.TileHeight
-		counts = make([]uint64, len(offsets))
-		for i := range counts {
-			rows := min(lv.TileHeight, lv.Height-(i%down)*lv.TileHeight)
-			counts[i] = uint64(rows) * uint64(lv.rowBytes())
-		}
 	}
 	lv.across = (lv.Width + lv.TileWidth - 1) / lv.TileWidth
 	lv.down = (lv.Height + lv.TileHeight - 1) / lv.TileHeight
+	if err := lv.degenerate(); err != nil {
+		return nil, err
+	}
 	planes := 1
 	if lv.planar == 2 {
 		planes = lv.spp
 	}
-	n := lv.across * lv.down * planes
-	if len(offsets) < n || len(counts) < n {
-		return nil, fmt.Errorf("%d blocks need offsets and byte counts, the file has %d and %d", n, len(offsets), len(counts))
+	if int64(lv.across)*int64(lv.down)*int64(planes) > maxStriles {
+		return nil, fmt.Errorf("%dx%d blocks of %dx%d pixels in %d planes: more than the %d blocks a level may have here",
+			lv.across, lv.down, lv.TileWidth, lv.TileHeight, planes, maxStriles)
 	}
-	lv.offsets, lv.counts = offsets[:n], counts[:n]
+	n := lv.across * lv.down * planes
 	if int64(lv.TileHeight)*int64(lv.rowBytes()) > opts.MaxBlockBytes {
 		return nil, fmt.Errorf("blocks of %dx%d pixels are larger than the %d-byte limit", lv.TileWidth, lv.TileHeight, opts.MaxBlockBytes)
 	}
+	offsets, ok, err := t.striles(ctx, d, offTag, n)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("no block offsets (tag %d)", offTag)
+	}
+	counts, ok, err := t.striles(ctx, d, countTag, n)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if lv.tiled || lv.compression != 1 {
+			return nil, fmt.Errorf("no block byte counts (tag %d)", countTag)
+		}
+		// Some writers omit StripByteCounts of uncompressed strips; like
+		// libtiff, take each strip's size from the layout.
+		down, rps, rowBytes := lv.down, lv.TileHeight, uint64(lv.rowBytes())
+		counts = striles{calc: func(i int) uint64 {
+			return uint64(min(rps, lv.Height-(i%down)*rps)) * rowBytes
+		}}
+	}
+	lv.offsets, lv.counts = offsets, counts
 	return lv, nil
+}
+
+// Smallest blocks: TIFF 6 requires tiles in multiples of 16 pixels a
+// side. libtiff and GDAL read smaller ones (warning "Nonstandard tile
+// width"), but a level cut into blocks of a few pixels costs a request
+// and a decode per few pixels: 1x1-pixel tiles made one read thousands of
+// range requests. A block smaller than this is refused unless the level
+// has only one block that way (a small image in one tile or strip).
+const (
+	minTileSide    = 16
+	minStripPixels = minTileSide * minTileSide
+)
+
+// degenerate refuses a level cut into blocks too small to be worth a
+// request each.
+func (lv *level) degenerate() error {
+	if lv.tiled {
+		if (lv.TileWidth < minTileSide && lv.across > 1) || (lv.TileHeight < minTileSide && lv.down > 1) {
+			return fmt.Errorf("tiles of %dx%d pixels (TIFF requires multiples of 16; this reader takes tiles of at least %d pixels a side)",
+				lv.TileWidth, lv.TileHeight, minTileSide)
+		}
+		return nil
+	}
+	if lv.down > 1 && lv.TileWidth*lv.TileHeight < minStripPixels {
+		return fmt.Errorf("strips of %d row(s) of %d pixels (this reader takes strips of at least %d pixels)",
+			lv.TileHeight, lv.TileWidth, minStripPixels)
+	}
+	return nil
 }
 
 // Bounds that keep every size computation far from overflowing.
@@ -530,7 +630,11 @@ func parseGDALMetadata(md string, in *Info) error {
 		} `xml:"Item"`
 	}
 	if err := xml.Unmarshal([]byte(md), &doc); err != nil {
-		return fmt.Errorf("GDAL_METADATA is not the XML GDAL writes: %w", err)
+		// Said without the parser's message, which quotes the file's text.
+		if se, ok := errors.AsType[*xml.SyntaxError](err); ok {
+			return fmt.Errorf("GDAL_METADATA is not the XML GDAL writes (a syntax error on line %d)", se.Line)
+		}
+		return errors.New("GDAL_METADATA is not the XML GDAL writes")
 	}
 	for _, it := range doc.Items {
 		if it.Sample == nil || *it.Sample < 0 || *it.Sample >= in.Bands {
@@ -542,7 +646,7 @@ func parseGDALMetadata(md string, in *Info) error {
 		case "scale", "offset":
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return fmt.Errorf("GDAL_METADATA band %d %s %q is not a number", b+1, it.Role, v)
+				return fmt.Errorf("GDAL_METADATA band %d %s is not a number", b+1, it.Role)
 			}
 			if it.Role == "scale" {
 				in.Scale[b] = f
@@ -566,9 +670,9 @@ const (
 	rasterPixelPoint = 2
 )
 
-func parseGeo(t *tiffReader, d ifd, in *Info) error {
+func parseGeo(ctx context.Context, t *tiffReader, d ifd, in *Info) error {
 	in.GeoTransform = [6]float64{0, 1, 0, 0, 0, 1}
-	keys, err := t.ints(d, tagGeoKeyDirectory)
+	keys, err := t.ints(ctx, d, tagGeoKeyDirectory, 4*(1+maxGeoKeys))
 	if err != nil {
 		return err
 	}
@@ -588,15 +692,16 @@ func parseGeo(t *tiffReader, d ifd, in *Info) error {
 	case gk[keyModelType] != 1 && gk[keyGeographic] != 0 && gk[keyGeographic] != userDefined:
 		in.EPSG = int(gk[keyGeographic])
 	}
-	scale, err := t.floats(d, tagPixelScale)
+	// Only the values used are read: a scale, the first tiepoint, a matrix.
+	scale, err := t.floats(ctx, d, tagPixelScale, 3)
 	if err != nil {
 		return err
 	}
-	tie, err := t.floats(d, tagTiepoint)
+	tie, err := t.floats(ctx, d, tagTiepoint, 6)
 	if err != nil {
 		return err
 	}
-	m, err := t.floats(d, tagTransformation)
+	m, err := t.floats(ctx, d, tagTransformation, 16)
 	if err != nil {
 		return err
 	}
@@ -644,6 +749,25 @@ func (f *File) ChooseLevel(win0 image.Rectangle, maxPixels int) (int, image.Rect
 		}
 	}
 	return len(f.h.levels) - 1, win
+}
+
+// FitLevel is the finest level, minLevel or coarser, whose window
+// covering win0 (a full-resolution window) has at most maxPixels pixels,
+// and that window; ok is false when no level's does (then the coarsest
+// level and its window are returned, to say how large it is). A band
+// resampled to another grid is read so: minLevel the level nearest the
+// grid's pixel size, maxPixels a small multiple of the grid's pixels, so
+// that a finer band (or a mask 50 times finer) is not read whole.
+func (f *File) FitLevel(win0 image.Rectangle, maxPixels, minLevel int) (lvl int, win image.Rectangle, ok bool) {
+	full := f.h.levels[0]
+	for i := min(max(minLevel, 0), len(f.h.levels)-1); i < len(f.h.levels); i++ {
+		l := f.h.levels[i]
+		win = scaleWindow(win0, full.Width, full.Height, l.Width, l.Height)
+		if int64(win.Dx())*int64(win.Dy()) <= int64(maxPixels) {
+			return i, win, true
+		}
+	}
+	return len(f.h.levels) - 1, win, false
 }
 
 // LevelWindow is win0 (a full-resolution window) in level's pixels: the

@@ -519,3 +519,52 @@ func TestLevelGeoTransformAgreesWithGDAL(t *testing.T) {
 		}
 	}
 }
+
+// TestAlphaAgreesWithGDAL compares Window.MaskValid of a file with an
+// alpha band (rasterio's RGBA.uint16.tif: ExtraSamples unassociated alpha)
+// with GDAL's mask of its first band, which GDAL takes from the alpha band
+// (gdal_translate -b mask: 0 where alpha is 0), for each band read alone:
+// the alpha band masks every band, read with it or not.
+func TestAlphaAgreesWithGDAL(t *testing.T) {
+	gdaltest.Need(t, "gdalinfo", "gdal_translate")
+	path := "testdata/rasterio/RGBA.uint16.tif"
+	f := openFile(t, path)
+	in := f.Info()
+	if in.Alpha != 4 {
+		t.Fatalf("Alpha = %d, want 4 (the fourth sample is unassociated alpha)", in.Alpha)
+	}
+	out := filepath.Join(t.TempDir(), "mask.bin")
+	if msg, err := exec.Command("gdal_translate", "-q", "-of", "ENVI", "-b", "mask", path, out).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, msg)
+	}
+	mask, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, band := range []int{0, 2, 3} {
+		w, err := f.ReadWindow(context.Background(), 0, image.Rect(0, 0, in.Width, in.Height), []int{band})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w.Bands) != 1 {
+			t.Fatalf("band %d: %d bands returned, want the one asked for", band, len(w.Bands))
+		}
+		if w.MaskValid == nil {
+			t.Fatalf("band %d: no pixel masked, though GDAL's mask has %d zeros", band, bytes.Count(mask, []byte{0}))
+		}
+		bad, invalid := 0, 0
+		for i := range in.Width * in.Height {
+			if !w.MaskValid[i] {
+				invalid++
+			}
+			if w.MaskValid[i] != (mask[i] != 0) || w.Valid[i] != w.MaskValid[i] {
+				if bad++; bad <= 3 {
+					t.Errorf("band %d pixel %d: mask-valid %v valid %v, GDAL's mask %d", band, i, w.MaskValid[i], w.Valid[i], mask[i])
+				}
+			}
+		}
+		if zeros := bytes.Count(mask, []byte{0}); invalid != zeros || invalid == 0 {
+			t.Errorf("band %d: %d pixels masked by alpha, GDAL's mask has %d zeros", band, invalid, zeros)
+		}
+	}
+}

@@ -24,11 +24,42 @@ type Window struct {
 	// one slice per band asked for, in the order asked.
 	Bands [][]float64
 	// Valid is false where a band read holds the nodata value or the
-	// file's internal mask is 0; nil when every pixel is valid.
+	// file's internal mask or alpha band is 0; nil when every pixel is
+	// valid.
 	Valid []bool
+	// MaskValid is false where the file's internal mask or alpha band is
+	// 0 (nodata values aside: a caller that takes nodata from elsewhere,
+	// as a STAC item's raster:bands, applies its own); nil when the file
+	// masks no pixel of the window.
+	MaskValid []bool
 	// Requests and Bytes count the range requests this read sent and the
 	// bytes they returned (tiles served from the cache count nothing).
 	Requests, Bytes int
+	// Blocks counts the tiles or strips the read placed (the mask's and
+	// unwritten ones included).
+	Blocks int
+}
+
+// Cost is what a ReadWindow will take, known before it reads or
+// allocates anything (WindowCost).
+type Cost struct {
+	Rect   image.Rectangle // the window, clipped to the level
+	Pixels int64
+	// Values is Pixels × bands read: the float64s of Window.Bands, and of
+	// the alpha band when the file has one (read to mask, not returned).
+	Values int64
+	// Blocks are the tiles or strips the read places, the mask's included.
+	Blocks int
+	// Requests is the most range requests the read sends (blocks in the
+	// cache or in the bytes Open read need none), FetchBytes the bytes
+	// they ask for.
+	Requests   int
+	FetchBytes int64
+	// Bytes bounds the memory the read holds at once: the window's values
+	// and validity, the bytes fetched (and their copies in the cache), and
+	// the blocks being decoded side by side (at most Concurrency; a block
+	// placed in the window leaves garbage, not memory held).
+	Bytes int64
 }
 
 // block is one tile or strip a read needs.
@@ -46,9 +77,71 @@ type group struct {
 	blocks []block
 }
 
-// ReadWindow reads a pixel window of a level (in that level's pixels,
-// clipped to it) for the given 0-based bands (nil: all).
-func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, bands []int) (*Window, error) {
+// plan is a read's blocks, sorted into those to fetch (merged into
+// groups), those already at hand and the unwritten ones, and its cost.
+type plan struct {
+	l              *level
+	win            image.Rectangle
+	bands          []int   // asked for, then the alpha band when the file has one
+	asked          int     // bands asked for
+	alpha          int     // the alpha band, -1 when none
+	groups         []group // to fetch, then (r.Len == 0) at hand
+	sparse         []block
+	rawCached      map[int64][]byte // by offset: blocks at one offset hold the same bytes
+	cost           Cost
+	blockDecodeMax int64 // the most one block's decoding allocates
+	decoding       int64 // blocks decoded at once, at most
+}
+
+// decodeBytes bounds what decoding one block of the level allocates, for
+// blocks of at most raw compressed bytes: the decompressed block (none
+// when uncompressed), predictor 3's reordered copy; for JPEG the stream
+// with its tables, Go's decoded image, the upsampled chroma and the
+// converted block; and a decoder's state (a new one's, when its pool is
+// empty, as after a garbage collection).
+func (l *level) decodeBytes(raw int64) int64 {
+	full := int64(l.TileHeight) * int64(l.rowBytes())
+	var n int64
+	switch l.compression {
+	case 1:
+	case 7:
+		n = raw + int64(len(l.jpegTables)) + 2*full + 2*int64(l.TileWidth)*int64(l.TileHeight)
+	default:
+		n = full + 1
+	}
+	if l.predictor == 3 {
+		n += full
+	}
+	if l.compression == 50000 {
+		// A new zstd decoder (its pool may be empty) allocates its history
+		// window (at least 128 KiB, zstdInput) and a block buffer.
+		n += 2 * max(full, 128<<10)
+	}
+	return n + 64<<10
+}
+
+// allocated bounds the bytes the read allocates in all, garbage included:
+// Cost.Bytes with every block's decoding counted.
+func (p *plan) allocated() int64 {
+	return p.cost.Bytes + (int64(p.cost.Blocks)-int64(len(p.sparse))-p.decoding)*p.blockDecodeMax
+}
+
+// WindowCost is what ReadWindow(lvl, win, bands) would take, computed
+// from the header alone, without reading or allocating anything in
+// proportion to the window; an error when the read would be refused
+// (a *LimitError when it passes a bound). It counts no block as cached,
+// so its Requests and FetchBytes are at most the read's.
+func (f *File) WindowCost(lvl int, win image.Rectangle, bands []int) (Cost, error) {
+	p, err := f.plan(context.Background(), lvl, win, bands, false)
+	if err != nil {
+		return Cost{}, err
+	}
+	return p.cost, nil
+}
+
+// plan checks a read against the bounds and lists its blocks. Nothing in
+// proportion to the window is allocated before the bounds are checked.
+func (f *File) plan(ctx context.Context, lvl int, win image.Rectangle, bands []int, useCache bool) (*plan, error) {
 	if lvl < 0 || lvl >= len(f.h.levels) {
 		return nil, fmt.Errorf("level %d: the file has levels 0 to %d", lvl, len(f.h.levels)-1)
 	}
@@ -71,29 +164,53 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 			return nil, fmt.Errorf("band %d: the file has bands 0 to %d", b, l.spp-1)
 		}
 	}
+	// The alpha band is read with the bands asked for: where it is 0 no
+	// band has a value (GDAL's alpha mask), and it is left out of Bands.
+	asked := len(bands)
+	alpha := f.h.info.Alpha - 1
+	if alpha >= 0 && !slices.Contains(bands, alpha) {
+		bands = append(slices.Clone(bands), alpha)
+	}
+	masks := l.mask != nil || alpha >= 0
 	ww, wh := win.Dx(), win.Dy()
-	if ww*wh > f.opts.MaxWindowValues/len(bands) {
-		return nil, fmt.Errorf("a window of %dx%d pixels × %d bands is more than the %d values one read may hold; choose a coarser level (ChooseLevel)",
-			ww, wh, len(bands), f.opts.MaxWindowValues)
+	pixels := int64(ww) * int64(wh)
+	if pixels*int64(len(bands)) > int64(f.opts.MaxWindowValues) {
+		return nil, &LimitError{Limit: "MaxWindowValues", Need: pixels * int64(len(bands)), Max: int64(f.opts.MaxWindowValues),
+			what: fmt.Sprintf("a window of %dx%d pixels × %d bands holds more values than one read may; choose a coarser level (ChooseLevel, FitLevel)", ww, wh, len(bands))}
 	}
-	out := &Window{Rect: win, Level: lvl, Bands: make([][]float64, len(bands))}
-	for i := range out.Bands {
-		out.Bands[i] = make([]float64, ww*wh)
-	}
-
-	// The blocks the window touches, per plane.
+	// The blocks the window touches, per plane, counted before listed.
 	planes := []int{0}
 	if l.planar == 2 {
 		planes = slices.Compact(slices.Sorted(slices.Values(bands)))
 	}
 	bx0, bx1 := win.Min.X/l.TileWidth, (win.Max.X-1)/l.TileWidth
 	by0, by1 := win.Min.Y/l.TileHeight, (win.Max.Y-1)/l.TileHeight
-	var fetch, sparse, cached []block
-	rawCached := map[int64][]byte{} // by offset: blocks at one offset hold the same bytes
+	nblocks := int64(len(planes)) * int64(bx1-bx0+1) * int64(by1-by0+1)
+	m := l.mask
+	var mx0, mx1, my0, my1 int
+	if m != nil {
+		mx0, mx1 = win.Min.X/m.TileWidth, (win.Max.X-1)/m.TileWidth
+		my0, my1 = win.Min.Y/m.TileHeight, (win.Max.Y-1)/m.TileHeight
+		nblocks += int64(mx1-mx0+1) * int64(my1-my0+1)
+	}
+	if nblocks > int64(f.opts.MaxBlocks) {
+		return nil, &LimitError{Limit: "MaxBlocks", Need: nblocks, Max: int64(f.opts.MaxBlocks),
+			what: fmt.Sprintf("a window of %dx%d pixels covers more tiles or strips (of %dx%d pixels) than one read may decode; choose a coarser level or a smaller window",
+				ww, wh, l.TileWidth, l.TileHeight)}
+	}
+
+	p := &plan{l: l, win: win, bands: bands, asked: asked, alpha: alpha, rawCached: map[int64][]byte{}}
+	var fetch, cached []block
+	listed := 0
 	add := func(bl *level, b block) error {
-		off, n := bl.offsets[b.idx], bl.counts[b.idx]
+		if listed++; listed%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		off, n := bl.offsets.at(b.idx), bl.counts.at(b.idx)
 		if n == 0 {
-			sparse = append(sparse, b) // GDAL's sparse files: an unwritten block
+			p.sparse = append(p.sparse, b) // GDAL's sparse files: an unwritten block
 			return nil
 		}
 		if n > uint64(f.opts.MaxBlockBytes) || off > math.MaxInt64/2 {
@@ -101,44 +218,106 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 				f.src, b.idx, n, off, f.opts.MaxBlockBytes)
 		}
 		b.r = Range{int64(off), int64(n)}
-		if v, ok := f.opts.Cache.get(f.blockKey(b.r)); ok {
-			rawCached[b.r.Off] = v.([]byte)
-			cached = append(cached, b)
-			return nil
-		}
 		if raw, ok := f.h.headerBytes(b.r); ok {
 			// Read with the header already (a small file, or a COG's
 			// first overview tiles): no request for it again.
-			rawCached[b.r.Off] = raw
+			p.rawCached[b.r.Off] = raw
 			cached = append(cached, b)
 			return nil
+		}
+		if useCache {
+			if v, ok := f.opts.Cache.get(f.blockKey(b.r)); ok {
+				p.rawCached[b.r.Off] = v.([]byte)
+				cached = append(cached, b)
+				return nil
+			}
 		}
 		fetch = append(fetch, b)
 		return nil
 	}
-	for _, p := range planes {
+	for _, pl := range planes {
 		for by := by0; by <= by1; by++ {
 			for bx := bx0; bx <= bx1; bx++ {
-				if err := add(l, block{idx: (p*l.down+by)*l.across + bx, plane: p, bx: bx, by: by}); err != nil {
+				if err := add(l, block{idx: (pl*l.down+by)*l.across + bx, plane: pl, bx: bx, by: by}); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
-	var masked []bool // true where the mask is 0
-	if m := l.mask; m != nil {
-		masked = make([]bool, ww*wh)
-		for by := win.Min.Y / m.TileHeight; by <= (win.Max.Y-1)/m.TileHeight; by++ {
-			for bx := win.Min.X / m.TileWidth; bx <= (win.Max.X-1)/m.TileWidth; bx++ {
+	if m != nil {
+		for by := my0; by <= my1; by++ {
+			for bx := mx0; bx <= mx1; bx++ {
 				if err := add(m, block{mask: true, idx: by*m.across + bx, bx: bx, by: by}); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
-	groups := mergeBlocks(fetch, f.opts.MergeGap, f.opts.MaxMergeBytes)
+	p.groups = mergeBlocks(fetch, f.opts.MergeGap, f.opts.MaxMergeBytes)
+	requests := len(p.groups)
+	if requests > f.opts.MaxRequests {
+		return nil, &LimitError{Limit: "MaxRequests", Need: int64(requests), Max: int64(f.opts.MaxRequests),
+			what: fmt.Sprintf("a window of %dx%d pixels lies in more separate byte ranges than one read may request; choose a coarser level or a smaller window", ww, wh)}
+	}
+	var fetchBytes, copies int64
+	for _, g := range p.groups {
+		fetchBytes += g.r.Len
+		if f.h.headerHead(g.r) != nil {
+			copies += g.r.Len // joined to the bytes Open read
+		}
+	}
+	if f.opts.Cache != nil {
+		copies += fetchBytes // the blocks' copies the cache keeps
+	}
 	for _, b := range cached {
-		groups = append(groups, group{blocks: []block{b}})
+		p.groups = append(p.groups, group{blocks: []block{b}})
+	}
+	var maxRaw int64
+	for _, g := range p.groups {
+		for _, b := range g.blocks {
+			maxRaw = max(maxRaw, b.r.Len)
+		}
+	}
+	p.blockDecodeMax = l.decodeBytes(maxRaw)
+	if m != nil {
+		p.blockDecodeMax = max(p.blockDecodeMax, m.decodeBytes(maxRaw))
+	}
+	p.decoding = int64(min(f.opts.Concurrency, int(nblocks)-len(p.sparse)))
+	validity := int64(0)
+	if masks || f.h.info.NoData != nil {
+		validity = pixels // Window.Valid
+	}
+	if masks {
+		validity += 2 * pixels // the mask's or alpha's marks, and Window.MaskValid
+	}
+	p.cost = Cost{Rect: win, Pixels: pixels, Values: pixels * int64(len(bands)), Blocks: int(nblocks),
+		Requests: requests, FetchBytes: fetchBytes,
+		Bytes: 8*pixels*int64(len(bands)) + validity + fetchBytes + copies + p.decoding*p.blockDecodeMax}
+	return p, nil
+}
+
+// ReadWindow reads a pixel window of a level (in that level's pixels,
+// clipped to it) for the given 0-based bands (nil: all). It is refused,
+// before anything is requested or allocated, when it would pass a bound
+// (MaxWindowValues, MaxBlocks, MaxRequests, the RequestBudget): a
+// *LimitError. WindowCost says what it will take.
+func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, bands []int) (*Window, error) {
+	p, err := f.plan(ctx, lvl, win, bands, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.opts.Requests.take(p.cost.Requests); err != nil {
+		return nil, err
+	}
+	l, win, bands, asked, alpha := p.l, p.win, p.bands, p.asked, p.alpha
+	ww, wh := win.Dx(), win.Dy()
+	out := &Window{Rect: win, Level: lvl, Bands: make([][]float64, len(bands)), Blocks: p.cost.Blocks}
+	for i := range out.Bands {
+		out.Bands[i] = make([]float64, ww*wh)
+	}
+	var masked []bool // true where the mask is 0
+	if l.mask != nil {
+		masked = make([]bool, ww*wh)
 	}
 
 	sel := newSelection(l, bands)
@@ -146,8 +325,16 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 	var requests, nbytes atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(f.opts.Concurrency)
-	for _, gr := range groups {
+	var stopped error
+	for _, gr := range p.groups {
+		if err := gctx.Err(); err != nil {
+			stopped = err // a request failed or the call ended: start no more
+			break
+		}
 		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
 			var data []byte
 			if gr.r.Len > 0 {
 				// A range that starts in the bytes Open read asks only for
@@ -173,10 +360,10 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				raw := rawCached[b.r.Off]
+				raw := p.rawCached[b.r.Off]
 				if data != nil {
 					raw = data[b.r.Off-gr.r.Off : b.r.end()-gr.r.Off]
-					f.opts.Cache.put(f.blockKey(b.r), raw, int64(len(raw))+64)
+					f.cacheBlock(b.r, raw)
 				}
 				var err error
 				if b.mask {
@@ -191,12 +378,15 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 			return nil
 		})
 	}
-	err := g.Wait()
+	err = g.Wait()
 	out.Requests, out.Bytes = int(requests.Load()), int(nbytes.Load())
+	if err == nil && stopped != nil {
+		err = stopped // groups not started because the call ended
+	}
 	if err != nil {
 		return nil, err
 	}
-	for _, b := range sparse {
+	for _, b := range p.sparse {
 		if b.mask {
 			// An unwritten mask block reads as 0 (masked), as GDAL fills
 			// any unwritten block without nodata.
@@ -217,8 +407,34 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 		}
 		f.fillBlock(l, b, win, out, sel, fill)
 	}
-	out.Valid = f.validity(out, masked)
+	if alpha >= 0 {
+		a := out.Bands[slices.Index(bands, alpha)]
+		for i, v := range a {
+			if v == 0 {
+				if masked == nil {
+					masked = make([]bool, ww*wh)
+				}
+				masked[i] = true
+			}
+		}
+		out.Bands = out.Bands[:asked]
+	}
+	out.MaskValid = maskValidity(masked)
+	out.Valid = f.validity(out, out.MaskValid)
 	return out, nil
+}
+
+// cacheBlock keeps a fetched block's bytes in the cache: a copy when they
+// are a small part of a larger buffer (a merged request's), which the
+// cache would otherwise keep whole while counting only the block.
+func (f *File) cacheBlock(r Range, raw []byte) {
+	if f.opts.Cache == nil {
+		return
+	}
+	if cap(raw) > len(raw)+len(raw)/4 {
+		raw = slices.Clone(raw)
+	}
+	f.opts.Cache.put(f.blockKey(r), raw, int64(cap(raw))+64)
 }
 
 func (f *File) blockKey(r Range) string {
@@ -348,9 +564,8 @@ func (f *File) placeMask(m *level, b block, raw []byte, win image.Rectangle, mas
 	return nil
 }
 
-// validity marks pixels where a band holds the nodata value (NaN nodata
-// matches NaN) or the mask is 0; nil when there are none.
-func (f *File) validity(w *Window, masked []bool) []bool {
+// maskValidity is false where masked is true; nil when nothing is masked.
+func maskValidity(masked []bool) []bool {
 	var valid []bool
 	for i, m := range masked {
 		if m {
@@ -363,6 +578,14 @@ func (f *File) validity(w *Window, masked []bool) []bool {
 			valid[i] = false
 		}
 	}
+	return valid
+}
+
+// validity adds to maskValid (nil: all valid) the pixels where a band
+// holds the nodata value (NaN nodata matches NaN); nil when every pixel
+// is valid.
+func (f *File) validity(w *Window, maskValid []bool) []bool {
+	valid := slices.Clone(maskValid)
 	nd := f.h.info.NoData
 	if nd == nil {
 		return valid

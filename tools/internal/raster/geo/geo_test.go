@@ -371,3 +371,45 @@ func TestPolar(t *testing.T) {
 		t.Errorf("box across ±180 beyond the pole: window %v %v %v", w, ok, err)
 	}
 }
+
+// SourceRect holds every pixel NearestIn maps to, within a pixel's margin,
+// for another resolution of the same CRS and for another CRS.
+func TestSourceRectHoldsNearestIn(t *testing.T) {
+	utm13, err := FromEPSG(32613)
+	if err != nil {
+		t.Fatal(err)
+	}
+	utm12, err := FromEPSG(32612)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := Grid{CRS: utm13, GeoTransform: [6]float64{478000, 10, 0, 4438000, 0, -10}, Width: 500, Height: 400}
+	for _, src := range []Grid{
+		{CRS: utm13, GeoTransform: [6]float64{477000, 0.5, 0, 4439000, 0, -0.5}, Width: 20000, Height: 20000},
+		{CRS: utm12, GeoTransform: [6]float64{990000, 20, 0, 4460000, 0, -20}, Width: 5000, Height: 5000},
+	} {
+		win := image.Rect(37, 21, 311, 250)
+		rect, err := g.SourceRect(src, win)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, rows, err := g.NearestIn(src, win)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact := image.Rectangle{Min: image.Pt(math.MaxInt32, math.MaxInt32)}
+		for k := range cols {
+			if cols[k] < 0 {
+				continue
+			}
+			if !image.Pt(cols[k], rows[k]).In(rect) {
+				t.Fatalf("EPSG:%d: NearestIn maps to (%d, %d), outside SourceRect %v", src.CRS.EPSG, cols[k], rows[k], rect)
+			}
+			exact.Min = image.Pt(min(exact.Min.X, cols[k]), min(exact.Min.Y, rows[k]))
+			exact.Max = image.Pt(max(exact.Max.X, cols[k]+1), max(exact.Max.Y, rows[k]+1))
+		}
+		if rect.Dx() > exact.Dx()+4 || rect.Dy() > exact.Dy()+4 {
+			t.Fatalf("EPSG:%d: SourceRect %v is more than a margin larger than NearestIn's %v", src.CRS.EPSG, rect, exact)
+		}
+	}
+}

@@ -115,3 +115,7 @@ func (ix Index) Compute(bands [][]float64, keep []bool) ([]float64, error) {
 	}
 	return out, nil
 }
+
+// At evaluates the index for one pixel: px[k] is role k's reflectance
+// (Bands order). NaN in, NaN out; a zero denominator is NaN.
+func (ix Index) At(px []float64) float64 { return ix.f(px) }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stacmcp/stac-mcp/tools/internal/golden"
 	"github.com/stacmcp/stac-mcp/tools/internal/picture/picturetest"
@@ -72,5 +73,64 @@ func TestChartRefusesEmptySeries(t *testing.T) {
 	}
 	if _, err := plot.Chart(plot.Series{Points: []plot.Point{{Value: math.NaN(), Low: math.NaN(), High: math.NaN()}}}); err == nil {
 		t.Fatal("series without values drawn")
+	}
+}
+
+// A year's chart: skipped and failed dates are marked along the axis in
+// their colours, a span without acquisitions is shaded, and an index's
+// axis stays within −1..1 whatever its bars reach: a value of 1 sits on
+// the top of the plot, where without the clip the bars' 1.5 would be.
+func TestChartMarksSkippedAndFailedDatesAndShadesGaps(t *testing.T) {
+	t.Parallel()
+	day := func(d int) time.Time { return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d) }
+	var pts []plot.Point
+	for d := 0; d < 365; d += 5 {
+		if d > 150 && d < 220 {
+			continue // the gap
+		}
+		v := 0.4 + 0.3*math.Sin(float64(d)/58)
+		if d == 100 {
+			v = 1
+		}
+		pts = append(pts, plot.Point{Time: day(d), Value: v, Low: -1.4, High: 1.5})
+	}
+	s := plot.Series{Title: "NDVI", YLabel: "ndvi", Points: pts, Clip: true, YMin: -1, YMax: 1,
+		Marks: []plot.Mark{{Time: day(12)}, {Time: day(101), Failed: true}}, Gaps: []plot.Gap{{From: day(150), To: day(220)}}}
+	count := func(p *plot.Picture, c color.NRGBA, maxY int) int {
+		n := 0
+		b := p.Image.Bounds()
+		for y := b.Min.Y; y < min(b.Max.Y, maxY); y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				if r, g, bl, _ := p.Image.At(x, y).RGBA(); uint8(r>>8) == c.R && uint8(g>>8) == c.G && uint8(bl>>8) == c.B {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	p, err := plot.Chart(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count(p, color.NRGBA{0xd7, 0x30, 0x1f, 0xff}, 1000) == 0 || count(p, color.NRGBA{0x88, 0x88, 0x88, 0xff}, 1000) == 0 {
+		t.Error("the failed (red) or skipped (grey) mark is not drawn")
+	}
+	if count(p, color.NRGBA{0xee, 0xee, 0xee, 0xff}, 1000) < 1000 {
+		t.Error("the gap is not shaded")
+	}
+	line := color.NRGBA{0x1a, 0x98, 0x50, 0xff}
+	if count(p, line, 40) == 0 {
+		t.Error("clipped to −1..1, the value 1 is not drawn at the top of the plot")
+	}
+	s.Clip = false
+	unclipped, err := plot.Chart(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count(unclipped, line, 40) != 0 {
+		t.Error("without the clip the bars' 1.5 should set the top of the axis")
+	}
+	if _, err := plot.Chart(plot.Series{Marks: s.Marks}); err != nil {
+		t.Fatalf("a chart of marks alone: %v", err)
 	}
 }
