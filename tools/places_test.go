@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 )
 
 // The demo holds Sentinel-2 scenes of Ceará (north-eastern Brazil): a
