@@ -59,7 +59,7 @@ func AOIStatistics() Tool {
 		Name:  "aoi_statistics",
 		Title: "Band statistics over an area",
 		Description: "Band statistics over aoi, clouds masked, of an item or of a period (day mosaic, interval composite): valid share, range, mean, std, percentiles, histogram.\n" +
-			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A", "aoi": [-39.6,-4.6,-39.5,-4.5]}`,
+			`Example: {"collection_id":"sentinel-2-l2a-synthetic","item_id":"S2A_13TDE_20230803_0_L2A_synthetic","aoi":[-105.25,40.05,-105.21,40.08]}`,
 		Annotations: readOnlyAnnotations("Band statistics over an area"),
 	}, true, aoiStatistics)
 }

@@ -306,7 +306,7 @@ func Export() Tool {
 		Name:  "export",
 		Title: "Export to a file",
 		Description: "Save pixels (COG), a series (CSV) or a search's items (GeoJSON) as a file.\n" +
-			`Example: {"kind":"series","collections":"sentinel-2-l2a","aoi":[-39.6,-4.6,-39.5,-4.5],"datetime":"2025"}`,
+			`Example: {"kind":"series","collections":"sentinel-2-l2a-synthetic-series","aoi":[-105.235,40.081,-105.217,40.087],"datetime":"2023"}`,
 		// It writes a new file each call (never over one) and reads the
 		// catalog: not read-only, not destructive, not idempotent.
 		Annotations: &mcp.ToolAnnotations{Title: "Export to a file", DestructiveHint: jsonschema.Ptr(false), OpenWorldHint: jsonschema.Ptr(true)},

@@ -35,7 +35,7 @@ func GetRoot() Tool {
 		Name:  "get_root",
 		Title: "Catalog landing page",
 		Description: "The catalog's landing page: id, title, description, STAC version and key links. Call it first on an unknown catalog.\n" +
-			`Example: {"catalog_url": "earth-search"}`,
+			`Example: {"catalog_url": "demo"}`,
 		Annotations: readOnlyAnnotations("Catalog landing page"),
 	}, true, getRoot)
 }

@@ -102,7 +102,7 @@ func IndexTimeSeries() Tool {
 		Name:  "index_time_series",
 		Title: "Index time series over an area",
 		Description: "Index (default ndvi) or band over aoi per clear acquisition date of a period (tiles mosaicked): table and chart; an even sample first, cursor for the rest.\n" +
-			`Example: {"collections": "sentinel-2-l2a", "aoi": [-39.6,-4.6,-39.5,-4.5], "datetime": "2025", "max_cloud_cover": 60}`,
+			`Example: {"collections":"sentinel-2-l2a-synthetic-series","aoi":[-105.235,40.081,-105.217,40.087],"datetime":"2023","max_cloud_cover":60}`,
 		Annotations: readOnlyAnnotations("Index time series over an area"),
 	}, true, indexTimeSeries)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/places"
+	"github.com/stacmcp/stac-mcp/tools/internal/raster/index"
 )
 
 // Prompts are conversation starters a client offers its user (slash
@@ -55,6 +56,16 @@ func prompts() []promptSpec {
 				{Name: "datetime", Required: true, Description: "RFC 3339 instant or interval, a shorthand such as 2024-06, or words (summer 2025) the model turns into one"},
 			},
 		}, estimateDownloadPrompt},
+		{&mcp.Prompt{
+			Name: "analyze_area", Title: "Analyse an area over a period",
+			Description: "An index (NDVI by default) of an area through a period: the clear dates, the series, a cloud-free composite, the change, and files to take away.",
+			Arguments: []*mcp.PromptArgument{
+				{Name: "area", Required: true, Description: "a place name (e.g. Ceará, Bavaria, Lisbon) or a bbox west,south,east,north in degrees"},
+				{Name: "period", Required: true, Description: "a year, a season or an interval: 2024, 2024-04/2024-09, or words (summer 2025) the model turns into one"},
+				{Name: "index", Description: "spectral index: " + strings.Join(index.Names(), ", ") + " (default ndvi)"},
+				{Name: "collection", Description: "collection id, e.g. sentinel-2-l2a; default: let the model pick an analysis-ready one"},
+			},
+		}, analyzeAreaPrompt},
 	}
 }
 
@@ -285,6 +296,64 @@ func estimateDownloadPrompt(args map[string]string) (string, error) {
 Report the total and the clipped total, the split by asset key, which sizes are exact and which are estimates (method), what
 could not be sized and why, and a cheaper alternative if it is large (fewer assets, a shorter period, a smaller area).`,
 		collection, area, dtShown, collection, collection, bboxArg, dtArg), nil
+}
+
+func analyzeAreaPrompt(args map[string]string) (string, error) {
+	period, periodShown, err := promptDatetime("period", args["period"])
+	if err != nil {
+		return "", err
+	}
+	datetimeArg := strconv.Quote(period)
+	if period == "" {
+		datetimeArg = "(the interval you derived from the period)"
+	}
+	ix := "ndvi"
+	if v := args["index"]; v != "" {
+		x, err := index.Lookup(strings.ToLower(v))
+		if err != nil {
+			return "", &stacclient.ParamError{Param: "index", Got: v, Reason: "not an index the pixel tools compute",
+				Accepted: strings.Join(index.Names(), ", ")}
+		}
+		ix = x.Name
+	}
+	var area, aoiArg string
+	if looksLikeBBox(args["area"]) {
+		bbox, err := parseBBoxText("area", args["area"])
+		if err != nil {
+			return "", err
+		}
+		area, aoiArg = "the bbox "+bboxJSON(bbox), bboxJSON(bbox)
+	} else {
+		area, aoiArg = promptPlace(args["area"], "aoi"), "(the place or bbox above)"
+		if _, err := places.Resolve(args["area"]); err == nil {
+			aoiArg = strconv.Quote(args["area"])
+		}
+	}
+	collectionStep := "1. Pick the collection: search_collections with q \"sentinel-2 surface reflectance\" (or what the area and period call for) " +
+		"and the same area and datetime; prefer an analysis-ready L2A / surface reflectance collection whose assets this server can read, and say which."
+	collection := "(the collection you picked)"
+	if c := args["collection"]; c != "" {
+		collectionStep = fmt.Sprintf("1. Check the collection: get_collection with collection_id %q covers the area and period.", c)
+		collection = strconv.Quote(c)
+	}
+	return fmt.Sprintf(`Analyse %s over %s with the index %s.
+
+%s
+2. check_coverage with collections %s, aoi %s, datetime %s and max_cloud_cover 30: how often and how completely clear scenes
+   cover the area in the period (a season with few clear dates needs a wider period or a higher cloud limit; say so).
+3. index_time_series with collections %s, aoi %s, datetime %s and index %q. It reads an even sample of the acquisition dates
+   first; while the result has a cursor and the question needs every date, call it again with the same arguments and the cursor.
+   Read each date's valid_share (the share of the area with a clear value) before trusting its mean, and the calibration line.
+4. render_aoi with the same collections and aoi, datetime %s and view %q: a cloud-free composite of the period (median of the
+   clear observations). For "what changed", render_aoi with datetime the later part of the period and baseline the earlier part.
+5. aoi_statistics with collections, aoi and datetime the day of the highest or lowest value (or the item_id of that scene), if a
+   closer look at one date helps.
+6. Offer files to take away: export with kind "series" (the table as CSV, with its chart) and kind "pixels" (the composite or a
+   date as a Cloud-Optimized GeoTIFF).
+
+Answer with: when the index was highest and lowest, the trend through the period, how many dates were clear enough to use
+(and which were skipped, why), the composite map, and any warning a tool gave about calibration or missing values.`,
+		area, periodShown, ix, collectionStep, collection, aoiArg, datetimeArg, collection, aoiArg, datetimeArg, ix, datetimeArg, ix), nil
 }
 
 // promptPlace words a place a prompt was given: one the server resolves

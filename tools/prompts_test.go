@@ -44,7 +44,8 @@ func TestPromptsAreListedWithTheirArguments(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]string{"find_imagery": "area,period", "explore_catalog": "", "estimate_download": "collection,bbox,datetime"}
+	want := map[string]string{"find_imagery": "area,period", "explore_catalog": "", "estimate_download": "collection,bbox,datetime",
+		"analyze_area": "area,period"}
 	for name, req := range want {
 		got, ok := required[name]
 		if !ok || strings.Join(got, ",") != req {
@@ -180,5 +181,54 @@ func TestPromptsAcceptFreeTextPeriodsAndPlaces(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("estimate_download: text lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// analyze_area walks the pixel tools in order, and the arguments it names
+// work as written: on the demo's series collection, the calls it asks for
+// succeed.
+func TestAnalyzeAreaPromptGuidesThePixelTools(t *testing.T) {
+	t.Parallel()
+	cs := newTestSession(t, testSessionOptions{Export: ExportSettings{Dir: t.TempDir()}})
+	const collection = "sentinel-2-l2a-synthetic-series"
+	text, err := getPromptText(t, cs, "analyze_area", map[string]string{"area": "-105.235,40.0806,-105.2166,40.0868", "period": "2023",
+		"collection": collection, "index": "NDWI"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aoi := []float64{-105.235, 40.0806, -105.2166, 40.0868}
+	const dt = "2023-01-01T00:00:00Z/2023-12-31T23:59:59.999999Z"
+	for _, want := range []string{`collections "` + collection + `"`, "aoi [-105.235, 40.0806, -105.2166, 40.0868]", `datetime "` + dt + `"`,
+		`index "ndwi"`, `view "ndwi"`, "cursor", "valid_share", "baseline", `kind "series"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("analyze_area text lacks %q:\n%s", want, text)
+		}
+	}
+	order := []string{"get_collection", "check_coverage", "index_time_series", "render_aoi", "aoi_statistics", "export"}
+	last := -1
+	for _, tool := range order {
+		i := strings.Index(text, tool)
+		if i <= last {
+			t.Errorf("analyze_area mentions %s at %d, not after the previous step (%d): want the order %v", tool, i, last, order)
+		}
+		last = i
+	}
+	// The calls as the text words them.
+	callOK(t, cs, "check_coverage", map[string]any{"collections": collection, "aoi": aoi, "datetime": dt, "max_cloud_cover": 30})
+	series := structured[IndexTimeSeriesOut](t, callOK(t, cs, "index_time_series", map[string]any{"collections": collection, "aoi": aoi, "datetime": dt, "index": "ndwi"}))
+	if len(series.Rows) == 0 {
+		t.Errorf("index_time_series as the prompt words it read no date: %+v", series)
+	}
+	callOK(t, cs, "render_aoi", map[string]any{"collections": collection, "aoi": aoi, "datetime": dt, "view": "ndwi"})
+	callOK(t, cs, "export", map[string]any{"kind": "series", "collections": collection, "aoi": aoi, "datetime": dt})
+
+	// A place is passed on as it is; an unknown index is refused with the list.
+	placed, err := getPromptText(t, cs, "analyze_area", map[string]string{"area": "Ceará", "period": "summer 2025"})
+	if err != nil || !strings.Contains(placed, `aoi "Ceará"`) || !strings.Contains(placed, `index "ndvi"`) || !strings.Contains(placed, "search_collections") {
+		t.Errorf("analyze_area with a place and the defaults (err %v):\n%s", err, placed)
+	}
+	if _, err := getPromptText(t, cs, "analyze_area", map[string]string{"area": "Ceará", "period": "2024", "index": "greenness"}); err == nil ||
+		!strings.Contains(err.Error(), "ndvi") {
+		t.Errorf("an unknown index: %v", err)
 	}
 }

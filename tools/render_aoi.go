@@ -99,7 +99,7 @@ func RenderAOI() Tool {
 		Name:  "render_aoi",
 		Title: "Picture of an area",
 		Description: "PNG of an item or a period (day mosaic, interval composite) over aoi: composite, index map with statistics, or its change since baseline.\n" +
-			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A", "aoi": [-39.6,-4.6,-39.5,-4.5], "view": "ndvi"}`,
+			`Example: {"collection_id":"sentinel-2-l2a-synthetic","item_id":"S2A_13TDE_20230803_0_L2A_synthetic","aoi":[-105.25,40.05,-105.21,40.08],"view":"ndvi"}`,
 		Annotations: readOnlyAnnotations("Picture of an area"),
 	}, true, renderAOI)
 }

@@ -101,7 +101,57 @@ func FindBand(item *stacclient.Item, bands []Band, names ...string) (Band, bool)
 			}
 		}
 	}
+	// A sensor's band designation (B08, SR_B5) where the catalog names
+	// the band only by its common name, as Earth Search does: the same
+	// question asked of either catalog finds the same band.
+	for _, n := range names {
+		if want := designatedBand(item, n); want != "" {
+			for _, b := range bands {
+				if b.CommonName == want || b.Name == want {
+					return b, true
+				}
+			}
+		}
+	}
 	return Band{}, false
+}
+
+// Band designations of the sensors whose catalogs differ in naming, by
+// common name (STAC eo extension names; Sentinel-2's red-edge bands,
+// which share one, by Earth Search's band names).
+var (
+	sentinel2Bands = map[string]string{"B01": "coastal", "B02": "blue", "B03": "green", "B04": "red", "B05": "rededge1",
+		"B06": "rededge2", "B07": "rededge3", "B08": "nir", "B8A": "nir08", "B09": "nir09", "B11": "swir16", "B12": "swir22"}
+	landsatOLIBands = map[string]string{"B1": "coastal", "B2": "blue", "B3": "green", "B4": "red", "B5": "nir08",
+		"B6": "swir16", "B7": "swir22"}
+	landsatTMBands = map[string]string{"B1": "blue", "B2": "green", "B3": "red", "B4": "nir08", "B5": "swir16",
+		"B7": "swir22"}
+)
+
+// designatedBand is the common name (or band name) of the band a sensor
+// designation names on this item's platform ("" when the platform is not
+// one of these or the designation unknown). "B8", "SR_B4", "OLI_B4" and
+// "b04" are read as B08, B4, B4 and B04.
+func designatedBand(item *stacclient.Item, name string) string {
+	d := strings.ToUpper(strings.TrimSpace(name))
+	for _, prefix := range []string{"SR_", "ST_", "OLI_", "TM_", "ETM_"} {
+		d = strings.TrimPrefix(d, prefix)
+	}
+	platform, _ := item.PropertyString("platform")
+	constellation, _ := item.PropertyString("constellation")
+	platform = strings.ToLower(platform + " " + constellation + " " + item.Collection)
+	switch {
+	case strings.Contains(platform, "sentinel-2") || strings.Contains(platform, "sentinel2"):
+		if len(d) == 2 && d[0] == 'B' {
+			d = "B0" + d[1:]
+		}
+		return sentinel2Bands[d]
+	case strings.Contains(platform, "landsat-8") || strings.Contains(platform, "landsat-9"):
+		return landsatOLIBands[strings.Replace(d, "B0", "B", 1)]
+	case strings.Contains(platform, "landsat-4") || strings.Contains(platform, "landsat-5") || strings.Contains(platform, "landsat-7"):
+		return landsatTMBands[strings.Replace(d, "B0", "B", 1)]
+	}
+	return ""
 }
 
 // CommonNames are the distinct common names of bands, in order.

@@ -413,15 +413,25 @@ async function select(id) {
     const image = (res.content || []).find((c) => c && c.type === "image");
     // Only a base64 image of a known type becomes a data: URL.
     if (image && /^image\/(png|jpeg|webp|gif)$/.test(image.mimeType) && /^[A-Za-z0-9+/]+=*$/.test(image.data)) {
+      img.onerror = () => {
+        img.hidden = true;
+        $("preview-status").textContent = "The preview image could not be shown.";
+      };
       img.src = `data:${image.mimeType};base64,${image.data}`;
       img.hidden = false;
-      $("preview-status").textContent = "Preview (get_item_preview)";
+      $("preview-status").textContent = "Preview";
     } else {
-      const text = (res.content || []).filter((c) => c && c.type === "text").map((c) => c.text).join(" ");
-      $("preview-status").textContent = "No preview: " + (text || "the server sent no image");
+      // The tool's text is written for the model ("call map_items with …");
+      // a person reads the short reason of its structured result.
+      const reason = res.structuredContent && typeof res.structuredContent.reason === "string" ? res.structuredContent.reason : "";
+      $("preview-status").textContent = reason
+        ? "No preview image for this scene: " + reason + "."
+        : res.isError
+          ? "The preview could not be loaded from the catalog."
+          : "This scene has no preview image.";
     }
   } catch (err) {
-    if (seq === previewSeq) $("preview-status").textContent = "No preview: " + err.message;
+    if (seq === previewSeq) $("preview-status").textContent = "The preview could not be loaded (" + err.message + ").";
   }
 }
 

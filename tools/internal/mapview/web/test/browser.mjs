@@ -194,7 +194,19 @@ try {
     assert.ok(img.w > 0 && img.h > 0, "preview not decoded");
     const previewCall = calls.find((c) => c.params?.name === "get_item_preview");
     assert.equal(previewCall?.params.arguments.item_id, target.id);
+    // The status is a person's text, not the tool's words for the model.
+    const status = await frame.$eval("#preview-status", (e) => e.textContent);
+    assert.ok(!/call map_items|get_item_preview/.test(status), "status: " + status);
     await shot(page, "map-view.png");
+    // A hidden preview takes no space and shows no broken-image icon (the
+    // image's display: block must not override the hidden attribute).
+    const shown = await frame.$eval("#preview", (i) => {
+      i.hidden = true;
+      const d = getComputedStyle(i).display;
+      i.hidden = false;
+      return d;
+    });
+    assert.equal(shown, "none", "a hidden preview is displayed");
   });
 
   await check("Next page adds the next items with the cursor", async () => {
