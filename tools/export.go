@@ -307,7 +307,7 @@ func Export() Tool {
 	t := define(&mcp.Tool{
 		Name:  "export",
 		Title: "Export to a file",
-		Description: "Save pixels (COG), a series (CSV) or a search's items (GeoJSON) as a file.\n" +
+		Description: "Save pixels of an item or a period (COG), a series (CSV) or a search's items (GeoJSON) as a file.\n" +
 			`Example: {"kind":"series","collections":"sentinel-2-l2a","aoi":[-39.6,-4.6,-39.5,-4.5],"datetime":"2025"}`,
 		// It writes a new file each call (never over one) and reads the
 		// catalog: not read-only, not destructive, not idempotent.
@@ -573,7 +573,7 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 	what := fmt.Sprintf("%s of item %s (%s%s) over %s: %s, EPSG:%d, %d×%d px of %s m", of, item.ID, pe.Collection, when, formatBBox(pe.AOI),
 		g.dt, pe.EPSG, g.w, g.h, formatNumber(facts.Resolution.PixelMetres))
 	base := exportBase(in.Name, export.Slug(strings.Join(g.descriptions, "-")), export.Slug(item.ID))
-	f, err := writePixels(ctx, c, env, g, md, bandMetadata(facts, ix), base, what)
+	f, err := writePixels(ctx, c, env, g, md, bandMetadata(facts, ix), base, what, nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -650,8 +650,11 @@ func bandMetadata(facts readFacts, ix *index.Index) []map[string]string {
 }
 
 // writePixels writes g as a Cloud-Optimized GeoTIFF, its values, overviews
-// and tiles charged to the decode budget while it is built.
-func writePixels(ctx context.Context, c *Call, env *pixel.Env, g exportGrid, md map[string]string, bandMD []map[string]string, base, what string) (ExportFile, error) {
+// and tiles charged to the decode budget while it is built; copied, when
+// set, is called once the file's copy of g's values is made (the read's
+// charge can then be given back).
+func writePixels(ctx context.Context, c *Call, env *pixel.Env, g exportGrid, md map[string]string, bandMD []map[string]string, base, what string,
+	copied func()) (ExportFile, error) {
 	crs, err := geo.FromEPSG(g.epsg)
 	if err != nil {
 		return ExportFile{}, err
@@ -677,6 +680,9 @@ func writePixels(ctx context.Context, c *Call, env *pixel.Env, g exportGrid, md 
 			}
 		}
 		r.Bands = append(r.Bands, out)
+	}
+	if copied != nil {
+		copied()
 	}
 	return save(ctx, c, base, ".tif", mimeGeoTIFF, what, func(w io.Writer) error {
 		return env.WithCPU(ctx, func() error {

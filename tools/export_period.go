@@ -93,10 +93,12 @@ func exportPixelsPeriod(ctx context.Context, c *Call, in ExportIn) (ExportOut, s
 		md["CLOUD_MASK"] = m
 	}
 	of := strings.Join(titles, ", ")
-	what := fmt.Sprintf("%s of the %s of %s (%s; %d item(s): %s) over %s: %s, EPSG:%d, %d×%d px of %s m", of, l.period.Mode, pe.Datetime, pe.Collection,
-		len(l.items), pixel.ItemList(l.items), formatBBox(pe.AOI), g.dt, pe.EPSG, g.w, g.h, formatNumber(facts.Resolution.PixelMetres))
+	what := fmt.Sprintf("%s of the %s of %s (%s; %s) over %s: %s, EPSG:%d, %d×%d px of %s m", of, periodModeWords(l.period), pe.Datetime, pe.Collection,
+		itemsWords(l.items), formatBBox(pe.AOI), g.dt, pe.EPSG, g.w, g.h, formatNumber(facts.Resolution.PixelMetres))
 	base := exportBase(in.Name, export.Slug(strings.Join(titles, "-")), l.period.Mode, export.Slug(per.String()))
-	f, err := writePixels(ctx, c, env, g, md, bandMetadata(facts, ix), base, what)
+	// The layer's charge is given back once the file's copy of its values
+	// is made.
+	f, err := writePixels(ctx, c, env, g, md, bandMetadata(facts, ix), base, what, l.release)
 	if err != nil {
 		return fail(err)
 	}
@@ -104,6 +106,26 @@ func exportPixelsPeriod(ctx context.Context, c *Call, in ExportIn) (ExportOut, s
 	out.links = []mcp.Content{link(f, base+".tif")}
 	facts.Notes = out.Notes
 	return out, exportPixelsText(out, facts, of), nil
+}
+
+// exportItemsShown is the most item ids a file's description names (the
+// file's metadata and the result name them all).
+const exportItemsShown = 6
+
+// itemsWords names a period's items, or counts them when there are many.
+func itemsWords(ids []string) string {
+	if len(ids) > exportItemsShown {
+		return fmt.Sprintf("%d items, named in the file's STAC_ITEM_IDS and the result's items", len(ids))
+	}
+	return fmt.Sprintf("%d item(s): %s", len(ids), pixel.ItemList(ids))
+}
+
+// periodModeWords is "mosaic" or "median composite".
+func periodModeWords(pr *PeriodRead) string {
+	if pr.Mode == "composite" {
+		return pr.Method + " composite"
+	}
+	return pr.Mode
 }
 
 // periodMethod words how a period's values were made.

@@ -1,9 +1,13 @@
 package tools
 
 import (
-	"os"
+	"fmt"
+	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Kind pixels over a period, on the demo's series of two adjacent tiles:
@@ -24,8 +28,9 @@ func TestExportPixelsOfAPeriod(t *testing.T) {
 	}
 	// checkFile checks what every period export shares: a COG on the
 	// period's grid, NaN nodata, float32, the items and method named.
-	checkFile := func(t *testing.T, out ExportOut, descriptions []string, mode string) gdalExport {
+	checkFile := func(t *testing.T, res *mcp.CallToolResult, descriptions []string, mode string) (ExportOut, gdalExport) {
 		t.Helper()
+		out, text := structured[ExportOut](t, res), resultText(res)
 		p := out.Pixels
 		if p == nil || p.Period == nil || p.Period.Mode != mode || p.ItemID != "" || len(p.Items) == 0 || p.DataType != "float32" || p.NoData != "NaN" {
 			t.Fatalf("pixels %+v", p)
@@ -59,21 +64,25 @@ func TestExportPixelsOfAPeriod(t *testing.T) {
 			!strings.Contains(md["CLOUD_MASK"], "scl") || !strings.Contains(md["ACQUISITIONS"], "2023-") {
 			t.Errorf("metadata %v", md)
 		}
+		// The text names every item (its dates' lines); the file's
+		// description names them, or counts them past a few.
 		for _, id := range p.Items {
-			if !strings.Contains(out.What, id) {
-				t.Errorf("the result's what does not name item %s: %s", id, out.What)
+			if !strings.Contains(text, id) || (len(p.Items) <= exportItemsShown && !strings.Contains(out.What, id)) {
+				t.Errorf("item %s not named: %s\n%s", id, out.What, text)
 			}
 		}
+		if len(p.Items) > exportItemsShown && !strings.Contains(out.What, fmt.Sprintf("%d items, named in", len(p.Items))) {
+			t.Errorf("what %s", out.What)
+		}
 		validateCOG(t, out.Path)
-		return info
+		return out, info
 	}
 
 	t.Run("a day's mosaic of two tiles, bands", func(t *testing.T) {
 		res := callOK(t, cs, "export", withKind(sel("2023-07-04", []string{"red", "nir"}), "pixels"))
-		out := structured[ExportOut](t, res)
 		text := resultText(res)
 		t.Log(text)
-		info := checkFile(t, out, []string{"red", "nir"}, "mosaic")
+		out, info := checkFile(t, res, []string{"red", "nir"}, "mosaic")
 		p := out.Pixels
 		want := []string{"S2A_13TDE_20230704_0_L2A_synthetic_e", "S2A_13TDE_20230704_0_L2A_synthetic_w"}
 		if strings.Join(p.Items, ",") != strings.Join(want, ",") {
@@ -97,8 +106,7 @@ func TestExportPixelsOfAPeriod(t *testing.T) {
 	})
 
 	t.Run("a day's mosaic, ndvi", func(t *testing.T) {
-		out := structured[ExportOut](t, callOK(t, cs, "export", withKind(sel("2023-06-09", "ndvi"), "pixels")))
-		info := checkFile(t, out, []string{"ndvi"}, "mosaic")
+		out, info := checkFile(t, callOK(t, cs, "export", withKind(sel("2023-06-09", "ndvi"), "pixels")), []string{"ndvi"}, "mosaic")
 		render := structured[RenderAOIOut](t, callOK(t, cs, "render_aoi", map[string]any{"collections": seriesCollection, "datetime": "2023-06-09",
 			"aoi": seriesAOI, "view": "ndvi"}))
 		checkExportedStats(t, info, out.Pixels.Stats, []BandStats{*render.Stats})
@@ -109,10 +117,9 @@ func TestExportPixelsOfAPeriod(t *testing.T) {
 
 	t.Run("an interval's median composite", func(t *testing.T) {
 		res := callOK(t, cs, "export", withKind(sel("2023-06/2023-09", "ndvi"), "pixels"))
-		out := structured[ExportOut](t, res)
 		text := resultText(res)
 		t.Log(text)
-		info := checkFile(t, out, []string{"ndvi"}, "composite")
+		out, info := checkFile(t, res, []string{"ndvi"}, "composite")
 		p := out.Pixels
 		render := structured[RenderAOIOut](t, callOK(t, cs, "render_aoi", map[string]any{"collections": seriesCollection, "datetime": "2023-06/2023-09",
 			"aoi": seriesAOI, "view": "ndvi"}))
@@ -128,13 +135,9 @@ func TestExportPixelsOfAPeriod(t *testing.T) {
 			t.Errorf("the text does not say it is a median composite")
 		}
 		// Bands of a composite: aoi_statistics measures the same medians.
-		out = structured[ExportOut](t, callOK(t, cs, "export", withKind(sel("2023-06/2023-09", []string{"red", "nir"}), "pixels")))
-		info = checkFile(t, out, []string{"red", "nir"}, "composite")
+		out, info = checkFile(t, callOK(t, cs, "export", withKind(sel("2023-06/2023-09", []string{"red", "nir"}), "pixels")), []string{"red", "nir"}, "composite")
 		stats := structured[AOIStatisticsOut](t, callOK(t, cs, "aoi_statistics", sel("2023-06/2023-09", []string{"red", "nir"})))
 		checkExportedStats(t, info, out.Pixels.Stats, stats.Stats)
-		if dir := os.Getenv("PIXEL_PREVIEW_DIR"); dir != "" {
-			t.Logf("composite: %s", out.Path)
-		}
 	})
 }
 
@@ -176,5 +179,29 @@ func TestExportPixelsRefusesAnUnclearSelection(t *testing.T) {
 	}
 	if names := dirNames(t, dir); len(names) != 0 {
 		t.Errorf("the export folder holds %v", names)
+	}
+}
+
+// A period's export gives back the read's charge once the file's copy of
+// its values is made, and everything when the call ends.
+func TestExportOfAPeriodIsChargedToTheDecodeBudget(t *testing.T) {
+	t.Parallel()
+	d := newTestDeps(t, testSessionOptions{})
+	cs := connect(t, newServer(d, "test", Tools(d)))
+	var held atomic.Int64
+	d.exports.wrap = func(w io.Writer) io.Writer {
+		held.Store(d.work().pixelBudget().InUse())
+		return w
+	}
+	out := structured[ExportOut](t, callOK(t, cs, "export", map[string]any{"kind": "pixels", "collections": seriesCollection, "datetime": "2023-06/2023-09",
+		"aoi": seriesAOI, "bands": []string{"red", "nir"}}))
+	// The file's values and overviews (8/3 units a value) and float32
+	// tiles (4/3), and not the composite's own values any more.
+	n := int64(out.Pixels.Width * out.Pixels.Height * 2)
+	if want := n * 4; held.Load() < want || held.Load() > want+1 {
+		t.Errorf("the budget held %d units while the file was written, want %d", held.Load(), want)
+	}
+	if n := d.work().pixelBudget().InUse(); n != 0 {
+		t.Errorf("%d units still held after the call", n)
 	}
 }
