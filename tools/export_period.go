@@ -85,7 +85,10 @@ func exportPixelsPeriod(ctx context.Context, c *Call, in ExportIn) (ExportOut, s
 	md["STAC_COLLECTION"] = pe.Collection
 	md["DATETIME"] = pe.Datetime
 	md["METHOD"] = periodMethod(l.period)
-	md["ACQUISITIONS"] = datesWords(l.period.Dates)
+	md["ACQUISITIONS"] = acquisitionsWords(l.period.Dates)
+	if l.period.Mode == "composite" {
+		md["NODATA_MEANS"] = "outside the aoi, or no date of the period shows the pixel clear with a value"
+	}
 	if o := l.period.Observations; o != nil {
 		md["OBSERVATIONS_PER_PIXEL"] = fmt.Sprintf("clear observations per pixel of the aoi: min %d, median %d, max %d", o.Min, o.Median, o.Max)
 	}
@@ -132,9 +135,26 @@ func periodModeWords(pr *PeriodRead) string {
 func periodMethod(pr *PeriodRead) string {
 	if pr.Mode == "composite" {
 		return fmt.Sprintf("median composite: per pixel and band (or index), the %s of the clear observations of the period's acquisitions "+
-			"(numpy's nanmedian: the mean of the two middle values for an even count); acquisition: %s", pr.Method, pr.Rule)
+			"(numpy's nanmedian: the mean of the two middle values for an even count); %s", pr.Method, pr.Rule)
 	}
-	return "mosaic: one acquisition (" + pr.Rule + "), each pixel from the clearest item that has it"
+	return "mosaic: one acquisition, each pixel from the clearest item that has it; " + pr.Rule
+}
+
+// acquisitionsWords is each date of a period read: its status, clear
+// share of the aoi, or why it gave nothing.
+func acquisitionsWords(dates []DateRead) string {
+	var parts []string
+	for _, d := range dates {
+		s := d.Date + ": " + d.Status
+		if d.Status == "read" {
+			s += ", clear_share " + formatNumber(d.ClearShare)
+		}
+		if d.Reason != "" {
+			s += " (" + d.Reason + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // periodCollections are the collections of the acquisitions read.
