@@ -110,9 +110,11 @@ func (o ExportOut) attachedContent() []mcp.Content { return o.links }
 
 // PixelsExport says what a GeoTIFF holds.
 type PixelsExport struct {
-	ItemID       string           `json:"item_id"`
+	ItemID       string           `json:"item_id,omitempty" jsonschema:"the item exported (an item's pixels)"`
 	Collection   string           `json:"collection"`
-	Datetime     string           `json:"datetime,omitempty"`
+	Datetime     string           `json:"datetime,omitempty" jsonschema:"the item's datetime, or the period exported"`
+	Items        []string         `json:"items,omitempty" jsonschema:"a period's items that gave pixels (all of them: the file's STAC_ITEM_IDS)"`
+	Period       *PeriodRead      `json:"period,omitempty" jsonschema:"a period exported: its mosaic or median composite, dates and grid"`
 	AOI          []float64        `json:"aoi"`
 	DataType     string           `json:"data_type"`
 	DataTypeWhy  string           `json:"data_type_why"`
@@ -305,7 +307,7 @@ func Export() Tool {
 	t := define(&mcp.Tool{
 		Name:  "export",
 		Title: "Export to a file",
-		Description: "Save pixels (COG), a series (CSV) or a search's items (GeoJSON) as a file.\n" +
+		Description: "Save pixels of an item or a period (COG), a series (CSV) or a search's items (GeoJSON) as a file.\n" +
 			`Example: {"kind":"series","collections":"sentinel-2-l2a-synthetic-series","aoi":[-105.235,40.081,-105.217,40.087],"datetime":"2023"}`,
 		// It writes a new file each call (never over one) and reads the
 		// catalog: not read-only, not destructive, not idempotent.
@@ -485,6 +487,10 @@ func exportText(f ExportFile, format string) string {
 
 const mimeGeoTIFF = "image/tiff; application=geotiff; profile=cloud-optimized"
 
+// pixelsAccepted is what kind pixels takes to name what it exports.
+const pixelsAccepted = "item_id with collections naming its one collection (one item), or collections with datetime " +
+	"(a day: that day's mosaic; an interval: a per-pixel median composite); with aoi, and bands or one index"
+
 func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, string, error) {
 	ctx = pixelCall(ctx)
 	const tool = "export"
@@ -493,9 +499,18 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 	if err != nil {
 		return fail(err)
 	}
-	if in.ItemID == "" || len(collections) != 1 {
-		return fail(&stacclient.ParamError{Param: "item_id", Got: in.ItemID, Reason: "kind pixels exports one item's pixels",
-			Accepted: "item_id and collections naming its one collection (as render_aoi's collection_id), with aoi and bands or index"})
+	switch {
+	case in.ItemID != "" && strings.TrimSpace(in.Datetime) != "":
+		return fail(&stacclient.ParamError{Param: "item_id", Got: in.ItemID,
+			Reason: "item_id names one item, while datetime reads a search (a day's mosaic or an interval's composite): give one or the other", Accepted: pixelsAccepted})
+	case in.ItemID == "" && strings.TrimSpace(in.Datetime) == "":
+		return fail(&stacclient.ParamError{Param: "item_id", Got: "(none)", Reason: "no item_id and no datetime: nothing names the pixels to export",
+			Accepted: pixelsAccepted})
+	case in.ItemID == "":
+		return exportPixelsPeriod(ctx, c, in)
+	case len(collections) != 1:
+		return fail(&stacclient.ParamError{Param: "collections", Got: strings.Join(collections, ","), Reason: "item_id needs the item's one collection",
+			Accepted: pixelsAccepted})
 	}
 	names, ix, err := in.selection()
 	if err != nil {
@@ -512,16 +527,14 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 	env := pixelEnv(c)
 	req := pixel.Request{Item: item, AOI: aoi, AOIKm2: km2}
 	var p *pixel.Pixels
-	var layers [][]float64
-	var descriptions []string
-	var st []pixel.Stats
+	g := exportGrid{}
 	if ix != nil {
 		var values []float64
 		var s pixel.Stats
 		if p, values, s, err = env.IndexOver(ctx, req, *ix); err != nil {
 			return fail(pixelError(tool, item, err))
 		}
-		layers, descriptions, st = [][]float64{values}, []string{ix.Name}, []pixel.Stats{s}
+		g.layers, g.descriptions, g.stats = [][]float64{values}, []string{ix.Name}, []pixel.Stats{s}
 	} else {
 		bands, _, err := statBands(item, names)
 		if err != nil {
@@ -531,101 +544,152 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 		if p, err = env.Read(ctx, req); err != nil {
 			return fail(pixelError(tool, item, err))
 		}
-		layers = p.Values
+		g.layers, g.valid = p.Values, p.Valid
 		for k, br := range p.Bands {
-			descriptions = append(descriptions, br.Band)
-			st = append(st, p.Stats(br.Band, p.Values[k], p.Valid[k]))
+			g.descriptions = append(g.descriptions, br.Band)
+			g.stats = append(g.stats, p.Stats(br.Band, p.Values[k], p.Valid[k]))
 		}
 	}
 	facts := describeRead(p)
-	bbox := footprint.BBox(shape.Bound())
-	dt, nodata, why := exportDataType(p, ix != nil)
-	crs, err := geo.FromEPSG(p.Resolution.EPSG)
-	if err != nil {
-		return fail(err)
-	}
-	// Each pixel keeps its value only where aoi_statistics measures it:
-	// inside the aoi, with a value, and clear.
-	n := p.W * p.H
-	// The file's values, overviews and tiles, in the budget's units of 4
-	// bytes: float64 values and overviews (4/3), tiles at most float32.
-	cost := int64(n)*int64(len(layers))*8/3 + int64(n)*int64(len(layers))*4/3 + 1
-	release, err := env.Decode.Acquire(ctx, cost)
-	if err != nil {
-		return fail(err)
-	}
-	defer release()
-	r := &cogwrite.Raster{Width: p.W, Height: p.H, DataType: dt, NoData: nodata, EPSG: p.Resolution.EPSG, Geographic: crs.Geographic(),
-		GeoTransform: p.GeoTransform, Descriptions: descriptions, Metadata: map[string]string{}}
-	for k, vals := range layers {
-		out := make([]float64, n)
-		for i, v := range vals {
-			ok := p.Inside[i] && p.Keep[i] && !math.IsNaN(v)
-			if ix == nil {
-				ok = ok && p.Valid[k][i]
-			}
-			if ok {
-				out[i] = v
-			} else {
-				out[i] = math.NaN()
-			}
-		}
-		r.Bands = append(r.Bands, out)
-	}
+	g.w, g.h, g.epsg, g.gt, g.inside, g.keep = p.W, p.H, p.Resolution.EPSG, p.GeoTransform, p.Inside, p.Keep
+	g.dt, g.nodata, g.why = exportDataType(p, ix != nil)
 	out := ExportOut{Also: []ExportFile{}, Notes: append([]string{}, facts.Notes...)}
-	pe := &PixelsExport{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties), AOI: roundBBox(bbox),
-		DataType: string(dt), DataTypeWhy: why, NoData: "NaN", EPSG: p.Resolution.EPSG, GeoTransform: p.GeoTransform[:], Width: p.W, Height: p.H,
-		Overviews: len(cogwrite.OverviewSizes(p.W, p.H, 256)), Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
-		Mask: facts.Mask, Requests: facts.Requests, ReadBytes: facts.Bytes}
-	if nodata != nil {
-		pe.NoData = formatNumber(*nodata)
-	}
-	for _, s := range st {
-		pe.Stats = append(pe.Stats, bandStats(s))
-	}
-	r.Metadata["STAC_ITEM_IDS"] = item.ID
-	r.Metadata["STAC_COLLECTION"] = item.Collection
+	pe := g.describe(footprint.BBox(shape.Bound()), facts)
+	pe.ItemID, pe.Collection, pe.Datetime = item.ID, orDash(item.Collection), itemDatetime(item.Properties)
+	md := g.metadata(pe, facts, ix)
+	md["STAC_ITEM_IDS"] = item.ID
+	md["STAC_COLLECTION"] = item.Collection
 	if pe.Datetime != "" {
-		r.Metadata["DATETIME"] = pe.Datetime
-	}
-	r.Metadata["AOI_BBOX"] = formatBBox(pe.AOI)
-	r.Metadata["NODATA_MEANS"] = "outside the aoi, no value, or masked as cloud"
-	if line := calibrationLine(facts.Calibration, strings.ToUpper(strings.Join(descriptions, ","))); line != "" {
-		r.Metadata["CALIBRATION"] = line
+		md["DATETIME"] = pe.Datetime
 	}
 	if m := facts.Mask; m != nil {
-		r.Metadata["CLOUD_MASK"] = fmt.Sprintf("asset %s: %s", m.Asset, m.Rule)
+		md["CLOUD_MASK"] = fmt.Sprintf("asset %s: %s", m.Asset, m.Rule)
 	}
-	r.Metadata["SOURCE_RESOLUTION"] = fmt.Sprintf("%s m pixels (level %d; full resolution %s m)", formatNumber(facts.Resolution.PixelMetres),
-		facts.Resolution.Level, formatNumber(facts.Resolution.FullMetres))
-	if ix != nil {
-		r.Metadata["INDEX_FORMULA"] = ix.Name + " = " + ix.Formula
-		r.BandMetadata = []map[string]string{{"BANDS_READ": bandsReadWords(facts.Bands)}}
-	} else {
-		for _, br := range facts.Bands {
-			r.BandMetadata = append(r.BandMetadata, map[string]string{"ASSET": br.Asset, "CALIBRATION": br.Calibration})
-		}
-	}
-	of := strings.Join(descriptions, ", ")
+	of := strings.Join(g.descriptions, ", ")
 	when := ""
 	if pe.Datetime != "" {
 		when = ", " + pe.Datetime
 	}
 	what := fmt.Sprintf("%s of item %s (%s%s) over %s: %s, EPSG:%d, %d×%d px of %s m", of, item.ID, pe.Collection, when, formatBBox(pe.AOI),
-		dt, pe.EPSG, p.W, p.H, formatNumber(facts.Resolution.PixelMetres))
-	base := exportBase(in.Name, export.Slug(strings.Join(descriptions, "-")), export.Slug(item.ID))
-	f, err := save(ctx, c, base, ".tif", mimeGeoTIFF, what, func(w io.Writer) error {
-		return env.WithCPU(ctx, func() error {
-			_, err := cogwrite.Write(ctx, w, r, cogwrite.Options{})
-			return err
-		})
-	})
+		g.dt, pe.EPSG, g.w, g.h, formatNumber(facts.Resolution.PixelMetres))
+	base := exportBase(in.Name, export.Slug(strings.Join(g.descriptions, "-")), export.Slug(item.ID))
+	f, err := writePixels(ctx, c, env, g, md, bandMetadata(facts, ix), base, what, nil)
 	if err != nil {
 		return fail(err)
 	}
 	out.ExportFile, out.Pixels = f, pe
 	out.links = []mcp.Content{link(f, base+".tif")}
 	return out, exportPixelsText(out, facts, of), nil
+}
+
+// exportGrid is what a pixels export writes: layers of values on one
+// grid, each pixel kept only where aoi_statistics measures it.
+type exportGrid struct {
+	w, h   int
+	epsg   int
+	gt     [6]float64
+	layers [][]float64
+	// inside is the aoi; keep (nil: every pixel) the clear pixels; valid
+	// (nil: those not NaN) where each layer has a value.
+	inside, keep []bool
+	valid        [][]bool
+	descriptions []string
+	stats        []pixel.Stats
+	dt           cogwrite.DataType
+	nodata       *float64
+	why          string
+}
+
+// has says whether layer k's pixel i is written: inside the aoi, with a
+// value, and clear.
+func (g exportGrid) has(k, i int) bool {
+	v := g.layers[k][i]
+	return g.inside[i] && (g.keep == nil || g.keep[i]) && (g.valid == nil || g.valid[k][i]) && !math.IsNaN(v) && !math.IsInf(v, 0)
+}
+
+// describe is the result's account of the file, before it is written.
+func (g exportGrid) describe(bbox []float64, facts readFacts) *PixelsExport {
+	pe := &PixelsExport{AOI: roundBBox(bbox), DataType: string(g.dt), DataTypeWhy: g.why, NoData: "NaN", EPSG: g.epsg,
+		GeoTransform: append([]float64{}, g.gt[:]...), Width: g.w, Height: g.h, Overviews: len(cogwrite.OverviewSizes(g.w, g.h, 256)),
+		Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration, Mask: facts.Mask, Requests: facts.Requests, ReadBytes: facts.Bytes}
+	if g.nodata != nil {
+		pe.NoData = formatNumber(*g.nodata)
+	}
+	for _, s := range g.stats {
+		pe.Stats = append(pe.Stats, bandStats(s))
+	}
+	return pe
+}
+
+// metadata is the file's metadata that an item and a period share: the
+// area, nodata's meaning, calibration, resolution and index formula.
+func (g exportGrid) metadata(pe *PixelsExport, facts readFacts, ix *index.Index) map[string]string {
+	md := map[string]string{"AOI_BBOX": formatBBox(pe.AOI), "NODATA_MEANS": "outside the aoi, no value, or masked as cloud"}
+	if line := calibrationLine(facts.Calibration, strings.ToUpper(strings.Join(g.descriptions, ","))); line != "" {
+		md["CALIBRATION"] = line
+	}
+	md["SOURCE_RESOLUTION"] = fmt.Sprintf("%s m pixels (level %d; full resolution %s m)", formatNumber(facts.Resolution.PixelMetres),
+		facts.Resolution.Level, formatNumber(facts.Resolution.FullMetres))
+	if ix != nil {
+		md["INDEX_FORMULA"] = ix.Name + " = " + ix.Formula
+	}
+	return md
+}
+
+// bandMetadata is each band's metadata: an index's bands read, or a
+// band's asset and calibration.
+func bandMetadata(facts readFacts, ix *index.Index) []map[string]string {
+	if ix != nil {
+		return []map[string]string{{"BANDS_READ": bandsReadWords(facts.Bands)}}
+	}
+	var out []map[string]string
+	for _, br := range facts.Bands {
+		out = append(out, map[string]string{"ASSET": br.Asset, "CALIBRATION": br.Calibration})
+	}
+	return out
+}
+
+// writePixels writes g as a Cloud-Optimized GeoTIFF, its values, overviews
+// and tiles charged to the decode budget while it is built; copied, when
+// set, is called once the file's copy of g's values is made (the read's
+// charge can then be given back).
+func writePixels(ctx context.Context, c *Call, env *pixel.Env, g exportGrid, md map[string]string, bandMD []map[string]string, base, what string,
+	copied func()) (ExportFile, error) {
+	crs, err := geo.FromEPSG(g.epsg)
+	if err != nil {
+		return ExportFile{}, err
+	}
+	n := g.w * g.h
+	// The file's values, overviews and tiles, in the budget's units of 4
+	// bytes: float64 values and overviews (4/3), tiles at most float32.
+	cost := int64(n)*int64(len(g.layers))*8/3 + int64(n)*int64(len(g.layers))*4/3 + 1
+	release, err := env.Decode.Acquire(ctx, cost)
+	if err != nil {
+		return ExportFile{}, err
+	}
+	defer release()
+	r := &cogwrite.Raster{Width: g.w, Height: g.h, DataType: g.dt, NoData: g.nodata, EPSG: g.epsg, Geographic: crs.Geographic(),
+		GeoTransform: g.gt, Descriptions: g.descriptions, Metadata: md, BandMetadata: bandMD}
+	for k, vals := range g.layers {
+		out := make([]float64, n)
+		for i := range vals {
+			if g.has(k, i) {
+				out[i] = vals[i]
+			} else {
+				out[i] = math.NaN()
+			}
+		}
+		r.Bands = append(r.Bands, out)
+	}
+	if copied != nil {
+		copied()
+	}
+	return save(ctx, c, base, ".tif", mimeGeoTIFF, what, func(w io.Writer) error {
+		return env.WithCPU(ctx, func() error {
+			_, err := cogwrite.Write(ctx, w, r, cogwrite.Options{})
+			return err
+		})
+	})
 }
 
 // exportDataType is the file's sample type: float32 for an index and for
@@ -662,6 +726,7 @@ func exportPixelsText(out ExportOut, facts readFacts, of string) string {
 	var b strings.Builder
 	b.WriteString(exportText(out.ExportFile, "a Cloud-Optimized GeoTIFF"))
 	b.WriteString("\n")
+	periodText(&b, p.Period)
 	gt := make([]string, len(p.GeoTransform))
 	for i, v := range p.GeoTransform {
 		gt[i] = formatNumber(v)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/paulmach/orb"
@@ -71,9 +72,18 @@ func periodAcquisitions(ctx context.Context, c *Call, tool string, src pixelSour
 	}
 	var notes []string
 	if len(s.acqs) == 0 {
-		why := emptySearchNotes(ctx, c, s.params, false)
-		return nil, s, nil, actionable(nil, "%s: no item over the aoi in %s%s; nothing to read%s", tool, src.period, collectionsWords(src.collections),
-			joinNonEmpty("", strings.Join(why, "; ")))
+		var why []string
+		for _, n := range emptySearchNotes(ctx, c, s.params, false) {
+			if n != "no items matched." {
+				why = append(why, strings.TrimSuffix(n, "."))
+			}
+		}
+		because := ""
+		if len(why) > 0 {
+			because = ": " + strings.Join(why, "; ")
+		}
+		return nil, s, nil, actionable(nil, "%s: no item over the aoi in %s%s, so there is nothing to read%s. Widen datetime or the aoi, or check collections "+
+			"(datetime: a day reads its mosaic, an interval a composite)", tool, src.period, collectionsWords(src.collections), because)
 	}
 	acqs := s.acqs
 	if src.period.day {
@@ -129,10 +139,12 @@ type layer struct {
 	area     pixel.Area
 	values   [][]float64 // per band (or the index)
 	inside   []bool
-	keep     []bool // the mosaic's clear pixels (nil for a composite: its values are clear)
+	keep     []bool   // the mosaic's clear pixels (nil for a composite: its values are clear)
+	valid    [][]bool // a mosaic's bands: where each has a value (nil: where values are not NaN)
 	period   *PeriodRead
 	facts    readFacts // the top read's bands and calibration, the target's resolution
 	items    []string
+	reads    []*pixel.Pixels // each item's (a mosaic) or date's (a composite) read facts, by id
 	notes    []string
 	stats    []pixel.Stats // per layer, over the area
 	release  func()
@@ -170,12 +182,13 @@ func readLayer(ctx context.Context, env *pixel.Env, tool string, src pixelSource
 				reads[it.Item.ID] = it.Read
 			}
 		}
+		l.reads = sortedReads(reads)
 		l.notes = append(mosaicNotes(m), calibrationNotes(m.Calibration, reads)...)
 		if ix != nil {
 			l.values, l.stats = [][]float64{values}, []pixel.Stats{ixStats}
 			return l, nil
 		}
-		l.values = m.Values
+		l.values, l.valid = m.Values, m.Valid
 		err = env.WithCPU(ctx, func() error {
 			for k, v := range l.values {
 				l.stats = append(l.stats, m.Stats(names[k], v, m.Valid[k]))
@@ -202,6 +215,7 @@ func readLayer(ctx context.Context, env *pixel.Env, tool string, src pixelSource
 	l.facts.Mask = nil
 	l.facts.Requests, l.facts.Bytes = c.Requests, c.Bytes
 	l.notes = calibrationNotes(top.Calibration, reads)
+	l.reads = sortedReads(reads)
 	seen := map[string]bool{}
 	for _, d := range pr.Dates {
 		for _, id := range d.Items {
@@ -228,6 +242,20 @@ func readLayer(ctx context.Context, env *pixel.Env, tool string, src pixelSource
 	}
 	l.notes = append(l.notes, "a composite's pixels without a value are those no date shows clear (statistics count them as no value, none as masked)")
 	return l, nil
+}
+
+// sortedReads are the reads by their keys' order.
+func sortedReads(reads map[string]*pixel.Pixels) []*pixel.Pixels {
+	keys := make([]string, 0, len(reads))
+	for k := range reads {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]*pixel.Pixels, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, reads[k])
+	}
+	return out
 }
 
 // datesWords is each date's status in a line.

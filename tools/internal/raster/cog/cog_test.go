@@ -428,3 +428,26 @@ func FuzzOpenRead(f *testing.F) {
 		}
 	})
 }
+
+// GDAL_METADATA values are escaped twice by GDAL; the second unescaping
+// is CPLUnescapeString's (CPLES_XML).
+func TestUnescapeGDALXML(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                              "plain",
+		"a &amp; b":                          "a & b",
+		"&lt;b4/b8&gt; &quot;q&quot; &apos;": `<b4/b8> "q" '`,
+		"&AMP;amp; &Lt;":                     "&amp; <",
+		"&#233;&#xE9;&#XE9;":                 "ééé",
+		"&foo; & &#; &#x; &#0; &#xZZ; &#1114112;": "&foo; & &#; &#x; &#0; &#xZZ; &#1114112;",
+		"trailing &": "trailing &",
+	} {
+		if got := unescapeGDALXML(in); got != want {
+			t.Errorf("unescapeGDALXML(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// A file GDAL wrote: its band description is what GDAL reads.
+	f := openFile(t, "testdata/u8_description_escaped.tif")
+	if got, want := f.Info().Descriptions[0], `red & nir <b4/b8> "ratio" &amp; é`; got != want {
+		t.Errorf("description %q, want %q", got, want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Options tune a File. The zero value is usable.
@@ -641,7 +642,7 @@ func parseGDALMetadata(md string, in *Info) error {
 			continue // dataset-level metadata, or a band the file lacks
 		}
 		b := *it.Sample
-		v := strings.TrimSpace(it.Value)
+		v := strings.TrimSpace(unescapeGDALXML(it.Value))
 		switch it.Role {
 		case "scale", "offset":
 			f, err := strconv.ParseFloat(v, 64)
@@ -658,6 +659,68 @@ func parseGDALMetadata(md string, in *Info) error {
 		}
 	}
 	return nil
+}
+
+// unescapeGDALXML undoes the escaping GDAL applies to a GDAL_METADATA
+// value before its XML writer escapes it again (CPLEscapeString with
+// CPLES_XML): the XML parser undid the second, this the first, as GDAL's
+// CPLUnescapeString does: &lt; &gt; &amp; &apos; &quot; in any case,
+// &#xHH; and &#NN;, and an unknown '&' kept as it is.
+func unescapeGDALXML(s string) string {
+	if !strings.Contains(s, "&") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != '&' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		rest := s[i:]
+		matched := false
+		for _, e := range [...]struct{ name, to string }{{"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}, {"&apos;", "'"}, {"&quot;", "\""}} {
+			if len(rest) >= len(e.name) && strings.EqualFold(rest[:len(e.name)], e.name) {
+				b.WriteString(e.to)
+				i += len(e.name)
+				matched = true
+				break
+			}
+		}
+		if matched {
+			continue
+		}
+		if r, n := numericEntity(rest); n > 0 {
+			b.WriteRune(r)
+			i += n
+			continue
+		}
+		b.WriteByte('&')
+		i++
+	}
+	return b.String()
+}
+
+// numericEntity reads &#xHH; or &#NN; at the start of s: the character and
+// the entity's length, 0 when s starts with neither (or names no
+// character).
+func numericEntity(s string) (rune, int) {
+	if !strings.HasPrefix(s, "&#") {
+		return 0, 0
+	}
+	end := strings.IndexByte(s, ';')
+	if end < 3 || end > 12 {
+		return 0, 0
+	}
+	digits, base := s[2:end], 10
+	if digits[0] == 'x' || digits[0] == 'X' {
+		digits, base = digits[1:], 16
+	}
+	v, err := strconv.ParseUint(digits, base, 32)
+	if err != nil || v == 0 || v > utf8.MaxRune || !utf8.ValidRune(rune(v)) {
+		return 0, 0
+	}
+	return rune(v), end + 1
 }
 
 // GeoKey ids.

@@ -402,6 +402,9 @@ func TestGDALInfoAgreement(t *testing.T) {
 				t.Errorf("nodata %v, GDAL %v", *in.NoData, *nd)
 			}
 			for b, gb := range g.Bands {
+				if in.Descriptions[b] != gb.Description {
+					t.Errorf("band %d description %q, GDAL %q", b+1, in.Descriptions[b], gb.Description)
+				}
 				scale, offset := 1.0, 0.0
 				if gb.Scale != nil {
 					scale = *gb.Scale

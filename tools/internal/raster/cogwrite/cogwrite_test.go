@@ -50,7 +50,9 @@ func testRaster(w, h, n int, dt DataType, epsg int) *Raster {
 			}
 		}
 		r.Bands = append(r.Bands, vals)
-		r.Descriptions = append(r.Descriptions, "band "+string(rune('a'+b)))
+		// XML's special characters and an entity's text: GDAL and our
+		// reader both read back what was written.
+		r.Descriptions = append(r.Descriptions, "band "+string(rune('a'+b))+` & <b4/b8> "q" &amp;`)
 	}
 	r.BandMetadata = make([]map[string]string, n)
 	r.BandMetadata[0] = map[string]string{"CALIBRATION": "× 0.0001"}

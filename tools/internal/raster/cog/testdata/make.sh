@@ -89,4 +89,9 @@ tr -outsize 60 40 -r nearest -co COMPRESS=DEFLATE -a_nodata 0.1 "$tmp/nd01.bin" 
 # zstd at its highest level (22): frames declare a 128 MiB window for 8 KB tiles.
 tr -co TILED=YES -co BLOCKXSIZE=64 -co BLOCKYSIZE=64 -co COMPRESS=ZSTD -co ZSTD_LEVEL=22 -co PREDICTOR=2 \
 	$(geo 32633 399960 5000040 10) "$tmp/s2.bin" u16_zstd22_tiled.tif
+# Band descriptions with XML's special characters and a literal entity: GDAL escapes a GDAL_METADATA value
+# (CPLES_XML) before its XML writer escapes it again, and undoes both on reading.
+tr -of VRT "$tmp/small.bin" "$tmp/desc.vrt"
+sed -i 's|<VRTRasterBand \([^>]*\)>|<VRTRasterBand \1><Description>red \&amp; nir \&lt;b4/b8\&gt; \&quot;ratio\&quot; \&amp;amp; \&#233;</Description>|' "$tmp/desc.vrt"
+tr -outsize 8 6 -co COMPRESS=DEFLATE $(geo 32633 399960 5000040 10) "$tmp/desc.vrt" u8_description_escaped.tif
 ls -l *.tif
