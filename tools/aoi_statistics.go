@@ -38,6 +38,7 @@ type AOIStatisticsOut struct {
 	Collection  string           `json:"collection"`
 	Datetime    string           `json:"datetime,omitempty"`
 	AOI         []float64        `json:"aoi" jsonschema:"bbox of the area measured"`
+	ReadFrom    *ReadCopy        `json:"read_from,omitempty" jsonschema:"the scene's copy in another catalog read, when the item's own data cannot be read here"`
 	Resolution  Resolution       `json:"resolution"`
 	Bands       []BandRead       `json:"bands_read"`
 	Calibration *CalibrationInfo `json:"calibration,omitempty" jsonschema:"the product convention and reading applied, checked against the pixels"`
@@ -83,25 +84,27 @@ func aoiStatistics(ctx context.Context, c *Call, in AOIStatisticsIn) (AOIStatist
 	if !src.item {
 		return aoiStatisticsPeriod(ctx, c, in, src, names, aoi, shape)
 	}
-	item, err := pixelItem(ctx, c, tool, in.CollectionID, in.ItemID)
+	r, err := pixelItem(ctx, c, tool, in.CollectionID, in.ItemID)
 	if err != nil {
 		return fail(err)
 	}
+	item := r.item
 	bands, repeated, err := statBands(item, names)
 	if err != nil {
 		return fail(pixelError(tool, item, err))
 	}
-	env := pixelEnv(c)
+	env := pixelEnv(r.call)
 	p, err := env.Read(ctx, pixel.Request{Item: item, Bands: bands, Mask: true, AOI: aoi, AOIKm2: km2})
 	if err != nil {
 		return fail(pixelError(tool, item, err))
 	}
 	facts := describeRead(p)
+	facts.Copy = r.copy
 	if len(repeated) > 0 {
 		facts.Notes = append(facts.Notes, "bands named again were measured once: "+strings.Join(repeated, ", "))
 	}
-	out := AOIStatisticsOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties),
-		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
+	out := AOIStatisticsOut{ItemID: r.asked.ID, Collection: orDash(r.asked.Collection), Datetime: itemDatetime(r.asked.Properties),
+		AOI: roundBBox(footprint.BBox(shape.Bound())), ReadFrom: r.copy, Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
 		Mask: facts.Mask, Requests: facts.Requests, Bytes: facts.Bytes, Notes: append([]string{}, facts.Notes...)}
 	if err := env.WithCPU(ctx, func() error {
 		for k, br := range p.Bands {

@@ -113,6 +113,7 @@ type PixelsExport struct {
 	ItemID       string           `json:"item_id"`
 	Collection   string           `json:"collection"`
 	Datetime     string           `json:"datetime,omitempty"`
+	ReadFrom     *ReadCopy        `json:"read_from,omitempty" jsonschema:"the scene's copy in another catalog read, when the item's own data cannot be read here"`
 	AOI          []float64        `json:"aoi"`
 	DataType     string           `json:"data_type"`
 	DataTypeWhy  string           `json:"data_type_why"`
@@ -505,11 +506,12 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 	if err != nil {
 		return fail(err)
 	}
-	item, err := pixelItem(ctx, c, tool, collections[0], in.ItemID)
+	rd, err := pixelItem(ctx, c, tool, collections[0], in.ItemID)
 	if err != nil {
 		return fail(err)
 	}
-	env := pixelEnv(c)
+	item := rd.item
+	env := pixelEnv(rd.call)
 	req := pixel.Request{Item: item, AOI: aoi, AOIKm2: km2}
 	var p *pixel.Pixels
 	var layers [][]float64
@@ -538,6 +540,7 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 		}
 	}
 	facts := describeRead(p)
+	facts.Copy = rd.copy
 	bbox := footprint.BBox(shape.Bound())
 	dt, nodata, why := exportDataType(p, ix != nil)
 	crs, err := geo.FromEPSG(p.Resolution.EPSG)
@@ -573,7 +576,8 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 		r.Bands = append(r.Bands, out)
 	}
 	out := ExportOut{Also: []ExportFile{}, Notes: append([]string{}, facts.Notes...)}
-	pe := &PixelsExport{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties), AOI: roundBBox(bbox),
+	asked := rd.asked
+	pe := &PixelsExport{ItemID: asked.ID, Collection: orDash(asked.Collection), Datetime: itemDatetime(asked.Properties), ReadFrom: rd.copy, AOI: roundBBox(bbox),
 		DataType: string(dt), DataTypeWhy: why, NoData: "NaN", EPSG: p.Resolution.EPSG, GeoTransform: p.GeoTransform[:], Width: p.W, Height: p.H,
 		Overviews: len(cogwrite.OverviewSizes(p.W, p.H, 256)), Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
 		Mask: facts.Mask, Requests: facts.Requests, ReadBytes: facts.Bytes}
@@ -583,8 +587,11 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 	for _, s := range st {
 		pe.Stats = append(pe.Stats, bandStats(s))
 	}
-	r.Metadata["STAC_ITEM_IDS"] = item.ID
-	r.Metadata["STAC_COLLECTION"] = item.Collection
+	r.Metadata["STAC_ITEM_IDS"] = asked.ID
+	r.Metadata["STAC_COLLECTION"] = asked.Collection
+	if cp := rd.copy; cp != nil {
+		r.Metadata["READ_FROM_COPY"] = fmt.Sprintf("%s's copy %s (%s): %s", cp.Catalog, cp.ID, orDash(cp.Collection), cp.Evidence)
+	}
 	if pe.Datetime != "" {
 		r.Metadata["DATETIME"] = pe.Datetime
 	}
@@ -611,9 +618,9 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 	if pe.Datetime != "" {
 		when = ", " + pe.Datetime
 	}
-	what := fmt.Sprintf("%s of item %s (%s%s) over %s: %s, EPSG:%d, %d×%d px of %s m", of, item.ID, pe.Collection, when, formatBBox(pe.AOI),
+	what := fmt.Sprintf("%s of item %s (%s%s) over %s: %s, EPSG:%d, %d×%d px of %s m", of, asked.ID, pe.Collection, when, formatBBox(pe.AOI),
 		dt, pe.EPSG, p.W, p.H, formatNumber(facts.Resolution.PixelMetres))
-	base := exportBase(in.Name, export.Slug(strings.Join(descriptions, "-")), export.Slug(item.ID))
+	base := exportBase(in.Name, export.Slug(strings.Join(descriptions, "-")), export.Slug(asked.ID))
 	f, err := save(ctx, c, base, ".tif", mimeGeoTIFF, what, func(w io.Writer) error {
 		return env.WithCPU(ctx, func() error {
 			_, err := cogwrite.Write(ctx, w, r, cogwrite.Options{})

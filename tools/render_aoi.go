@@ -65,6 +65,7 @@ type RenderAOIOut struct {
 	ItemID      string           `json:"item_id"`
 	Collection  string           `json:"collection"`
 	Datetime    string           `json:"datetime,omitempty"`
+	ReadFrom    *ReadCopy        `json:"read_from,omitempty" jsonschema:"the scene's copy in another catalog read, when the item's own data cannot be read here"`
 	View        string           `json:"view"`
 	Formula     string           `json:"formula,omitempty" jsonschema:"an index's, in eo:bands common names, on reflectance"`
 	Stats       *BandStats       `json:"stats,omitempty" jsonschema:"an index's statistics over the clear pixels of the area"`
@@ -141,14 +142,15 @@ func renderAOI(ctx context.Context, c *Call, in RenderAOIIn) (RenderAOIOut, stri
 		}
 		return renderPeriod(ctx, c, in, src, ci, ixp, aoi, shape)
 	}
-	item, err := pixelItem(ctx, c, tool, in.CollectionID, in.ItemID)
+	r, err := pixelItem(ctx, c, tool, in.CollectionID, in.ItemID)
 	if err != nil {
 		return fail(err)
 	}
-	env := pixelEnv(c)
+	item := r.item
+	env := pixelEnv(r.call)
 	req := pixel.Request{Item: item, AOI: aoi, AOIKm2: km2}
 	if ci < 0 {
-		return renderIndex(ctx, env, tool, req, ix, footprint.BBox(shape.Bound()))
+		return renderIndex(ctx, env, tool, req, ix, footprint.BBox(shape.Bound()), r)
 	}
 	comp := composites[ci]
 	all := pixel.ItemBands(item)
@@ -168,8 +170,9 @@ func renderAOI(ctx context.Context, c *Call, in RenderAOIIn) (RenderAOIOut, stri
 		return fail(pixelError(tool, item, err))
 	}
 	facts := describeRead(p)
-	out := RenderAOIOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties), View: comp.name,
-		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
+	facts.Copy = r.copy
+	out := RenderAOIOut{ItemID: r.asked.ID, Collection: orDash(r.asked.Collection), Datetime: itemDatetime(r.asked.Properties), View: comp.name,
+		ReadFrom: r.copy, AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
 		Stretch: []StretchRange{}, Requests: facts.Requests, Bytes: facts.Bytes, Notes: append([]string{}, facts.Notes...)}
 	var st [3]plot.Stretch
 	err = env.WithCPU(ctx, func() error {
@@ -233,7 +236,8 @@ func renderAOIText(out RenderAOIOut, title string, facts readFacts) string {
 }
 
 // renderIndex draws an index over the area, with its statistics.
-func renderIndex(ctx context.Context, env *pixel.Env, tool string, req pixel.Request, ix index.Index, bbox []float64) (RenderAOIOut, string, error) {
+// r is the item read (and the one asked for).
+func renderIndex(ctx context.Context, env *pixel.Env, tool string, req pixel.Request, ix index.Index, bbox []float64, r *pixelRead) (RenderAOIOut, string, error) {
 	fail := failWith[RenderAOIOut]()
 	item := req.Item
 	p, values, st, err := env.IndexOver(ctx, req, ix)
@@ -241,8 +245,9 @@ func renderIndex(ctx context.Context, env *pixel.Env, tool string, req pixel.Req
 		return fail(pixelError(tool, item, err))
 	}
 	facts := describeRead(p)
+	facts.Copy = r.copy
 	stats := bandStats(st)
-	out := RenderAOIOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties),
+	out := RenderAOIOut{ItemID: r.asked.ID, Collection: orDash(r.asked.Collection), Datetime: itemDatetime(r.asked.Properties), ReadFrom: r.copy,
 		View: ix.Name, Formula: ix.Formula, AOI: roundBBox(bbox), Resolution: facts.Resolution, Bands: facts.Bands, Mask: facts.Mask,
 		Calibration: facts.Calibration, Stats: &stats, Stretch: []StretchRange{}, Requests: facts.Requests, Bytes: facts.Bytes,
 		Notes: append([]string{}, facts.Notes...)}

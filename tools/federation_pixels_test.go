@@ -1,0 +1,151 @@
+package tools
+
+import (
+	"net/http"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stacmcp/stac-mcp/tools/internal/federation/fedtest"
+	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
+)
+
+// The pixel tools read a scene whose own data cannot be read here (Earth
+// Search's Landsat, on requester-pays s3://) from its readable copy in
+// another catalog (Planetary Computer's, on Azure Blob HTTPS, signed).
+// The catalogs are the recorded ones' layouts (fedtest); the copy's
+// Cloud-Optimized GeoTIFFs are the synthetic Landsat-like bands of
+// testdata/pixels (EPSG:32613, inside the scene's footprint), served at
+// the copy's own hrefs.
+
+const landsatScene = "LC08_L2SP_033032_20231008_02_T1"
+
+// landsatCopyHosts serves Earth Search with the Landsat scene, Planetary
+// Computer with its HTTPS copy (withCopy) and its token endpoint, and the
+// copy's blob storage, which refuses unsigned requests; signed counts the
+// signed range requests it answered.
+func landsatCopyHosts(t *testing.T, withCopy bool) (*presetHosts, *atomic.Int64) {
+	t.Helper()
+	es, pc := landsatAndS2()
+	if !withCopy {
+		pc = pc[1:] // the Sentinel-2 tile only
+	}
+	hosts := newPresetHosts(t, es, pc, map[string]func(http.Handler) http.Handler{
+		fedtest.PlanetaryComputerHost: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasPrefix(r.URL.Path, "/api/sas/v1/token/") {
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write([]byte(`{"msft:expiry": "` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `", "token": "st=2023&se=2099&sp=rl&sig=test"}`))
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+	})
+	var signed atomic.Int64
+	files := map[string]string{"_SR_B4.TIF": "LC_RED.tif", "_SR_B5.TIF": "LC_NIR08.tif", "_QA_PIXEL.TIF": "LC_QA_PIXEL.tif"}
+	hosts.handlers["landsateuwest.blob.core.windows.net"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("sig") == "" {
+			http.Error(w, "AuthenticationFailed", http.StatusForbidden)
+			return
+		}
+		for suffix, name := range files {
+			if strings.HasPrefix(r.URL.Path, "/landsat-c2/level-2/standard/oli-tirs/2023/033/032/") && strings.HasSuffix(r.URL.Path, suffix) {
+				signed.Add(1)
+				http.ServeFile(w, r, filepath.Join("testdata", "pixels", name))
+				return
+			}
+		}
+		http.NotFound(w, r)
+	})
+	return hosts, &signed
+}
+
+// syntheticAOI is the synthetic scene's square 1 m inside its edges (as
+// newPixelScene's aoi).
+func syntheticAOI(t *testing.T) map[string]any {
+	t.Helper()
+	crs, err := geo.FromEPSG(32613)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ring [][2]float64
+	for _, c := range [][2]float64{{478001, 4437361}, {478639, 4437361}, {478639, 4437999}, {478001, 4437999}, {478001, 4437361}} {
+		lon, lat, err := crs.ToLonLat(c[0], c[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ring = append(ring, [2]float64{lon, lat})
+	}
+	return map[string]any{"type": "Polygon", "coordinates": [][][2]float64{ring}}
+}
+
+func TestPixelToolsReadAnUnreadableItemFromItsCopy(t *testing.T) {
+	t.Parallel()
+	hosts, signed := landsatCopyHosts(t, true)
+	cs := newTestSession(t, testSessionOptions{Transport: hosts})
+	aoi := syntheticAOI(t)
+	es := map[string]any{"catalog_url": "earth-search", "collection_id": "landsat-c2-l2", "item_id": landsatScene, "aoi": aoi}
+	pc := merged(es, map[string]any{"catalog_url": "planetary-computer"})
+
+	res := callOK(t, cs, "aoi_statistics", merged(es, map[string]any{"bands": "red,nir08"}))
+	viaCopy := structured[AOIStatisticsOut](t, res)
+	cp := viaCopy.ReadFrom
+	if cp == nil || cp.Catalog != "planetary-computer" || cp.ID != landsatScene || cp.Collection != "landsat-c2-l2" ||
+		!strings.Contains(cp.Evidence, "path 033, row 032") || cp.Why == "" {
+		t.Fatalf("read_from %+v", cp)
+	}
+	if viaCopy.ItemID != landsatScene || viaCopy.Collection != "landsat-c2-l2" {
+		t.Errorf("reported item %s (%s): want the one asked for", viaCopy.ItemID, viaCopy.Collection)
+	}
+	text := resultText(res)
+	if !strings.Contains(text, "Read from planetary-computer's copy "+landsatScene) || !strings.Contains(text, "cannot be read here (") {
+		t.Errorf("the text does not say whose copy was read:\n%s", text)
+	}
+	if signed.Load() == 0 {
+		t.Fatal("no signed range request reached the copy's storage")
+	}
+	direct := structured[AOIStatisticsOut](t, callOK(t, cs, "aoi_statistics", merged(pc, map[string]any{"bands": "red,nir08"})))
+	if direct.ReadFrom != nil {
+		t.Errorf("a readable item was read from a copy: %+v", direct.ReadFrom)
+	}
+	if len(viaCopy.Stats) != 2 || viaCopy.Stats[0].Valid == 0 || !reflect.DeepEqual(viaCopy.Stats, direct.Stats) {
+		t.Errorf("statistics through the copy differ from a direct read of it:\n copy   %+v\n direct %+v", viaCopy.Stats, direct.Stats)
+	}
+	if !reflect.DeepEqual(viaCopy.Mask, direct.Mask) || viaCopy.Mask == nil {
+		t.Errorf("mask through the copy %+v, direct %+v", viaCopy.Mask, direct.Mask)
+	}
+
+	ndvi := structured[RenderAOIOut](t, callOK(t, cs, "render_aoi", merged(es, map[string]any{"view": "ndvi"})))
+	ndviDirect := structured[RenderAOIOut](t, callOK(t, cs, "render_aoi", merged(pc, map[string]any{"view": "ndvi"})))
+	if ndvi.ReadFrom == nil || ndvi.ReadFrom.Catalog != "planetary-computer" || ndvi.Stats == nil || !reflect.DeepEqual(ndvi.Stats, ndviDirect.Stats) {
+		t.Errorf("render_aoi ndvi: read_from %+v, stats %+v, direct %+v", ndvi.ReadFrom, ndvi.Stats, ndviDirect.Stats)
+	}
+
+	exp := callOK(t, cs, "export", map[string]any{"catalog_url": "earth-search", "kind": "pixels", "collections": "landsat-c2-l2", "item_id": landsatScene,
+		"aoi": aoi, "bands": "ndvi"})
+	eout := structured[ExportOut](t, exp)
+	if eout.Pixels == nil || eout.Pixels.ReadFrom == nil || eout.Pixels.ReadFrom.ID != landsatScene || !reflect.DeepEqual(eout.Pixels.Stats[0], *ndviDirect.Stats) {
+		t.Errorf("export: %+v", eout.Pixels)
+	}
+	if !strings.Contains(resultText(exp), "Read from planetary-computer's copy") {
+		t.Errorf("export's text does not say whose copy was read:\n%s", resultText(exp))
+	}
+}
+
+// Without a copy anywhere, the error says where it looked.
+func TestPixelToolsSayWhereTheyLookedForACopy(t *testing.T) {
+	t.Parallel()
+	hosts, _ := landsatCopyHosts(t, false)
+	cs := newTestSession(t, testSessionOptions{Transport: hosts})
+	text := callErr(t, cs, "aoi_statistics", map[string]any{"catalog_url": "earth-search", "collection_id": "landsat-c2-l2", "item_id": landsatScene,
+		"aoi": syntheticAOI(t), "bands": "red"})
+	for _, want := range []string{"cannot be read here (requester-pays)", "no readable copy of the scene was found in planetary-computer", "planetary-computer: no copy of the scene"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the error lacks %q: %s", want, text)
+		}
+	}
+}
