@@ -157,7 +157,7 @@ func statBands(item *stacclient.Item, names []string) (bands []pixel.Band, repea
 func aoiStatisticsPeriod(ctx context.Context, c *Call, in AOIStatisticsIn, src pixelSource, names []string, aoi orb.Geometry, shape footprint.Shape) (AOIStatisticsOut, string, error) {
 	const tool = "aoi_statistics"
 	fail := failWith[AOIStatisticsOut]()
-	acqs, _, notes, err := periodAcquisitions(ctx, c, tool, src, in.AOI, shape)
+	acqs, s, notes, err := periodAcquisitions(ctx, c, tool, src, in.AOI, shape)
 	if err != nil {
 		return fail(err)
 	}
@@ -175,7 +175,7 @@ func aoiStatisticsPeriod(ctx context.Context, c *Call, in AOIStatisticsIn, src p
 	for i, b := range firstBands {
 		titles[i] = b.Title()
 	}
-	env := pixelEnv(c)
+	env := seasonEnv(c, s.itemCatalogs())
 	t, err := seasonTarget(ctx, env, tool, acqs, shape, aoi, bandsOf, periodPixels(c, env, src, len(acqs), len(titles)))
 	if err != nil {
 		return fail(err)

@@ -698,7 +698,7 @@ func exportSeriesKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 		return fail(&stacclient.ParamError{Param: "item_id", Got: in.ItemID, Reason: "kind series reads a search, not one item",
 			Accepted: "collections, datetime and aoi (as index_time_series)"})
 	}
-	sin := IndexTimeSeriesIn{CatalogArg: in.CatalogArg, Collections: in.Collections, Datetime: in.Datetime, AOI: in.AOI}
+	sin := IndexTimeSeriesIn{CatalogsArg: CatalogsArg{CatalogURL: CatalogRefs(mustJSONString(in.CatalogURL))}, Collections: in.Collections, Datetime: in.Datetime, AOI: in.AOI}
 	if ix != nil {
 		sin.Index = IndexArg(ix.Name)
 	}

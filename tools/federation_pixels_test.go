@@ -149,3 +149,139 @@ func TestPixelToolsSayWhereTheyLookedForACopy(t *testing.T) {
 		}
 	}
 }
+
+// seriesScenes: Earth Search's recorded Sentinel-2 L2A tile of 8 October
+// 2023 over Colorado and Planetary Computer's copy of it (one scene in
+// both), a later date only Earth Search has and a later one only
+// Planetary Computer has, each written as its catalog writes it. Every
+// copy's bands are the synthetic scene of testdata/pixels, served at the
+// copy's own hrefs (Earth Search's public bucket, Planetary Computer's
+// blob storage, which refuses unsigned requests).
+func seriesScenes(t *testing.T) (*presetHosts, *atomic.Int64) {
+	t.Helper()
+	s2 := fedtest.Find(fedtest.EarthSearchItems(), "S2A_13TDE_20231008_0_L2A")
+	pcCopy := fedtest.CopyInPlanetaryComputer(s2)
+	es := []fedtest.Item{s2, fedtest.WithID(s2, "S2A_13TDE_20231018_0_L2A", time.Date(2023, 10, 18, 18, 2, 55, 0, time.UTC))}
+	later := fedtest.WithID(pcCopy, "S2A_MSIL2A_20231028T175231_R141_T13TDE_20231029T000000", time.Date(2023, 10, 28, 17, 52, 31, 0, time.UTC))
+	p := later["properties"].(map[string]any)
+	p["s2:product_uri"] = "S2A_MSIL2A_20231028T175231_N0509_R141_T13TDE_20231029T000000.SAFE"
+	delete(p, "s2:datatake_id")
+	pc := []fedtest.Item{pcCopy, later}
+	hosts, _ := landsatCopyHosts(t, true)
+	for host, style := range map[string]fedtest.Style{fedtest.EarthSearchHost: fedtest.EarthSearch(), fedtest.PlanetaryComputerHost: fedtest.PlanetaryComputer()} {
+		items := es
+		if host == fedtest.PlanetaryComputerHost {
+			items = pc
+		}
+		srv, err := fedtest.Server(style, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host == fedtest.PlanetaryComputerHost {
+			token := hosts.handlers[host]
+			hosts.handlers[host] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasPrefix(r.URL.Path, "/api/sas/") {
+					token.ServeHTTP(w, r)
+					return
+				}
+				srv.ServeHTTP(w, r)
+			})
+			continue
+		}
+		hosts.handlers[host] = srv
+	}
+	serve := func(files map[string]string, signed bool, n *atomic.Int64) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if signed && r.URL.Query().Get("sig") == "" {
+				http.Error(w, "AuthenticationFailed", http.StatusForbidden)
+				return
+			}
+			for suffix, name := range files {
+				if strings.HasSuffix(r.URL.Path, suffix) {
+					if n != nil {
+						n.Add(1)
+					}
+					http.ServeFile(w, r, filepath.Join("testdata", "pixels", name))
+					return
+				}
+			}
+			http.NotFound(w, r)
+		})
+	}
+	var signed atomic.Int64
+	hosts.handlers["sentinel-cogs.s3.us-west-2.amazonaws.com"] = serve(map[string]string{"/B04.tif": "B04.tif", "/B08.tif": "B08.tif", "/SCL.tif": "SCL.tif"}, false, nil)
+	hosts.handlers["sentinel2l2a01.blob.core.windows.net"] = serve(map[string]string{"_B04_10m.tif": "B04.tif", "_B08_10m.tif": "B08.tif", "_SCL_20m.tif": "SCL.tif"}, true, &signed)
+	return hosts, &signed
+}
+
+func TestIndexTimeSeriesOverTwoCatalogs(t *testing.T) {
+	t.Parallel()
+	hosts, signed := seriesScenes(t)
+	cs := newTestSession(t, testSessionOptions{Transport: hosts, SeriesPage: 1})
+	args := map[string]any{"catalog_url": bothCatalogs, "collections": "sentinel-2-l2a", "aoi": syntheticAOI(t), "datetime": "2023-10"}
+
+	// One date a call: the cursor carries the series across the catalogs.
+	var rows []TimeSeriesRow
+	res := callOK(t, cs, "index_time_series", args)
+	out := structured[IndexTimeSeriesOut](t, res)
+	text := resultText(res)
+	for n := 0; ; n++ {
+		if out.Dates != 3 || len(out.Catalogs) != 2 || out.Catalogs[0].Status != "answered" || out.Catalogs[1].Status != "answered" {
+			t.Fatalf("call %d: %d dates (want 3: the scene both hold once), catalogs %+v, skipped %+v, failed %+v", n, out.Dates, out.Catalogs, out.Skipped, out.Failed)
+		}
+		rows = append(rows, out.Rows...)
+		if out.Cursor == "" || n > 5 {
+			break
+		}
+		out = structured[IndexTimeSeriesOut](t, callOK(t, cs, "index_time_series", merged(args, map[string]any{"cursor": out.Cursor})))
+	}
+	if len(rows) != 3 {
+		t.Fatalf("%d rows over the calls, want 3: %+v", len(rows), rows)
+	}
+	from := map[string]string{}
+	for _, r := range rows {
+		if len(r.ItemCatalogs) != len(r.Items) || len(r.Items) != 1 {
+			t.Fatalf("row %s: items %v, catalogs %v", r.Date, r.Items, r.ItemCatalogs)
+		}
+		from[r.Datetime[:10]] = r.ItemCatalogs[0]
+	}
+	want := map[string]string{"2023-10-08": "earth-search", "2023-10-18": "earth-search", "2023-10-28": "planetary-computer"}
+	if !reflect.DeepEqual(from, want) {
+		t.Errorf("rows read from %v, want %v", from, want)
+	}
+	if signed.Load() == 0 {
+		t.Error("no signed range request reached Planetary Computer's storage")
+	}
+	for _, w := range []string{"Catalogs: earth-search answered", "planetary-computer answered", "items (catalog:id)"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("the text lacks %q:\n%s", w, text)
+		}
+	}
+	// Each row is what its catalog alone gives for that date.
+	alone := map[string]TimeSeriesRow{}
+	for _, cat := range bothCatalogs {
+		one := structured[IndexTimeSeriesOut](t, callOK(t, newTestSession(t, testSessionOptions{Transport: hosts}), "index_time_series",
+			merged(args, map[string]any{"catalog_url": cat})))
+		if one.Dates != 2 || len(one.Rows) != 2 || len(one.Catalogs) != 0 {
+			t.Fatalf("%s alone: %d dates, rows %+v, catalogs %+v", cat, one.Dates, one.Rows, one.Catalogs)
+		}
+		for _, r := range one.Rows {
+			alone[cat+" "+r.Datetime[:10]] = r
+		}
+	}
+	for _, r := range rows {
+		a, ok := alone[r.ItemCatalogs[0]+" "+r.Datetime[:10]]
+		r.ItemCatalogs = nil
+		if !ok || !reflect.DeepEqual(r, a) {
+			t.Errorf("row %s over both catalogs:\n %+v\nits catalog alone:\n %+v", r.Date, r, a)
+		}
+	}
+
+	// The cursor is bound to the catalogs.
+	first := structured[IndexTimeSeriesOut](t, callOK(t, cs, "index_time_series", args))
+	for _, other := range []any{"earth-search", []string{"planetary-computer", "earth-search"}} {
+		if text := callErr(t, cs, "index_time_series", merged(args, map[string]any{"catalog_url": other, "cursor": first.Cursor})); !strings.Contains(text, "cursor") {
+			t.Errorf("a cursor sent with catalog_url %v: %s", other, text)
+		}
+	}
+}

@@ -90,7 +90,7 @@ func periodAcquisitions(ctx context.Context, c *Call, tool string, src pixelSour
 		notes = append(notes, fmt.Sprintf("%d acquisitions in the period: the composite reads %d of them, evenly spread (narrow datetime for all)", len(acqs), len(kept)))
 		acqs = kept
 	}
-	if err := signAcquisitions(ctx, c, tool, acqs); err != nil {
+	if err := signAcquisitions(ctx, c, tool, acqs, s.catalogOf); err != nil {
 		return nil, nil, nil, err
 	}
 	return acqs, s, notes, nil

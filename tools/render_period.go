@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -70,11 +71,11 @@ func renderPeriod(ctx context.Context, c *Call, in RenderAOIIn, src pixelSource,
 	if in.Baseline != "" {
 		return renderChange(ctx, c, in, src, *ix, aoi, shape)
 	}
-	acqs, _, notes, err := periodAcquisitions(ctx, c, tool, src, in.AOI, shape)
+	acqs, s, notes, err := periodAcquisitions(ctx, c, tool, src, in.AOI, shape)
 	if err != nil {
 		return fail(err)
 	}
-	env := pixelEnv(c)
+	env := seasonEnv(c, s.itemCatalogs())
 	var bandsOf func(*stacclient.Item) ([]pixel.Band, error)
 	var names []string
 	if ix != nil {
@@ -204,15 +205,21 @@ func renderChange(ctx context.Context, c *Call, in RenderAOIIn, later pixelSourc
 				Accepted: "a day or an interval wholly before (or after) datetime"})
 		}
 	}
-	ea, _, enotes, err := periodAcquisitions(ctx, c, tool, earlier, in.AOI, shape)
+	ea, es, enotes, err := periodAcquisitions(ctx, c, tool, earlier, in.AOI, shape)
 	if err != nil {
 		return fail(err)
 	}
-	la, _, lnotes, err := periodAcquisitions(ctx, c, tool, later, in.AOI, shape)
+	la, ls, lnotes, err := periodAcquisitions(ctx, c, tool, later, in.AOI, shape)
 	if err != nil {
 		return fail(err)
 	}
-	env := pixelEnv(c)
+	var of map[*stacclient.Item]*Catalog
+	if es.itemCatalogs() != nil || ls.itemCatalogs() != nil {
+		of = map[*stacclient.Item]*Catalog{}
+		maps.Copy(of, es.itemCatalogs())
+		maps.Copy(of, ls.itemCatalogs())
+	}
+	env := seasonEnv(c, of)
 	bandsOf := func(item *stacclient.Item) ([]pixel.Band, error) { return pixel.IndexBands(item, ix) }
 	px := min(periodPixels(c, env, earlier, len(ea), 1), periodPixels(c, env, later, len(la), 1))
 	t, err := seasonTarget(ctx, env, tool, append(append([]pixel.Acquisition{}, ea...), la...), shape, aoi, bandsOf, px)
