@@ -17,7 +17,10 @@ import (
 // PixelItemArgs name the item a pixel tool reads (or a period of a
 // search: collections and datetime), and the area.
 type PixelItemArgs struct {
-	CatalogArg
+	// A list names several catalogs: a period is read from all of them
+	// (each scene once); an item is looked up in the first, and the others
+	// are where a readable copy is looked for first.
+	CatalogsArg
 	CollectionID string     `json:"collection_id,omitempty"`
 	ItemID       string     `json:"item_id,omitempty"`
 	Collections  StringList `json:"collections,omitempty"`
@@ -47,8 +50,11 @@ type AOIStatisticsOut struct {
 	Requests    int              `json:"requests" jsonschema:"range requests sent, header reads included"`
 	Bytes       int              `json:"bytes" jsonschema:"bytes the range requests returned, header reads included"`
 	Items       []string         `json:"items,omitempty" jsonschema:"a period's items that gave pixels"`
-	Period      *PeriodRead      `json:"period,omitempty" jsonschema:"a period read: its mosaic or composite"`
-	Notes       []string         `json:"notes"`
+	// ItemCatalogs and Catalogs are a period's over several catalogs.
+	ItemCatalogs []string         `json:"item_catalogs,omitempty" jsonschema:"over several catalogs: each item's catalog, as items"`
+	Catalogs     []CatalogOutcome `json:"catalogs,omitempty" jsonschema:"per catalog, when catalog_url names several"`
+	Period       *PeriodRead      `json:"period,omitempty" jsonschema:"a period read: its mosaic or composite"`
+	Notes        []string         `json:"notes"`
 }
 
 // defaultStatBands are measured when bands is not given (those the item has).
@@ -188,6 +194,7 @@ func aoiStatisticsPeriod(ctx context.Context, c *Call, in AOIStatisticsIn, src p
 	out := AOIStatisticsOut{Collection: orDash(acqs[0].Collection), Datetime: src.period.String(), AOI: roundBBox(footprint.BBox(shape.Bound())),
 		Resolution: l.facts.Resolution, Bands: l.facts.Bands, Calibration: l.facts.Calibration, Requests: l.requests, Bytes: l.bytes,
 		Items: l.items, Period: l.period, Notes: append(append(append([]string{}, l.facts.Notes...), notes...), l.notes...)}
+	out.ItemCatalogs, out.Catalogs = itemCatalogs(l.items, s.itemCatalogs()), s.catalogs
 	if len(repeated) > 0 {
 		out.Notes = append(out.Notes, "bands named again were measured once: "+strings.Join(repeated, ", "))
 	}
@@ -195,13 +202,14 @@ func aoiStatisticsPeriod(ctx context.Context, c *Call, in AOIStatisticsIn, src p
 		out.Stats = append(out.Stats, bandStats(st))
 	}
 	facts := l.facts
-	facts.Notes = out.Notes
+	facts.Notes, facts.Catalogs = out.Notes, out.Catalogs
 	return out, aoiStatisticsText(out, facts), nil
 }
 
 func aoiStatisticsText(out AOIStatisticsOut, facts readFacts) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Statistics of %s over the area %s.\n", sourceWords(out.ItemID, out.Collection, out.Datetime, out.Items, out.Period), formatBBox(out.AOI))
+	fmt.Fprintf(&b, "Statistics of %s over the area %s.\n", sourceWords(out.ItemID, out.Collection, out.Datetime, withCatalogs(out.Items, out.ItemCatalogs), out.Period),
+		formatBBox(out.AOI))
 	periodText(&b, out.Period)
 	readText(&b, facts, "")
 	for _, s := range out.Stats {

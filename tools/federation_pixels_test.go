@@ -285,3 +285,52 @@ func TestIndexTimeSeriesOverTwoCatalogs(t *testing.T) {
 		}
 	}
 }
+
+// aoi_statistics and render_aoi over a period take several catalogs too:
+// each scene once, each item's catalog named, the same values as the
+// catalog that holds the scene gives alone.
+func TestPeriodReadsOverTwoCatalogs(t *testing.T) {
+	t.Parallel()
+	hosts, _ := seriesScenes(t)
+	cs := newTestSession(t, testSessionOptions{Transport: hosts})
+	day := map[string]any{"catalog_url": bothCatalogs, "collections": "sentinel-2-l2a", "aoi": syntheticAOI(t), "datetime": "2023-10-28", "bands": "red,nir"}
+	res := callOK(t, cs, "aoi_statistics", day)
+	both := structured[AOIStatisticsOut](t, res)
+	alone := structured[AOIStatisticsOut](t, callOK(t, cs, "aoi_statistics", merged(day, map[string]any{"catalog_url": "planetary-computer"})))
+	if len(both.Items) != 1 || !reflect.DeepEqual(both.ItemCatalogs, []string{"planetary-computer"}) || len(both.Catalogs) != 2 ||
+		both.Catalogs[0].Status != "answered" || both.Catalogs[1].Status != "answered" {
+		t.Fatalf("items %v from %v, catalogs %+v", both.Items, both.ItemCatalogs, both.Catalogs)
+	}
+	if !reflect.DeepEqual(both.Stats, alone.Stats) || len(both.Stats) != 2 || both.Stats[0].Valid == 0 {
+		t.Errorf("over both catalogs %+v, planetary-computer alone %+v", both.Stats, alone.Stats)
+	}
+	if text := resultText(res); !strings.Contains(text, "planetary-computer:"+both.Items[0]) || !strings.Contains(text, "Catalogs: earth-search answered") {
+		t.Errorf("the text does not name the item's catalog and each catalog's outcome:\n%s", text)
+	}
+
+	month := map[string]any{"catalog_url": bothCatalogs, "collections": "sentinel-2-l2a", "aoi": syntheticAOI(t), "datetime": "2023-10", "view": "ndvi"}
+	comp := structured[RenderAOIOut](t, callOK(t, cs, "render_aoi", month))
+	if comp.Period == nil || comp.Period.Mode != "composite" || len(comp.Period.Dates) != 3 || len(comp.Items) != 3 || len(comp.ItemCatalogs) != 3 {
+		t.Fatalf("composite over both catalogs: period %+v, items %v from %v", comp.Period, comp.Items, comp.ItemCatalogs)
+	}
+	if n := strings.Count(strings.Join(comp.ItemCatalogs, ","), "earth-search"); n != 2 {
+		t.Errorf("items %v from %v: want the scene both hold from earth-search (listed first), and each date once", comp.Items, comp.ItemCatalogs)
+	}
+	change := structured[RenderAOIOut](t, callOK(t, cs, "render_aoi", merged(month, map[string]any{"datetime": "2023-10-28", "baseline": "2023-10-08"})))
+	if change.Change == nil || len(change.Catalogs) != 2 || !reflect.DeepEqual(change.ItemCatalogs, []string{"earth-search", "planetary-computer"}) {
+		t.Errorf("change over both catalogs: %+v, items %v from %v, catalogs %+v", change.Change, change.Items, change.ItemCatalogs, change.Catalogs)
+	}
+}
+
+// An item named with a list of catalogs is looked up in the first; the
+// others are where its readable copy is looked for.
+func TestPixelItemWithACatalogList(t *testing.T) {
+	t.Parallel()
+	hosts, _ := landsatCopyHosts(t, true)
+	cs := newTestSession(t, testSessionOptions{Transport: hosts})
+	out := structured[AOIStatisticsOut](t, callOK(t, cs, "aoi_statistics", map[string]any{"catalog_url": bothCatalogs, "collection_id": "landsat-c2-l2",
+		"item_id": landsatScene, "aoi": syntheticAOI(t), "bands": "red"}))
+	if out.ReadFrom == nil || out.ReadFrom.Catalog != "planetary-computer" || len(out.Catalogs) != 0 {
+		t.Errorf("read_from %+v, catalogs %+v", out.ReadFrom, out.Catalogs)
+	}
+}

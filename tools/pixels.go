@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -166,7 +167,8 @@ type OtherReading struct {
 
 // readFacts is what every pixel tool's output says about its read.
 type readFacts struct {
-	Copy        *ReadCopy // the scene's copy read instead of the item, or nil
+	Copy        *ReadCopy        // the scene's copy read instead of the item, or nil
+	Catalogs    []CatalogOutcome // a period's search over several catalogs, or nil
 	Resolution  Resolution
 	Bands       []BandRead
 	Mask        *MaskInfo
@@ -422,7 +424,62 @@ func readText(b *strings.Builder, f readFacts, of string) {
 		}
 		b.WriteString("\n")
 	}
+	if len(f.Catalogs) > 0 {
+		b.WriteString(catalogsText(f.Catalogs) + ".\n")
+	}
 	writeLines(b, "Note: ", f.Notes)
+}
+
+// itemCatalogs names each of a period's items' catalogs, in the order of
+// ids, over several catalogs (nil over one).
+func itemCatalogs(ids []string, of map[*stacclient.Item]*Catalog) []string {
+	if of == nil {
+		return nil
+	}
+	byID := make(map[string]string, len(of))
+	for it, cat := range of {
+		byID[it.ID] = memberName(cat)
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out
+}
+
+// withCatalogs writes items as "catalog:id" when their catalogs are known.
+func withCatalogs(ids, catalogs []string) []string {
+	if len(catalogs) != len(ids) {
+		return ids
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = catalogs[i] + ":" + id
+	}
+	return out
+}
+
+// mergeOutcomes is two searches' outcomes over the same catalogs (a
+// change's two periods) as one per catalog: the worse status (its error),
+// the items and times added, the notes of both.
+func mergeOutcomes(a, b []CatalogOutcome) []CatalogOutcome {
+	if len(a) != len(b) {
+		return append(slices.Clone(a), b...)
+	}
+	rank := map[string]int{"answered": 0, "skipped": 1, "timeout": 2, "error": 3}
+	out := make([]CatalogOutcome, len(a))
+	for i := range a {
+		o := a[i]
+		if rank[b[i].Status] > rank[o.Status] {
+			o.Status, o.Error = b[i].Status, b[i].Error
+		}
+		o.Returned += b[i].Returned
+		o.MS += b[i].MS
+		o.Matched = nil // two searches' counts: each period's is not kept apart here
+		o.Notes = append(slices.Clone(o.Notes), b[i].Notes...)
+		out[i] = o
+	}
+	return out
 }
 
 // pixelRead is the item a pixel tool reads: the one asked for, or, when

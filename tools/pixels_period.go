@@ -71,7 +71,10 @@ func periodAcquisitions(ctx context.Context, c *Call, tool string, src pixelSour
 	}
 	var notes []string
 	if len(s.acqs) == 0 {
-		why := emptySearchNotes(ctx, c, s.params, false)
+		why := s.emptyNotes
+		if c.Federation == nil {
+			why = emptySearchNotes(ctx, c, s.params, false)
+		}
 		return nil, s, nil, actionable(nil, "%s: no item over the aoi in %s%s; nothing to read%s", tool, src.period, collectionsWords(src.collections),
 			joinNonEmpty("", strings.Join(why, "; ")))
 	}

@@ -81,10 +81,13 @@ type RenderAOIOut struct {
 	Requests    int              `json:"requests"`
 	Bytes       int              `json:"bytes"`
 	Items       []string         `json:"items,omitempty" jsonschema:"a period's items that gave pixels"`
-	Period      *PeriodRead      `json:"period,omitempty" jsonschema:"a period read: its mosaic or composite (with baseline: the later side)"`
-	Baseline    *PeriodRead      `json:"baseline,omitempty" jsonschema:"the earlier side of a change"`
-	Change      *ChangeInfo      `json:"change,omitempty"`
-	Notes       []string         `json:"notes"`
+	// ItemCatalogs and Catalogs are a period's over several catalogs.
+	ItemCatalogs []string         `json:"item_catalogs,omitempty" jsonschema:"over several catalogs: each item's catalog, as items"`
+	Catalogs     []CatalogOutcome `json:"catalogs,omitempty" jsonschema:"per catalog, when catalog_url names several"`
+	Period       *PeriodRead      `json:"period,omitempty" jsonschema:"a period read: its mosaic or composite (with baseline: the later side)"`
+	Baseline     *PeriodRead      `json:"baseline,omitempty" jsonschema:"the earlier side of a change"`
+	Change       *ChangeInfo      `json:"change,omitempty"`
+	Notes        []string         `json:"notes"`
 }
 
 // StretchRange is one channel's stretch.
@@ -225,7 +228,7 @@ func sourceWords(itemID, collection, datetime string, items []string, pr *Period
 func renderAOIText(out RenderAOIOut, title string, facts readFacts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Picture (%s) of %s over the area %s, outlined in red: view %s, %s; scale bar %s; grey: no value; pale: outside the aoi.\n",
-		out.Image, sourceWords(out.ItemID, out.Collection, out.Datetime, out.Items, out.Period), formatBBox(out.AOI), out.View, title, out.ScaleBar)
+		out.Image, sourceWords(out.ItemID, out.Collection, out.Datetime, withCatalogs(out.Items, out.ItemCatalogs), out.Period), formatBBox(out.AOI), out.View, title, out.ScaleBar)
 	periodText(&b, out.Period)
 	readText(&b, facts, "")
 	for _, s := range out.Stretch {
@@ -273,7 +276,7 @@ func renderIndex(ctx context.Context, env *pixel.Env, tool string, req pixel.Req
 
 func renderIndexText(out RenderAOIOut, facts readFacts) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s = %s of %s over the area %s.\n", out.View, out.Formula, sourceWords(out.ItemID, out.Collection, out.Datetime, out.Items, out.Period),
+	fmt.Fprintf(&b, "%s = %s of %s over the area %s.\n", out.View, out.Formula, sourceWords(out.ItemID, out.Collection, out.Datetime, withCatalogs(out.Items, out.ItemCatalogs), out.Period),
 		formatBBox(out.AOI))
 	periodText(&b, out.Period)
 	readText(&b, facts, strings.ToUpper(out.View))

@@ -115,10 +115,11 @@ func renderPeriod(ctx context.Context, c *Call, in RenderAOIIn, src pixelSource,
 	out := RenderAOIOut{Collection: orDash(acqs[0].Collection), Datetime: src.period.String(), AOI: bbox, Resolution: l.facts.Resolution,
 		Bands: l.facts.Bands, Calibration: l.facts.Calibration, Stretch: []StretchRange{}, Requests: l.requests, Bytes: l.bytes,
 		Items: l.items, Period: l.period, Notes: append(append(append([]string{}, l.facts.Notes...), notes...), l.notes...)}
+	out.ItemCatalogs, out.Catalogs = itemCatalogs(l.items, s.itemCatalogs()), s.catalogs
 	frame := plot.Frame{Width: l.area.W, Height: l.area.H, Inside: l.inside, Outline: l.area.Outline, PixelMetres: l.area.PixelMetres}
 	what := l.period.Mode + " " + src.period.String()
 	facts := l.facts
-	facts.Notes = out.Notes
+	facts.Notes, facts.Catalogs = out.Notes, out.Catalogs
 	if ix != nil {
 		st := bandStats(l.stats[0])
 		out.View, out.Formula, out.Stats = ix.Name, ix.Formula, &st
@@ -256,6 +257,7 @@ func renderChange(ctx context.Context, c *Call, in RenderAOIIn, later pixelSourc
 		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: ll.facts.Resolution, Bands: ll.facts.Bands, Calibration: ll.facts.Calibration,
 		Stretch: []StretchRange{}, Requests: el.requests + ll.requests, Bytes: el.bytes + ll.bytes, Items: items,
 		Period: ll.period, Baseline: el.period, Change: info}
+	out.ItemCatalogs, out.Catalogs = itemCatalogs(items, of), mergeOutcomes(es.catalogs, ls.catalogs)
 	for _, n := range slices.Concat(ll.facts.Notes, enotes, lnotes, el.notes, ll.notes) {
 		if !slices.Contains(out.Notes, n) {
 			out.Notes = append(out.Notes, n)
@@ -269,7 +271,7 @@ func renderChange(ctx context.Context, c *Call, in RenderAOIIn, later pixelSourc
 			ch.EarlierOnly+ch.LaterOnly, ch.EarlierOnly, ch.LaterOnly))
 	}
 	facts := ll.facts
-	facts.Notes, facts.Requests, facts.Bytes = out.Notes, out.Requests, out.Bytes
+	facts.Notes, facts.Requests, facts.Bytes, facts.Catalogs = out.Notes, out.Requests, out.Bytes, out.Catalogs
 	if ch.Both == 0 {
 		out.Notes = append(out.Notes, "no pixel of the aoi is clear on both sides, so no map is attached")
 		return out, renderChangeText(out, facts), nil
