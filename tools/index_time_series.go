@@ -588,14 +588,7 @@ func indexTimeSeriesText(out IndexTimeSeriesOut) string {
 	}
 	n := formatNumber
 	for _, r := range out.Rows {
-		items := r.Items
-		if len(r.ItemCatalogs) == len(r.Items) {
-			items = make([]string, len(r.Items))
-			for i, id := range r.Items {
-				items[i] = r.ItemCatalogs[i] + ":" + id
-			}
-		}
-		fmt.Fprintf(&b, "%s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s\n", r.Date, r.Datetime, strings.Join(items, " "), n(r.Mean), n(r.Std), n(r.P2), n(r.P50), n(r.P98),
+		fmt.Fprintf(&b, "%s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s\n", r.Date, r.Datetime, strings.Join(withCatalogs(r.Items, r.ItemCatalogs), " "), n(r.Mean), n(r.Std), n(r.P2), n(r.P50), n(r.P98),
 			r.Valid, n(r.ValidShare), n(r.PixelM))
 	}
 	for _, s := range out.Skipped {
