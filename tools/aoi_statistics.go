@@ -17,7 +17,10 @@ import (
 // PixelItemArgs name the item a pixel tool reads (or a period of a
 // search: collections and datetime), and the area.
 type PixelItemArgs struct {
-	CatalogArg
+	// A list names several catalogs: a period is read from all of them
+	// (each scene once); an item is looked up in the first, and the others
+	// are where a readable copy is looked for first.
+	CatalogsArg
 	CollectionID string     `json:"collection_id,omitempty"`
 	ItemID       string     `json:"item_id,omitempty"`
 	Collections  StringList `json:"collections,omitempty"`
@@ -38,6 +41,7 @@ type AOIStatisticsOut struct {
 	Collection  string           `json:"collection"`
 	Datetime    string           `json:"datetime,omitempty"`
 	AOI         []float64        `json:"aoi" jsonschema:"bbox of the area measured"`
+	ReadFrom    *ReadCopy        `json:"read_from,omitempty" jsonschema:"the scene's copy in another catalog read, when the item's own data cannot be read here"`
 	Resolution  Resolution       `json:"resolution"`
 	Bands       []BandRead       `json:"bands_read"`
 	Calibration *CalibrationInfo `json:"calibration,omitempty" jsonschema:"the product convention and reading applied, checked against the pixels"`
@@ -46,8 +50,11 @@ type AOIStatisticsOut struct {
 	Requests    int              `json:"requests" jsonschema:"range requests sent, header reads included"`
 	Bytes       int              `json:"bytes" jsonschema:"bytes the range requests returned, header reads included"`
 	Items       []string         `json:"items,omitempty" jsonschema:"a period's items that gave pixels"`
-	Period      *PeriodRead      `json:"period,omitempty" jsonschema:"a period read: its mosaic or composite"`
-	Notes       []string         `json:"notes"`
+	// ItemCatalogs and Catalogs are a period's over several catalogs.
+	ItemCatalogs []string         `json:"item_catalogs,omitempty" jsonschema:"over several catalogs: each item's catalog, as items"`
+	Catalogs     []CatalogOutcome `json:"catalogs,omitempty" jsonschema:"per catalog, when catalog_url names several"`
+	Period       *PeriodRead      `json:"period,omitempty" jsonschema:"a period read: its mosaic or composite"`
+	Notes        []string         `json:"notes"`
 }
 
 // defaultStatBands are measured when bands is not given (those the item has).
@@ -83,25 +90,27 @@ func aoiStatistics(ctx context.Context, c *Call, in AOIStatisticsIn) (AOIStatist
 	if !src.item {
 		return aoiStatisticsPeriod(ctx, c, in, src, names, aoi, shape)
 	}
-	item, err := pixelItem(ctx, c, tool, in.CollectionID, in.ItemID)
+	r, err := pixelItem(ctx, c, tool, in.CollectionID, in.ItemID)
 	if err != nil {
 		return fail(err)
 	}
+	item := r.item
 	bands, repeated, err := statBands(item, names)
 	if err != nil {
 		return fail(pixelError(tool, item, err))
 	}
-	env := pixelEnv(c)
+	env := pixelEnv(r.call)
 	p, err := env.Read(ctx, pixel.Request{Item: item, Bands: bands, Mask: true, AOI: aoi, AOIKm2: km2})
 	if err != nil {
 		return fail(pixelError(tool, item, err))
 	}
 	facts := describeRead(p)
+	facts.Copy = r.copy
 	if len(repeated) > 0 {
 		facts.Notes = append(facts.Notes, "bands named again were measured once: "+strings.Join(repeated, ", "))
 	}
-	out := AOIStatisticsOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties),
-		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
+	out := AOIStatisticsOut{ItemID: r.asked.ID, Collection: orDash(r.asked.Collection), Datetime: itemDatetime(r.asked.Properties),
+		AOI: roundBBox(footprint.BBox(shape.Bound())), ReadFrom: r.copy, Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
 		Mask: facts.Mask, Requests: facts.Requests, Bytes: facts.Bytes, Notes: append([]string{}, facts.Notes...)}
 	if err := env.WithCPU(ctx, func() error {
 		for k, br := range p.Bands {
@@ -154,7 +163,7 @@ func statBands(item *stacclient.Item, names []string) (bands []pixel.Band, repea
 func aoiStatisticsPeriod(ctx context.Context, c *Call, in AOIStatisticsIn, src pixelSource, names []string, aoi orb.Geometry, shape footprint.Shape) (AOIStatisticsOut, string, error) {
 	const tool = "aoi_statistics"
 	fail := failWith[AOIStatisticsOut]()
-	acqs, _, notes, err := periodAcquisitions(ctx, c, tool, src, in.AOI, shape)
+	acqs, s, notes, err := periodAcquisitions(ctx, c, tool, src, in.AOI, shape)
 	if err != nil {
 		return fail(err)
 	}
@@ -172,7 +181,7 @@ func aoiStatisticsPeriod(ctx context.Context, c *Call, in AOIStatisticsIn, src p
 	for i, b := range firstBands {
 		titles[i] = b.Title()
 	}
-	env := pixelEnv(c)
+	env := seasonEnv(c, s.itemCatalogs())
 	t, err := seasonTarget(ctx, env, tool, acqs, shape, aoi, bandsOf, periodPixels(c, env, src, len(acqs), len(titles)))
 	if err != nil {
 		return fail(err)
@@ -185,6 +194,7 @@ func aoiStatisticsPeriod(ctx context.Context, c *Call, in AOIStatisticsIn, src p
 	out := AOIStatisticsOut{Collection: orDash(acqs[0].Collection), Datetime: src.period.String(), AOI: roundBBox(footprint.BBox(shape.Bound())),
 		Resolution: l.facts.Resolution, Bands: l.facts.Bands, Calibration: l.facts.Calibration, Requests: l.requests, Bytes: l.bytes,
 		Items: l.items, Period: l.period, Notes: append(append(append([]string{}, l.facts.Notes...), notes...), l.notes...)}
+	out.ItemCatalogs, out.Catalogs = itemCatalogs(l.items, s.itemCatalogs()), s.catalogs
 	if len(repeated) > 0 {
 		out.Notes = append(out.Notes, "bands named again were measured once: "+strings.Join(repeated, ", "))
 	}
@@ -192,13 +202,14 @@ func aoiStatisticsPeriod(ctx context.Context, c *Call, in AOIStatisticsIn, src p
 		out.Stats = append(out.Stats, bandStats(st))
 	}
 	facts := l.facts
-	facts.Notes = out.Notes
+	facts.Notes, facts.Catalogs = out.Notes, out.Catalogs
 	return out, aoiStatisticsText(out, facts), nil
 }
 
 func aoiStatisticsText(out AOIStatisticsOut, facts readFacts) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Statistics of %s over the area %s.\n", sourceWords(out.ItemID, out.Collection, out.Datetime, out.Items, out.Period), formatBBox(out.AOI))
+	fmt.Fprintf(&b, "Statistics of %s over the area %s.\n", sourceWords(out.ItemID, out.Collection, out.Datetime, withCatalogs(out.Items, out.ItemCatalogs), out.Period),
+		formatBBox(out.AOI))
 	periodText(&b, out.Period)
 	readText(&b, facts, "")
 	for _, s := range out.Stats {

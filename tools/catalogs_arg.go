@@ -13,9 +13,10 @@ import (
 
 // CatalogsArg is the catalog_url of the tools that search several catalogs
 // at once (search_items, get_aggregations, map_items, check_coverage,
-// estimate_data_size, search_collections; adr/0035): one reference as
-// every tool takes, a list of them, or a group name
-// (STAC_MCP_CATALOG_GROUPS) that stands for its members. A list may also
+// estimate_data_size, search_collections, index_time_series, aoi_statistics,
+// render_aoi; adr/0035): one reference as every tool takes, a list of
+// them, or a group name (STAC_MCP_CATALOG_GROUPS) that stands for its
+// members. A list may also
 // come as a JSON string ("[\"a\",\"b\"]") or comma-separated names.
 type CatalogsArg struct {
 	// Its forms are explained once, in the server instructions.

@@ -115,6 +115,7 @@ type PixelsExport struct {
 	Datetime     string           `json:"datetime,omitempty" jsonschema:"the item's datetime, or the period exported"`
 	Items        []string         `json:"items,omitempty" jsonschema:"a period's items that gave pixels (all of them: the file's STAC_ITEM_IDS)"`
 	Period       *PeriodRead      `json:"period,omitempty" jsonschema:"a period exported: its mosaic or median composite, dates and grid"`
+	ReadFrom     *ReadCopy        `json:"read_from,omitempty" jsonschema:"the scene's copy in another catalog read, when the item's own data cannot be read here"`
 	AOI          []float64        `json:"aoi"`
 	DataType     string           `json:"data_type"`
 	DataTypeWhy  string           `json:"data_type_why"`
@@ -520,11 +521,12 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 	if err != nil {
 		return fail(err)
 	}
-	item, err := pixelItem(ctx, c, tool, collections[0], in.ItemID)
+	rd, err := pixelItem(ctx, c, tool, collections[0], in.ItemID)
 	if err != nil {
 		return fail(err)
 	}
-	env := pixelEnv(c)
+	item := rd.item
+	env := pixelEnv(rd.call)
 	req := pixel.Request{Item: item, AOI: aoi, AOIKm2: km2}
 	var p *pixel.Pixels
 	g := exportGrid{}
@@ -551,14 +553,19 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 		}
 	}
 	facts := describeRead(p)
+	facts.Copy = rd.copy
 	g.w, g.h, g.epsg, g.gt, g.inside, g.keep = p.W, p.H, p.Resolution.EPSG, p.GeoTransform, p.Inside, p.Keep
 	g.dt, g.nodata, g.why = exportDataType(p, ix != nil)
 	out := ExportOut{Also: []ExportFile{}, Notes: append([]string{}, facts.Notes...)}
 	pe := g.describe(footprint.BBox(shape.Bound()), facts)
-	pe.ItemID, pe.Collection, pe.Datetime = item.ID, orDash(item.Collection), itemDatetime(item.Properties)
+	asked := rd.asked
+	pe.ItemID, pe.Collection, pe.Datetime, pe.ReadFrom = asked.ID, orDash(asked.Collection), itemDatetime(asked.Properties), rd.copy
 	md := g.metadata(pe, facts, ix)
-	md["STAC_ITEM_IDS"] = item.ID
-	md["STAC_COLLECTION"] = item.Collection
+	md["STAC_ITEM_IDS"] = asked.ID
+	md["STAC_COLLECTION"] = asked.Collection
+	if cp := rd.copy; cp != nil {
+		md["READ_FROM_COPY"] = fmt.Sprintf("%s's copy %s (%s): %s", cp.Catalog, cp.ID, orDash(cp.Collection), cp.Evidence)
+	}
 	if pe.Datetime != "" {
 		md["DATETIME"] = pe.Datetime
 	}
@@ -570,9 +577,9 @@ func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 	if pe.Datetime != "" {
 		when = ", " + pe.Datetime
 	}
-	what := fmt.Sprintf("%s of item %s (%s%s) over %s: %s, EPSG:%d, %d×%d px of %s m", of, item.ID, pe.Collection, when, formatBBox(pe.AOI),
+	what := fmt.Sprintf("%s of item %s (%s%s) over %s: %s, EPSG:%d, %d×%d px of %s m", of, asked.ID, pe.Collection, when, formatBBox(pe.AOI),
 		g.dt, pe.EPSG, g.w, g.h, formatNumber(facts.Resolution.PixelMetres))
-	base := exportBase(in.Name, export.Slug(strings.Join(g.descriptions, "-")), export.Slug(item.ID))
+	base := exportBase(in.Name, export.Slug(strings.Join(g.descriptions, "-")), export.Slug(asked.ID))
 	f, err := writePixels(ctx, c, env, g, md, bandMetadata(facts, ix), base, what, nil)
 	if err != nil {
 		return fail(err)
@@ -756,7 +763,7 @@ func exportSeriesKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, str
 		return fail(&stacclient.ParamError{Param: "item_id", Got: in.ItemID, Reason: "kind series reads a search, not one item",
 			Accepted: "collections, datetime and aoi (as index_time_series)"})
 	}
-	sin := IndexTimeSeriesIn{CatalogArg: in.CatalogArg, Collections: in.Collections, Datetime: in.Datetime, AOI: in.AOI}
+	sin := IndexTimeSeriesIn{CatalogsArg: CatalogsArg{CatalogURL: CatalogRefs(mustJSONString(in.CatalogURL))}, Collections: in.Collections, Datetime: in.Datetime, AOI: in.AOI}
 	if ix != nil {
 		sin.Index = IndexArg(ix.Name)
 	}

@@ -67,6 +67,19 @@ func resolveAnyCall(ctx context.Context, d *Deps, in catalogInput) (*Catalog, *f
 				}
 				return fed.members[0], fed, &c, nil
 			}
+			if c.Kind == cursor.Series && len(expanded) > 1 {
+				// A series over several catalogs is bound to them by
+				// fingerprint: the call resends catalog_url with the
+				// other arguments.
+				fed, err := resolveMembers(ctx, d, expanded)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				if c.Catalog != "" || len(fed.members) < 2 || cursor.Sum64([]byte(fed.key())) != c.CatalogSum {
+					return nil, nil, nil, cursorRefusal(token, "it continues a series of other catalogs than catalog_url names: send exactly the arguments of the call that returned it")
+				}
+				return fed.members[0], fed, &c, nil
+			}
 			if len(expanded) > 1 {
 				return nil, nil, nil, cursorRefusal(token, "it continues a search of one catalog, and catalog_url names several; send the cursor alone")
 			}

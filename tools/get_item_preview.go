@@ -134,7 +134,7 @@ func previewFromCopy(ctx context.Context, c *Call, item *stacclient.Item, out *G
 	for i, s := range sources {
 		members[i] = federation.MemberOf(s)
 	}
-	found, tried := federation.FindReadableCopy(ctx, item, federation.MemberOf(c.Catalog), members)
+	found, tried, _ := federation.FindReadableCopy(ctx, item, federation.MemberOf(c.Catalog), members)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ import (
 
 // IndexTimeSeriesIn is a search and the index or band to follow over it.
 type IndexTimeSeriesIn struct {
-	CatalogArg
+	CatalogsArg
 	Collections   StringList `json:"collections,omitempty"`
 	Datetime      string     `json:"datetime,omitempty"`
 	AOI           AreaArg    `json:"aoi"`
@@ -57,23 +57,28 @@ type IndexTimeSeriesOut struct {
 	Image    *ImageInfo `json:"image,omitempty" jsonschema:"the chart sent as image content"`
 	Requests int        `json:"requests"`
 	Bytes    int        `json:"bytes"`
-	Warnings []string   `json:"warnings"`
-	Notes    []string   `json:"notes"`
+	// Catalogs is each catalog's outcome when catalog_url names several.
+	Catalogs []CatalogOutcome `json:"catalogs,omitempty" jsonschema:"per catalog, when catalog_url names several"`
+	Warnings []string         `json:"warnings"`
+	Notes    []string         `json:"notes"`
 }
 
 // TimeSeriesRow is one acquisition date's statistics.
 type TimeSeriesRow struct {
-	Date       string   `json:"date" jsonschema:"acquisition: UTC day, platform, collection"`
-	Datetime   string   `json:"datetime"`
-	Items      []string `json:"items" jsonschema:"the items mosaicked"`
-	Mean       float64  `json:"mean"`
-	Std        float64  `json:"std"`
-	P2         float64  `json:"p2"`
-	P50        float64  `json:"p50"`
-	P98        float64  `json:"p98"`
-	Valid      int      `json:"valid" jsonschema:"clear pixels with a value"`
-	ValidShare float64  `json:"valid_share" jsonschema:"of the aoi's pixels"`
-	PixelM     float64  `json:"pixel_m" jsonschema:"resolution read"`
+	Date     string   `json:"date" jsonschema:"acquisition: UTC day, platform, collection"`
+	Datetime string   `json:"datetime"`
+	Items    []string `json:"items" jsonschema:"the items mosaicked"`
+	// ItemCatalogs are the items' catalogs, in the order of Items, over
+	// several catalogs.
+	ItemCatalogs []string `json:"item_catalogs,omitempty" jsonschema:"over several catalogs: each item's catalog"`
+	Mean         float64  `json:"mean"`
+	Std          float64  `json:"std"`
+	P2           float64  `json:"p2"`
+	P50          float64  `json:"p50"`
+	P98          float64  `json:"p98"`
+	Valid        int      `json:"valid" jsonschema:"clear pixels with a value"`
+	ValidShare   float64  `json:"valid_share" jsonschema:"of the aoi's pixels"`
+	PixelM       float64  `json:"pixel_m" jsonschema:"resolution read"`
 }
 
 // minClearShare is the share of the area a date must show clear for the
@@ -189,7 +194,7 @@ func indexTimeSeries(ctx context.Context, c *Call, in IndexTimeSeriesIn) (IndexT
 		return fail(err)
 	}
 	out := IndexTimeSeriesOut{Of: of.name(), AOI: roundBBox(footprint.BBox(shape.Bound())), Rows: []TimeSeriesRow{},
-		Skipped: append([]SkippedItem{}, s.skipped...), Failed: []SkippedItem{}, Dates: len(s.acqs),
+		Skipped: append([]SkippedItem{}, s.skipped...), Failed: []SkippedItem{}, Dates: len(s.acqs), Catalogs: s.catalogs,
 		Warnings: append([]string{}, s.warnings...), Notes: append(append([]string{}, s.notes...), s.filterNotes...)}
 	if of.ix != nil {
 		out.Formula = of.ix.Formula
@@ -211,20 +216,32 @@ func indexTimeSeries(ctx context.Context, c *Call, in IndexTimeSeriesIn) (IndexT
 		}
 	}
 	if len(acqs) == 0 {
-		if len(s.items) == 0 {
+		switch {
+		case len(s.items) > 0:
+		case c.Federation != nil:
+			out.Notes = append(out.Notes, s.emptyNotes...)
+		default:
 			out.Notes = append(out.Notes, emptySearchNotes(ctx, c, s.params, false)...)
 		}
 		return out, indexTimeSeriesText(out), nil
 	}
 	order := pixel.SpreadOrder(len(acqs))
-	env := pixelEnv(c)
+	env := seasonEnv(c, s.catalogOf)
+	// The grid is planned on one item's header: its hrefs are signed
+	// first where its catalog needs it (the dates are signed as they are
+	// read), or the Planetary Computer answers 403.
+	if it := latticeItem(acqs, shape); it != nil {
+		if err := signAcquisitions(ctx, c, tool, []pixel.Acquisition{{Items: []*stacclient.Item{it}}}, s.catalogOf); err != nil {
+			return fail(err)
+		}
+	}
 	target, err := seasonTarget(ctx, env, tool, acqs, shape, aoi, of.bands, 0)
 	if err != nil {
 		return fail(err)
 	}
 	g := gridInfo(target)
 	out.Grid = &g
-	run := &seriesRun{c: c, env: env, of: of, acqs: acqs, order: order, done: done, target: target, aoi: aoi, tool: tool}
+	run := &seriesRun{c: c, env: env, of: of, acqs: acqs, order: order, done: done, target: target, aoi: aoi, tool: tool, catalogOf: s.catalogOf}
 	results := run.read(ctx)
 	if err := ctx.Err(); err != nil {
 		return fail(err)
@@ -295,21 +312,29 @@ func seriesCursor(c *Call, params []byte, listSum uint64, n int, done []bool) st
 	}
 	cur := cursor.Cursor{Kind: cursor.Series, Catalog: cursorCatalogRef(c.Catalog), ParamsSum: cursor.Sum64(params), PageSize: n,
 		ListSum: listSum, Done: first, DoneBits: bits}
-	token, _ := cursor.Fit(c.Deps.cursorKey(), cur, params, []byte(catalogKey(c.Catalog)))
+	key := catalogKey(c.Catalog)
+	if c.Federation != nil {
+		// Several catalogs: bound to them by fingerprint, so the cursor
+		// comes back with the same catalog_url, as with the same arguments.
+		key = c.Federation.key()
+		cur.Catalog, cur.CatalogSum = "", cursor.Sum64([]byte(key))
+	}
+	token, _ := cursor.Fit(c.Deps.cursorKey(), cur, params, []byte(key))
 	return token
 }
 
 // seriesRun reads a series' dates not done yet, within the call's time.
 type seriesRun struct {
-	c      *Call
-	env    *pixel.Env
-	of     seriesOf
-	acqs   []pixel.Acquisition
-	order  []int
-	done   []bool // by reading position; read updates it
-	target *pixel.Target
-	aoi    orb.Geometry
-	tool   string
+	c         *Call
+	catalogOf map[*stacclient.Item]*Catalog // each item's catalog over several (nil over one)
+	env       *pixel.Env
+	of        seriesOf
+	acqs      []pixel.Acquisition
+	order     []int
+	done      []bool // by reading position; read updates it
+	target    *pixel.Target
+	aoi       orb.Geometry
+	tool      string
 }
 
 // dateResult is one date's outcome.
@@ -401,7 +426,7 @@ func (r *seriesRun) read(ctx context.Context) []dateResult {
 func (r *seriesRun) readDate(ctx context.Context, pos int) dateResult {
 	res := dateResult{pos: pos}
 	acq := r.acqs[r.order[pos]]
-	if err := signAcquisitions(ctx, r.c, r.tool, []pixel.Acquisition{acq}); err != nil {
+	if err := signAcquisitions(ctx, r.c, r.tool, []pixel.Acquisition{acq}, r.catalogOf); err != nil {
 		res.failed = err.Error()
 		return res
 	}
@@ -464,6 +489,16 @@ func (r *seriesRun) readDate(ctx context.Context, pos int) dateResult {
 	res.row = &TimeSeriesRow{Date: acq.Key(), Datetime: formatInstant(acq.Start), Items: m.ItemIDs(), Mean: round4(st.Mean), Std: round4(st.Std),
 		P2: round4(st.P2), P50: round4(st.P50), P98: round4(st.P98), Valid: st.Valid, ValidShare: round4(st.ValidShare),
 		PixelM: round2(m.Resolution.PixelMetres)}
+	if r.catalogOf != nil {
+		for _, id := range res.row.Items {
+			for _, it := range acq.Items {
+				if it.ID == id {
+					res.row.ItemCatalogs = append(res.row.ItemCatalogs, memberName(r.catalogOf[it]))
+					break
+				}
+			}
+		}
+	}
 	return res
 }
 
@@ -545,11 +580,15 @@ func indexTimeSeriesText(out IndexTimeSeriesOut) string {
 			}
 		}
 		fmt.Fprintf(&b, "Highest mean %s on %s; lowest %s on %s (of this call's dates).\n", formatNumber(hi.Mean), day(parseInstant(hi.Datetime)), formatNumber(lo.Mean), day(parseInstant(lo.Datetime)))
-		b.WriteString("date | datetime | items | mean | std | p2 | p50 | p98 | valid px | valid_share | pixel_m\n")
+		items := "items"
+		if len(out.Catalogs) > 0 {
+			items = "items (catalog:id)"
+		}
+		b.WriteString("date | datetime | " + items + " | mean | std | p2 | p50 | p98 | valid px | valid_share | pixel_m\n")
 	}
 	n := formatNumber
 	for _, r := range out.Rows {
-		fmt.Fprintf(&b, "%s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s\n", r.Date, r.Datetime, strings.Join(r.Items, " "), n(r.Mean), n(r.Std), n(r.P2), n(r.P50), n(r.P98),
+		fmt.Fprintf(&b, "%s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s\n", r.Date, r.Datetime, strings.Join(withCatalogs(r.Items, r.ItemCatalogs), " "), n(r.Mean), n(r.Std), n(r.P2), n(r.P50), n(r.P98),
 			r.Valid, n(r.ValidShare), n(r.PixelM))
 	}
 	for _, s := range out.Skipped {
@@ -561,6 +600,9 @@ func indexTimeSeriesText(out IndexTimeSeriesOut) string {
 	if out.Cursor != "" {
 		fmt.Fprintf(&b, "More: %d date(s) not read yet (the dates are read as an even sample of the period first, then filling in): call index_time_series again with the same arguments and cursor %q\n",
 			out.Dates-out.Done, out.Cursor)
+	}
+	if len(out.Catalogs) > 0 {
+		b.WriteString(catalogsText(out.Catalogs) + ".\n")
 	}
 	writeLines(&b, "Warning: ", out.Warnings)
 	writeLines(&b, "Note: ", out.Notes)

@@ -68,7 +68,7 @@ func listCatalogs(_ context.Context, c *Call, _ ListCatalogsIn) (ListCatalogsOut
 			members[i] = redact.Secrets(m)
 		}
 		out.Catalogs = append(out.Catalogs, CatalogEntry{Name: g.Name, Kind: "group", Members: members,
-			Description: "searched at once by the tools that take several catalogs (search_items, get_aggregations, map_items, check_coverage, estimate_data_size, search_collections)"})
+			Description: "searched at once by the tools that take several catalogs (search_items, get_aggregations, map_items, check_coverage, estimate_data_size, search_collections, index_time_series, aoi_statistics, render_aoi)"})
 	}
 	found := false
 	for _, e := range out.Catalogs {

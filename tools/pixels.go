@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/federation"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/picture"
 	"github.com/stacmcp/stac-mcp/tools/internal/pixel"
@@ -165,6 +167,8 @@ type OtherReading struct {
 
 // readFacts is what every pixel tool's output says about its read.
 type readFacts struct {
+	Copy        *ReadCopy        // the scene's copy read instead of the item, or nil
+	Catalogs    []CatalogOutcome // a period's search over several catalogs, or nil
 	Resolution  Resolution
 	Bands       []BandRead
 	Mask        *MaskInfo
@@ -396,6 +400,9 @@ func statsLine(s BandStats) string {
 
 // readText is what every pixel tool's text says about the read.
 func readText(b *strings.Builder, f readFacts, of string) {
+	if f.Copy != nil {
+		b.WriteString(copyLine(f.Copy) + "\n")
+	}
 	r := f.Resolution
 	n := formatNumber
 	fmt.Fprintf(b, "Read at %s m pixels (level %d; full resolution %s m; EPSG:%d), window %d×%d px (pixel budget %d per band), %d range request(s), %d bytes (header reads included).\n",
@@ -417,11 +424,98 @@ func readText(b *strings.Builder, f readFacts, of string) {
 		}
 		b.WriteString("\n")
 	}
+	if len(f.Catalogs) > 0 {
+		b.WriteString(catalogsText(f.Catalogs) + ".\n")
+	}
 	writeLines(b, "Note: ", f.Notes)
 }
 
-// pixelItem fetches the item a pixel tool reads.
-func pixelItem(ctx context.Context, c *Call, tool, collection, id string) (*stacclient.Item, error) {
+// itemCatalogs names each of a period's items' catalogs, in the order of
+// ids, over several catalogs (nil over one).
+func itemCatalogs(ids []string, of map[*stacclient.Item]*Catalog) []string {
+	if of == nil {
+		return nil
+	}
+	byID := make(map[string]string, len(of))
+	for it, cat := range of {
+		byID[it.ID] = memberName(cat)
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out
+}
+
+// withCatalogs writes items as "catalog:id" when their catalogs are known.
+func withCatalogs(ids, catalogs []string) []string {
+	if len(catalogs) != len(ids) {
+		return ids
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = catalogs[i] + ":" + id
+	}
+	return out
+}
+
+// mergeOutcomes is two searches' outcomes over the same catalogs (a
+// change's two periods) as one per catalog: the worse status (its error),
+// the items and times added, the notes of both.
+func mergeOutcomes(a, b []CatalogOutcome) []CatalogOutcome {
+	if len(a) != len(b) {
+		return append(slices.Clone(a), b...)
+	}
+	rank := map[string]int{"answered": 0, "skipped": 1, "timeout": 2, "error": 3}
+	out := make([]CatalogOutcome, len(a))
+	for i := range a {
+		o := a[i]
+		if rank[b[i].Status] > rank[o.Status] {
+			o.Status, o.Error = b[i].Status, b[i].Error
+		}
+		o.Returned += b[i].Returned
+		o.MS += b[i].MS
+		o.Matched = nil // two searches' counts: each period's is not kept apart here
+		o.Notes = append(slices.Clone(o.Notes), b[i].Notes...)
+		out[i] = o
+	}
+	return out
+}
+
+// pixelRead is the item a pixel tool reads: the one asked for, or, when
+// its data cannot be read here, the same scene's copy in another catalog.
+type pixelRead struct {
+	asked *stacclient.Item // the item named (its id, collection and datetime are reported)
+	item  *stacclient.Item // the item whose assets are read, signed where its catalog needs it
+	call  *Call            // the call with the catalog item comes from: its client sends the range requests
+	copy  *ReadCopy        // the copy read, nil when the asked item is
+}
+
+// ReadCopy is the scene's copy in another catalog whose pixels were read,
+// because the item's own data cannot be read here.
+type ReadCopy struct {
+	Catalog    string `json:"catalog"`
+	ID         string `json:"id"`
+	Collection string `json:"collection,omitempty"`
+	Evidence   string `json:"evidence" jsonschema:"why it is the same scene"`
+	Why        string `json:"why" jsonschema:"why the item's own data could not be read"`
+}
+
+// copyLine says whose copy was read, for the text.
+func copyLine(cp *ReadCopy) string {
+	return fmt.Sprintf("Read from %s's copy %s (%s) of the scene: %s; the item's own data assets cannot be read here (%s).",
+		cp.Catalog, cp.ID, orDash(cp.Collection), cp.Evidence, cp.Why)
+}
+
+// pixelItem fetches the item a pixel tool reads. When none of its data
+// assets can be read here (s3:// hrefs, requester-pays: Earth Search's
+// Landsat), the same scene's copy is looked for in the other catalogs the
+// operator put together (federation.CopySources: the call's, the groups',
+// the presets that hold the product) and read instead, from its own
+// catalog and signed as that catalog needs; the result says so. Without a
+// copy the error says where it looked. Every tool that reads one item
+// (aoi_statistics, render_aoi, export kind pixels) comes through here.
+func pixelItem(ctx context.Context, c *Call, tool, collection, id string) (*pixelRead, error) {
 	ref, err := parseItemRef(collection, id)
 	if err != nil {
 		return nil, err
@@ -430,15 +524,65 @@ func pixelItem(ctx context.Context, c *Call, tool, collection, id string) (*stac
 	if err != nil {
 		return nil, err
 	}
-	signing, err := newAssetSigning(c, c.Deps.signing.isPlanetaryComputer(c.Catalog))
+	r := &pixelRead{asked: item, item: item, call: c}
+	if acc := federation.AccessOf(item); acc.Readable == 0 && acc.Unreadable > 0 {
+		if err := r.useCopy(ctx, tool, acc); err != nil {
+			return nil, err
+		}
+	}
+	signing, err := newAssetSigning(r.call, r.call.Deps.signing.isPlanetaryComputer(r.call.Catalog))
 	if err != nil {
 		return nil, err
 	}
-	signing.sign(ctx, item)
+	signing.sign(ctx, r.item)
 	if signing.firstErr != nil {
 		return nil, actionable(signing.firstErr, "%s: Planetary Computer signing failed, and its assets cannot be read unsigned: %v", tool, signing.firstErr)
 	}
-	return item, nil
+	return r, nil
+}
+
+// useCopy finds a readable copy of r's scene and makes it the item read.
+func (r *pixelRead) useCopy(ctx context.Context, tool string, acc federation.Access) error {
+	c, item := r.call, r.asked
+	var others []*Catalog
+	if c.Federation != nil {
+		others = c.Federation.members
+	}
+	sources := federation.CopySources(ctx, c.Deps.Catalogs, c.Catalog, others, item)
+	if len(sources) == 0 {
+		return actionable(nil, "%s: item %s's data assets cannot be read here (%s), and there is no other catalog to look for a readable copy of the scene in "+
+			"(%s is not in a configured group, and no preset holds its product): read the scene from a catalog that serves it over https, "+
+			"or put such a catalog in a group with this one (STAC_MCP_CATALOG_GROUPS)", tool, item.ID, acc.Why, memberName(c.Catalog))
+	}
+	members := make([]federation.Member, len(sources))
+	names := make([]string, len(sources))
+	for i, s := range sources {
+		members[i] = federation.MemberOf(s)
+		names[i] = members[i].Name
+	}
+	found, tried, failures := federation.FindReadableCopy(ctx, item, federation.MemberOf(c.Catalog), members)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if found == nil {
+		for i := range tried {
+			tried[i] = trimText(tried[i], 300)
+		}
+		// The failures stay beneath the message: the reliability layer
+		// would otherwise word the call by the last request it gave up.
+		return actionable(failures, "%s: item %s's data assets cannot be read here (%s), and no readable copy of the scene was found in %s: %s",
+			tool, item.ID, acc.Why, strings.Join(names, ", "), strings.Join(tried, "; "))
+	}
+	mc := *c
+	mc.Federation = nil
+	for i, m := range members {
+		if m.Name == found.Member.Name {
+			mc.Catalog = sources[i]
+		}
+	}
+	r.item, r.call = found.Item, &mc
+	r.copy = &ReadCopy{Catalog: found.Member.Name, ID: found.Item.ID, Collection: found.Item.Collection, Evidence: found.Evidence, Why: acc.Why}
+	return nil
 }
 
 // pixelCall marks a pixel tool's call as one made of many reads it needs

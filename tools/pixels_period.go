@@ -72,8 +72,12 @@ func periodAcquisitions(ctx context.Context, c *Call, tool string, src pixelSour
 	}
 	var notes []string
 	if len(s.acqs) == 0 {
+		notes := s.emptyNotes
+		if c.Federation == nil {
+			notes = emptySearchNotes(ctx, c, s.params, false)
+		}
 		var why []string
-		for _, n := range emptySearchNotes(ctx, c, s.params, false) {
+		for _, n := range notes {
 			if n != "no items matched." {
 				why = append(why, strings.TrimSuffix(n, "."))
 			}
@@ -100,7 +104,7 @@ func periodAcquisitions(ctx context.Context, c *Call, tool string, src pixelSour
 		notes = append(notes, fmt.Sprintf("%d acquisitions in the period: the composite reads %d of them, evenly spread (narrow datetime for all)", len(acqs), len(kept)))
 		acqs = kept
 	}
-	if err := signAcquisitions(ctx, c, tool, acqs); err != nil {
+	if err := signAcquisitions(ctx, c, tool, acqs, s.catalogOf); err != nil {
 		return nil, nil, nil, err
 	}
 	return acqs, s, notes, nil

@@ -65,6 +65,7 @@ type RenderAOIOut struct {
 	ItemID      string           `json:"item_id"`
 	Collection  string           `json:"collection"`
 	Datetime    string           `json:"datetime,omitempty"`
+	ReadFrom    *ReadCopy        `json:"read_from,omitempty" jsonschema:"the scene's copy in another catalog read, when the item's own data cannot be read here"`
 	View        string           `json:"view"`
 	Formula     string           `json:"formula,omitempty" jsonschema:"an index's, in eo:bands common names, on reflectance"`
 	Stats       *BandStats       `json:"stats,omitempty" jsonschema:"an index's statistics over the clear pixels of the area"`
@@ -80,10 +81,13 @@ type RenderAOIOut struct {
 	Requests    int              `json:"requests"`
 	Bytes       int              `json:"bytes"`
 	Items       []string         `json:"items,omitempty" jsonschema:"a period's items that gave pixels"`
-	Period      *PeriodRead      `json:"period,omitempty" jsonschema:"a period read: its mosaic or composite (with baseline: the later side)"`
-	Baseline    *PeriodRead      `json:"baseline,omitempty" jsonschema:"the earlier side of a change"`
-	Change      *ChangeInfo      `json:"change,omitempty"`
-	Notes       []string         `json:"notes"`
+	// ItemCatalogs and Catalogs are a period's over several catalogs.
+	ItemCatalogs []string         `json:"item_catalogs,omitempty" jsonschema:"over several catalogs: each item's catalog, as items"`
+	Catalogs     []CatalogOutcome `json:"catalogs,omitempty" jsonschema:"per catalog, when catalog_url names several"`
+	Period       *PeriodRead      `json:"period,omitempty" jsonschema:"a period read: its mosaic or composite (with baseline: the later side)"`
+	Baseline     *PeriodRead      `json:"baseline,omitempty" jsonschema:"the earlier side of a change"`
+	Change       *ChangeInfo      `json:"change,omitempty"`
+	Notes        []string         `json:"notes"`
 }
 
 // StretchRange is one channel's stretch.
@@ -141,14 +145,15 @@ func renderAOI(ctx context.Context, c *Call, in RenderAOIIn) (RenderAOIOut, stri
 		}
 		return renderPeriod(ctx, c, in, src, ci, ixp, aoi, shape)
 	}
-	item, err := pixelItem(ctx, c, tool, in.CollectionID, in.ItemID)
+	r, err := pixelItem(ctx, c, tool, in.CollectionID, in.ItemID)
 	if err != nil {
 		return fail(err)
 	}
-	env := pixelEnv(c)
+	item := r.item
+	env := pixelEnv(r.call)
 	req := pixel.Request{Item: item, AOI: aoi, AOIKm2: km2}
 	if ci < 0 {
-		return renderIndex(ctx, env, tool, req, ix, footprint.BBox(shape.Bound()))
+		return renderIndex(ctx, env, tool, req, ix, footprint.BBox(shape.Bound()), r)
 	}
 	comp := composites[ci]
 	all := pixel.ItemBands(item)
@@ -168,8 +173,9 @@ func renderAOI(ctx context.Context, c *Call, in RenderAOIIn) (RenderAOIOut, stri
 		return fail(pixelError(tool, item, err))
 	}
 	facts := describeRead(p)
-	out := RenderAOIOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties), View: comp.name,
-		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
+	facts.Copy = r.copy
+	out := RenderAOIOut{ItemID: r.asked.ID, Collection: orDash(r.asked.Collection), Datetime: itemDatetime(r.asked.Properties), View: comp.name,
+		ReadFrom: r.copy, AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: facts.Resolution, Bands: facts.Bands, Calibration: facts.Calibration,
 		Stretch: []StretchRange{}, Requests: facts.Requests, Bytes: facts.Bytes, Notes: append([]string{}, facts.Notes...)}
 	var st [3]plot.Stretch
 	err = env.WithCPU(ctx, func() error {
@@ -222,7 +228,7 @@ func sourceWords(itemID, collection, datetime string, items []string, pr *Period
 func renderAOIText(out RenderAOIOut, title string, facts readFacts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Picture (%s) of %s over the area %s, outlined in red: view %s, %s; scale bar %s; grey: no value; pale: outside the aoi.\n",
-		out.Image, sourceWords(out.ItemID, out.Collection, out.Datetime, out.Items, out.Period), formatBBox(out.AOI), out.View, title, out.ScaleBar)
+		out.Image, sourceWords(out.ItemID, out.Collection, out.Datetime, withCatalogs(out.Items, out.ItemCatalogs), out.Period), formatBBox(out.AOI), out.View, title, out.ScaleBar)
 	periodText(&b, out.Period)
 	readText(&b, facts, "")
 	for _, s := range out.Stretch {
@@ -233,7 +239,8 @@ func renderAOIText(out RenderAOIOut, title string, facts readFacts) string {
 }
 
 // renderIndex draws an index over the area, with its statistics.
-func renderIndex(ctx context.Context, env *pixel.Env, tool string, req pixel.Request, ix index.Index, bbox []float64) (RenderAOIOut, string, error) {
+// r is the item read (and the one asked for).
+func renderIndex(ctx context.Context, env *pixel.Env, tool string, req pixel.Request, ix index.Index, bbox []float64, r *pixelRead) (RenderAOIOut, string, error) {
 	fail := failWith[RenderAOIOut]()
 	item := req.Item
 	p, values, st, err := env.IndexOver(ctx, req, ix)
@@ -241,8 +248,9 @@ func renderIndex(ctx context.Context, env *pixel.Env, tool string, req pixel.Req
 		return fail(pixelError(tool, item, err))
 	}
 	facts := describeRead(p)
+	facts.Copy = r.copy
 	stats := bandStats(st)
-	out := RenderAOIOut{ItemID: item.ID, Collection: orDash(item.Collection), Datetime: itemDatetime(item.Properties),
+	out := RenderAOIOut{ItemID: r.asked.ID, Collection: orDash(r.asked.Collection), Datetime: itemDatetime(r.asked.Properties), ReadFrom: r.copy,
 		View: ix.Name, Formula: ix.Formula, AOI: roundBBox(bbox), Resolution: facts.Resolution, Bands: facts.Bands, Mask: facts.Mask,
 		Calibration: facts.Calibration, Stats: &stats, Stretch: []StretchRange{}, Requests: facts.Requests, Bytes: facts.Bytes,
 		Notes: append([]string{}, facts.Notes...)}
@@ -268,7 +276,7 @@ func renderIndex(ctx context.Context, env *pixel.Env, tool string, req pixel.Req
 
 func renderIndexText(out RenderAOIOut, facts readFacts) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s = %s of %s over the area %s.\n", out.View, out.Formula, sourceWords(out.ItemID, out.Collection, out.Datetime, out.Items, out.Period),
+	fmt.Fprintf(&b, "%s = %s of %s over the area %s.\n", out.View, out.Formula, sourceWords(out.ItemID, out.Collection, out.Datetime, withCatalogs(out.Items, out.ItemCatalogs), out.Period),
 		formatBBox(out.AOI))
 	periodText(&b, out.Period)
 	readText(&b, facts, strings.ToUpper(out.View))

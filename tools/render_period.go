@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -70,11 +71,11 @@ func renderPeriod(ctx context.Context, c *Call, in RenderAOIIn, src pixelSource,
 	if in.Baseline != "" {
 		return renderChange(ctx, c, in, src, *ix, aoi, shape)
 	}
-	acqs, _, notes, err := periodAcquisitions(ctx, c, tool, src, in.AOI, shape)
+	acqs, s, notes, err := periodAcquisitions(ctx, c, tool, src, in.AOI, shape)
 	if err != nil {
 		return fail(err)
 	}
-	env := pixelEnv(c)
+	env := seasonEnv(c, s.itemCatalogs())
 	var bandsOf func(*stacclient.Item) ([]pixel.Band, error)
 	var names []string
 	if ix != nil {
@@ -114,10 +115,11 @@ func renderPeriod(ctx context.Context, c *Call, in RenderAOIIn, src pixelSource,
 	out := RenderAOIOut{Collection: orDash(acqs[0].Collection), Datetime: src.period.String(), AOI: bbox, Resolution: l.facts.Resolution,
 		Bands: l.facts.Bands, Calibration: l.facts.Calibration, Stretch: []StretchRange{}, Requests: l.requests, Bytes: l.bytes,
 		Items: l.items, Period: l.period, Notes: append(append(append([]string{}, l.facts.Notes...), notes...), l.notes...)}
+	out.ItemCatalogs, out.Catalogs = itemCatalogs(l.items, s.itemCatalogs()), s.catalogs
 	frame := plot.Frame{Width: l.area.W, Height: l.area.H, Inside: l.inside, Outline: l.area.Outline, PixelMetres: l.area.PixelMetres}
 	what := l.period.Mode + " " + src.period.String()
 	facts := l.facts
-	facts.Notes = out.Notes
+	facts.Notes, facts.Catalogs = out.Notes, out.Catalogs
 	if ix != nil {
 		st := bandStats(l.stats[0])
 		out.View, out.Formula, out.Stats = ix.Name, ix.Formula, &st
@@ -204,15 +206,21 @@ func renderChange(ctx context.Context, c *Call, in RenderAOIIn, later pixelSourc
 				Accepted: "a day or an interval wholly before (or after) datetime"})
 		}
 	}
-	ea, _, enotes, err := periodAcquisitions(ctx, c, tool, earlier, in.AOI, shape)
+	ea, es, enotes, err := periodAcquisitions(ctx, c, tool, earlier, in.AOI, shape)
 	if err != nil {
 		return fail(err)
 	}
-	la, _, lnotes, err := periodAcquisitions(ctx, c, tool, later, in.AOI, shape)
+	la, ls, lnotes, err := periodAcquisitions(ctx, c, tool, later, in.AOI, shape)
 	if err != nil {
 		return fail(err)
 	}
-	env := pixelEnv(c)
+	var of map[*stacclient.Item]*Catalog
+	if es.itemCatalogs() != nil || ls.itemCatalogs() != nil {
+		of = map[*stacclient.Item]*Catalog{}
+		maps.Copy(of, es.itemCatalogs())
+		maps.Copy(of, ls.itemCatalogs())
+	}
+	env := seasonEnv(c, of)
 	bandsOf := func(item *stacclient.Item) ([]pixel.Band, error) { return pixel.IndexBands(item, ix) }
 	px := min(periodPixels(c, env, earlier, len(ea), 1), periodPixels(c, env, later, len(la), 1))
 	t, err := seasonTarget(ctx, env, tool, append(append([]pixel.Acquisition{}, ea...), la...), shape, aoi, bandsOf, px)
@@ -249,6 +257,7 @@ func renderChange(ctx context.Context, c *Call, in RenderAOIIn, later pixelSourc
 		AOI: roundBBox(footprint.BBox(shape.Bound())), Resolution: ll.facts.Resolution, Bands: ll.facts.Bands, Calibration: ll.facts.Calibration,
 		Stretch: []StretchRange{}, Requests: el.requests + ll.requests, Bytes: el.bytes + ll.bytes, Items: items,
 		Period: ll.period, Baseline: el.period, Change: info}
+	out.ItemCatalogs, out.Catalogs = itemCatalogs(items, of), mergeOutcomes(es.catalogs, ls.catalogs)
 	for _, n := range slices.Concat(ll.facts.Notes, enotes, lnotes, el.notes, ll.notes) {
 		if !slices.Contains(out.Notes, n) {
 			out.Notes = append(out.Notes, n)
@@ -262,7 +271,7 @@ func renderChange(ctx context.Context, c *Call, in RenderAOIIn, later pixelSourc
 			ch.EarlierOnly+ch.LaterOnly, ch.EarlierOnly, ch.LaterOnly))
 	}
 	facts := ll.facts
-	facts.Notes, facts.Requests, facts.Bytes = out.Notes, out.Requests, out.Bytes
+	facts.Notes, facts.Requests, facts.Bytes, facts.Catalogs = out.Notes, out.Requests, out.Bytes, out.Catalogs
 	if ch.Both == 0 {
 		out.Notes = append(out.Notes, "no pixel of the aoi is clear on both sides, so no map is attached")
 		return out, renderChangeText(out, facts), nil

@@ -14,6 +14,7 @@ import (
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/pixel"
+	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 )
 
 // What the pixel tools share when they read a search rather than an item
@@ -96,6 +97,35 @@ const seasonMaxItems = 600
 type seasonSearch struct {
 	*footprintSearch
 	acqs []pixel.Acquisition
+	// catalogOf is each item's catalog over several catalogs (nil over
+	// one): its assets are signed for and read with that catalog's client.
+	catalogOf map[*stacclient.Item]*Catalog
+}
+
+// itemCatalogs is catalogOf, nil on a nil search.
+func (s *seasonSearch) itemCatalogs() map[*stacclient.Item]*Catalog {
+	if s == nil {
+		return nil
+	}
+	return s.catalogOf
+}
+
+// seasonEnv is the pixel environment of a period's reads: over several
+// catalogs, each item's range requests go through its own catalog's
+// client (and only a local catalog's own files are read from disk).
+func seasonEnv(c *Call, of map[*stacclient.Item]*Catalog) *pixel.Env {
+	e := pixelEnv(c)
+	if of == nil {
+		return e
+	}
+	fetcher, root := e.Fetcher, e.LocalCatalog
+	e.Source = func(it *stacclient.Item) (cog.RangeFetcher, string) {
+		if cat := of[it]; cat != nil {
+			return cat.Client, cat.Key
+		}
+		return fetcher, root
+	}
+	return e
 }
 
 // searchSeason searches collections over the aoi in the period and groups
@@ -122,8 +152,14 @@ func searchSeason(ctx context.Context, c *Call, tool string, collections StringL
 	}
 	s := &seasonSearch{footprintSearch: fs}
 	items := make([]*stacclient.Item, 0, len(fs.located))
+	if c.Federation != nil {
+		s.catalogOf = make(map[*stacclient.Item]*Catalog, len(fs.located))
+	}
 	for _, l := range fs.located {
 		items = append(items, l.item)
+		if s.catalogOf != nil {
+			s.catalogOf[l.item] = c.Federation.members[l.member]
+		}
 	}
 	acqs, undated := pixel.Acquisitions(items)
 	for _, it := range undated {
@@ -140,20 +176,32 @@ func searchSeason(ctx context.Context, c *Call, tool string, collections StringL
 	return s, nil
 }
 
-// signAcquisitions signs the items' asset hrefs where the catalog needs
-// it (the Planetary Computer).
-func signAcquisitions(ctx context.Context, c *Call, tool string, acqs []pixel.Acquisition) error {
-	signing, err := newAssetSigning(c, c.Deps.signing.isPlanetaryComputer(c.Catalog))
-	if err != nil {
-		return err
-	}
+// signAcquisitions signs the items' asset hrefs where their catalog needs
+// it (the Planetary Computer): each item's catalog is of's, else the
+// call's.
+func signAcquisitions(ctx context.Context, c *Call, tool string, acqs []pixel.Acquisition, of map[*stacclient.Item]*Catalog) error {
+	signers := map[*Catalog]*assetSigning{}
 	for _, a := range acqs {
 		for _, it := range a.Items {
+			cat := c.Catalog
+			if of[it] != nil {
+				cat = of[it]
+			}
+			signing := signers[cat]
+			if signing == nil {
+				mc := *c
+				mc.Catalog = cat
+				var err error
+				if signing, err = newAssetSigning(&mc, c.Deps.signing.isPlanetaryComputer(cat)); err != nil {
+					return err
+				}
+				signers[cat] = signing
+			}
 			signing.sign(ctx, it)
+			if signing.firstErr != nil {
+				return actionable(signing.firstErr, "%s: Planetary Computer signing failed, and its assets cannot be read unsigned: %v", tool, signing.firstErr)
+			}
 		}
-	}
-	if signing.firstErr != nil {
-		return actionable(signing.firstErr, "%s: Planetary Computer signing failed, and its assets cannot be read unsigned: %v", tool, signing.firstErr)
 	}
 	return nil
 }

@@ -162,6 +162,7 @@ type locatedItem struct {
 	item    *stacclient.Item
 	shape   footprint.Shape
 	catalog string     // over several catalogs: the item's
+	member  int        // its index among the call's catalogs (0 over one)
 	alsoIn  []ItemCopy // and its copies in the others
 	kept    string     // and why this copy was kept
 }
@@ -252,7 +253,11 @@ func (f *footprintSearch) run(ctx context.Context, c *Call) error {
 			continue
 		}
 		source, copies, kept := s.sourceOf(i)
-		f.located = append(f.located, locatedItem{item: it, shape: shape, catalog: source, alsoIn: copies, kept: kept})
+		l := locatedItem{item: it, shape: shape, catalog: source, alsoIn: copies, kept: kept}
+		if i < len(s.members) {
+			l.member = s.members[i]
+		}
+		f.located = append(f.located, l)
 	}
 	return nil
 }

@@ -134,6 +134,6 @@ func (c *Registry) GroupsOf(cat *Catalog) []Group {
 // groupRefusal is why a tool that reads one catalog refuses a group name.
 func groupRefusal(g Group) error {
 	return fmt.Errorf("catalog_url %q is a group of catalogs (%s): only the tools that search several catalogs at once take a group "+
-		"(search_items, get_aggregations, map_items, check_coverage, estimate_data_size, search_collections); name one of its catalogs here",
+		"(search_items, get_aggregations, map_items, check_coverage, estimate_data_size, search_collections, index_time_series, aoi_statistics, render_aoi); name one of its catalogs here",
 		g.Name, strings.Join(g.Members, ", "))
 }

@@ -2,6 +2,7 @@ package federation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -95,13 +96,15 @@ type FoundCopy struct {
 // FindReadableCopy searches sources, in order, for it's scene (as Match
 // tells it) with data assets that can be read here, by its product's
 // collection ids there, its footprint's bbox and its time within the
-// product's tolerance. It returns the first such copy, or nil, and what
-// each source answered (for the result's notes).
-func FindReadableCopy(ctx context.Context, it *stacclient.Item, from Member, sources []Member) (*FoundCopy, []string) {
+// product's tolerance. It returns the first such copy, or nil, what each
+// source answered (for the result's notes), and the sources' failures
+// joined (nil when none failed), so that a caller that fails for want of a
+// copy keeps the upstream causes in its error.
+func FindReadableCopy(ctx context.Context, it *stacclient.Item, from Member, sources []Member) (*FoundCopy, []string, error) {
 	want := Identify(FamilyID(from.Preset, it.Collection), it)
 	t, ok := it.Datetime()
 	if !ok {
-		return nil, []string{"the item has no datetime to look its scene up by"}
+		return nil, []string{"the item has no datetime to look its scene up by"}, nil
 	}
 	window := GenericTolerance
 	if want.kind == kindS2 {
@@ -111,6 +114,7 @@ func FindReadableCopy(ctx context.Context, it *stacclient.Item, from Member, sou
 		window = 12 * time.Hour // the scene id's date; catalogs date the scene within it
 	}
 	var tried []string
+	var errs []error
 	for _, m := range sources {
 		if ctx.Err() != nil {
 			break
@@ -118,6 +122,7 @@ func FindReadableCopy(ctx context.Context, it *stacclient.Item, from Member, sou
 		mapping, err := MapCollections(ctx, m, []string{it.Collection})
 		if err != nil {
 			tried = append(tried, fmt.Sprintf("%s: %v", m.Name, err))
+			errs = append(errs, err)
 			continue
 		}
 		if len(mapping.IDs) == 0 {
@@ -135,15 +140,16 @@ func FindReadableCopy(ctx context.Context, it *stacclient.Item, from Member, sou
 		switch {
 		case err != nil:
 			tried = append(tried, fmt.Sprintf("%s: the search failed (%v)", m.Name, err))
+			errs = append(errs, err)
 		case found != nil:
-			return found, tried
+			return found, tried, nil
 		case n == 0:
 			tried = append(tried, fmt.Sprintf("%s: no copy of the scene", m.Name))
 		default:
 			tried = append(tried, fmt.Sprintf("%s: its copy's data cannot be read here either", m.Name))
 		}
 	}
-	return nil, tried
+	return nil, tried, errors.Join(errs...)
 }
 
 // findIn searches one catalog: the first readable copy, or how many

@@ -25,6 +25,12 @@ type Env struct {
 	// hrefs under its directory are read from disk. "" for a remote
 	// catalog, whose hrefs are never read from disk.
 	LocalCatalog string
+	// Source, when set, gives the fetcher and local catalog path of one
+	// item's assets, in place of Fetcher and LocalCatalog: a read over
+	// several catalogs sends each item's range requests with its own
+	// catalog's client, and reads from disk only a local catalog's own
+	// files.
+	Source func(item *stacclient.Item) (cog.RangeFetcher, string)
 	// Cache keeps headers and tiles across calls (nil: none).
 	Cache *cog.Cache
 	// Decode is the process's decoded-pixel budget (units of 4 bytes);
@@ -98,9 +104,13 @@ func (e *Env) open(ctx context.Context, item *stacclient.Item, key string, reque
 		return nil, fail(ErrS3Href, href, nil)
 	}
 	name := a.Href // unsigned: names the file in the cache and in errors
-	src := cog.HTTPSource(e.Fetcher, href, name)
+	fetcher, root := e.Fetcher, e.LocalCatalog
+	if e.Source != nil {
+		fetcher, root = e.Source(item)
+	}
+	src := cog.HTTPSource(fetcher, href, name)
 	var local *os.File
-	if path, ok, err := e.localPath(name); err != nil {
+	if path, ok, err := localPath(root, name); err != nil {
 		return nil, fail(ErrLocalFile, err.Error(), err)
 	} else if ok {
 		if local, err = os.Open(path); err != nil {
@@ -113,7 +123,7 @@ func (e *Env) open(ctx context.Context, item *stacclient.Item, key string, reque
 		}
 		// The cache key changes when the file does.
 		src = cog.ReaderAtSource(fmt.Sprintf("%s@%d.%d", path, fi.ModTime().UnixNano(), fi.Size()), local, fi.Size())
-	} else if e.Fetcher == nil {
+	} else if fetcher == nil {
 		return nil, fail(ErrOpen, "no way to read remote files was given", nil)
 	}
 	f, err := cog.Open(ctx, src, cog.Options{Cache: e.Cache, Requests: requests})
@@ -149,9 +159,9 @@ func (e *Env) open(ctx context.Context, item *stacclient.Item, key string, reque
 // catalog.json (its hrefs are served as absolute paths on this machine):
 // ok only for a path inside the catalog's directory, after symbolic
 // links, so that an item cannot name any other file of the machine. A
-// remote catalog's hrefs are never read from disk.
-func (e *Env) localPath(href string) (string, bool, error) {
-	root := e.LocalCatalog
+// remote catalog's hrefs are never read from disk. root is the local
+// catalog's catalog.json ("" for a remote catalog).
+func localPath(root, href string) (string, bool, error) {
 	if root == "" || !filepath.IsAbs(root) || strings.Contains(root, "://") {
 		return "", false, nil
 	}
