@@ -1,6 +1,6 @@
 // Package gdaltest is what the tests that compare with GDAL share: GDAL
 // (Debian's gdal-bin) is the reference for the pixel tools' reading,
-// projections and masks (issue 26), installed by .ci/run. One helper keeps
+// projections and masks, installed by .ci/run. One helper keeps
 // the rule the same everywhere: without GDAL a test skips, saying so,
 // except in CI (CI=true), where the comparison must run and a missing
 // command is a failure.
