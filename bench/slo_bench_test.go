@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -374,6 +373,3 @@ func percentiles(d []time.Duration) (p50, p95, p99 time.Duration) {
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// String names the class for logs.
-func (c sloFaultClass) String() string { return fmt.Sprintf("%s %v", c.name, c.kinds) }
