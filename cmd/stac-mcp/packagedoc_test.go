@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stacmcp/stac-mcp/internal/reporoot"
 )
 
 // undocumentedAllowed are the packages that may still lack a package
@@ -22,7 +24,7 @@ var undocumentedAllowed = []string{
 // (docs/development.md's "Where to change X" table names packages by path
 // and leaves the rest to their comments).
 func TestEveryPackageHasAComment(t *testing.T) {
-	root := repoRoot(t)
+	root := reporoot.ForTest(t)
 	type pkg struct{ files, documented int }
 	pkgs := map[string]*pkg{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/internal/reporoot"
 )
 
 func TestWriteSettings(t *testing.T) {
@@ -77,7 +79,7 @@ func TestToolsListsWriteToolsOnlyWithAllowWrites(t *testing.T) {
 func copyJoplin(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(repoRoot(t), "stacclient", "stacserver", "testdata", "joplin"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(reporoot.ForTest(t), "stacclient", "stacserver", "testdata", "joplin"))); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, "catalog.json")
