@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// A catalog's own short text error reaches the model (issue 24, Major 1),
+// A catalog's own short text error reaches the model,
 // as Planetary Computer's 422 text/plain "collection is required" to an
 // unfiltered search: from an operator-configured catalog at once, from any
 // other URL once its landing page answered as STAC. A URL that never

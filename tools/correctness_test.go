@@ -142,7 +142,7 @@ func TestEstimateDataSizeOnTheDemoIsOfflineAndCountsABandOnce(t *testing.T) {
 }
 
 // When no asset can be sized the answer is "unknown" with the reason, not
-// a "0 B" that reads like a result (issue 10).
+// a "0 B" that reads like a result.
 func TestEstimateDataSizeSaysUnknownWhenNothingCouldBeSized(t *testing.T) {
 	t.Parallel()
 	url := sizingCatalog(t, sizingItem("s3only", nil, []float64{0, 0, 1, 1}, map[string]any{
@@ -427,7 +427,7 @@ func deepItemCatalog(t *testing.T, depth int) string {
 
 // An item nested near or past the 1000 levels the SDK's output check
 // allows is refused as a clear isError result, never a JSON-RPC error with
-// code 0 (issue 9); a deep but sane item still comes back.
+// code 0; a deep but sane item still comes back.
 func TestDeeplyNestedItemsAreAToolError(t *testing.T) {
 	t.Parallel()
 	calls := []struct {

@@ -155,7 +155,7 @@ func assetOrder(a stacclient.Asset) int {
 // cannot fetch over HTTP (s3:// duplicates of the COGs, for instance) go last.
 func orderedAssetKeys(assets map[string]stacclient.Asset) []string {
 	// Each asset is ranked once: ranking parses its href, which inside the
-	// sort's comparisons was most of an item's rendering (issue 25).
+	// sort's comparisons was most of an item's rendering.
 	type ranked struct {
 		key  string
 		rank int

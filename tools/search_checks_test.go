@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 24, Minor 7: nothing a search names is ignored in silence.
+// Nothing a search names is ignored in silence.
 func TestSearchSaysWhatTheCatalogIgnored(t *testing.T) {
 	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
@@ -43,7 +43,7 @@ func TestSearchSaysWhatTheCatalogIgnored(t *testing.T) {
 	}
 }
 
-// Issue 24, Minor 11: a warning about the search (here west > east, read
+// A warning about the search (here west > east, read
 // as crossing the antimeridian) comes before the item list, not after it.
 func TestSearchWarningsComeBeforeTheItems(t *testing.T) {
 	t.Parallel()

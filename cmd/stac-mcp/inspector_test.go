@@ -197,7 +197,7 @@ func TestInspectorCLIOverStdio(t *testing.T) {
 		t.Errorf("resources/list: exit %d, %d resources\n%s", code, len(resources.Resources), stderr)
 	}
 	// Catalog resources are stac:// URIs; the one ui:// resource is the map
-	// view (issue 27), an MCP App of the io.modelcontextprotocol/ui MIME type.
+	// view, an MCP App of the io.modelcontextprotocol/ui MIME type.
 	var views int
 	for _, r := range resources.Resources {
 		switch {

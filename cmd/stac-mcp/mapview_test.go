@@ -17,7 +17,7 @@ import (
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver/demo"
 )
 
-// TestMapViewInChromium is the map view's browser test (issue 27):
+// TestMapViewInChromium is the map view's browser test:
 // tools/internal/mapview/web/test/browser.mjs drives headless Chromium
 // (the Debian package, through puppeteer-core: nothing downloaded), which
 // opens a test host page embedding the view with the ext-apps SDK's host

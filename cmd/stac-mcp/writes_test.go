@@ -133,7 +133,7 @@ func TestWriteSurvivesARestart(t *testing.T) {
 	}
 }
 
-// TestConcurrentCallsKeepEveryChange (issue 22, medium 4): 8 `stac-mcp call
+// TestConcurrentCallsKeepEveryChange: 8 `stac-mcp call
 // update_item` processes patch one item of a local catalog at once, and 8
 // `call create_item` processes add an item each: every patch is in the
 // file and every new item is linked from the collection (before, 1 patch of

@@ -168,6 +168,6 @@ func gdalTable(rows []gdalRow) string {
 	return b.String()
 }
 
-// Pixel reads measured from the serving side (issue 26): a loopback file
+// Pixel reads measured from the serving side: a loopback file
 // server that logs every request it answers, the COGs it serves generated
 // with GDAL at test time, and GDAL's own /vsicurl/ reads to compare with.
