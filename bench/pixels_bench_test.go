@@ -22,7 +22,7 @@ import (
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
-// BenchmarkNDVIStatistics is issue 26's benchmark: NDVI statistics over a
+// BenchmarkNDVIStatistics is the pixel tools' reference benchmark: NDVI statistics over a
 // 10 km × 10 km area at 10 m (about 1000 × 1000 px of red and nir, and the
 // 20 m SCL as the cloud mask) through the real MCP tool (render_aoi, view
 // ndvi: the index's statistics and its map), from Sentinel-2-style COGs

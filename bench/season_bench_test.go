@@ -30,7 +30,7 @@ import (
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
-// BenchmarkSeason is issue 37's benchmark: a year of NDVI (73
+// BenchmarkSeason is the season benchmark: a year of NDVI (73
 // acquisitions, every 5 days, of two adjacent tiles each) over a 10 km ×
 // 10 km area across the tiles' edge, through index_time_series and its
 // cursor pages, from Sentinel-2-style COGs (2048 px at 10 m a side,

@@ -14,7 +14,7 @@ import (
 // unfiltered search: from an operator-configured catalog at once, from any
 // other URL once its landing page answered as STAC. A URL that never
 // answered as a catalog, and a redirect to another origin, keep the
-// description (issue 9: no read-back of services that are not catalogs).
+// description (no read-back of services that are not catalogs).
 func TestCatalogErrorTextIsShownFromCatalogs(t *testing.T) {
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")

@@ -57,7 +57,7 @@ func TestSearchWarningsComeBeforeTheItems(t *testing.T) {
 
 // The same checks in the other tools that search and read the items: they
 // ignored an unknown collection in a list, a non-queryable query field and
-// an unknown sortby field in silence (issue 24, Minor 7, "each").
+// an unknown sortby field in silence ("each" of them).
 func TestAreaToolsSayWhatTheCatalogIgnored(t *testing.T) {
 	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})

@@ -92,7 +92,7 @@ func heavyFootprints(t *testing.T, n, vertices int) string {
 }
 
 // 13 footprints of 4,000 vertices are refused before any geometry, with
-// the limit and what to do named (issue 22: 100 × 4,000 took 353 s of CPU).
+// the limit and what to do named (100 × 4,000 took 353 s of CPU).
 func TestCheckCoverageRefusesFootprintsWithTooManyVertices(t *testing.T) {
 	t.Parallel()
 	p := roomyPolicy()

@@ -117,7 +117,7 @@ func TestHTTPPrivateNetworksWhenTheOperatorAllows(t *testing.T) {
 	strayAddr := strings.TrimPrefix(stray.URL, "http://")
 	for _, env := range []map[string]string{
 		{"STAC_MCP_ALLOW_PRIVATE_NETWORKS": "true"},
-		{"STAC_MCP_ALLOWED_CATALOG_HOSTS": strayAddr}, // host:port (issue 22: a bare host admits 80 and 443 only)
+		{"STAC_MCP_ALLOWED_CATALOG_HOSTS": strayAddr}, // host:port (a bare host admits 80 and 443 only)
 		{"STAC_MCP_ALLOWED_CATALOG_HOSTS": "127.0.0.0/8"},
 	} {
 		s := startHTTPForTest(t, env, "--catalog", "demo", "--log-level", "error")

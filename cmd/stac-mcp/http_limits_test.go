@@ -316,8 +316,8 @@ func TestHTTPNeverLogsSessionIDs(t *testing.T) {
 	}
 }
 
-// TestHTTPServiceHealthShowsOnlyConfiguredOrNamedHosts (issue 9, item 9;
-// issue 12): over http, get_service_health without catalog_url lists the
+// TestHTTPServiceHealthShowsOnlyConfiguredOrNamedHosts: over http,
+// get_service_health without catalog_url lists the
 // configured catalog and never a catalog_url a client named, whatever
 // revision the clients speak; a client sees its own catalog by naming it.
 // Nothing about a client is remembered, so this holds on every replica.

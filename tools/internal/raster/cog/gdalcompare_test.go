@@ -104,7 +104,7 @@ func gdalRead(ctx context.Context, env []string, url, out string, c gdalCase) er
 // TestRangeRequestsAgainstGDAL: for the same window reads over a loopback
 // server, our reader sends no more range requests and reads no more bytes
 // than GDAL's /vsicurl/, with GDAL's defaults or with the settings COG
-// users tune (issue 26 Proof). Everything is counted on the server side.
+// users tune. Everything is counted on the server side.
 // With STAC_MCP_GDAL_TABLE=path the table is written there (bench/RESULTS.md).
 func TestRangeRequestsAgainstGDAL(t *testing.T) {
 	gdaltest.Need(t, "gdal_translate", "gdalinfo")

@@ -18,7 +18,7 @@ import (
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/stats"
 )
 
-// The NDVI benchmark of issue 26: statistics of NDVI over a 10 km × 10 km
+// The NDVI benchmark: statistics of NDVI over a 10 km × 10 km
 // AOI at 10 m (1000 × 1000 px of red and nir, and the 20 m SCL as a mask)
 // read from Sentinel-2-style COGs over a loopback server that adds 50 ms
 // to every request; GDAL's /vsicurl/ reads the same three windows in the
