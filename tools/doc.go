@@ -31,7 +31,8 @@
 //     mapview.go (the MCP App), pixels.go, pixels_period.go, season.go,
 //     work_budget.go (the process-wide bounds on decoding and CPU-heavy
 //     work);
-//   - sizing.go and sizing_head.go: estimate_data_size's engine;
+//   - sizing.go and sizing_head.go: estimate_data_size's side of its engine
+//     (tools/internal/sizing): copies and HEAD outcomes worded;
 //   - catalog_registry.go: the catalog registry (tools/internal/catalog)
 //     re-exported for cmd and bench.
 //

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/sizing"
 )
 
 // maxSummaryAssets caps the assets detailed in an item summary; the keys of
@@ -145,7 +146,7 @@ func assetRank(a stacclient.Asset) int {
 
 // assetOrder ranks an asset for listing: by role, HTTP-fetchable first.
 func assetOrder(a stacclient.Asset) int {
-	if !headable(a.Href) && a.Href != "" {
+	if !sizing.Headable(a.Href) && a.Href != "" {
 		return assetRank(a) + 10
 	}
 	return assetRank(a)
