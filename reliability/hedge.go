@@ -64,11 +64,15 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// go-retryablehttp sets to replay the bytes the layer already holds.
 		req.Body.Close()
 	}
-	ctx, release, err := t.holdSlot(req)
+	ctx := req.Context()
+	slot, release, err := t.holdSlot(ctx, req.URL.Host)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	if slot != nil {
+		ctx = withSlotHeld(ctx, slot)
+	}
 	r := t.newRound(ctx, loop, req)
 	defer r.stop()
 	return r.run(ctx)
@@ -80,21 +84,21 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // rounds whose every attempt hung would fill the bulkhead and the copies of
 // other calls' reads would queue behind them for seconds. An open breaker
 // is not queued for a slot: the first attempt's own admission then refuses
-// it at once, as for any request. release gives back what was held.
-func (t *hedgeTransport) holdSlot(req *http.Request) (ctx context.Context, release func(), err error) {
-	h, err := t.layer.acquireHost(req.URL.Host)
+// it at once, as for any request. slot is the host whose slot the round
+// holds (nil when none); release gives back what was held.
+func (t *hedgeTransport) holdSlot(ctx context.Context, host string) (slot *hostState, release func(), err error) {
+	h, err := t.layer.acquireHost(host)
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx = req.Context()
 	if state, _ := h.breaker.status(); state != BreakerOpen {
 		if err := h.bulkhead.acquire(ctx); err != nil {
 			t.layer.releaseHost(h)
 			return nil, nil, err
 		}
-		return withSlotHeld(ctx, h), func() { h.bulkhead.release(); t.layer.releaseHost(h) }, nil
+		return h, func() { h.bulkhead.release(); t.layer.releaseHost(h) }, nil
 	}
-	return ctx, func() { t.layer.releaseHost(h) }, nil
+	return nil, func() { t.layer.releaseHost(h) }, nil
 }
 
 // hedgeRound is one round trip's attempts: the first, and the copies sent

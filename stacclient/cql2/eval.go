@@ -233,7 +233,7 @@ func compileOp(op string, rawArgs []any, depth int) (evalFn, error) {
 // called with the wrong number of arguments (and "in" without a list).
 // lower is op in lower case ("isNull" kept in its CQL2 spelling).
 func checkArity(op, lower string, rawArgs []any) error {
-	want := 0
+	var want int
 	switch {
 	case lower == "and" || lower == "or":
 		if len(rawArgs) == 0 {
