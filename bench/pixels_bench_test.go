@@ -17,11 +17,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
-// BenchmarkNDVIStatistics is issue 26's benchmark: NDVI statistics over a
+// BenchmarkNDVIStatistics is the pixel tools' reference benchmark: NDVI statistics over a
 // 10 km × 10 km area at 10 m (about 1000 × 1000 px of red and nir, and the
 // 20 m SCL as the cloud mask) through the real MCP tool (render_aoi, view
 // ndvi: the index's statistics and its map), from Sentinel-2-style COGs
@@ -34,12 +35,12 @@ import (
 //
 //	go test -run '^$' -bench NDVIStatistics -benchtime 5x ./bench/
 func BenchmarkNDVIStatistics(b *testing.B) {
-	needGDAL(b)
+	gdaltest.Need(b, "gdal_translate", "gdalinfo")
 	dir := b.TempDir()
-	writeTestCOG(b, dir, cogSpec{name: "red", size: 2048, tile: 1024, dataType: "UInt16", compress: "DEFLATE", predictor: 2, noiseDN: 60, seed: 1})
-	writeTestCOG(b, dir, cogSpec{name: "nir", size: 2048, tile: 1024, dataType: "UInt16", compress: "DEFLATE", predictor: 2, noiseDN: 60, seed: 2})
-	writeTestCOG(b, dir, cogSpec{name: "scl", size: 1024, tile: 1024, dataType: "Byte", compress: "DEFLATE", classes: true, resampling: "NEAREST"})
-	files := newCOGServer(b, dir, ndviLatency)
+	gdaltest.WriteCOG(b, dir, gdaltest.COGSpec{Name: "red", Size: 2048, Tile: 1024, DataType: "UInt16", Compress: "DEFLATE", Predictor: 2, NoiseDN: 60, Seed: 1})
+	gdaltest.WriteCOG(b, dir, gdaltest.COGSpec{Name: "nir", Size: 2048, Tile: 1024, DataType: "UInt16", Compress: "DEFLATE", Predictor: 2, NoiseDN: 60, Seed: 2})
+	gdaltest.WriteCOG(b, dir, gdaltest.COGSpec{Name: "scl", Size: 1024, Tile: 1024, DataType: "Byte", Compress: "DEFLATE", Classes: true, Resampling: "NEAREST"})
+	files := gdaltest.NewCOGServer(b, dir, ndviLatency)
 
 	b.Run("stac-mcp", func(b *testing.B) {
 		// Each call reads its own copy of the files (the hrefs carry the
@@ -52,7 +53,7 @@ func BenchmarkNDVIStatistics(b *testing.B) {
 		deps := newBenchDeps(b, catalog.URL, policy, nil, tools.Limits{})
 		cs := connectInMemory(b, tools.NewServer(deps, "bench"), "bench")
 		srv := &benchServer{session: cs}
-		files.take()
+		files.Take()
 		var peak uint64
 		for b.Loop() {
 			call.Add(1)
@@ -67,7 +68,7 @@ func BenchmarkNDVIStatistics(b *testing.B) {
 				b.Fatalf("render_aoi failed: %s", textOf(res))
 			}
 		}
-		reqs, n := requestTotals(files.take())
+		reqs, n := gdaltest.RequestTotals(files.Take())
 		b.ReportMetric(float64(reqs)/float64(b.N), "requests/op")
 		b.ReportMetric(float64(n)/float64(b.N)/1e6, "MB-read/op")
 		b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
@@ -75,7 +76,7 @@ func BenchmarkNDVIStatistics(b *testing.B) {
 
 	b.Run("gdal", func(b *testing.B) {
 		out := b.TempDir()
-		files.take()
+		files.Take()
 		for b.Loop() {
 			var g errgroup.Group
 			for i, f := range []struct {
@@ -84,7 +85,7 @@ func BenchmarkNDVIStatistics(b *testing.B) {
 			}{{"red", ndviWin10}, {"nir", ndviWin10}, {"scl", ndviWin20}} {
 				g.Go(func() error {
 					w := f.win
-					return runGDAL(b.Context(), gdalEnv(gdalTuned...), "gdal_translate", "-q", "-srcwin",
+					return gdaltest.Run(b.Context(), gdaltest.Env(gdaltest.Tuned...), "gdal_translate", "-q", "-srcwin",
 						strconv.Itoa(w.Min.X), strconv.Itoa(w.Min.Y), strconv.Itoa(w.Dx()), strconv.Itoa(w.Dy()),
 						"/vsicurl/"+files.URL+"/"+f.name+".tif", filepath.Join(out, fmt.Sprintf("%d.tif", i)))
 				})
@@ -93,7 +94,7 @@ func BenchmarkNDVIStatistics(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		reqs, n := requestTotals(files.take())
+		reqs, n := gdaltest.RequestTotals(files.Take())
 		b.ReportMetric(float64(reqs)/float64(b.N), "requests/op")
 		b.ReportMetric(float64(n)/float64(b.N)/1e6, "MB-read/op")
 	})

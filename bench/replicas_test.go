@@ -26,7 +26,7 @@ import (
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
-// Several replicas, with and without one shared Redis (issue 12, adr/0016).
+// Several replicas, with and without one shared Redis (adr/0016).
 // Each replica is a whole stac-mcp server (its own reliability layer and
 // MCP server, an in-memory client session) reading one in-process
 // stacserver, which counts the requests that reach it. redis-server is

@@ -24,12 +24,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/faultinject"
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
-// BenchmarkSeason is issue 37's benchmark: a year of NDVI (73
+// BenchmarkSeason is the season benchmark: a year of NDVI (73
 // acquisitions, every 5 days, of two adjacent tiles each) over a 10 km ×
 // 10 km area across the tiles' edge, through index_time_series and its
 // cursor pages, from Sentinel-2-style COGs (2048 px at 10 m a side,
@@ -44,17 +45,17 @@ import (
 //
 //	go test -run '^$' -bench Season -benchtime 1x ./bench/
 func BenchmarkSeason(b *testing.B) {
-	needGDAL(b)
+	gdaltest.Need(b, "gdal_translate", "gdalinfo")
 	dir := b.TempDir()
 	for _, t := range seasonTiles {
-		writeTestCOG(b, dir, cogSpec{name: t.name + "_red", size: 2048, tile: 1024, dataType: "UInt16", compress: "DEFLATE", predictor: 2, noiseDN: 60, seed: t.seed, origin: t.origin})
-		writeTestCOG(b, dir, cogSpec{name: t.name + "_nir", size: 2048, tile: 1024, dataType: "UInt16", compress: "DEFLATE", predictor: 2, noiseDN: 60, seed: t.seed + 1, origin: t.origin})
+		gdaltest.WriteCOG(b, dir, gdaltest.COGSpec{Name: t.name + "_red", Size: 2048, Tile: 1024, DataType: "UInt16", Compress: "DEFLATE", Predictor: 2, NoiseDN: 60, Seed: t.seed, Origin: t.origin})
+		gdaltest.WriteCOG(b, dir, gdaltest.COGSpec{Name: t.name + "_nir", Size: 2048, Tile: 1024, DataType: "UInt16", Compress: "DEFLATE", Predictor: 2, NoiseDN: 60, Seed: t.seed + 1, Origin: t.origin})
 		for v, cloud := range seasonClouds {
-			writeTestCOG(b, dir, cogSpec{name: fmt.Sprintf("%s_scl_v%d", t.name, v), size: 1024, tile: 1024, dataType: "Byte", compress: "DEFLATE",
-				classes: true, resampling: "NEAREST", origin: t.origin, res: 20, cloud: cloud})
+			gdaltest.WriteCOG(b, dir, gdaltest.COGSpec{Name: fmt.Sprintf("%s_scl_v%d", t.name, v), Size: 1024, Tile: 1024, DataType: "Byte", Compress: "DEFLATE",
+				Classes: true, Resampling: "NEAREST", Origin: t.origin, Res: 20, Cloud: cloud})
 		}
 	}
-	files := newCOGServer(b, dir, ndviLatency)
+	files := gdaltest.NewCOGServer(b, dir, ndviLatency)
 	aoi := seasonAOI(b)
 
 	run := func(b *testing.B, faults float64, datetime string, wantDates int) {
@@ -82,7 +83,7 @@ func BenchmarkSeason(b *testing.B) {
 		policy.ToolTimeout, policy.AttemptTimeout = def.ToolTimeout, def.AttemptTimeout
 		deps := newBenchDeps(b, catalog.URL, policy, nil, tools.Limits{})
 		cs := connectInMemory(b, tools.NewServer(deps, "bench"), "bench")
-		files.take()
+		files.Take()
 		var peak, live uint64
 		var pages, obtained, failed, clear int
 		cpu0 := processCPU()
@@ -137,7 +138,7 @@ func BenchmarkSeason(b *testing.B) {
 		}
 		elapsed := time.Since(start)
 		cpu := processCPU() - cpu0
-		reqs, n := requestTotals(files.take())
+		reqs, n := gdaltest.RequestTotals(files.Take())
 		runs := float64(b.N)
 		b.ReportMetric(cpu.Seconds()/runs, "cpu-s/op")
 		b.ReportMetric(float64(pages)/runs, "pages/op")
@@ -168,7 +169,7 @@ func BenchmarkSeason(b *testing.B) {
 
 	b.Run("gdal", func(b *testing.B) {
 		var iter int
-		files.take()
+		files.Take()
 		var seconds float64
 		var cpu time.Duration
 		for b.Loop() {
@@ -176,7 +177,7 @@ func BenchmarkSeason(b *testing.B) {
 			job := map[string]any{"dates_at_once": 2, "dates": seasonGDALReads(files.URL, iter)}
 			in, _ := json.Marshal(job)
 			cmd := exec.CommandContext(b.Context(), "/usr/bin/python3", filepath.Join("testdata", "season_gdal_reads.py"))
-			cmd.Env = gdalEnv(gdalTuned...)
+			cmd.Env = gdaltest.Env(gdaltest.Tuned...)
 			cmd.Stdin = bytes.NewReader(in)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
@@ -194,7 +195,7 @@ func BenchmarkSeason(b *testing.B) {
 			seconds += res.Seconds
 			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		}
-		reqs, n := requestTotals(files.take())
+		reqs, n := gdaltest.RequestTotals(files.Take())
 		runs := float64(b.N)
 		b.ReportMetric(float64(reqs)/runs, "requests/op")
 		b.ReportMetric(float64(reqs)/runs/seasonDates, "requests/date")
@@ -248,7 +249,7 @@ func toLonLat(tb testing.TB, pts [][2]float64) [][2]float64 {
 		fmt.Fprintf(&in, "%f %f\n", p[0], p[1])
 	}
 	cmd := exec.Command("gdaltransform", "-s_srs", "EPSG:32633", "-t_srs", "EPSG:4326", "-output_xy")
-	cmd.Env = gdalEnv()
+	cmd.Env = gdaltest.Env()
 	cmd.Stdin = strings.NewReader(in.String())
 	out, err := cmd.Output()
 	if err != nil {

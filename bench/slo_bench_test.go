@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -25,11 +24,11 @@ import (
 //	base_p50_ms … p99_ms     client-side call latency, fault-free
 //	p50_ms … p99_ms          the same with faults
 //	added_p95_pct            (p95 − base p95) / base p95 × 100; the policy claims ≤ 35
-//	p95_ratio                p95 / base p95 (issue 25's hung-attempt target: ≤ 2)
+//	p95_ratio                p95 / base p95 (the hung-attempt target: ≤ 2)
 //	base_request_p95_ms, request_p95_ms, request_p95_ratio
 //	                         the same per upstream request, timed where the tool's catalog client
 //	                         hands it to the layer (bulkhead, attempts, backoff, copies included):
-//	                         per page for the paging tools (search_items, map_items), issue 25's
+//	                         per page for the paging tools (search_items, map_items), the
 //	                         "per page" figure
 //	timed_requests/call      requests timed that way per call (upstream_requests/call counts
 //	                         what the catalog saw; warm-ups are in neither)
@@ -254,7 +253,7 @@ func reportSLO(b *testing.B, toolTimeout time.Duration, base sloSummary, runs []
 	b.ReportMetric(100*(millis(p95)-millis(bp95))/millis(bp95), "added_p95_pct")
 	b.ReportMetric(millis(p95)/millis(bp95), "p95_ratio")
 	// Per upstream request (per page for the paging tools), as the tool's
-	// catalog client saw it (requestTimer): issue 25's per-page figure.
+	// catalog client saw it (requestTimer): the per-page figure.
 	_, brp95, _ := percentiles(base.requestTimes)
 	_, rp95, _ := percentiles(requestTimes)
 	b.ReportMetric(millis(brp95), "base_request_p95_ms")
@@ -374,6 +373,3 @@ func percentiles(d []time.Duration) (p50, p95, p99 time.Duration) {
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// String names the class for logs.
-func (c sloFaultClass) String() string { return fmt.Sprintf("%s %v", c.name, c.kinds) }

@@ -117,7 +117,7 @@ func newSLOHarness(tb testing.TB, cfg sloConfig) *sloHarness {
 	deps := newBenchDeps(tb, catalog.URL, cfg.policy, base, tools.Limits{MaxItemsDefault: 10, MaxItemsCeiling: 100, CPUSlots: 64})
 	// The catalogs reach the layer through a requestTimer, which times each
 	// upstream request of a measured call as the tool sees it: the per-page
-	// figure of the paging tools (issue 25).
+	// figure of the paging tools.
 	timer := &requestTimer{next: deps.Layer.HTTPClient().Transport}
 	deps.Catalogs = tools.NewCatalogs(tools.CatalogsOptions{Default: catalog.URL, HTTPClient: &http.Client{Transport: timer}})
 	tb.Cleanup(func() { _ = deps.Catalogs.Close() })

@@ -12,7 +12,7 @@ import (
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
 
-// Pixel tools in the SLO runs (issue 26): the harness's collection
+// Pixel tools in the SLO runs: the harness's collection
 // sloPixelCollection has Sentinel-2-L2A-style items whose band assets are
 // GeoTIFFs on the asset server. The files are tiled with small (64 px)
 // tiles and the calls' area is four tiles wide, so every band read is a

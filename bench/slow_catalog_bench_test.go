@@ -19,7 +19,7 @@ import (
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
-// BenchmarkSlowCatalog is issue 25's slow catalog on a real clock: the demo
+// BenchmarkSlowCatalog is the slow catalog of reliability/slow_catalog_test.go on a real clock: the demo
 // catalog whose /search answers d after each request arrives (its landing
 // page, conformance and everything else at once), d = 1, 3, 7, 10 and 13 s,
 // called through the MCP server with the default policy (15 s per call,

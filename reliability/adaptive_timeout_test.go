@@ -32,7 +32,7 @@ func policyFromEnv(t *testing.T, env map[string]string) Policy {
 }
 
 // A catalog whose search takes 6 s answers when the user raised the tool
-// timeout to 60 s: the attempt timeout follows it (issue 10: on the old
+// timeout to 60 s: the attempt timeout follows it (on the old
 // code every attempt was cut at 4 s and the call never answered).
 func TestSlowCatalogAnswersWhenTheToolTimeoutIsRaised(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -168,7 +168,7 @@ func TestAWriteKeepsTheAttemptTimeout(t *testing.T) {
 }
 
 // A host that is not the catalog's (an asset host probed by HEAD) that
-// does not answer is not blamed on catalog_url (issue 10: estimate_data_size
+// does not answer is not blamed on catalog_url (estimate_data_size
 // told the user to "check catalog_url" when an asset host failed).
 func TestAssetHostFailureDoesNotBlameTheCatalog(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 )
 
 // A denial quotes a catalog's own short text error when the request was
-// marked as going to that catalog (issue 24, Major 1), and only describes
+// marked as going to that catalog, and only describes
 // it otherwise.
 func TestDenialQuotesCatalogText(t *testing.T) {
 	synctest.Test(t, testDenialQuotesCatalogText) // the retries' backoff on a fake clock

@@ -118,7 +118,7 @@ func classify(resp *http.Response, err error) outcome {
 	case errors.Is(err, syscall.ECONNREFUSED) && refusedOnLoopback(err):
 		// Nothing listens on that port of this machine: it will not start
 		// listening within a backoff, so a retry only delays the answer
-		// (issue 24: "about 1.6s from now").
+		// (a stopped local catalog was answered "retrying about 1.6s from now").
 		return outcome{class: classNeverSent, neverSent: true}
 	case errors.Is(err, syscall.ECONNREFUSED),
 		errors.As(err, &opErr) && opErr.Op == "dial":

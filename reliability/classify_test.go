@@ -25,7 +25,7 @@ func TestClassifyErrors(t *testing.T) {
 		neverSent bool
 	}{
 		{"refused", wrap(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}), classNeverSent, true, true},
-		// Issue 24: nothing listens on a loopback port; a retry would not change that.
+		// Nothing listens on a loopback port; a retry would not change that.
 		{"refused on loopback", wrap(&net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9},
 			Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}), classNeverSent, false, true},
 		{"refused on ::1", wrap(&net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv6loopback, Port: 9},

@@ -57,7 +57,7 @@ func readsSideBySide(t *testing.T, respond func(int, *http.Request) (*http.Respo
 	return took, int(copies.Load())
 }
 
-// TestFaultFreeCopiesOfANewCatalog (issue 25: fault-free reads gain at most
+// TestFaultFreeCopiesOfANewCatalog (fault-free reads gain at most
 // 5 % extra requests): 16 reads at a time of a new, fault-free catalog (the
 // SLO harness's 8 calls and their warm-ups), 400 reads, 12 seeds. The first
 // answers of reads sent side by side are their fastest, so with 1.5 × the

@@ -64,62 +64,118 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// go-retryablehttp sets to replay the bytes the layer already holds.
 		req.Body.Close()
 	}
-	// The round is one request to the host's bulkhead, whatever the number
-	// of copies it sends: it waits for one slot here, and its
-	// attempts go out on it. Were each copy to take a slot of its own, the
-	// rounds whose every attempt hung would fill the bulkhead and the
-	// copies of other calls' reads would queue behind them for seconds.
-	// An open breaker is not queued for a slot: the first attempt's own
-	// admission then refuses it at once, as for any request.
-	h, err := t.layer.acquireHost(req.URL.Host)
+	ctx := req.Context()
+	slot, release, err := t.holdSlot(ctx, req.URL.Host)
 	if err != nil {
 		return nil, err
 	}
-	defer t.layer.releaseHost(h)
-	ctx := req.Context()
+	defer release()
+	if slot != nil {
+		ctx = withSlotHeld(ctx, slot)
+	}
+	r := t.newRound(ctx, loop, req)
+	defer r.stop()
+	return r.run(ctx)
+}
+
+// holdSlot makes the round one request to the host's bulkhead, whatever
+// the number of copies it sends: it waits for one slot here, and its
+// attempts go out on it. Were each copy to take a slot of its own, the
+// rounds whose every attempt hung would fill the bulkhead and the copies of
+// other calls' reads would queue behind them for seconds. An open breaker
+// is not queued for a slot: the first attempt's own admission then refuses
+// it at once, as for any request. slot is the host whose slot the round
+// holds (nil when none); release gives back what was held.
+func (t *hedgeTransport) holdSlot(ctx context.Context, host string) (slot *hostState, release func(), err error) {
+	h, err := t.layer.acquireHost(host)
+	if err != nil {
+		return nil, nil, err
+	}
 	if state, _ := h.breaker.status(); state != BreakerOpen {
 		if err := h.bulkhead.acquire(ctx); err != nil {
-			return nil, err
+			t.layer.releaseHost(h)
+			return nil, nil, err
 		}
-		defer h.bulkhead.release()
-		ctx = withSlotHeld(ctx, h)
+		return h, func() { h.bulkhead.release(); t.layer.releaseHost(h) }, nil
 	}
-	results := make(chan attemptResult, loop.maxAttempts)
-	var cancels []context.CancelFunc
-	defer func() {
-		for _, cancel := range cancels {
-			cancel()
-		}
-	}()
-	out := 0 // attempts still running
-	// No copy of a read has a timer of its own: it runs until an answer
-	// wins or the call's deadline ends it.
-	plan := attemptPlan{openEnded: true}
+	return nil, func() { t.layer.releaseHost(h) }, nil
+}
+
+// hedgeRound is one round trip's attempts: the first, and the copies sent
+// beside it while it has not answered.
+type hedgeRound struct {
+	t       *hedgeTransport
+	loop    *retryLoop
+	req     *http.Request
+	op      operation
+	plan    attemptPlan
+	results chan attemptResult
+	cancels []context.CancelFunc
+	timers  []*time.Timer
+	out     int // attempts still running
+
+	delay      time.Duration // until the first copy, from when the first attempt was sent
+	cold       bool          // delay is a guess made before op's fifth answer
+	nextGap    time.Duration // until each further copy
+	copies     int           // copies sent beside the first attempt
+	primaryOut bool          // the first attempt has neither answered nor failed
+	firstTimer *time.Timer   // the first copy's timer, once the first attempt is sent
+	sentAt     time.Time
+}
+
+func (t *hedgeTransport) newRound(ctx context.Context, loop *retryLoop, req *http.Request) *hedgeRound {
+	r := &hedgeRound{t: t, loop: loop, req: req, op: operationOf(req.Method, req.URL.Path),
+		results: make(chan attemptResult, loop.maxAttempts), primaryOut: true,
+		// No copy of a read has a timer of its own: it runs until an
+		// answer wins or the call's deadline ends it.
+		plan: attemptPlan{openEnded: true}}
 	if deadline, ok := ctx.Deadline(); ok {
-		plan.limit = time.Until(deadline)
+		r.plan.limit = time.Until(deadline)
 	}
-	start := func(ctx context.Context, hedge bool) {
-		attemptCtx, cancel := context.WithCancel(withAttemptPlan(ctx, plan))
-		cancels = append(cancels, cancel)
-		out++
-		go t.launch(attemptCtx, loop, req, hedge, results)
+	r.delay, r.cold = t.layer.hedgeDelay(loop.host, r.op)
+	r.nextGap = t.layer.hedgeGap(loop.host, r.op, r.delay, r.cold)
+	return r
+}
+
+// stop cancels every attempt and stops every timer; the round's attempts
+// have all ended (been waited for) when run returned an answer.
+func (r *hedgeRound) stop() {
+	for _, cancel := range r.cancels {
+		cancel()
 	}
+	for _, timer := range r.timers {
+		timer.Stop()
+	}
+}
+
+// start sends one attempt (a copy when hedge).
+func (r *hedgeRound) start(ctx context.Context, hedge bool) {
+	attemptCtx, cancel := context.WithCancel(withAttemptPlan(ctx, r.plan))
+	r.cancels = append(r.cancels, cancel)
+	r.out++
+	go r.t.launch(attemptCtx, r.loop, r.req, hedge, r.results)
+}
+
+// newTimer is a timer stopped when the round ends.
+func (r *hedgeRound) newTimer(d time.Duration) *time.Timer {
+	timer := time.NewTimer(d)
+	r.timers = append(r.timers, timer)
+	return timer
+}
+
+// run sends the first attempt and the copies, and returns the first
+// answer, or the last retryable failure when every attempt failed.
+//
+// One more copy goes out after the hedge delay, and another after a
+// further delay (hedgeGap), while attempts remain: with one copy, a read
+// whose first attempt and copy both hang would wait for the deadline (p²
+// of reads when a share p of attempts hang); a second copy makes that p³.
+func (r *hedgeRound) run(ctx context.Context) (*http.Response, error) {
 	// The hedge delay runs from the moment the primary is sent, i.e. has
 	// its bulkhead slot: a hedge of a request still queued behind this
 	// server's other requests would only queue behind it too.
 	sent := make(chan struct{})
-	start(withSentSignal(ctx, sent), false)
-
-	// One more copy after the hedge delay, and another after a further
-	// delay (hedgeGap), while attempts remain: with one copy, a read whose
-	// first attempt and copy both hang would wait for the deadline (p² of
-	// reads when a share p of attempts hang); a second copy makes that p³.
-	var hedgeTimer <-chan time.Time
-	op := operationOf(req.Method, req.URL.Path)
-	delay, cold := t.layer.hedgeDelay(loop.host, op)
-	nextGap := t.layer.hedgeGap(loop.host, op, delay, cold)
-	copies := 0        // copies sent beside the first attempt
-	primaryOut := true // the first attempt has neither answered nor failed
+	r.start(withSentSignal(ctx, sent), false)
 	// A cold delay is a guess made before op's fifth answer. Reads sent
 	// side by side to a new catalog all start with it, and the others'
 	// answers may teach the delay long before it ends: then a read among
@@ -128,73 +184,81 @@ func (t *hedgeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// stuck first reads would otherwise wait. warmed is closed by op's fifth
 	// answer.
 	var warmed <-chan struct{}
-	if cold {
-		warmed = loop.host.latency[op].warmed()
+	if r.cold {
+		warmed = r.loop.host.latency[r.op].warmed()
 	}
-	var firstTimer *time.Timer // the first copy's timer, once the primary is sent
-	var sentAt time.Time
+	var hedgeTimer <-chan time.Time
 	for {
 		select {
 		case <-warmed:
 			warmed = nil
-			if copies > 0 {
-				continue // the first copy is out; its gap stays as planned
-			}
-			learned, stillCold := t.layer.hedgeDelay(loop.host, op)
-			if stillCold || learned >= delay {
-				continue // never later than planned
-			}
-			delay, cold = learned, false
-			nextGap = t.layer.hedgeGap(loop.host, op, delay, cold)
-			if firstTimer != nil {
-				firstTimer.Reset(max(0, delay-time.Since(sentAt)))
-			}
+			r.learnedWhileCold()
 		case <-sent:
 			sent = nil
-			sentAt = time.Now()
-			firstTimer = time.NewTimer(delay)
-			defer firstTimer.Stop()
-			hedgeTimer = firstTimer.C
-		case r := <-results:
-			out--
-			if !r.hedge {
-				primaryOut = false
+			r.sentAt = time.Now()
+			r.firstTimer = r.newTimer(r.delay)
+			hedgeTimer = r.firstTimer.C
+		case res := <-r.results:
+			if done := r.settle(res); done {
+				return res.resp, res.err
 			}
-			if answered(r) {
-				// A copy that answers while the first attempt is still out
-				// marks the round stuck: the delay of op falls toward where
-				// a waiting read is more likely stuck than slow
-				// (stuckQuantile).
-				loop.host.latency[op].noteRound(copies > 0 && r.hedge && primaryOut)
-				for _, cancel := range cancels {
-					cancel()
-				}
-				for ; out > 0; out-- {
-					<-results // the losers end promptly once cancelled; their bodies are already buffered
-				}
-				if r.hedge {
-					loop.lastRetryCost = budgetHedgeCost // a winning hedge is refunded like a successful retry
-				}
-				return r.resp, r.err
-			}
-			if out == 0 {
-				// Every copy failed in a retryable way (or the first failed
-				// before any hedge): the loop decides whether to retry.
-				return r.resp, r.err
-			}
-			// A retryable failure while another copy is out: wait for it.
 		case <-hedgeTimer:
-			if !t.admitHedge(loop) {
+			if !r.t.admitHedge(r.loop) {
 				hedgeTimer = nil // no attempt, token or time left: wait for those out
 				continue
 			}
-			start(ctx, true)
-			copies++
-			timer := time.NewTimer(nextGap)
-			defer timer.Stop()
-			hedgeTimer = timer.C
+			r.start(ctx, true)
+			r.copies++
+			hedgeTimer = r.newTimer(r.nextGap).C
 		}
 	}
+}
+
+// learnedWhileCold brings the first copy forward to the delay op has just
+// learned, when no copy is out yet and the learned delay is shorter than
+// the guess (never later than planned).
+func (r *hedgeRound) learnedWhileCold() {
+	if r.copies > 0 {
+		return // the first copy is out; its gap stays as planned
+	}
+	learned, stillCold := r.t.layer.hedgeDelay(r.loop.host, r.op)
+	if stillCold || learned >= r.delay {
+		return
+	}
+	r.delay, r.cold = learned, false
+	r.nextGap = r.t.layer.hedgeGap(r.loop.host, r.op, r.delay, r.cold)
+	if r.firstTimer != nil {
+		r.firstTimer.Reset(max(0, r.delay-time.Since(r.sentAt)))
+	}
+}
+
+// settle takes one attempt's outcome and reports whether it ends the
+// round: an answer (the others are cancelled and waited for, so no
+// goroutine outlives the round trip), or a retryable failure with nothing
+// else out (the loop decides whether to retry). A retryable failure while
+// another copy is out waits for it.
+func (r *hedgeRound) settle(res attemptResult) bool {
+	r.out--
+	if !res.hedge {
+		r.primaryOut = false
+	}
+	if !answered(res) {
+		return r.out == 0
+	}
+	// A copy that answers while the first attempt is still out marks the
+	// round stuck: the delay of op falls toward where a waiting read is
+	// more likely stuck than slow (stuckQuantile).
+	r.loop.host.latency[r.op].noteRound(r.copies > 0 && res.hedge && r.primaryOut)
+	for _, cancel := range r.cancels {
+		cancel()
+	}
+	for ; r.out > 0; r.out-- {
+		<-r.results // the losers end promptly once cancelled; their bodies are already buffered
+	}
+	if res.hedge {
+		r.loop.lastRetryCost = budgetHedgeCost // a winning hedge is refunded like a successful retry
+	}
+	return true
 }
 
 type slotHeldKey struct{}

@@ -11,7 +11,7 @@ import (
 	"github.com/stacmcp/stac-mcp/reliability/inmemory"
 )
 
-// Issue 22 item 1: an in-process catalog is served in memory under the
+// An in-process catalog is served in memory under the
 // layer's attempt transport: its requests are retried like a remote
 // catalog's, and nothing dials (the dedicated transport's dialer refuses
 // the reserved name even with no NetworkPolicy at all).

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// MaxLoggedString caps every string of a log line (issue 22): a URL,
+// MaxLoggedString caps every string of a log line: a URL,
 // path or error a caller or a catalog chose is logged by several events of
 // one call (each retry, the give-up, the call's end), and a 900 KB URL made
 // 3.4 MiB of log per call. A value longer than this keeps its first

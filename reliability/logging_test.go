@@ -133,7 +133,7 @@ func (r *responseRecorder) Header() http.Header         { return r.header }
 func (r *responseRecorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *responseRecorder) WriteHeader(s int)           { r.status = s }
 
-// Issue 22 item 2: a log line with a huge URL is capped: every string of
+// A log line with a huge URL is capped: every string of
 // the line keeps at most MaxLoggedString bytes, and the line stays one
 // valid JSON object with its fields in order.
 func TestLogLineWithHugeURLIsCapped(t *testing.T) {

@@ -42,7 +42,7 @@ type NetworkPolicy struct {
 // IP address with or without a port, or a CIDR prefix. source names the
 // setting in errors.
 //
-// An entry admits as little as it names (issue 22): host:port admits that
+// An entry admits as little as it names: host:port admits that
 // port; a bare host name or IP address admits the web's default ports, 80
 // and 443, not every service of the host; a CIDR prefix admits every port of
 // its addresses (a network the operator vouches for as a whole).

@@ -53,7 +53,7 @@ func getThrough(t *testing.T, l *Layer, rawURL string) error {
 	return err
 }
 
-// Issue 9 item 6: over http a loopback catalog_url (here an httptest
+// Over http a loopback catalog_url (here an httptest
 // server, which is "private" for the guard) is refused at dial time, once,
 // with advice naming the settings that allow it.
 func TestDialGuardRefusesLoopbackOnceWithAdvice(t *testing.T) {
@@ -159,7 +159,7 @@ func TestParseAllowedHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Issue 22: a bare name or address admits ports 80 and 443 only;
+	// A bare name or address admits ports 80 and 443 only;
 	// host:port that port; a CIDR prefix its whole range.
 	want := []string{"stac.internal.example:80", "stac.internal.example:443", "10.0.0.5:80", "10.0.0.5:443", "10.20.0.0/16",
 		"[fd00::1]:80", "[fd00::1]:443", "localhost:80", "localhost:443", "stac.internal.example:8443", "[fd00::2]:9000"}
@@ -175,7 +175,7 @@ func TestParseAllowedHosts(t *testing.T) {
 
 // A configured catalog, or an STAC_MCP_ALLOWED_CATALOG_HOSTS entry, is
 // admitted by host:port, not its whole host: the other loopback ports stay
-// closed. A bare name admits 80 and 443 only (issue 22).
+// closed. A bare name admits 80 and 443 only.
 func TestDialGuardHostPortEntryAdmitsThatPortOnly(t *testing.T) {
 	srv, hits := countingServer(t)
 	other, otherHits := countingServer(t)

@@ -111,7 +111,7 @@ func TestConnectionRefusedIsRetriedAtOnce(t *testing.T) {
 	}
 }
 
-// Issue 24: nothing listens on a loopback port (a stopped local catalog, a
+// Nothing listens on a loopback port (a stopped local catalog, a
 // mistyped port); retrying, or telling the model to call again in 1.6 s,
 // does not change that.
 func TestLoopbackRefusalIsNotRetried(t *testing.T) {

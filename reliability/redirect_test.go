@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Issue 9 item 5: the layer's inner client follows redirects itself, so it
+// The layer's inner client follows redirects itself, so it
 // must strip credentials on any change of origin: another port on the same
 // host included, and headers Go's own list does not know (X-Api-Key, a
 // configured X-Custom-Token).

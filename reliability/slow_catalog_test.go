@@ -31,7 +31,7 @@ func (f *fakeUpstream) searchCopies() int {
 	return n
 }
 
-// Issue 25's slow catalogs, at the default policy (15 s per call, hedging
+// Slow catalogs, at the default policy (15 s per call, hedging
 // on): a search that answers after d succeeds at d, because no attempt is
 // cut while it could still answer, and the catalog receives at most two
 // copies of it for d ≤ 10 s (a copy at the cold delay, 4 s, the next one
@@ -75,8 +75,8 @@ func TestSlowCatalogAnswersWithinItsTimeAndFewCopies(t *testing.T) {
 // A host's fast landing pages say nothing about its searches: after 20
 // instant landing pages, a 2 s search is not hedged (its own answer times
 // are not known, so the cold delay, 4 s, applies). With one window per host
-// (before issue 25) the search was hedged at the landing page's 50 ms floor
-// and the catalog received it three times.
+// (before the delay was learned per operation) the search was hedged at
+// the landing page's 50 ms floor and the catalog received it three times.
 func TestHedgeDelayIsPerOperation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tl := newTestLayer(t, noCache(), slowSearch(2*time.Second))

@@ -33,7 +33,7 @@ type Options struct {
 	// from its origin is shown as the catalog's message from the first
 	// request. Any other catalog's text is shown only once its landing page
 	// answered as a STAC catalog, so that a URL a client named cannot make
-	// the server read back a service that is not a catalog (issue 9).
+	// the server read back a service that is not a catalog.
 	KnownCatalog bool
 }
 

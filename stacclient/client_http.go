@@ -151,7 +151,7 @@ func readCapped(resp *http.Response, maxBody int64, advice string) ([]byte, erro
 // readAllSized is io.ReadAll into a buffer of the declared length (the
 // reliability layer declares the length of every body it buffered), read
 // on past it if the body is longer: io.ReadAll grows from 512 bytes, a
-// dozen allocations and copies for a 40 KB item (issue 25).
+// dozen allocations and copies for a 40 KB item.
 func readAllSized(r io.Reader, declared int64) ([]byte, error) {
 	if declared < 0 || declared > 64<<20 {
 		return io.ReadAll(r)
@@ -261,7 +261,7 @@ func decodeBody(body []byte, dst any) error {
 	}
 	// A model type decodes itself: encoding/json would validate the body,
 	// then scan it once more to find where the value ends before calling
-	// UnmarshalJSON, a tenth of a millisecond for a 40 KB item (issue 25).
+	// UnmarshalJSON, a tenth of a millisecond for a 40 KB item.
 	// The validation is kept (the model codec's splitters rely on it); an
 	// invalid body still gets encoding/json's error.
 	if u, ok := dst.(json.Unmarshaler); ok && !isNilPointer(dst) && json.Valid(body) {

@@ -267,8 +267,8 @@ type capabilitiesMemo struct {
 // capabilities is Capabilities for this package's own use, which only
 // reads them: derived again only when the landing page or conformance list
 // changed. Matching every conformance class against the rules' regular
-// expressions on every request was about 2 % of a get_item call's CPU
-// (issue 25). Capabilities itself still returns a value of the caller's own.
+// expressions on every request was about 2 % of a get_item call's CPU.
+// Capabilities itself still returns a value of the caller's own.
 func (c *Client) capabilities(ctx context.Context) (*Capabilities, error) {
 	root, conf, err := c.rootAndConformance(ctx)
 	if err != nil {

@@ -191,7 +191,7 @@ func TestStatusesBecomeTypedErrors(t *testing.T) {
 		{401, `{"detail":"Missing API key"}`, "", KindUnauthorized, "Missing API key", 0},
 		{403, `{"message":"Forbidden"}`, "", KindUnauthorized, "Forbidden", 0},
 		{429, `{"error":"WAF","message":"Rate limit exceeded","status":429}`, "2", KindThrottled, "Rate limit exceeded", 2 * time.Second},
-		// Non-JSON bodies are described, never echoed (issue 9).
+		// Non-JSON bodies are described, never echoed.
 		{503, `<html><body><h1>503 Service Unavailable</h1></body></html>`, "", KindServer, "a 58-byte untyped answer (not shown)", 0},
 		{422, `{"detail":[{"loc":["body","collections"],"msg":"collection is required"}]}`, "", KindBadRequest, `[{"loc":["body","collections"],"msg":"collection is required"}]`, 0},
 		{400, ``, "", KindBadRequest, "Bad Request", 0},

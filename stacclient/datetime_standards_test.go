@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Issue 23, item search semantics, on the client's side.
+// Item search semantics, on the client's side.
 func TestDatetimeStandards(t *testing.T) {
 	// A partial date as an end covers its whole last second.
 	got, err := ParseDatetime("2020-06-01")

@@ -58,7 +58,7 @@ func TestDatetimeErrors(t *testing.T) {
 		{"2023-6-1", "not a date"},
 		{"2023-06-10 12:00:00", "not a date"},
 		{"..", "leave datetime out"},
-		{"../..", "only one open end"}, // issue 23: it was forwarded
+		{"../..", "only one open end"}, // once forwarded as it was
 		{"/", "both ends are open"},
 		{"../", "both ends are open"},
 		{"2023/2024/2025", "3 parts"},

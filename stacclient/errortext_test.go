@@ -9,12 +9,12 @@ import (
 	"testing"
 )
 
-// A catalog's own short text error reaches the model (issue 24, Major 1),
+// A catalog's own short text error reaches the model,
 // as Planetary Computer's 422 text/plain "collection is required" to an
 // unfiltered search: from an operator-configured catalog at once, from any
 // other URL once its landing page answered as STAC. A URL that never
 // answered as a catalog, and a redirect to another origin, keep the
-// description (issue 9: no read-back of services that are not catalogs).
+// description (no read-back of services that are not catalogs).
 func TestCatalogErrorTextIsShownFromCatalogs(t *testing.T) {
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")

@@ -243,7 +243,7 @@ func decodeField(fv reflect.Value, raw []byte) error {
 
 // plainStrings decodes a JSON array of strings without escapes (roles,
 // stac_extensions) as encoding/json does, without its reflection: an
-// asset's roles went through json.Unmarshal once per asset (issue 25).
+// asset's roles went through json.Unmarshal once per asset.
 // Anything else (null, escapes, bytes that are not UTF-8, another type) is
 // not ok and left to encoding/json.
 func plainStrings(raw []byte) ([]string, bool) {
@@ -428,8 +428,8 @@ func (it *Item) UnmarshalJSON(b []byte) error {
 	}
 	// Kept (a copy: encoding/json lets b be reused) so that a tool passing
 	// the item on complete can send these bytes instead of encoding the
-	// typed Item and decoding it again, which cost more than the fetch
-	// (issue 25). Invalid UTF-8 is not kept: sent on as it is, it would
+	// typed Item and decoding it again, which cost more than the fetch.
+	// Invalid UTF-8 is not kept: sent on as it is, it would
 	// reach the MCP client unrepaired, while the typed route replaces it.
 	if raw := bytes.TrimSpace(b); len(raw) > 0 && raw[0] == '{' && utf8.Valid(raw) {
 		it.source = append(json.RawMessage(nil), raw...)

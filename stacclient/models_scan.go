@@ -48,7 +48,7 @@ func arrayElements(data []byte) ([][]byte, error) {
 // objectMember is one "key": value of a JSON object, value undecoded; the
 // key is decoded, and points into the object's bytes when it has no
 // escapes (a string per member name was most of a typed decode's
-// allocations, issue 25; callers convert the names they keep).
+// allocations; callers convert the names they keep).
 type objectMember struct {
 	key   []byte
 	value []byte

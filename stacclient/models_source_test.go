@@ -8,7 +8,7 @@ import (
 
 // An item's Source is the JSON it was decoded from, and decoded it equals
 // the typed Item's own encoding: tools send it instead of re-encoding the
-// item (issue 25), so nothing the catalog sent may be missing from it.
+// item, so nothing the catalog sent may be missing from it.
 func TestItemSourceIsTheItemAsSent(t *testing.T) {
 	items := recordedItems(t)
 	if len(items) < 20 {

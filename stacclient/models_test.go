@@ -198,7 +198,7 @@ func TestDirectUnmarshalRejectsMalformedStructure(t *testing.T) {
 
 // Counts are read loosely: 12.0 and "12" are 12; a negative, fractional or
 // non-numeric count is left out (its text kept for the round trip and for
-// UnusableMatched) instead of failing the page (issue 9: a non-integer
+// UnusableMatched) instead of failing the page (a non-integer
 // numberMatched failed the whole search while -5 was accepted).
 func TestCountsAreReadLoosely(t *testing.T) {
 	cases := []struct {

@@ -120,7 +120,7 @@ func TestParamLimit(t *testing.T) {
 }
 
 // West > east is a real antimeridian box when it is narrow, and most likely
-// swapped corners when it would span more than 180° (issue 10: such boxes
+// swapped corners when it would span more than 180° (such boxes
 // were silently read as 359.8° wide).
 func TestBBoxWarning(t *testing.T) {
 	cases := []struct {

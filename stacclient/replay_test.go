@@ -356,7 +356,7 @@ func TestReplayRadiantUnauthorized(t *testing.T) {
 		name, searchPath, wantMessage string
 	}{
 		{"json detail", "/mlhub/v1/search", ""},
-		// An HTML page is described, not echoed (issue 9, SSRF read-back).
+		// An HTML page is described, not echoed (SSRF read-back).
 		{"html page", "/mlhub/v1//search", "text/html answer (not shown)"},
 	}
 	for _, tc := range cases {

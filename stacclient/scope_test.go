@@ -156,7 +156,7 @@ func TestAnHTTPNextLinkOfAnHTTPSCatalogIsUpgraded(t *testing.T) {
 	}
 }
 
-// STAC ids are unique only within a collection (issue 10): the same id in
+// STAC ids are unique only within a collection: the same id in
 // two collections is two items; the same collection and id again is a
 // duplicate.
 func TestDuplicatesAreKeyedOnCollectionAndID(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 23, "Footprints spanning 360°", through the tools: a global item
+// Through the tools: a global item
 // and a band round the globe cover 100 % (they were 0 % and "outside");
 // a polar cap written as a polygon is an area; an area written across the
 // antimeridian is searched cut at ±180 and finds the items on both sides.

@@ -8,7 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Issue 24, Minor 10: the SDK's schema validation errors are said in plain
+// The SDK's schema validation errors are said in plain
 // words, as the tools' own argument errors are, not in the validator's
 // ("validating /properties/max_items: maximum: 500/1 is greater than
 // 100.000000", "<invalid reflect.Value>").

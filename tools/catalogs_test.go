@@ -52,7 +52,7 @@ func TestNamedCatalogsResolveAndAreListed(t *testing.T) {
 	}
 }
 
-// Issue 9 Low: a key in a configured catalog URL is not shown by
+// A key in a configured catalog URL is not shown by
 // list_catalogs, get_root or an error.
 func TestConfiguredCatalogURLKeysAreRedacted(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +96,7 @@ func TestConfiguredCatalogURLKeysAreRedacted(t *testing.T) {
 	}
 }
 
-// Issue 10: a static catalog with a dangling item link loads; the model
+// A static catalog with a dangling item link loads; the model
 // sees what was skipped in get_root's notes.
 func TestDanglingLinkIsSkippedAndShown(t *testing.T) {
 	path := catalogtest.WriteLocal(t, t.TempDir(), `{"rel":"item","href":"missing-item.json"}`)

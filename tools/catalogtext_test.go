@@ -31,7 +31,7 @@ func fakePlanetaryComputer(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// Issue 24, Major 1: the catalog's own text error reaches the model, from
+// The catalog's own text error reaches the model, from
 // the configured catalog and from a URL whose landing page is STAC; a URL
 // that never answered as a catalog keeps the description.
 func TestCatalogTextErrorIsShown(t *testing.T) {

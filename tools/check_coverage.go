@@ -100,28 +100,8 @@ func CheckCoverage() Tool {
 }
 
 func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCoverageOut, string, error) {
-	const tool = "check_coverage"
 	fail := failWith[CheckCoverageOut]()
-	params, err := in.AreaSearch.params(nil)
-	if err != nil {
-		return fail(err)
-	}
-	fs, err := newFootprintSearch(c, tool, params, in.MaxItems, 100)
-	if err != nil {
-		return fail(err)
-	}
-	if fs.cloud, err = newCloudFilter(in.MaxCloudCover); err != nil {
-		return fail(err)
-	}
-	if !fs.hasArea {
-		return fail(&stacclient.ParamError{Param: "aoi", Got: "(no area given)", Reason: "check_coverage measures an area of interest",
-			Accepted: `aoi: [west, south, east, north], or a GeoJSON Polygon or MultiPolygon (bbox, intersects and aoi_geojson are accepted for it too)`})
-	}
-	windowDays, err := in.WindowDays.Int("window_days", 1, 1, 3660, "")
-	if err != nil {
-		return fail(err)
-	}
-	target, err := in.TargetPercent.Int("target_percent", 95, 1, 100, "")
+	fs, windowDays, target, err := coverageArgs(c, in)
 	if err != nil {
 		return fail(err)
 	}
@@ -137,31 +117,77 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 	out.Skipped = append(out.Skipped, fs.skipped...)
 	out.Catalogs = fs.catalogs
 	catalogOf := map[string]string{}
-
 	items := make([]footprint.Item, 0, len(fs.located))
 	for _, l := range fs.located {
 		catalogOf[l.item.ID] = l.catalog
 		items = append(items, footprint.Item{ID: l.item.ID, Shape: l.shape, Time: itemTime(l.item), CloudCover: propNumber(l.item.Properties, "eo:cloud_cover")})
 	}
 	out.Items = len(items)
-	// The geometry is the CPU-heavy part: it takes one of the process's
-	// CPU slots (queued behind other heavy calls, and behind calls that
-	// passed their deadline but are still stopping).
-	release, err := c.Deps.work().cpuSlot(ctx)
+	r, err := measureCoverage(ctx, c, fs.area, items, windowDays, target)
 	if err != nil {
 		return fail(err)
 	}
-	r, err := footprint.Measure(ctx, fs.area, items, footprint.Options{WindowDays: windowDays, TargetPercent: float64(target)})
+	out.AOIBBox = roundBBox(footprint.BBox(fs.area.Bound()))
+	coverageFigures(&out, r, target, catalogOf)
+	coverageNotes(&out, r, target)
+	if note := searchedNote("measured", len(fs.items), fs.boundedSearch); note != "" {
+		out.Notes = append(out.Notes, note+"; coverage is a lower bound")
+	}
+	out.Notes = append(out.Notes, fs.emptyNotes...)
+	return out, coverageText(out), nil
+}
+
+// coverageArgs reads check_coverage's arguments: the footprint search
+// (which must name an area), the window and the target.
+func coverageArgs(c *Call, in CheckCoverageIn) (fs *footprintSearch, windowDays, target int, err error) {
+	params, err := in.AreaSearch.params(nil)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if fs, err = newFootprintSearch(c, "check_coverage", params, in.MaxItems, 100); err != nil {
+		return nil, 0, 0, err
+	}
+	if fs.cloud, err = newCloudFilter(in.MaxCloudCover); err != nil {
+		return nil, 0, 0, err
+	}
+	if !fs.hasArea {
+		return nil, 0, 0, &stacclient.ParamError{Param: "aoi", Got: "(no area given)", Reason: "check_coverage measures an area of interest",
+			Accepted: `aoi: [west, south, east, north], or a GeoJSON Polygon or MultiPolygon (bbox, intersects and aoi_geojson are accepted for it too)`}
+	}
+	if windowDays, err = in.WindowDays.Int("window_days", 1, 1, 3660, ""); err != nil {
+		return nil, 0, 0, err
+	}
+	if target, err = in.TargetPercent.Int("target_percent", 95, 1, 100, ""); err != nil {
+		return nil, 0, 0, err
+	}
+	return fs, windowDays, target, nil
+}
+
+// measureCoverage measures items over area. The geometry is the CPU-heavy
+// part: it takes one of the process's CPU slots (queued behind other heavy
+// calls, and behind calls that passed their deadline but are still
+// stopping).
+func measureCoverage(ctx context.Context, c *Call, area footprint.Shape, items []footprint.Item, windowDays, target int) (*footprint.Report, error) {
+	release, err := c.Deps.work().cpuSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := footprint.Measure(ctx, area, items, footprint.Options{WindowDays: windowDays, TargetPercent: float64(target)})
 	release()
 	var tooMany *footprint.VertexLimitError
 	if errors.As(err, &tooMany) {
-		return fail(actionable(err, "%s: %s. Measure fewer items (max_items), narrow the search (datetime, collections), "+
-			"or draw the area with fewer vertices.", tool, tooMany))
+		return nil, actionable(err, "check_coverage: %s. Measure fewer items (max_items), narrow the search (datetime, collections), "+
+			"or draw the area with fewer vertices.", tooMany)
 	}
 	if err != nil {
-		return fail(fmt.Errorf("measuring coverage: %w", err))
+		return nil, fmt.Errorf("measuring coverage: %w", err)
 	}
-	out.AOIBBox = roundBBox(footprint.BBox(fs.area.Bound()))
+	return r, nil
+}
+
+// coverageFigures puts the measure's figures in out, rounded: the area,
+// what is covered, by window, the smallest set and the cloud-weighted share.
+func coverageFigures(out *CheckCoverageOut, r *footprint.Report, target int, catalogOf map[string]string) {
 	out.AOIAreaKm2 = round(r.AreaKm2, 3)
 	out.CoveredPercent, out.CoveredKm2 = round(r.CoveredPercent, 3), round(r.CoveredKm2, 3)
 	out.UncoveredPercent = round(100-r.CoveredPercent, 3)
@@ -172,10 +198,6 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 		out.ByWindow = append(out.ByWindow, CoverageWindow{Start: day(w.Start), End: day(w.End), Items: w.Items, CoveredPercent: round(w.CoveredPercent, 3)})
 	}
 	out.SmallestSet.TargetPercent = math.Min(float64(target), round(r.CoveredPercent, 3))
-	if len(items) > 0 && r.CoveredPercent < float64(target) {
-		out.Notes = append(out.Notes, fmt.Sprintf("the items cover %s%%, less than target_percent %d: the smallest set covers all they cover",
-			formatNumber(round(r.CoveredPercent, 2)), target))
-	}
 	out.SmallestSet.ReachedPercent = round(r.GreedyPercent, 3)
 	for _, p := range r.Greedy {
 		out.SmallestSet.Items = append(out.SmallestSet.Items, CoveragePick{ID: p.ID, AddedPercent: round(p.AddedPercent, 3), CumulativePercent: round(p.CumulativePercent, 3),
@@ -188,28 +210,35 @@ func checkCoverage(ctx context.Context, c *Call, in CheckCoverageIn) (CheckCover
 	out.CloudItems = r.CloudItems
 	for i, src := range r.CloudSources {
 		if i == maxCloudSources {
-			rest := 0.0
-			for _, o := range r.CloudSources[i:] {
-				rest += o.Percent
-			}
-			out.Notes = append(out.Notes, fmt.Sprintf("%d more item(s) are behind the cloud-weighted figure, over %s%% of the area together",
-				len(r.CloudSources)-i, formatNumber(round(rest, 2))))
-			break
+			break // coverageNotes says how many more
 		}
 		out.CloudWeightedItems = append(out.CloudWeightedItems, CloudSource{ID: src.ID, CloudCover: round(src.CloudCover, 2), AreaPercent: round(src.Percent, 2)})
 	}
 	out.Outside = append(out.Outside, r.Outside...)
+}
+
+// coverageNotes says what the figures leave out: a target the items cannot
+// reach, the cloud sources not listed, footprints measured by their bbox,
+// and items without a cloud cover.
+func coverageNotes(out *CheckCoverageOut, r *footprint.Report, target int) {
+	if out.Items > 0 && r.CoveredPercent < float64(target) {
+		out.Notes = append(out.Notes, fmt.Sprintf("the items cover %s%%, less than target_percent %d: the smallest set covers all they cover",
+			formatNumber(round(r.CoveredPercent, 2)), target))
+	}
+	if more := r.CloudSources[min(maxCloudSources, len(r.CloudSources)):]; len(more) > 0 {
+		rest := 0.0
+		for _, o := range more {
+			rest += o.Percent
+		}
+		out.Notes = append(out.Notes, fmt.Sprintf("%d more item(s) are behind the cloud-weighted figure, over %s%% of the area together",
+			len(more), formatNumber(round(rest, 2))))
+	}
 	if note := bboxFallbackNote(r.BBoxFallback); note != "" {
 		out.Notes = append(out.Notes, note)
 	}
 	if without := r.Touching - r.CloudItems; r.CloudItems > 0 && without > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d item(s) without eo:cloud_cover are left out of the cloud-weighted share", without))
 	}
-	if note := searchedNote("measured", len(fs.items), fs.boundedSearch); note != "" {
-		out.Notes = append(out.Notes, note+"; coverage is a lower bound")
-	}
-	out.Notes = append(out.Notes, fs.emptyNotes...)
-	return out, coverageText(out), nil
 }
 
 // round keeps d decimals: the measure is not more precise than that, and

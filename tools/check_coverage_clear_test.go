@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestCheckCoverageRecommendsTheClearScene: issue 24 major 3 (Groningen on
-// landsat-8-c2-l2): of two scenes covering the whole area, the smallest set
+// TestCheckCoverageRecommendsTheClearScene: in Groningen on
+// landsat-8-c2-l2, of two scenes covering the whole area, the smallest set
 // named the 72.3 % cloudy one (smaller id). It must name the 0.99 % one, say
 // how ties are broken, and name the items behind the cloud-weighted figure.
 func TestCheckCoverageRecommendsTheClearScene(t *testing.T) {

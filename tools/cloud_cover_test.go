@@ -7,7 +7,7 @@ import (
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
 
-// TestMaxCloudCoverInTheCatalogsDialect: issue 24 minor 12. max_cloud_cover
+// TestMaxCloudCoverInTheCatalogsDialect: max_cloud_cover
 // on map_items, check_coverage and estimate_data_size keeps only items at most that cloudy,
 // sent as a CQL2-JSON filter, as query, or applied here, by what the
 // catalog supports; a note says which.

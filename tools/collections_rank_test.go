@@ -58,7 +58,7 @@ func rankedIDs(t *testing.T, url, q string, limit int) []string {
 }
 
 // TestSearchCollectionsRanksPlanetaryComputer: the expected rankings below
-// were written down before the ranking was changed (issue 24, major 2). On
+// were written down before the ranking was changed. On
 // the old ranking (count of matched terms, ties in catalog order) `"land
 // cover"` put biomass and land-surface-temperature products first and
 // esa-worldcover behind every description-only match.

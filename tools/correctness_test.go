@@ -24,7 +24,7 @@ import (
 
 // A west > east bbox that would span more than 180° is still searched as
 // given (a real antimeridian box must keep working) but the result warns
-// that the corners are most likely swapped (issue 10: it was silently read
+// that the corners are most likely swapped (it was silently read
 // as a 340°-wide box).
 func TestSwappedBBoxCornersAreWarnedAbout(t *testing.T) {
 	t.Parallel()
@@ -84,7 +84,7 @@ func (o *offlineTransport) requests() []string {
 // estimate_data_size on the demo catalog sends nothing to the internet (its
 // items point at real s3:// and https:// hosts), says which assets it did not
 // probe and why, counts a band held as COG and JP2 once, and extrapolates to
-// every matched item with the basis stated (issue 10: it sent HEADs to
+// every matched item with the basis stated (it sent HEADs to
 // sentinel-cogs.s3.us-west-2.amazonaws.com and counted red and red-jp2).
 func TestEstimateDataSizeOnTheDemoIsOfflineAndCountsABandOnce(t *testing.T) {
 	t.Parallel()
@@ -142,7 +142,7 @@ func TestEstimateDataSizeOnTheDemoIsOfflineAndCountsABandOnce(t *testing.T) {
 }
 
 // When no asset can be sized the answer is "unknown" with the reason, not
-// a "0 B" that reads like a result (issue 10).
+// a "0 B" that reads like a result.
 func TestEstimateDataSizeSaysUnknownWhenNothingCouldBeSized(t *testing.T) {
 	t.Parallel()
 	url := sizingCatalog(t, sizingItem("s3only", nil, []float64{0, 0, 1, 1}, map[string]any{
@@ -309,7 +309,7 @@ func TestSearchItemsChecksACursorContinuation(t *testing.T) {
 
 // Every stac:// URI the tools doc (docs/tools.md, "Resources, prompts,
 // progress") names can be read through the real server on the demo
-// catalog, templates filled with a demo collection id or a place (issue 10: the README
+// catalog, templates filled with a demo collection id or a place (the README
 // listed stac://conformance, which does not exist).
 func TestReadmeResourceURIsAreReadable(t *testing.T) {
 	t.Parallel()
@@ -370,7 +370,7 @@ func rewritingCatalog(t *testing.T, matched string) string {
 }
 
 // A numberMatched written as 12.0 or "12" is read; a negative or nonsense
-// one is ignored with a note, and the search still answers (issue 9: 12.0
+// one is ignored with a note, and the search still answers (12.0
 // failed the whole search while -5 was shown as the match count).
 func TestSearchItemsToleratesOddMatchCounts(t *testing.T) {
 	t.Parallel()
@@ -427,7 +427,7 @@ func deepItemCatalog(t *testing.T, depth int) string {
 
 // An item nested near or past the 1000 levels the SDK's output check
 // allows is refused as a clear isError result, never a JSON-RPC error with
-// code 0 (issue 9); a deep but sane item still comes back.
+// code 0; a deep but sane item still comes back.
 func TestDeeplyNestedItemsAreAToolError(t *testing.T) {
 	t.Parallel()
 	calls := []struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/stacmcp/stac-mcp/tools/internal/cursor"
 )
 
-// How a call with a cursor finds its catalog (issue 10): the cursor knows
+// How a call with a cursor finds its catalog: the cursor knows
 // the catalog it was issued for, so a call may send the cursor alone. Its
 // reference goes through Catalogs.Resolve exactly like a catalog_url
 // argument (the same checks apply, e.g. that an http client may not name a

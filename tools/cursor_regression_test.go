@@ -60,7 +60,7 @@ func (h *hitRecorder) requests() []string {
 	return append([]string(nil), h.hits...)
 }
 
-// Issue 9, item 3: a collections cursor with limit -1 panicked (slice
+// A collections cursor with limit -1 panicked (slice
 // bounds out of range) and the process exited.
 func TestForgedCollectionsCursorWithANegativeLimitIsAnError(t *testing.T) {
 	cs := newTestSession(t, testSessionOptions{})
@@ -79,7 +79,7 @@ func TestForgedCollectionsCursorWithANegativeLimitIsAnError(t *testing.T) {
 	callOK(t, cs, "search_collections", map[string]any{"limit": 1})
 }
 
-// Issue 9, item 4: a forged items cursor could send any method with any
+// A forged items cursor could send any method with any
 // headers to the catalog origin, or rebase an empty demo base URL into an
 // off-host URL.
 func TestForgedItemsCursorsSendNothing(t *testing.T) {
@@ -119,7 +119,7 @@ func TestForgedItemsCursorsSendNothing(t *testing.T) {
 	}
 }
 
-// Issue 10: STAC ids are unique only within a collection.
+// STAC ids are unique only within a collection.
 func TestSearchKeepsItemsThatShareAnIDAcrossCollections(t *testing.T) {
 	cs := newTestSession(t, testSessionOptions{})
 	out := structured[SearchItemsOut](t, callOK(t, cs, "search_items", map[string]any{"ids": []string{"S2B_20EPT_20250731_0_L2A"}}))
@@ -158,7 +158,7 @@ func TestPagingTheWholeDemoYieldsEveryItemOnce(t *testing.T) {
 	}
 }
 
-// Issue 10: the cursor knows its catalog; following the text's own advice
+// The cursor knows its catalog; following the text's own advice
 // ("call search_items with cursor X") must work without catalog_url.
 func TestCursorContinuesOnItsOwnCatalogWithoutCatalogURL(t *testing.T) {
 	other := demoServer(t, stacserver.Options{})
@@ -183,7 +183,7 @@ func TestCursorContinuesOnItsOwnCatalogWithoutCatalogURL(t *testing.T) {
 	}
 }
 
-// Issue 10: continuing with a new max_items or limit uses them (after
+// Continuing with a new max_items or limit uses them (after
 // max_items 2, asking for 30 made 15 upstream requests of 2 items).
 func TestCursorHonoursANewPageSize(t *testing.T) {
 	var searches atomic.Int32
@@ -209,7 +209,7 @@ func TestCursorHonoursANewPageSize(t *testing.T) {
 	}
 }
 
-// Issue 11: a cursor stays within 512 bytes whatever the search and depth.
+// A cursor stays within 512 bytes whatever the search and depth.
 func TestCursorsStaySmallAtAnyDepth(t *testing.T) {
 	cs := newTestSession(t, testSessionOptions{})
 	polygon := bigPolygon(400)
@@ -259,7 +259,7 @@ func bigPolygon(n int) map[string]any {
 	return map[string]any{"type": "Polygon", "coordinates": [][][]float64{ring}}
 }
 
-// Issue 9: next links from a catalog get the cursor's rules: GET or POST
+// Next links from a catalog get the cursor's rules: GET or POST
 // only, on the catalog's origin, under its root. One that breaks them (or
 // is over 16 KiB) stops paging with a warning; has_more stays true.
 func TestSearchRefusesNextLinksOutsideTheCatalog(t *testing.T) {

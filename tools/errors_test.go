@@ -95,7 +95,7 @@ func TestUpstreamFailuresReachTheModelWithStatusAndMessage(t *testing.T) {
 
 // A catalog whose landing page never answers: the timeout advice says so
 // and does not tell the model to narrow a search it never got to make
-// (issue 10: it said "ask for less, a narrower bbox").
+// (it said "ask for less, a narrower bbox").
 func TestTimeoutOnTheLandingPageIsNotBlamedOnTheSearch(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -118,7 +118,7 @@ func TestTimeoutOnTheLandingPageIsNotBlamedOnTheSearch(t *testing.T) {
 
 // A search that is still running when the call's time runs out, on a
 // catalog whose landing page and conformance had just answered: the error
-// must not say the catalog "could not be reached" (issue 25: it did, from
+// must not say the catalog "could not be reached" (it did, from
 // the transport error the deadline left behind), and it names the search
 // and the setting that gives it more time.
 func TestTimedOutSlowSearchIsNotCalledUnreachable(t *testing.T) {

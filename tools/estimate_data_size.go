@@ -13,6 +13,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
+	"github.com/stacmcp/stac-mcp/tools/internal/sizing"
 )
 
 // EstimateDataSizeIn is a search plus how to size it.
@@ -101,14 +102,6 @@ type LeftOutRole struct {
 	Assets int      `json:"assets"`
 	Keys   []string `json:"keys" jsonschema:"their asset keys"`
 }
-
-// nonDataRoles are asset roles that are not the data a download is for:
-// small pictures, tile endpoints and sidecar metadata. An asset with one of
-// them and not the role data is left out unless asset_keys names it.
-var nonDataRoles = []string{"thumbnail", "overview", "tiles", "metadata"}
-
-// roleRendered is the left-out "role" of hrefs a tiler renders on request.
-const roleRendered = "rendered by a tiler"
 
 const (
 	maxListedSizedAssets   = 100
@@ -291,45 +284,12 @@ func finishEstimate(ctx context.Context, c *Call, in EstimateDataSizeIn, client 
 // leftOutRoles lists the assets left out as not data, by role.
 func (s *sizer) leftOutRoles() []LeftOutRole {
 	out := []LeftOutRole{}
-	for _, role := range append(slices.Clone(nonDataRoles), roleRendered) {
+	for _, role := range append(slices.Clone(sizing.NonDataRoles), sizing.RoleRendered) {
 		if keys := s.leftOut[role]; len(keys) > 0 {
 			out = append(out, LeftOutRole{Role: role, Assets: s.leftOutN[role], Keys: keys})
 		}
 	}
 	return out
-}
-
-// nonDataRole is the role for which an asset is left out by default: one
-// of nonDataRoles (unless it is also data), or roleRendered for an href a
-// tiler renders on request; "" for a data asset.
-func nonDataRole(a stacclient.Asset) string {
-	if !slices.Contains(a.Roles, "data") {
-		for _, r := range nonDataRoles {
-			if slices.Contains(a.Roles, r) {
-				return r
-			}
-		}
-	}
-	if renderedHref(a.Href) {
-		return roleRendered
-	}
-	return ""
-}
-
-// renderedHref reports whether an href is a tiler's rendering endpoint
-// (titiler as the Planetary Computer runs it: /api/data/v1/item/preview.png,
-// tilejson.json, {z}/{x}/{y} templates) rather than a file: asking it for a
-// size would make it render.
-func renderedHref(href string) bool {
-	u, err := url.Parse(href)
-	if err != nil {
-		return false
-	}
-	p := strings.ToLower(u.Path)
-	// Not any "/tiles/": Sentinel-2 archives keep their files under
-	// s3://…/tiles/20/E/PT/….
-	return strings.Contains(p, "/api/data/v1/") || strings.HasSuffix(p, "/tilejson.json") || strings.Contains(p, "{z}") ||
-		strings.HasSuffix(p, "/item/preview.png") || strings.HasSuffix(p, "/wmtscapabilities.xml")
 }
 
 // sizer turns items into sizing jobs.
@@ -382,7 +342,7 @@ func (s *sizer) item(out *EstimateDataSizeOut, it *stacclient.Item) []*assetJob 
 			continue
 		}
 		a := it.Assets[key]
-		if role := nonDataRole(a); role != "" && len(s.wanted) == 0 {
+		if role := sizing.NonDataRole(a); role != "" && len(s.wanted) == 0 {
 			if s.leftOut == nil {
 				s.leftOut, s.leftOutN = map[string][]string{}, map[string]int{}
 			}
@@ -392,19 +352,19 @@ func (s *sizer) item(out *EstimateDataSizeOut, it *stacclient.Item) []*assetJob 
 			s.leftOutN[role]++
 			continue
 		}
-		job := &assetJob{item: it.ID, collection: it.Collection, key: key, mediaType: a.Type, bands: bandNames(a.Extra),
-			href: a.Href, raster: isRasterAsset(a)}
+		job := &assetJob{item: it.ID, collection: it.Collection, key: key, mediaType: a.Type, bands: sizing.BandNames(a.Extra),
+			href: a.Href, raster: sizing.IsRaster(a)}
 		if job.raster {
 			job.coverage = cov
 		}
-		switch n, method, ok := metadataSize(a, it.Properties); {
+		switch n, method, ok := sizing.MetadataSize(a, it.Properties); {
 		case ok:
 			job.bytes, job.method = n, method
 		case s.metadataOnly:
 			job.reason, job.kind = "no file:size or raster band data types × proj:shape, and force_metadata_only skips HEAD", unsizedMetadataOnly
-		case renderedHref(a.Href):
+		case sizing.RenderedHref(a.Href):
 			job.reason, job.kind = "a tiler renders it on request (not a file): not asked for a size", unsizedRendered
-		case !headable(a.Href):
+		case !sizing.Headable(a.Href):
 			job.reason, job.kind = fmt.Sprintf("no size metadata, and href %q cannot be probed over HTTP", trimText(a.Href, 80)), unsizedNoHTTP
 		case s.offline && !s.reachableOffline(a.Href):
 			job.reason, job.kind = fmt.Sprintf("not probed: the demo catalog works offline, and this asset is on %s, a host on the internet", hostOf(a.Href)), unsizedOffline
@@ -479,8 +439,8 @@ func probeJobs(ctx context.Context, client *stacclient.Client, jobs []*assetJob,
 		if j.probe == nil || j.copyOf != "" {
 			continue
 		}
-		if len(probes) >= maxHeadProbes {
-			j.reason, j.kind = fmt.Sprintf("not probed: at most %d HEAD requests per call", maxHeadProbes), unsizedHeadLimit
+		if len(probes) >= sizing.MaxHeadProbes {
+			j.reason, j.kind = fmt.Sprintf("not probed: at most %d HEAD requests per call", sizing.MaxHeadProbes), unsizedHeadLimit
 			j.probe = nil
 			skipped++
 			continue
@@ -488,7 +448,7 @@ func probeJobs(ctx context.Context, client *stacclient.Client, jobs []*assetJob,
 		probes = append(probes, j.probe)
 	}
 	if skipped > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d assets were not probed (HEAD limit %d per call); narrow asset_keys or max_items", skipped, maxHeadProbes))
+		out.Notes = append(out.Notes, fmt.Sprintf("%d assets were not probed (HEAD limit %d per call); narrow asset_keys or max_items", skipped, sizing.MaxHeadProbes))
 	}
 	probeSizes(ctx, client, probes)
 	for _, j := range jobs {
@@ -498,7 +458,7 @@ func probeJobs(ctx context.Context, client *stacclient.Client, jobs []*assetJob,
 		if j.probe.reason != "" {
 			j.reason, j.kind = j.probe.reason, j.probe.kind
 		} else {
-			j.bytes, j.method = j.probe.bytes, methodHead
+			j.bytes, j.method = j.probe.bytes, sizing.MethodHead
 		}
 		j.probe = nil
 	}
@@ -546,7 +506,7 @@ func tally(jobs []*assetJob, areaGiven bool, out *EstimateDataSizeOut) {
 			if len(out.NotSized) < maxListedUnsizedAssets {
 				out.NotSized = append(out.NotSized, UnsizedAsset{Item: j.item, Key: j.key, Reason: j.reason})
 			}
-			add(byMethod, methodUnknown, j, 0)
+			add(byMethod, sizing.MethodUnknown, j, 0)
 			continue
 		}
 		add(byMethod, j.method, j, clipped)
@@ -581,7 +541,7 @@ func tally(jobs []*assetJob, areaGiven bool, out *EstimateDataSizeOut) {
 	if out.AssetsOmitted > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d sized assets are not listed in assets (limit %d) but are in every total", out.AssetsOmitted, maxListedSizedAssets))
 	}
-	if byMethod[methodDtypeShape] != nil && byMethod[methodDtypeShape].Assets > 0 {
+	if byMethod[sizing.MethodDtypeShape] != nil && byMethod[sizing.MethodDtypeShape].Assets > 0 {
 		out.Notes = append(out.Notes, "raster_dtype_shape sizes are uncompressed; files on storage are usually smaller")
 	}
 	if areaGiven && !out.AreaApplied && len(jobs) > 0 {

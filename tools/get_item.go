@@ -128,7 +128,7 @@ func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, er
 	}
 	// The item as the catalog sent it, when those bytes still describe it
 	// (not when signing changed its hrefs): sent on as they are, the text
-	// written from them, with no decoding into a map (issue 25).
+	// written from them, with no decoding into a map.
 	var text string
 	if source := item.Source(); source != nil && !in.SignAssets {
 		if t, names, ok := fullItemTextRaw(source, out.Summary); ok {

@@ -23,7 +23,7 @@ import (
 )
 
 // get_item passes on the bytes the catalog sent instead of re-encoding the
-// typed item (issue 25). These tests hold it to what it answered before:
+// typed item. These tests hold it to what it answered before:
 // the structured result equal, as JSON, to the old route's (the typed item
 // encoded and decoded: toJSONObject), the text identical, for every demo
 // item and for real recorded items.

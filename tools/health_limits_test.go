@@ -24,7 +24,7 @@ func (anyHostCatalog) RoundTrip(req *http.Request) (*http.Response, error) {
 		ContentLength: int64(len(body)), Request: req}, nil
 }
 
-// TestManyCatalogHostsKeepHealthAndMetricsBounded (issue 9, item 9): a
+// TestManyCatalogHostsKeepHealthAndMetricsBounded: a
 // client naming many distinct catalog hosts no longer grows /metrics and
 // get_service_health with them. The report lists at most 50 hosts and says
 // how many it left out; /metrics gives the first 64 unconfigured hosts

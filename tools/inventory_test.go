@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The tools issue 3 asks for, in the order a model should meet them.
+// The tools, in the order a model should meet them.
 var wantToolNames = []string{
 	"get_root", "get_conformance", "get_capabilities", "search_collections", "get_collection",
 	"get_queryables", "search_items", "get_item", "get_aggregations", "estimate_data_size",

@@ -6,7 +6,7 @@ import (
 	"github.com/stacmcp/stac-mcp/stacclient"
 )
 
-// TestDateColoursAreRankBased: issue 24 minor 9. One item dated 2070
+// TestDateColoursAreRankBased: One item dated 2070
 // stretched the linear date scale so every 2025 item got one colour; by
 // rank, each distinct date gets its own step of the ramp, oldest to newest.
 func TestDateColoursAreRankBased(t *testing.T) {

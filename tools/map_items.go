@@ -99,7 +99,7 @@ func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string,
 	}
 	if len(items) == 0 {
 		// Nothing to draw over the area: a map of the area alone is 22 KB
-		// of image saying less than the notes (issue 24). Text only.
+		// of image saying less than the notes. Text only.
 		out.AOI = roundBBox(footprint.BBox(fs.area.Bound()))
 		out.Notes = append(out.Notes, fs.emptyNotes...)
 		return out, mapItemsText(out), nil

@@ -8,7 +8,7 @@ import (
 	"github.com/stacmcp/stac-mcp/tools/internal/mapview"
 )
 
-// The map view (issue 27) is an MCP App: a ui:// resource that hosts with
+// The map view is an MCP App: a ui:// resource that hosts with
 // the io.modelcontextprotocol/ui extension render next to the results of
 // the tools linking it in their _meta. Hosts without the extension ignore
 // the link and get the same text and PNG as before; the link is not in a

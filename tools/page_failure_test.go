@@ -43,7 +43,7 @@ func pagingFailsFrom(t *testing.T, from int) string {
 	return srv.URL
 }
 
-// TestAFailedPageKeepsThePagesRead: issue 24 minor 8. Page 3 of 3 fails:
+// TestAFailedPageKeepsThePagesRead: Page 3 of 3 fails:
 // check_coverage, map_items and estimate_data_size answer over the 4 items
 // of pages 1–2, say which page failed and why, and advise what fits a
 // paging failure (not "check the id").

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// Issue 24, Minor 11: small things a model reads.
+// Small things a model reads.
 func TestUntitledCollectionsShowNoDash(t *testing.T) {
 	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
@@ -85,7 +85,7 @@ func TestEmptyMapItemsIsTextOnly(t *testing.T) {
 	}
 }
 
-// Issue 24 minor 9: at local scale the map names populated places (the
+// At local scale the map names populated places (the
 // nearest at the edge when none is inside), and the text says which.
 func TestMapItemsNamesPlaces(t *testing.T) {
 	t.Parallel()
@@ -100,7 +100,7 @@ func TestMapItemsNamesPlaces(t *testing.T) {
 	}
 }
 
-// Issue 24 minor 11: a local catalog's relative asset hrefs ("./ortho-2.tif")
+// A local catalog's relative asset hrefs ("./ortho-2.tif")
 // are shown resolved, as absolute paths a reader can open.
 func TestLocalCatalogAssetHrefsAreResolved(t *testing.T) {
 	t.Parallel()

@@ -100,7 +100,7 @@ func promptHandler(p promptSpec) mcp.PromptHandler {
 
 // invalidParams makes a prompt argument error a JSON-RPC invalid-params
 // error (-32602): the SDK sends any other error as code 0, which a client
-// cannot tell from a server failure (issue 24).
+// cannot tell from a server failure.
 func invalidParams(err error) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 }
@@ -167,7 +167,8 @@ func looksLikeDatetime(s string) bool {
 // promptDatetime reads a prompt's period: a datetime stacclient parses is
 // used as it is (normalized); one that looks like a datetime but does not
 // parse is refused, naming the problem; words are handed to the model to
-// turn into an interval (issue 24: "July 2025", "summer 2025" were refused).
+// turn into an interval (so "July 2025" or "summer 2025" work,
+// which a datetime parser alone would refuse).
 // shown is how the message names the period, as a datetime argument or as
 // an instruction.
 func promptDatetime(param, text string) (datetime, shown string, err error) {

@@ -129,7 +129,7 @@ func TestPromptArgumentsAreValidated(t *testing.T) {
 			t.Errorf("%s %v: no error", tc.prompt, tc.args)
 			continue
 		}
-		// Invalid params, not code 0 (issue 24, Major 4).
+		// Invalid params, not code 0.
 		var wire *jsonrpc.Error
 		if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams {
 			t.Errorf("%s %v: error %#v, want JSON-RPC code %d", tc.prompt, tc.args, err, jsonrpc.CodeInvalidParams)
@@ -142,7 +142,7 @@ func TestPromptArgumentsAreValidated(t *testing.T) {
 	}
 }
 
-// Issue 24, Major 4: prompt arguments are typed by a person in a form;
+// Prompt arguments are typed by a person in a form;
 // words for a period or a place are accepted and the message tells the
 // model to turn them into a datetime or bbox (as area already did).
 func TestPromptsAcceptFreeTextPeriodsAndPlaces(t *testing.T) {
@@ -165,7 +165,7 @@ func TestPromptsAcceptFreeTextPeriodsAndPlaces(t *testing.T) {
 		t.Fatalf("estimate_download bbox Denver: %v", err)
 	}
 	// Denver is in the server's gazetteer: the place is passed on as the
-	// tools take it (issue 35).
+	// tools take it.
 	for _, want := range []string{`over Denver (city, bbox [`, `pass bbox "Denver" as it is`, `for "summer 2025" (first turn this into`,
 		`bbox "Denver", datetime (the interval you derived)`} {
 		if !strings.Contains(text, want) {

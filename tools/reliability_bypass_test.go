@@ -101,7 +101,7 @@ var pixelToolArgs = map[string]map[string]any{
 	"index_time_series": {"collections": "s2-synthetic"},
 }
 
-// TestNoToolBypassesTheReliabilityLayer (issue 4): every upstream request
+// TestNoToolBypassesTheReliabilityLayer: every upstream request
 // a network tool makes reaches the base transport inside Run, under the
 // calling tool's name, and every network tool makes at least one.
 func TestNoToolBypassesTheReliabilityLayer(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/sizing"
 )
 
 // maxSummaryAssets caps the assets detailed in an item summary; the keys of
@@ -145,7 +146,7 @@ func assetRank(a stacclient.Asset) int {
 
 // assetOrder ranks an asset for listing: by role, HTTP-fetchable first.
 func assetOrder(a stacclient.Asset) int {
-	if !headable(a.Href) && a.Href != "" {
+	if !sizing.Headable(a.Href) && a.Href != "" {
 		return assetRank(a) + 10
 	}
 	return assetRank(a)
@@ -155,7 +156,7 @@ func assetOrder(a stacclient.Asset) int {
 // cannot fetch over HTTP (s3:// duplicates of the COGs, for instance) go last.
 func orderedAssetKeys(assets map[string]stacclient.Asset) []string {
 	// Each asset is ranked once: ranking parses its href, which inside the
-	// sort's comparisons was most of an item's rendering (issue 25).
+	// sort's comparisons was most of an item's rendering.
 	type ranked struct {
 		key  string
 		rank int

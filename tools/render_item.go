@@ -84,7 +84,7 @@ var (
 // itemText is the buffer of an item's text, with one encoder writing
 // values as compactJSON writes them: a complete item has a hundred values,
 // and an encoder and a buffer per value were most of the rendering's
-// allocations (issue 25).
+// allocations.
 type itemText struct {
 	b       strings.Builder
 	scratch bytes.Buffer // the encoder's output, one value at a time

@@ -16,7 +16,7 @@ import (
 // the bytes the catalog sent, without decoding them into a map first:
 // that decoding (a map, a string and a boxed number per value) and the
 // encoding of every value back to JSON were half of get_item's own CPU
-// and most of its allocations (issue 25). Every value is written as
+// and most of its allocations. Every value is written as
 // fullItemText writes its decoding: objects with their keys sorted and a
 // repeated key's last value, numbers as encoding/json writes a float64,
 // strings as decoded and re-encoded. ok is false for what it does not

@@ -162,7 +162,7 @@ func readResource(d *Deps, name string, fetch func(ctx context.Context, cat *Cat
 // URIs of the closest collections when there are some.
 func resourceNotFound(uri string, suggestions []string) error {
 	if _, isCollection := resourceCollectionID(uri); len(suggestions) == 0 && isCollection {
-		// No close id: say where the ids are rather than nothing (issue 24).
+		// No close id: say where the ids are rather than nothing.
 		data, _ := json.Marshal(map[string]any{"uri": uri, "see": ResourceCollections})
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Data: data,
 			Message: "Resource not found: no collection has an id close to it; read " + ResourceCollections +

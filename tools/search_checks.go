@@ -9,7 +9,7 @@ import (
 	"github.com/stacmcp/stac-mcp/stacclient"
 )
 
-// Nothing ignored in silence (issue 24, Minor 7): a search that names a
+// Nothing ignored in silence: a search that names a
 // collection the catalog does not have, queries a property that is not
 // queryable, or sorts by a field no item carries is answered by most
 // catalogs as if the name were not there (the other collections' items,

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 24, Minor 7: nothing a search names is ignored in silence.
+// Nothing a search names is ignored in silence.
 func TestSearchSaysWhatTheCatalogIgnored(t *testing.T) {
 	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})
@@ -43,7 +43,7 @@ func TestSearchSaysWhatTheCatalogIgnored(t *testing.T) {
 	}
 }
 
-// Issue 24, Minor 11: a warning about the search (here west > east, read
+// A warning about the search (here west > east, read
 // as crossing the antimeridian) comes before the item list, not after it.
 func TestSearchWarningsComeBeforeTheItems(t *testing.T) {
 	t.Parallel()
@@ -57,7 +57,7 @@ func TestSearchWarningsComeBeforeTheItems(t *testing.T) {
 
 // The same checks in the other tools that search and read the items: they
 // ignored an unknown collection in a list, a non-queryable query field and
-// an unknown sortby field in silence (issue 24, Minor 7, "each").
+// an unknown sortby field in silence ("each" of them).
 func TestAreaToolsSayWhatTheCatalogIgnored(t *testing.T) {
 	t.Parallel()
 	cs := newTestSession(t, testSessionOptions{})

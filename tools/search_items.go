@@ -507,7 +507,7 @@ func searchItemsText(out SearchItemsOut, heads []ItemSummary) string {
 	fmt.Fprintf(&b, " (detail %s).\n", out.Detail)
 	// Warnings before the items: one about the search itself (a bbox read
 	// as crossing the antimeridian, a field the catalog ignored) changes
-	// what the list means, and a model reads on from the top (issue 24).
+	// what the list means, and a model reads on from the top.
 	writeLines(&b, "Warning: ", out.Warnings)
 	var types typeAbbreviations
 	for _, s := range out.Items {

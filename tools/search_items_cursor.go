@@ -53,7 +53,7 @@ func continueItems(ctx context.Context, c *Call, token string, params stacclient
 	}
 	search.Limit = 0
 
-	// The page size follows this call (issue 10): its limit, else the
+	// The page size follows this call: its limit, else the
 	// limit the search was started with, else this call's max_items.
 	pos := itemsPosition{search: search, sent: search, first: &cur.First}
 	switch {

@@ -4,27 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
-	"time"
 
 	"github.com/rs/zerolog"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/sizing"
 )
-
-// headParallelism bounds concurrent HEAD probes: enough to finish a page of
-// items inside the tool deadline without hammering the asset host.
-const headParallelism = 4
-
-// headDeadlineShare is the part of the remaining tool time HEAD probes may use.
-const headDeadlineShare = 0.8
-
-// maxHeadProbes bounds the HEAD requests of one call; assets beyond it are
-// reported as not sized.
-const maxHeadProbes = 100
 
 // headProbe is one asset to size by HEAD, and its outcome.
 type headProbe struct {
@@ -44,54 +31,37 @@ type headProbe struct {
 // Local static catalogs are the operator's own data, probed like any other.
 func offlineAssets(cat *Catalog) bool { return cat.Name == DemoCatalog }
 
-// probeSizes sends HEAD requests (status-checked by Client.Head) with
-// bounded parallelism, inside ctx's deadline. A failed probe never counts:
-// an error page's Content-Length is not the asset's size.
+// probeSizes sizes probes by HEAD (sizing.ProbeAll: bounded in
+// parallelism and time) and words each outcome.
 func probeSizes(ctx context.Context, client *stacclient.Client, probes []*headProbe) {
-	if deadline, ok := ctx.Deadline(); ok {
-		// Stop probing early enough that the sizes found so far still make
-		// it into a result before the tool deadline.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Duration(float64(time.Until(deadline))*headDeadlineShare)))
-		defer cancel()
-	}
 	prog := progressFrom(ctx)
 	log := zerolog.Ctx(ctx) // the server's logger (adapt puts it there)
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(headParallelism)
-	for _, p := range probes {
-		g.Go(func() error {
-			var panicked error
-			defer func() {
-				if panicked != nil { // this probe is not sized; the others go on
-					p.bytes, p.reason = 0, "HEAD probe failed on an internal error (logged by the server)"
-				}
-			}()
-			defer recoverAs(*log, "estimate_data_size: HEAD probe", &panicked)
-			defer prog.step(ctx, 0, "estimate_data_size: HEAD probe of %s done", trimText(p.href, 80))
-			if err := ctx.Err(); err != nil {
-				p.reason, p.kind = "not probed: the tool deadline was reached", unsizedDeadline
-				return nil
-			}
-			c := client
-			if p.client != nil {
-				c = p.client
-			}
-			n, err := c.Head(ctx, p.href)
-			switch {
-			case err != nil && ctx.Err() != nil:
-				p.reason, p.kind = "HEAD stopped at the tool deadline", unsizedDeadline
-			case err != nil:
-				p.reason, p.kind = "HEAD failed: "+headFailure(err), unsizedHeadFailed
-			case n < 0:
-				p.reason, p.kind = "HEAD answered without a Content-Length", unsizedNoLength
-			default:
-				p.bytes = n
-			}
-			return nil // one failed probe must not cancel the others
-		})
+	engine := make([]*sizing.Probe, len(probes))
+	for i, p := range probes {
+		engine[i] = &sizing.Probe{Href: p.href, Client: p.client}
 	}
-	_ = g.Wait()
+	sizing.ProbeAll(ctx, client, engine, sizing.ProbeOptions{
+		Done: func(ctx context.Context, p *sizing.Probe) {
+			prog.step(ctx, 0, "estimate_data_size: HEAD probe of %s done", trimText(p.Href, 80))
+		},
+		OnPanic: func(v any) { _ = logPanic(*log, "estimate_data_size: HEAD probe", v) },
+	})
+	for i, p := range probes {
+		switch e := engine[i]; e.Outcome {
+		case sizing.Sized:
+			p.bytes = e.Bytes
+		case sizing.NotProbed:
+			p.reason, p.kind = "not probed: the tool deadline was reached", unsizedDeadline
+		case sizing.StoppedAtDeadline:
+			p.reason, p.kind = "HEAD stopped at the tool deadline", unsizedDeadline
+		case sizing.Failed:
+			p.reason, p.kind = "HEAD failed: "+headFailure(e.Err), unsizedHeadFailed
+		case sizing.NoLength:
+			p.reason, p.kind = "HEAD answered without a Content-Length", unsizedNoLength
+		case sizing.Panicked: // this probe is not sized; the others went on
+			p.bytes, p.reason = 0, "HEAD probe failed on an internal error (logged by the server)"
+		}
+	}
 }
 
 // headFailure words a HEAD error briefly: the host's give-up in one clause
@@ -118,10 +88,4 @@ func headFailure(err error) string {
 		return string(se.Kind)
 	}
 	return err.Error()
-}
-
-// headable reports whether an href can be probed over HTTP.
-func headable(href string) bool {
-	u, err := url.Parse(href)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }

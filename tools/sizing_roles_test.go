@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestEstimateDataSizeSizesDataAssetsOnly: issue 24 minor 6. A Planetary
+// TestEstimateDataSizeSizesDataAssetsOnly: A Planetary
 // Computer-like item: by default only its data asset is sized; thumbnail,
 // overview (rendered_preview), tiles (tilejson) and metadata are left out
 // and named, with how to include them; the tiler's rendered hrefs are never

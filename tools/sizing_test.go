@@ -14,43 +14,8 @@ import (
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
+	"github.com/stacmcp/stac-mcp/tools/internal/sizing"
 )
-
-func extraOf(t *testing.T, members string) stacclient.Extra {
-	t.Helper()
-	var e stacclient.Extra
-	if err := json.Unmarshal([]byte(members), &e); err != nil {
-		t.Fatalf("bad test extra %s: %v", members, err)
-	}
-	return e
-}
-
-func TestMetadataSize(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		name       string
-		extra      string
-		itemProps  map[string]any
-		wantBytes  int64
-		wantMethod string
-	}{
-		{"file:size wins", `{"file:size": 1234, "proj:shape": [10, 10], "raster:bands": [{"data_type": "uint8"}]}`, nil, 1234, methodFileSize},
-		{"bands × shape", `{"proj:shape": [100, 200], "raster:bands": [{"data_type": "uint16"}, {"data_type": "float32"}]}`, nil, 100 * 200 * 6, methodDtypeShape},
-		{"item-level shape", `{"raster:bands": [{"data_type": "int8"}]}`, map[string]any{"proj:shape": []any{json.Number("50"), json.Number("40")}}, 2000, methodDtypeShape},
-		{"STAC 1.1 bands with asset data_type", `{"proj:shape": [10, 10], "data_type": "uint16", "bands": [{"name": "r"}, {"name": "g"}, {"name": "b"}]}`, nil, 600, methodDtypeShape},
-		{"unknown data type", `{"proj:shape": [10, 10], "raster:bands": [{"data_type": "other"}]}`, nil, 0, ""},
-		{"band without data type", `{"proj:shape": [10, 10], "raster:bands": [{"nodata": 0}]}`, nil, 0, ""},
-		{"shape without bands", `{"proj:shape": [10, 10]}`, nil, 0, ""},
-		{"nothing", `{}`, nil, 0, ""},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			n, method, ok := metadataSize(stacclient.Asset{Extra: extraOf(t, c.extra)}, c.itemProps)
-			if ok != (c.wantMethod != "") || n != c.wantBytes || method != c.wantMethod {
-				t.Errorf("metadataSize = %d, %q, %v; want %d, %q", n, method, ok, c.wantBytes, c.wantMethod)
-			}
-		})
-	}
-}
 
 func polygonJSON(points ...[2]float64) json.RawMessage {
 	ring := make([][2]float64, 0, len(points)+1)
@@ -263,7 +228,7 @@ func TestEstimateDataSizeMethodsTotalsAndCoverage(t *testing.T) {
 	for _, a := range out.Assets {
 		methods[a.Key] = a.Method
 	}
-	wantMethods := map[string]string{"sized": methodFileSize, "dtype": methodDtypeShape, "probed": methodHead, "metadata": methodHead}
+	wantMethods := map[string]string{"sized": sizing.MethodFileSize, "dtype": sizing.MethodDtypeShape, "probed": sizing.MethodHead, "metadata": sizing.MethodHead}
 	for k, m := range wantMethods {
 		if methods[k] != m {
 			t.Errorf("asset %s sized by %q, want %q", k, methods[k], m)
@@ -329,8 +294,8 @@ func TestEstimateDataSizeBoundsHEADParallelism(t *testing.T) {
 	if out.TotalBytes != want || out.NotSizedCount != 0 {
 		t.Errorf("total %d (unsized %d), want %d", out.TotalBytes, out.NotSizedCount, want)
 	}
-	if m := host.maxInFlight.Load(); m > headParallelism || m < 1 {
-		t.Errorf("%d HEAD requests in flight at once, want 1..%d", m, headParallelism)
+	if m := host.maxInFlight.Load(); m > sizing.HeadParallelism || m < 1 {
+		t.Errorf("%d HEAD requests in flight at once, want 1..%d", m, sizing.HeadParallelism)
 	}
 }
 

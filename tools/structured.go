@@ -16,7 +16,7 @@ import (
 // output, decodes it, applies defaults, validates it and encodes it again:
 // for get_item that was three passes over a complete item on top of the
 // one the answer needs, and with the item's own re-encoding more CPU than
-// fetching it (issue 25). The checks stay: every output is validated
+// fetching it. The checks stay: every output is validated
 // against the output schema the tool advertises, and a failure is still a
 // JSON-RPC error, not a tool result.
 

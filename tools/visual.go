@@ -198,8 +198,8 @@ func newFootprintSearch(c *Call, tool string, params stacclient.SearchParams, ma
 // splitAreaAtAntimeridian makes a search's intersects the area cut at
 // ±180 when it crosses the antimeridian (RFC 7946 §3.1.9), and says so:
 // the area is measured as one piece, but a catalog reads a polygon
-// literally and would search the long way round (issue 23: check_coverage
-// found nothing and reported 0 %).
+// literally and would search the long way round (check_coverage
+// then finds nothing and reports 0 %).
 func splitAreaAtAntimeridian(p *stacclient.SearchParams, area footprint.Shape) (note string, err error) {
 	mp, changed, err := area.SplitAtAntimeridian()
 	if err != nil || !changed {

@@ -242,7 +242,7 @@ func TestGetItemPreviewSaysWhyThereIsNoPreview(t *testing.T) {
 	}
 }
 
-// Issue 22: an item's asset href may name any URL the server can reach;
+// An item's asset href may name any URL the server can reach;
 // over http a preview failure does not describe what another host than the
 // catalog's answered (its content type, size or decoder error).
 func TestGetItemPreviewDoesNotDescribeOtherHostsToHTTPClients(t *testing.T) {
@@ -433,7 +433,7 @@ func TestMapItemsArguments(t *testing.T) {
 		t.Errorf("empty search without an area: %q", msg)
 	}
 	// An empty search with an area answers in text, naming the area, with
-	// no map of nothing (issue 24).
+	// no map of nothing.
 	res := callOK(t, cs, "map_items", map[string]any{"collections": "joplin", "datetime": "1990", "bbox": "-94.7,37.0,-94.4,37.2"})
 	if out := structured[MapItemsOut](t, res); out.Drawn != 0 || len(out.AOI) != 4 || !strings.Contains(strings.Join(out.Notes, " "), "no items matched") || len(res.Content) != 1 {
 		t.Errorf("empty search with an area: %+v", out)

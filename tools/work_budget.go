@@ -13,8 +13,8 @@ import (
 // named in refusals so an operator knows what to raise.
 const DecodeBudgetSetting = "STAC_MCP_DECODE_BUDGET_PIXELS"
 
-// workBudgets are the process-wide bounds of CPU- and memory-heavy steps
-// (issue 22): the tool deadline ends a call's answer, not the work behind
+// workBudgets are the process-wide bounds of CPU- and memory-heavy steps:
+// the tool deadline ends a call's answer, not the work behind
 // it, so the work itself must be bounded.
 //   - cpu: one slot per core (GOMAXPROCS) for coverage geometry, map
 //     drawing and image decoding. A map drawing that outlives its call

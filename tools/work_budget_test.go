@@ -22,7 +22,7 @@ import (
 // Map drawings that outlive their calls (they finish into the map cache)
 // hold a CPU slot until they end: 8 calls abandoned at their deadline start
 // at most as many drawings as there are slots; the others are refused
-// without drawing. Before the slots, all 8 drew at once (issue 22).
+// without drawing. Before the slots, all 8 drew at once.
 func TestAbandonedMapDrawingsCannotPileUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &Deps{Limits: Limits{CPUSlots: 2}}
@@ -92,7 +92,7 @@ func heavyFootprints(t *testing.T, n, vertices int) string {
 }
 
 // 13 footprints of 4,000 vertices are refused before any geometry, with
-// the limit and what to do named (issue 22: 100 × 4,000 took 353 s of CPU).
+// the limit and what to do named (100 × 4,000 took 353 s of CPU).
 func TestCheckCoverageRefusesFootprintsWithTooManyVertices(t *testing.T) {
 	t.Parallel()
 	p := roomyPolicy()

@@ -118,7 +118,7 @@ func runWrite(ctx context.Context, c *Call, op writeflow.Op) (WriteOut, string, 
 		return fail(errors.New(op.Tool + ": writes are not enabled on this server (start it with --allow-writes)"))
 	}
 	if why := c.Catalog.WriteRefusal; why != "" {
-		return fail(errors.New(op.Tool + ": " + why)) // the registry's decision (issue 22): nothing sent
+		return fail(errors.New(op.Tool + ": " + why)) // the registry's decision: nothing sent
 	}
 	lease := w.Lease
 	if lease <= 0 {

@@ -65,7 +65,7 @@ func TestRefusedWriteDoesNotHoldTheKey(t *testing.T) {
 }
 
 // TestIdempotencyRecordGrowth measures what 3,000 create_item calls with
-// fresh keys add to the SQLite and the Redis store (issue 22, Medium 6):
+// fresh keys add to the SQLite and the Redis store:
 //
 //	STAC_MCP_MEASURE_RECORDS=1 go test -run TestIdempotencyRecordGrowth -v ./tools/
 func TestIdempotencyRecordGrowth(t *testing.T) {

@@ -335,7 +335,7 @@ func TestBadDocumentsSendAndRecordNothing(t *testing.T) {
 	wc := newWritableCatalog(t, nil)
 	cs := writeSession(t, wc.URL, sqliteWrites(t, t.TempDir()), nil)
 	bad := itemArg(t, "bad", 2)
-	bad["properties"].(map[string]any)["gsd"] = -1 // the schema: gsd > 0 (issue 23: it was written)
+	bad["properties"].(map[string]any)["gsd"] = -1 // the schema: gsd > 0 (such a document was once written)
 	text := callErr(t, cs, "create_item", map[string]any{"collection_id": "survey", "item": bad, "idempotency_key": "k-bad"})
 	if !strings.Contains(text, "properties.gsd") || !strings.Contains(text, "Nothing was sent") {
 		t.Errorf("error text: %s", text)

@@ -76,7 +76,7 @@ func callHTTP(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]
 	return text, res.IsError
 }
 
-// Issue 9 items 2 and 6, end to end through `stac-mcp http`: a client may
+// End to end through `stac-mcp http`: a client may
 // not name a local path or a private address; what the operator configured
 // (the default, STAC_MCP_CATALOGS names, the demo) is still served.
 func TestHTTPClientsReachOnlyWhatTheOperatorConfigured(t *testing.T) {
@@ -117,7 +117,7 @@ func TestHTTPPrivateNetworksWhenTheOperatorAllows(t *testing.T) {
 	strayAddr := strings.TrimPrefix(stray.URL, "http://")
 	for _, env := range []map[string]string{
 		{"STAC_MCP_ALLOW_PRIVATE_NETWORKS": "true"},
-		{"STAC_MCP_ALLOWED_CATALOG_HOSTS": strayAddr}, // host:port (issue 22: a bare host admits 80 and 443 only)
+		{"STAC_MCP_ALLOWED_CATALOG_HOSTS": strayAddr}, // host:port (a bare host admits 80 and 443 only)
 		{"STAC_MCP_ALLOWED_CATALOG_HOSTS": "127.0.0.0/8"},
 	} {
 		s := startHTTPForTest(t, env, "--catalog", "demo", "--log-level", "error")
@@ -129,7 +129,7 @@ func TestHTTPPrivateNetworksWhenTheOperatorAllows(t *testing.T) {
 	}
 }
 
-// Issue 22: an allow-list entry without a port admits ports 80 and 443
+// An allow-list entry without a port admits ports 80 and 443
 // only, not every service of the host.
 func TestHTTPAllowedHostWithoutPortAdmitsDefaultPortsOnly(t *testing.T) {
 	t.Parallel()
@@ -158,7 +158,7 @@ func TestStdioTrustsTheOperator(t *testing.T) {
 	}
 }
 
-// Issue 9 item 1, from the environment: STAC_MCP_CATALOG_HEADERS_<NAME>
+// From the environment: STAC_MCP_CATALOG_HEADERS_<NAME>
 // goes to that catalog only, STAC_MCP_HEADERS to the default only.
 func TestPerCatalogHeadersFromTheEnvironment(t *testing.T) {
 	t.Parallel()
@@ -217,7 +217,7 @@ func TestBoundarySettingsRefuseBadValues(t *testing.T) {
 	}
 }
 
-// Issue 10: load problems of the operator's local catalogs show at startup;
+// Load problems of the operator's local catalogs show at startup;
 // a default that cannot load at all refuses to start.
 func TestStartupLoadsConfiguredLocalCatalogs(t *testing.T) {
 	t.Parallel()

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 24, Major 5: a default catalog URL with user:password@ (what the
+// A default catalog URL with user:password@ (what the
 // bundle's "Catalog" setting fills) is refused at start, naming where the
 // credentials go, and the password appears nowhere in the output; before,
 // the server started, logged it and failed every call.

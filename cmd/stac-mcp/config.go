@@ -274,7 +274,7 @@ func loadExportSettings(cfg *config, src settingSource) error {
 }
 
 // refuseCatalogUserinfo refuses a default catalog URL with user:password@
-// at start (issue 24): the client never sends it (credentials go in headers),
+// at start: the client never sends it (credentials go in headers),
 // so such a server would start, log the password and fail every call. The
 // value is not quoted back, not even redacted: where a password that url.Parse
 // cannot read ends is unknown.

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/internal/reporoot"
 )
 
 // TestConformanceSuiteOverStreamableHTTP runs the official MCP conformance
@@ -29,7 +31,7 @@ func TestConformanceSuiteOverStreamableHTTP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, conformance, "server", "--url", url+"/mcp",
-		"--expected-failures", filepath.Join(repoRoot(t), "e2e", "conformance", "baseline.yml"),
+		"--expected-failures", filepath.Join(reporoot.ForTest(t), "e2e", "conformance", "baseline.yml"),
 		"-o", t.TempDir())
 	cmd.Dir = t.TempDir()
 	cmd.Env = env

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 24, Minor 11: the README and the HTTP guide say how Claude Desktop,
+// The README and the HTTP guide say how Claude Desktop,
 // which starts stdio servers only, reaches `stac-mcp http`.
 func TestDocsSayHowClaudeDesktopReachesHTTP(t *testing.T) {
 	for _, doc := range []string{"README.md", "docs/http.md"} {

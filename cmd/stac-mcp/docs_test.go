@@ -459,7 +459,7 @@ func TestConfigurationDocListsEverySetting(t *testing.T) {
 
 // TestReliabilitySettingsShowTheirDefaults: --help and the settings table
 // give every reliability setting's default, and it is the one the policy
-// uses (issue 10: the cache and bulkhead defaults were missing from both).
+// uses (the cache and bulkhead defaults were missing from both).
 func TestReliabilitySettingsShowTheirDefaults(t *testing.T) {
 	doc := readDoc(t, configurationDoc)
 	p := reliability.DefaultPolicy()

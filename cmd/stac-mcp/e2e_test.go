@@ -14,21 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stacmcp/stac-mcp/internal/reporoot"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 )
 
 // These tests build the real binary and drive it over stdio, as an MCP host
 // does.
-
-// repoRoot is two levels up from cmd/stac-mcp.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
 
 // TestEndToEndWithTypeScriptSDK runs e2e/client.mjs, a client built on the
 // official MCP TypeScript SDK, against the binary on the demo catalog: it
@@ -40,7 +31,7 @@ func repoRoot(t *testing.T) string {
 func TestEndToEndWithTypeScriptSDK(t *testing.T) {
 	t.Parallel()
 	node := typeScriptClient(t)
-	preview := previewCatalog(t, repoRoot(t))
+	preview := previewCatalog(t, reporoot.ForTest(t))
 	out := runTypeScriptClient(t, node, []string{"STAC_MCP_CATALOGS=preview=" + preview, "STAC_MCP_E2E_PREVIEW_CATALOG=preview"},
 		binary(t), "--catalog", "demo", "stdio")
 	if !strings.Contains(out, "protocol version: 2025-11-25 over stdio") {
@@ -65,7 +56,7 @@ func TestEndToEndWritesWithTypeScriptSDK(t *testing.T) {
 func typeScriptClient(t *testing.T) (node string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
-	_, modErr := os.Stat(filepath.Join(repoRoot(t), "e2e", "node_modules", "@modelcontextprotocol", "sdk"))
+	_, modErr := os.Stat(filepath.Join(reporoot.ForTest(t), "e2e", "node_modules", "@modelcontextprotocol", "sdk"))
 	if err != nil || modErr != nil {
 		msg := "end-to-end test needs node and e2e/node_modules (run: cd e2e && npm ci)"
 		if os.Getenv("CI") == "true" {
@@ -81,7 +72,7 @@ func typeScriptClient(t *testing.T) (node string) {
 // test unless every check passed, and returns the output.
 func runTypeScriptClient(t *testing.T, node string, env []string, args ...string) string {
 	t.Helper()
-	root := repoRoot(t)
+	root := reporoot.ForTest(t)
 	cmd := exec.Command(node, append([]string{filepath.Join("e2e", "client.mjs")}, args...)...)
 	cmd.Dir = root
 	// The cursor key file (and without STAC_MCP_STATE_DIR the idempotency store) stays out of $HOME.

@@ -11,7 +11,7 @@ import (
 	"github.com/stacmcp/stac-mcp/stacclient/freetext"
 )
 
-// TestUnknownSettingsAreReported (issue 10): a mistyped STAC_MCP_* name was
+// TestUnknownSettingsAreReported: a mistyped STAC_MCP_* name was
 // silently ignored; now startup warns on stderr and names the closest
 // setting.
 func TestUnknownSettingsAreReported(t *testing.T) {

@@ -45,7 +45,7 @@ func readResponse(c net.Conn, br *bufio.Reader, wait time.Duration) (*http.Respo
 
 const healthzRequest = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
-// TestHTTPClosesIdleKeepAliveConnections (issue 9, item 7): an idle
+// TestHTTPClosesIdleKeepAliveConnections: an idle
 // keep-alive connection used to stay open forever; it is closed after
 // STAC_MCP_HTTP_IDLE_TIMEOUT_SECS.
 func TestHTTPClosesIdleKeepAliveConnections(t *testing.T) {
@@ -67,7 +67,7 @@ func TestHTTPClosesIdleKeepAliveConnections(t *testing.T) {
 	}
 }
 
-// TestHTTPCapsOpenConnections (issue 9, item 7): past
+// TestHTTPCapsOpenConnections: past
 // STAC_MCP_HTTP_MAX_CONNS the server accepts no more connections (so it
 // never runs out of descriptors); a waiting client is served as soon as a
 // slot frees.
@@ -93,7 +93,7 @@ func TestHTTPCapsOpenConnections(t *testing.T) {
 	}
 }
 
-// TestHTTPBodyDeadlineAndSizeCap (issue 9, item 7): a client that starts a
+// TestHTTPBodyDeadlineAndSizeCap: a client that starts a
 // body and stops used to hold the connection and a goroutine forever; now
 // it gets 408 after STAC_MCP_HTTP_BODY_TIMEOUT_SECS. A body over the cap
 // gets 413 naming the setting. Neither limit cuts a tool call that runs
@@ -167,7 +167,7 @@ func (s *httpServerForTest) metricValue(t *testing.T, name string) float64 {
 	return 0
 }
 
-// TestHTTPMetricsRejectsForeignHost (issue 9, low): /metrics without a
+// TestHTTPMetricsRejectsForeignHost: /metrics without a
 // token (loopback) had no Host check, so a DNS-rebinding page could read it.
 func TestHTTPMetricsRejectsForeignHost(t *testing.T) {
 	t.Parallel()
@@ -197,7 +197,7 @@ func TestHTTPMetricsRejectsForeignHost(t *testing.T) {
 	}
 }
 
-// TestHTTPTokenRules (issue 9, low): the Bearer scheme is case-insensitive
+// TestHTTPTokenRules: the Bearer scheme is case-insensitive
 // (RFC 9110), a refused request's connection is closed, and off loopback a
 // token shorter than 16 bytes refuses to start.
 func TestHTTPTokenRules(t *testing.T) {
@@ -237,7 +237,7 @@ func TestHTTPTokenRules(t *testing.T) {
 	}
 }
 
-// TestMetricsAddrFollowsTheHTTPExposureRule (issue 10): in stdio mode
+// TestMetricsAddrFollowsTheHTTPExposureRule: in stdio mode
 // STAC_MCP_METRICS_ADDR off loopback served /metrics to the network without
 // a token; now it refuses to start without one, and with one /metrics
 // requires it.
@@ -271,7 +271,7 @@ func TestMetricsAddrFollowsTheHTTPExposureRule(t *testing.T) {
 	}
 }
 
-// TestMetricsAreCompleteBeforeTheFirstCall (issue 10): every tool's series
+// TestMetricsAreCompleteBeforeTheFirstCall: every tool's series
 // exist at 0 from the start (the ASR counters and each tool_calls_total
 // outcome), with the Go and process collectors.
 func TestMetricsAreCompleteBeforeTheFirstCall(t *testing.T) {
@@ -294,7 +294,7 @@ func TestMetricsAreCompleteBeforeTheFirstCall(t *testing.T) {
 	}
 }
 
-// TestHTTPNeverLogsSessionIDs (issue 9, low; issue 12): a session id lets
+// TestHTTPNeverLogsSessionIDs: a session id lets
 // its holder cancel the session's calls, so it is in no log, not even at
 // debug level (the server keeps no session to debug).
 func TestHTTPNeverLogsSessionIDs(t *testing.T) {
@@ -316,8 +316,8 @@ func TestHTTPNeverLogsSessionIDs(t *testing.T) {
 	}
 }
 
-// TestHTTPServiceHealthShowsOnlyConfiguredOrNamedHosts (issue 9, item 9;
-// issue 12): over http, get_service_health without catalog_url lists the
+// TestHTTPServiceHealthShowsOnlyConfiguredOrNamedHosts: over http,
+// get_service_health without catalog_url lists the
 // configured catalog and never a catalog_url a client named, whatever
 // revision the clients speak; a client sees its own catalog by naming it.
 // Nothing about a client is remembered, so this holds on every replica.

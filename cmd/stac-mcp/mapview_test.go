@@ -12,11 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stacmcp/stac-mcp/internal/reporoot"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver/demo"
 )
 
-// TestMapViewInChromium is the map view's browser test (issue 27):
+// TestMapViewInChromium is the map view's browser test:
 // tools/internal/mapview/web/test/browser.mjs drives headless Chromium
 // (the Debian package, through puppeteer-core: nothing downloaded), which
 // opens a test host page embedding the view with the ext-apps SDK's host
@@ -68,7 +69,7 @@ func TestMapViewInChromium(t *testing.T) {
 // missing (fails it when CI=true, where .ci/run installs them).
 func mapViewTestTools(t *testing.T) (node, web string) {
 	t.Helper()
-	web = filepath.Join(repoRoot(t), "tools", "internal", "mapview", "web")
+	web = filepath.Join(reporoot.ForTest(t), "tools", "internal", "mapview", "web")
 	node, nodeErr := exec.LookPath("node")
 	_, modErr := os.Stat(filepath.Join(web, "node_modules", "puppeteer-core", "package.json"))
 	chromium := os.Getenv("CHROMIUM")
@@ -92,7 +93,7 @@ func mapViewTestTools(t *testing.T) (node, web string) {
 // JPEG (the demo's thumbnails are on the internet).
 func demoCatalogWithThumbnails(t *testing.T, collections ...string) string {
 	t.Helper()
-	thumb, err := os.ReadFile(filepath.Join(repoRoot(t), "tools", "internal", "picture", "testdata", "scene.jpg"))
+	thumb, err := os.ReadFile(filepath.Join(reporoot.ForTest(t), "tools", "internal", "picture", "testdata", "scene.jpg"))
 	if err != nil {
 		t.Fatal(err)
 	}

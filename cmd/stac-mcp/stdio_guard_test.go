@@ -65,7 +65,7 @@ func (s *stdioSession) next() map[string]any {
 	return m
 }
 
-// TestStdioAnswersMalformedLinesAndKeepsServing (issue 9, low): each of
+// TestStdioAnswersMalformedLinesAndKeepsServing: each of
 // these lines used to end the process with exit 1 and no answer. Now each
 // gets a JSON-RPC error (-32700 for what is not JSON, -32600 for what is
 // not a valid request; the id when it has a valid one, else null), and the

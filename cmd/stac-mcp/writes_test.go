@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stacmcp/stac-mcp/internal/reporoot"
 )
 
 func TestWriteSettings(t *testing.T) {
@@ -77,7 +79,7 @@ func TestToolsListsWriteToolsOnlyWithAllowWrites(t *testing.T) {
 func copyJoplin(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(repoRoot(t), "stacclient", "stacserver", "testdata", "joplin"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(reporoot.ForTest(t), "stacclient", "stacserver", "testdata", "joplin"))); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, "catalog.json")
@@ -131,7 +133,7 @@ func TestWriteSurvivesARestart(t *testing.T) {
 	}
 }
 
-// TestConcurrentCallsKeepEveryChange (issue 22, medium 4): 8 `stac-mcp call
+// TestConcurrentCallsKeepEveryChange: 8 `stac-mcp call
 // update_item` processes patch one item of a local catalog at once, and 8
 // `call create_item` processes add an item each: every patch is in the
 // file and every new item is linked from the collection (before, 1 patch of

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// A catalog's own short text error is shown, cleaned (issue 24, Major 1):
+// A catalog's own short text error is shown, cleaned:
 // Planetary Computer answers an unfiltered search 422 text/plain
 // "collection is required", which the model needs to read.
 func TestCatalogMessageShowsShortPlainText(t *testing.T) {

@@ -81,7 +81,7 @@ const MaxShownTextBytes = 2048
 // short printable text body (text/plain or untyped, valid UTF-8, at most
 // MaxShownTextBytes, no binary) is shown too, because a catalog that answers
 // "422 text/plain: collection is required" tells the model exactly what to
-// fix (issue 24). It is shown cleaned: control and format characters
+// fix. It is shown cleaned: control and format characters
 // removed (no terminal escapes, no bidi overrides), credentials redacted
 // (redact.Secrets plus key=value, Bearer and AWS-key forms), whitespace
 // collapsed and cut to MaxMessageRunes. HTML, XML and JSON without a message

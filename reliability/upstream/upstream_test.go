@@ -17,7 +17,7 @@ func TestMessage(t *testing.T) {
 		{"application/problem+json", `{"title":"Bad Request","detail":"limit too large"}`, "limit too large"},
 		{"", "", ""},
 		// Bodies that are not a JSON error message are described, never
-		// echoed (issue 9: SSRF read-back through error texts).
+		// echoed (SSRF read-back through error texts).
 		{"text/html; charset=utf-8", "  <html>\n  <body>secret admin page</body></html> ", "a 49-byte text/html answer (not shown)"},
 		{"", "\xff\xfe", "a 2-byte untyped answer (not shown)"},
 		{"text/plain", "root:x:0:0:root:/root:/bin/bash", "a 31-byte text/plain answer (not shown)"},

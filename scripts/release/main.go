@@ -18,13 +18,13 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/stacmcp/stac-mcp/internal/reporoot"
 )
 
 func main() {
@@ -47,7 +47,7 @@ func run(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%s takes no arguments, got %q", cmd, fs.Args())
 	}
-	root, err := repoRoot()
+	root, err := reporoot.Dir()
 	if err != nil {
 		return err
 	}
@@ -58,31 +58,4 @@ func run(args []string) error {
 		return writeIcon(filepath.Join(root, "icon.png"))
 	}
 	return fmt.Errorf("unknown command %q; accepted: bundle (default), icon", cmd)
-}
-
-const modulePath = "github.com/stacmcp/stac-mcp"
-
-// repoRoot is the nearest directory up from the working directory whose
-// go.mod declares the stac-mcp module.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if f, err := os.Open(filepath.Join(dir, "go.mod")); err == nil {
-			sc := bufio.NewScanner(f)
-			sc.Scan()
-			first := strings.TrimSpace(sc.Text())
-			_ = f.Close()
-			if first == "module "+modulePath {
-				return dir, nil
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run inside the stac-mcp repository (no go.mod of " + modulePath + " above the working directory)")
-		}
-		dir = parent
-	}
 }

@@ -210,41 +210,8 @@ func compileOp(op string, rawArgs []any, depth int) (evalFn, error) {
 	if lower == "isnull" {
 		lower = "isNull"
 	}
-	nargs := func(n int) error {
-		if len(rawArgs) != n {
-			return compileErr("%q takes %d args, got %d", op, n, len(rawArgs))
-		}
-		return nil
-	}
-	known := true
-	switch {
-	case lower == "and" || lower == "or":
-		if len(rawArgs) == 0 {
-			return nil, compileErr("%q needs at least one arg", op)
-		}
-	case lower == "not" || lower == "isNull" || lower == "casei" || lower == "accenti":
-		if err := nargs(1); err != nil {
-			return nil, err
-		}
-	case lower == "between":
-		if err := nargs(3); err != nil {
-			return nil, err
-		}
-	case comparisonOps[lower], arithmeticOps[lower] != nil, lower == "like", lower == "in",
-		spatialOps[lower] != nil, temporalOps[lower] != nil, arrayOps[lower] != nil:
-		if err := nargs(2); err != nil {
-			return nil, err
-		}
-	default:
-		known = false
-	}
-	if !known {
-		return nil, compileErr("function %q is not supported here (supported: %s)", op, Operators)
-	}
-	if lower == "in" {
-		if _, ok := rawArgs[1].([]any); !ok {
-			return nil, compileErr("\"in\" needs a list as its second arg, got %s", compact(rawArgs[1]))
-		}
+	if err := checkArity(op, lower, rawArgs); err != nil {
+		return nil, err
 	}
 	if err := checkLiteralArgs(op, lower, rawArgs); err != nil {
 		return nil, err
@@ -256,8 +223,93 @@ func compileOp(op string, rawArgs []any, depth int) (evalFn, error) {
 			return nil, err
 		}
 	}
+	if fn := opFunc(lower, rawArgs, args); fn != nil {
+		return fn, nil
+	}
+	return nil, compileErr("operator %q is not supported", op)
+}
+
+// checkArity refuses an operator this evaluator does not know, or one
+// called with the wrong number of arguments (and "in" without a list).
+// lower is op in lower case ("isNull" kept in its CQL2 spelling).
+func checkArity(op, lower string, rawArgs []any) error {
+	var want int
 	switch {
-	case lower == "and":
+	case lower == "and" || lower == "or":
+		if len(rawArgs) == 0 {
+			return compileErr("%q needs at least one arg", op)
+		}
+		return nil
+	case lower == "not" || lower == "isNull" || lower == "casei" || lower == "accenti":
+		want = 1
+	case lower == "between":
+		want = 3
+	case comparisonOps[lower], arithmeticOps[lower] != nil, lower == "like", lower == "in",
+		spatialOps[lower] != nil, temporalOps[lower] != nil, arrayOps[lower] != nil:
+		want = 2
+	default:
+		return compileErr("function %q is not supported here (supported: %s)", op, Operators)
+	}
+	if len(rawArgs) != want {
+		return compileErr("%q takes %d args, got %d", op, want, len(rawArgs))
+	}
+	if lower == "in" {
+		if _, ok := rawArgs[1].([]any); !ok {
+			return compileErr("\"in\" needs a list as its second arg, got %s", compact(rawArgs[1]))
+		}
+	}
+	return nil
+}
+
+// opFunc is the evaluation of a checked operator over its compiled
+// arguments (rawArgs are the same arguments before compilation, for the
+// spatial operators' envelope shortcut); nil for an operator it does not
+// know.
+func opFunc(lower string, rawArgs []any, args []evalFn) evalFn {
+	switch {
+	case lower == "and" || lower == "or" || lower == "not" || lower == "isNull":
+		return logicalOp(lower, args)
+	case comparisonOps[lower]:
+		return comparisonOp(comparisonAccept[lower], args)
+	case lower == "between":
+		return betweenOp(args)
+	case lower == "in":
+		return inOp(args)
+	case lower == "like" || lower == "casei" || lower == "accenti":
+		return textOp(lower, args)
+	case arithmeticOps[lower] != nil:
+		return arithmeticOp(arithmeticOps[lower], args)
+	case spatialOps[lower] != nil:
+		return spatialOp(lower, spatialOps[lower], rawArgs, args)
+	case temporalOps[lower] != nil:
+		rel := temporalOps[lower]
+		return func(r Record) any {
+			a, okA := toInterval(args[0](r))
+			b, okB := toInterval(args[1](r))
+			if !okA || !okB {
+				return nil
+			}
+			return rel(a, b)
+		}
+	case arrayOps[lower] != nil:
+		rel := arrayOps[lower]
+		return func(r Record) any {
+			a, okA := args[0](r).([]any)
+			b, okB := args[1](r).([]any)
+			if !okA || !okB {
+				return nil
+			}
+			return rel(a, b)
+		}
+	}
+	return nil
+}
+
+// logicalOp is and, or, not and isNull in three-valued logic: NULL (nil)
+// where a SQL engine would answer unknown.
+func logicalOp(lower string, args []evalFn) evalFn {
+	switch lower {
+	case "and":
 		return func(r Record) any {
 			result := any(true)
 			for _, a := range args {
@@ -269,8 +321,8 @@ func compileOp(op string, rawArgs []any, depth int) (evalFn, error) {
 				}
 			}
 			return result
-		}, nil
-	case lower == "or":
+		}
+	case "or":
 		return func(r Record) any {
 			result := any(false)
 			for _, a := range args {
@@ -282,8 +334,8 @@ func compileOp(op string, rawArgs []any, depth int) (evalFn, error) {
 				}
 			}
 			return result
-		}, nil
-	case lower == "not":
+		}
+	case "not":
 		return func(r Record) any {
 			switch truth(args[0](r)) {
 			case true:
@@ -292,45 +344,60 @@ func compileOp(op string, rawArgs []any, depth int) (evalFn, error) {
 				return true
 			}
 			return nil
-		}, nil
-	case lower == "isNull":
-		return func(r Record) any { return args[0](r) == nil }, nil
-	case comparisonOps[lower]:
-		accept := comparisonAccept[lower]
-		return func(r Record) any {
-			c, ok := compareValues(args[0](r), args[1](r))
-			if !ok {
-				return nil
+		}
+	}
+	return func(r Record) any { return args[0](r) == nil } // isNull
+}
+
+// comparisonOp is =, <>, <, <=, > and >=: accept reads the comparison's
+// sign; values that cannot be compared are NULL.
+func comparisonOp(accept func(int) bool, args []evalFn) evalFn {
+	return func(r Record) any {
+		c, ok := compareValues(args[0](r), args[1](r))
+		if !ok {
+			return nil
+		}
+		return accept(c)
+	}
+}
+
+// betweenOp is "between": both bounds included.
+func betweenOp(args []evalFn) evalFn {
+	return func(r Record) any {
+		v := args[0](r)
+		lo, okLo := compareValues(v, args[1](r))
+		hi, okHi := compareValues(v, args[2](r))
+		return and3(tri(okLo, lo >= 0), tri(okHi, hi <= 0))
+	}
+}
+
+// inOp is "in": true when a member of the list equals the value, NULL when
+// none does but one could not be compared.
+func inOp(args []evalFn) evalFn {
+	list := args[1]
+	return func(r Record) any {
+		v := args[0](r)
+		if v == nil {
+			return nil
+		}
+		result := any(false)
+		for _, w := range list(r).([]any) {
+			c, ok := compareValues(v, w)
+			switch {
+			case ok && c == 0:
+				return true
+			case !ok:
+				result = nil
 			}
-			return accept(c)
-		}, nil
-	case lower == "between":
-		return func(r Record) any {
-			v := args[0](r)
-			lo, okLo := compareValues(v, args[1](r))
-			hi, okHi := compareValues(v, args[2](r))
-			return and3(tri(okLo, lo >= 0), tri(okHi, hi <= 0))
-		}, nil
-	case lower == "in":
-		list := args[1]
-		return func(r Record) any {
-			v := args[0](r)
-			if v == nil {
-				return nil
-			}
-			result := any(false)
-			for _, w := range list(r).([]any) {
-				c, ok := compareValues(v, w)
-				switch {
-				case ok && c == 0:
-					return true
-				case !ok:
-					result = nil
-				}
-			}
-			return result
-		}, nil
-	case lower == "like":
+		}
+		return result
+	}
+}
+
+// textOp is like, casei and accenti; a value that is not a string is NULL.
+func textOp(lower string, args []evalFn) evalFn {
+	switch lower {
+	case "like":
 		return func(r Record) any {
 			s, okS := args[0](r).(string)
 			p, okP := args[1](r).(string)
@@ -338,8 +405,8 @@ func compileOp(op string, rawArgs []any, depth int) (evalFn, error) {
 				return nil
 			}
 			return likeMatch(s, p)
-		}, nil
-	case lower == "casei":
+		}
+	case "casei":
 		fold := cases.Fold()
 		return func(r Record) any {
 			s, ok := args[0](r).(string)
@@ -347,88 +414,70 @@ func compileOp(op string, rawArgs []any, depth int) (evalFn, error) {
 				return nil
 			}
 			return fold.String(s)
-		}, nil
-	case lower == "accenti":
-		return func(r Record) any {
-			s, ok := args[0](r).(string)
-			if !ok {
-				return nil
+		}
+	}
+	return func(r Record) any { // accenti
+		s, ok := args[0](r).(string)
+		if !ok {
+			return nil
+		}
+		return stripAccents(s)
+	}
+}
+
+// arithmeticOp is +, -, *, /, %, div and ^ on numbers; a result that is
+// not a finite number (a division by zero) is NULL.
+func arithmeticOp(f func(a, b float64) float64, args []evalFn) evalFn {
+	return func(r Record) any {
+		a, okA := args[0](r).(float64)
+		b, okB := args[1](r).(float64)
+		if !okA || !okB {
+			return nil
+		}
+		v := f(a, b)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil // division by zero and the like are NULL
+		}
+		return v
+	}
+}
+
+// spatialOp is the s_* relations. Envelopes that do not meet decide every
+// relation without reading the record's geometry (the costly part).
+func spatialOp(lower string, rel func(a, b geom.Geometry) (bool, error), rawArgs []any, args []evalFn) evalFn {
+	bounds := [2]func(Record) (geom.Envelope, bool){spatialBounds(rawArgs[0]), spatialBounds(rawArgs[1])}
+	return func(r Record) (result any) {
+		// An invalid geometry (a footprint drawn crossing itself) can
+		// make the overlay code panic; that is NULL for this record,
+		// not the end of the process serving the search.
+		defer func() {
+			if recover() != nil {
+				result = nil
 			}
-			return stripAccents(s)
-		}, nil
-	case arithmeticOps[lower] != nil:
-		f := arithmeticOps[lower]
-		return func(r Record) any {
-			a, okA := args[0](r).(float64)
-			b, okB := args[1](r).(float64)
-			if !okA || !okB {
-				return nil
-			}
-			v := f(a, b)
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil // division by zero and the like are NULL
-			}
-			return v
-		}, nil
-	case spatialOps[lower] != nil:
-		rel := spatialOps[lower]
-		bounds := [2]func(Record) (geom.Envelope, bool){spatialBounds(rawArgs[0]), spatialBounds(rawArgs[1])}
-		return func(r Record) (result any) {
-			// An invalid geometry (a footprint drawn crossing itself) can
-			// make the overlay code panic; that is NULL for this record,
-			// not the end of the process serving the search.
-			defer func() {
-				if recover() != nil {
-					result = nil
-				}
-			}()
-			// Envelopes that do not meet decide every relation without
-			// reading the record's geometry (the costly part).
-			if ea, ok := bounds[0](r); ok {
-				if eb, ok := bounds[1](r); ok && !ea.Intersects(eb) {
-					return lower == "s_disjoint"
-				}
-			}
-			a, b := toGeometry(args[0](r)), toGeometry(args[1](r))
-			if a == nil || b == nil {
-				return nil
-			}
-			// Every relation but disjoint needs the two to meet. Deciding
-			// that first with Intersects (its own algorithm) also keeps
-			// out a wrong DE-9IM matrix simplefeatures v0.50 gives for
-			// some far-apart pairs (Sudan's polygon "contains" a point in
-			// Germany: TestSpatialFarApart).
-			if !geom.Intersects(*a, *b) {
+		}()
+		if ea, ok := bounds[0](r); ok {
+			if eb, ok := bounds[1](r); ok && !ea.Intersects(eb) {
 				return lower == "s_disjoint"
 			}
-			ok, err := rel(*a, *b)
-			if err != nil {
-				return nil
-			}
-			return ok
-		}, nil
-	case temporalOps[lower] != nil:
-		rel := temporalOps[lower]
-		return func(r Record) any {
-			a, okA := toInterval(args[0](r))
-			b, okB := toInterval(args[1](r))
-			if !okA || !okB {
-				return nil
-			}
-			return rel(a, b)
-		}, nil
-	case arrayOps[lower] != nil:
-		rel := arrayOps[lower]
-		return func(r Record) any {
-			a, okA := args[0](r).([]any)
-			b, okB := args[1](r).([]any)
-			if !okA || !okB {
-				return nil
-			}
-			return rel(a, b)
-		}, nil
+		}
+		a, b := toGeometry(args[0](r)), toGeometry(args[1](r))
+		if a == nil || b == nil {
+			return nil
+		}
+		// Every relation but disjoint needs the two to meet. Deciding
+		// that first with Intersects (its own algorithm) also keeps
+		// out a wrong DE-9IM matrix simplefeatures v0.50 gives for
+		// some far-apart pairs (Sudan's polygon "contains" a point in
+		// Germany: TestSpatialFarApart).
+		if !geom.Intersects(*a, *b) {
+			return lower == "s_disjoint"
+		}
+		ok, err := rel(*a, *b)
+		if err != nil {
+			return nil
+		}
+		return ok
 	}
-	return nil, compileErr("operator %q is not supported", op)
 }
 
 // truth reads a value as a boolean: anything but true or false is NULL.

@@ -93,53 +93,12 @@ func writeString(b *strings.Builder, s string) error {
 	return nil
 }
 
+// writeObject writes a JSON object of CQL2: a literal object (a property,
+// a date or timestamp, an interval, a bbox, a GeoJSON geometry) or an
+// operation ({"op", "args"}).
 func writeObject(b *strings.Builder, x map[string]any, depth int) error {
-	if p, ok := x["property"]; ok && len(x) == 1 {
-		name, isStr := p.(string)
-		if !isStr || name == "" || strings.Contains(name, `"`) {
-			return fmt.Errorf("property name %s cannot be written in CQL2 text", compact(p))
-		}
-		b.WriteString(`"` + name + `"`)
-		return nil
-	}
-	for _, k := range []string{"date", "timestamp"} {
-		if s, ok := x[k].(string); ok && len(x) == 1 {
-			b.WriteString(strings.ToUpper(k) + "(")
-			if err := writeString(b, s); err != nil {
-				return err
-			}
-			b.WriteString(")")
-			return nil
-		}
-	}
-	if iv, ok := x["interval"].([]any); ok && len(x) == 1 {
-		if len(iv) != 2 {
-			return fmt.Errorf("an interval has 2 ends, got %s", compact(x))
-		}
-		b.WriteString("INTERVAL(")
-		for i, e := range iv {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			if err := writeText(b, e, depth+1); err != nil {
-				return err
-			}
-		}
-		b.WriteString(")")
-		return nil
-	}
-	if bb, ok := x["bbox"].([]any); ok && len(x) == 1 {
-		b.WriteString("BBOX(")
-		for i, n := range bb {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			if err := writeNumber(b, n); err != nil {
-				return fmt.Errorf("bbox: %w", err)
-			}
-		}
-		b.WriteString(")")
-		return nil
+	if done, err := writeLiteralObject(b, x, depth); done {
+		return err
 	}
 	if _, ok := x["type"]; ok {
 		return writeWKT(b, x)
@@ -149,81 +108,119 @@ func writeObject(b *strings.Builder, x map[string]any, depth int) error {
 	if !isStr || !isList {
 		return fmt.Errorf("not a CQL2 expression: %s", compact(x))
 	}
-	arg := func(i int) error { return writeText(b, args[i], depth+1) }
+	if done, err := writeOperator(b, op, args, depth); done {
+		return err
+	}
+	return writeFunction(b, op, args, depth)
+}
+
+// writeLiteralObject writes the one-member objects that are literals or
+// property references; done is false for any other object.
+func writeLiteralObject(b *strings.Builder, x map[string]any, depth int) (done bool, err error) {
+	if len(x) != 1 {
+		return false, nil
+	}
+	if p, ok := x["property"]; ok {
+		name, isStr := p.(string)
+		if !isStr || name == "" || strings.Contains(name, `"`) {
+			return true, fmt.Errorf("property name %s cannot be written in CQL2 text", compact(p))
+		}
+		b.WriteString(`"` + name + `"`)
+		return true, nil
+	}
+	for _, k := range []string{"date", "timestamp"} {
+		if s, ok := x[k].(string); ok {
+			b.WriteString(strings.ToUpper(k) + "(")
+			if err := writeString(b, s); err != nil {
+				return true, err
+			}
+			b.WriteString(")")
+			return true, nil
+		}
+	}
+	if iv, ok := x["interval"].([]any); ok {
+		if len(iv) != 2 {
+			return true, fmt.Errorf("an interval has 2 ends, got %s", compact(x))
+		}
+		return true, writeParts(b, depth, textPart("INTERVAL("), iv[0], textPart(", "), iv[1], textPart(")"))
+	}
+	if bb, ok := x["bbox"].([]any); ok {
+		b.WriteString("BBOX(")
+		for i, n := range bb {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if err := writeNumber(b, n); err != nil {
+				return true, fmt.Errorf("bbox: %w", err)
+			}
+		}
+		b.WriteString(")")
+		return true, nil
+	}
+	return false, nil
+}
+
+// textPart is text writeParts writes as it is, not as a CQL2 literal.
+type textPart string
+
+// writeParts writes each textPart as it is and every other part as a CQL2
+// operand, depth+1.
+func writeParts(b *strings.Builder, depth int, parts ...any) error {
+	for _, p := range parts {
+		if t, ok := p.(textPart); ok {
+			b.WriteString(string(t))
+			continue
+		}
+		if err := writeText(b, p, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeOperator writes the operations CQL2 text spells with keywords or
+// symbols (and, or, not, comparisons and arithmetic, between, in, is
+// null), parenthesized; done is false for a function call. An operator
+// with the wrong number of arguments is an error.
+func writeOperator(b *strings.Builder, op string, args []any, depth int) (done bool, err error) {
 	lower := strings.ToLower(op)
 	switch {
 	case (lower == "and" || lower == "or") && len(args) >= 2: // the JSON schema's minItems
-		b.WriteString("(")
-		for i := range args {
+		parts := []any{textPart("(")}
+		for i, a := range args {
 			if i > 0 {
-				b.WriteString(" " + strings.ToUpper(lower) + " ")
+				parts = append(parts, textPart(" "+strings.ToUpper(lower)+" "))
 			}
-			if err := arg(i); err != nil {
-				return err
-			}
+			parts = append(parts, a)
 		}
-		b.WriteString(")")
-		return nil
+		return true, writeParts(b, depth, append(parts, textPart(")"))...)
 	case lower == "not" && len(args) == 1:
-		b.WriteString("NOT ")
-		if err := arg(0); err != nil {
-			return err
-		}
 		// NOT binds tighter than comparisons in the grammar only when its
 		// operand is parenthesized, which every operation written here is;
 		// a bare literal or property needs no more.
-		return nil
+		return true, writeParts(b, depth, textPart("NOT "), args[0])
 	case infixText[lower] != "" && len(args) == 2:
-		b.WriteString("(")
-		if err := arg(0); err != nil {
-			return err
-		}
-		b.WriteString(" " + infixText[lower] + " ")
-		if err := arg(1); err != nil {
-			return err
-		}
-		b.WriteString(")")
-		return nil
+		return true, writeParts(b, depth, textPart("("), args[0], textPart(" "+infixText[lower]+" "), args[1], textPart(")"))
 	case lower == "between" && len(args) == 3:
-		b.WriteString("(")
-		if err := arg(0); err != nil {
-			return err
-		}
-		b.WriteString(" BETWEEN ")
-		if err := arg(1); err != nil {
-			return err
-		}
-		b.WriteString(" AND ")
-		if err := arg(2); err != nil {
-			return err
-		}
-		b.WriteString(")")
-		return nil
+		return true, writeParts(b, depth, textPart("("), args[0], textPart(" BETWEEN "), args[1], textPart(" AND "), args[2], textPart(")"))
 	case lower == "in" && len(args) == 2:
 		if _, ok := args[1].([]any); !ok {
-			return fmt.Errorf("in needs a list as its second arg, got %s", compact(args[1]))
+			return true, fmt.Errorf("in needs a list as its second arg, got %s", compact(args[1]))
 		}
-		b.WriteString("(")
-		if err := arg(0); err != nil {
-			return err
-		}
-		b.WriteString(" IN ")
-		if err := arg(1); err != nil {
-			return err
-		}
-		b.WriteString(")")
-		return nil
+		return true, writeParts(b, depth, textPart("("), args[0], textPart(" IN "), args[1], textPart(")"))
 	case lower == "isnull" && len(args) == 1:
-		b.WriteString("(")
-		if err := arg(0); err != nil {
-			return err
-		}
-		b.WriteString(" IS NULL)")
-		return nil
+		return true, writeParts(b, depth, textPart("("), args[0], textPart(" IS NULL)"))
 	}
 	if infixText[lower] != "" || lower == "between" || lower == "in" || lower == "isnull" || lower == "not" || lower == "and" || lower == "or" {
-		return fmt.Errorf("%q with %d args is not CQL2", op, len(args))
+		return true, fmt.Errorf("%q with %d args is not CQL2", op, len(args))
 	}
+	return false, nil
+}
+
+// writeFunction writes a function call: the standard functions in upper
+// case, any other name as it is when CQL2 text can hold it.
+func writeFunction(b *strings.Builder, op string, args []any, depth int) error {
+	lower := strings.ToLower(op)
 	if !validFunctionName(op) {
 		return fmt.Errorf("%q is not a function name CQL2 text can hold", op)
 	}
@@ -238,17 +235,14 @@ func writeObject(b *strings.Builder, x map[string]any, depth int) error {
 			}
 		}
 	}
-	b.WriteString(name + "(")
-	for i := range args {
+	parts := []any{textPart(name + "(")}
+	for i, a := range args {
 		if i > 0 {
-			b.WriteString(", ")
+			parts = append(parts, textPart(", "))
 		}
-		if err := arg(i); err != nil {
-			return err
-		}
+		parts = append(parts, a)
 	}
-	b.WriteString(")")
-	return nil
+	return writeParts(b, depth, append(parts, textPart(")"))...)
 }
 
 func validFunctionName(s string) bool {

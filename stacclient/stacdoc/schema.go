@@ -23,16 +23,6 @@ import (
 //go:embed schemas
 var schemaFiles embed.FS
 
-// SchemaFiles is the embedded schema tree (schemas/<host>/<path>), for
-// tests that point another validator at the same schemas.
-func SchemaFiles() fs.FS {
-	sub, err := fs.Sub(schemaFiles, "schemas")
-	if err != nil {
-		panic(err) // the directory is embedded above
-	}
-	return sub
-}
-
 // ValidatedVersions are the stac_version values whose core schemas are
 // embedded: documents of these versions are validated by schema.
 var ValidatedVersions = []string{"1.0.0", "1.1.0"}

@@ -12,7 +12,7 @@ import (
 )
 
 // rootFailure is every way the root of a static catalog may fail: named by
-// what is wrong, never by what the file holds (issue 9, item 2). A root that
+// what is wrong, never by what the file holds. A root that
 // is a Collection may also fail the store's checks, which name its id.
 var rootFailure = regexp.MustCompile(`^static catalog root catalog\.json: (no such file|not a regular file|not valid JSON.*|not a JSON object|` +
 	`not a STAC document: "type" is not Catalog, Collection, Feature or FeatureCollection|.*byte cap of one file|collection.*)$`)

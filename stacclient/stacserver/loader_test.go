@@ -87,7 +87,7 @@ func TestLoadFSRootErrors(t *testing.T) {
 	}
 }
 
-// Issue 10: one dangling link (or any unusable file below the root) is
+// One dangling link (or any unusable file below the root) is
 // skipped with a note naming it; the rest of the catalog loads.
 func TestLoadFSSkipsWhatCannotBeRead(t *testing.T) {
 	cat := func(links string) *fstest.MapFile {
@@ -136,7 +136,7 @@ func TestLoadFSSkipsWhatCannotBeRead(t *testing.T) {
 	}
 }
 
-// Issue 9 item 2: a path that is not a catalog is not read, and no error
+// A path that is not a catalog is not read, and no error
 // quotes what it holds.
 func TestLoadFSErrorsQuoteNoContent(t *testing.T) {
 	for name, data := range map[string]string{

@@ -52,7 +52,7 @@ func assetHref(t *testing.T, doc map[string]any, key string) string {
 	return h
 }
 
-// Issue 24 minor 11: a local catalog's relative asset hrefs were served as
+// A local catalog's relative asset hrefs were served as
 // written ("./ortho-2.tif"), which names nothing outside the catalog's
 // folder. They are served as absolute paths; absolute hrefs are unchanged.
 func TestLocalAssetHrefsAreServedResolved(t *testing.T) {

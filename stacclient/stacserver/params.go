@@ -362,8 +362,8 @@ func (q *searchQuery) compile() error {
 		}
 		shapes := shapesFromBBox(q.BBox)
 		if len(q.BBox) == 6 {
-			// A 3D bbox [w,s,zmin,e,n,zmax] also bounds heights (issue 23:
-			// they were ignored).
+			// A 3D bbox [w,s,zmin,e,n,zmax] also bounds heights (once
+			// ignored, which let items at any height through).
 			lo, hi := q.BBox[2], q.BBox[5]
 			q.conditions = append(q.conditions, func(it *storedItem) bool { return heightsMeet(it.doc, lo, hi) })
 		}

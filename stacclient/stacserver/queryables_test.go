@@ -48,7 +48,7 @@ func TestQueryablesDerivedFromData(t *testing.T) {
 	}
 	// 25 sentinel + 4 landsat items carry eo:cloud_cover.
 	// The count is an annotation; the description is the same for every
-	// derived property, so a reader is told it once (issue 24).
+	// derived property, so a reader is told it once.
 	if n := fmt.Sprint(props["eo:cloud_cover"].(map[string]any)["x-item-count"]); n != "29" {
 		t.Errorf("x-item-count %v, want 29 (how many items had the property)", props["eo:cloud_cover"])
 	}

@@ -228,7 +228,7 @@ func TestFields(t *testing.T) {
 	}
 
 	// An include list is what comes back (with type, id and collection);
-	// an excluded links is honoured (issue 23: it was kept).
+	// an excluded links is honoured (it was once kept).
 	f := post(map[string]any{"include": []string{"properties.eo:cloud_cover", "geometry"}, "exclude": []string{"links"}})
 	if got := keys(f); got != "collection,geometry,id,properties,type" {
 		t.Errorf("include: members %s", got)

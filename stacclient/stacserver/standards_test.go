@@ -29,7 +29,7 @@ func standardsStore(t *testing.T) *Store {
 	return s
 }
 
-// Issue 23, item search semantics in the in-process STAC API.
+// Item search semantics in the in-process STAC API.
 func TestSearchStandards(t *testing.T) {
 	ts := startServerWith(t, standardsStore(t), Options{})
 	ids := func(target string) []string {

@@ -1,16 +1,21 @@
-// Package budget bounds the work the whole process does at once for
-// CPU- and memory-heavy tool steps: decoded image pixels (previews, maps,
-// and the pixel tools to come) and CPU-heavy calls (coverage geometry, map
-// drawing, image decoding). Each bound is a weighted semaphore
-// (golang.org/x/sync/semaphore): a step reserves its cost before it
-// starts and gives it back when it ends. A step that cannot have its cost
-// at once waits in line, at most MaxWait and never past its context, then
-// is refused with a *BusyError; a cost larger than the whole budget is
-// refused at once with a *TooLargeError, since no wait would help.
+// Package budget bounds the work the whole process does at once in the
+// CPU- and memory-heavy steps of tools: decoded image pixels (previews,
+// map basemaps, the pixel tools' reads and exports) and CPU-heavy calls
+// (coverage geometry, map drawing, image decoding). It is not the tool-list
+// budget (tools/budget_test.go), which bounds what tools/list costs a
+// model's context.
+//
+// Each bound is a weighted semaphore (golang.org/x/sync/semaphore): a step
+// reserves its cost before it starts and gives it back when it ends. A step
+// that cannot have its cost at once waits in line, at most MaxWait and
+// never past its context, then is refused with a *BusyError; a cost larger
+// than the whole budget is refused at once with a *TooLargeError, since no
+// wait would help. tools/work_budget.go makes the process's two budgets
+// from the operator's settings.
 //
 // Counting what is downloaded is not enough: a 70 kB PNG can declare
-// 4000×4000 pixels, 64 MiB once decoded, and eight at once took a server
-// from 250 MiB to over 1 GiB (issue 22).
+// 4000×4000 pixels, 64 MiB once decoded, and eight such previews at once
+// took a server from 250 MiB to over 1 GiB before these bounds existed.
 package budget
 
 import (

@@ -14,7 +14,7 @@ import (
 	"github.com/stacmcp/stac-mcp/tools/internal/catalog/catalogtest"
 )
 
-// Issue 9 item 9: every spelling of one local catalog shares one server.
+// Every spelling of one local catalog shares one server.
 func TestCatalogsLocalAliasesShareOneServer(t *testing.T) {
 	dir := t.TempDir()
 	path := catalogtest.WriteLocal(t, dir)
@@ -42,7 +42,7 @@ func TestCatalogsLocalAliasesShareOneServer(t *testing.T) {
 	}
 }
 
-// Issue 9 item 2: over http a tool argument may not name a local path at
+// Over http a tool argument may not name a local path at
 // all, and the refusal is the same whether the path exists or not.
 func TestCatalogsUntrustedCallersCannotNameLocalPaths(t *testing.T) {
 	dir := t.TempDir()
@@ -78,7 +78,7 @@ func TestCatalogsUntrustedCallersCannotNameLocalPaths(t *testing.T) {
 	}
 }
 
-// Issue 9 item 2: device files and FIFOs are refused without being opened
+// Device files and FIFOs are refused without being opened
 // (a FIFO used to block Resolve forever while holding the catalogs lock).
 func TestCatalogsRefuseSpecialFilesWithoutBlocking(t *testing.T) {
 	cats := New(Options{HTTPClient: &http.Client{}})
@@ -179,7 +179,7 @@ func (r *recordingTransport) headers(hostPath string) []http.Header {
 	return r.seen[hostPath]
 }
 
-// Issue 9 item 1: STAC_MCP_HEADERS go to the default catalog only, and
+// STAC_MCP_HEADERS go to the default catalog only, and
 // per-catalog headers to their catalog only: never to a caller's URL, a
 // preset the operator configured nothing for, or another named catalog.
 func TestHeadersGoOnlyToTheirConfiguredCatalog(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 // The offline first run reads pixels: the demo's synthetic Sentinel-2 Items
 // name COGs that the in-process demo serves with Range support, at hrefs
-// under the demo's own host (issue 26).
+// under the demo's own host.
 func TestDemoServesItsCOGAssetsWithRanges(t *testing.T) {
 	cats := New(Options{Default: Demo, HTTPClient: &http.Client{}})
 	t.Cleanup(func() { _ = cats.Close() })

@@ -94,7 +94,7 @@ func loadStaticStore(ctx context.Context, fsys fs.FS, root string, limits stacse
 
 // inProcessServer is a static catalog served in memory under a name in
 // inmemory.Domain: no socket, so no other local user, browser page or
-// DNS-rebinding site can reach it (issue 22, adr/0025). Its requests go
+// DNS-rebinding site can reach it (adr/0025). Its requests go
 // through the same stacclient and reliability layer (retries, timeouts,
 // receipts, metrics, demo fault injection) as a remote catalog's.
 type inProcessServer struct {

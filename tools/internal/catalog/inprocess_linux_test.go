@@ -58,7 +58,7 @@ func (n noNetwork) RoundTrip(req *http.Request) (*http.Response, error) {
 	return nil, errors.New("network disabled in this test")
 }
 
-// Issue 22 item 1: the demo and a writable local catalog are served with
+// The demo and a writable local catalog are served with
 // no listening socket, so no other local user, browser page or
 // DNS-rebinding site can read or write them; they work with the network
 // transport disabled. On the old code each opened a 127.0.0.1 listener.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Issue 24, Minor 11: a mistyped preset gets "did you mean", and over http
+// A mistyped preset gets "did you mean", and over http
 // the refusal of a name does not list local paths as accepted right after
 // saying they are not.
 func TestMistypedNamesAndHTTPAcceptedForms(t *testing.T) {

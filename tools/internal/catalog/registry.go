@@ -62,8 +62,8 @@ func (c *Catalog) Shown() string {
 
 // Label is how results and errors name an in-process catalog (the demo, a
 // local catalog.json): its name, "demo", not the address it happens to be
-// served at, which changes with every start and means nothing to a model
-// (issue 24). "" for a remote catalog, whose URL is its name. An
+// served at, which changes with every start and means nothing to a model.
+// "" for a remote catalog, whose URL is its name. An
 // in-process catalog is told by its Key, which is never its URL.
 func (c *Catalog) Label() string {
 	if c.Key == c.URL {
@@ -330,7 +330,7 @@ func (c *Registry) Resolve(ctx context.Context, ref string) (*Catalog, error) {
 		}
 		// --allow-writes makes the operator's local catalogs writable,
 		// not every catalog.json a (possibly prompt-injected) model can
-		// name over stdio (issue 22): one named only by a tool call is
+		// name over stdio: one named only by a tool call is
 		// served read-only, under a key of its own.
 		writable := c.opts.WritableLocal && (r.name != "" || strings.TrimSpace(ref) == "" || c.isDefaultPath(r.path))
 		key := r.path
@@ -428,7 +428,7 @@ type classifiedRef struct {
 // local catalog.json, and far above any STAC API root URL (the presets are
 // under 60 bytes; an operator's URL with a signed query string stays under
 // 2 KB), while below the 8 KB request line common servers accept. A longer
-// one is refused before anything is parsed, cached or logged (issue 22).
+// one is refused before anything is parsed, cached or logged.
 const MaxRefBytes = 4096
 
 // classify reads a reference. fromOperator is true for the configured
@@ -466,7 +466,7 @@ func (c *Registry) classify(ref string, fromOperator bool) (classifiedRef, error
 		return classifiedRef{kind: refDemo, ref: given}, nil
 	}
 	// Over http a tool call may not name a local path: the accepted forms
-	// it is told then leave paths out (issue 24).
+	// it is told then leave paths out.
 	paths := !c.opts.UntrustedCallers || fromOperator
 	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
 		u, err := url.Parse(given)
@@ -575,7 +575,7 @@ func (c *Registry) defaultKey() string {
 // Forget drops cat's client from the cache after a failed call when the
 // catalog never answered: a URL that is refused (a private address over
 // http, a name that does not resolve, nothing listening) keeps nothing
-// in this process (issue 22 item 2). Configured catalogs stay.
+// in this process. Configured catalogs stay.
 func (c *Registry) Forget(cat *Catalog) {
 	if cat == nil || cat.Client == nil || cat.Name != "" || cat.Client.Answered() {
 		return

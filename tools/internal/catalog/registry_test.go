@@ -150,7 +150,7 @@ func TestCatalogsLocalLoadErrorIsReportedAndRetried(t *testing.T) {
 	}
 }
 
-// Issue 22: over stdio --allow-writes made every catalog.json the model
+// Over stdio --allow-writes made every catalog.json the model
 // can name writable. Only the operator's local catalogs (the default, the
 // STAC_MCP_CATALOGS names) are; one named only by a tool call is served
 // read-only and says why.

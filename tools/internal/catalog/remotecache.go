@@ -2,7 +2,7 @@ package catalog
 
 import "container/list"
 
-// Bounds of the remote client cache (issue 22 item 2). A caller may name
+// Bounds of the remote client cache. A caller may name
 // any number of distinct catalog URLs; each client holds its URL several
 // times over (the reference, the key, the client's base and parsed URL),
 // so the cache is bounded both by entries and by an estimate of their

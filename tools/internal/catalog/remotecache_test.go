@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Issue 22 item 2: distinct catalog URLs beyond the bounds keep the cache
+// Distinct catalog URLs beyond the bounds keep the cache
 // bounded, by count and by bytes; configured catalogs stay.
 func TestRemoteClientCacheIsBounded(t *testing.T) {
 	cats := New(Options{HTTPClient: &http.Client{}})

@@ -47,7 +47,7 @@ import (
 
 const (
 	formatVersion = 2
-	// MaxBytes bounds every token (adr/0009; issue 11).
+	// MaxBytes bounds every token (adr/0009).
 	MaxBytes = 512
 	// MACLen is the length of the truncated HMAC a token starts with.
 	MACLen     = 16

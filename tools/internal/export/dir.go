@@ -184,9 +184,6 @@ func OpenDir(path string) (*Dir, error) {
 	return &Dir{path: abs, root: root}, nil
 }
 
-// Path is the folder's absolute path.
-func (d *Dir) Path() string { return d.path }
-
 // Close releases the folder.
 func (d *Dir) Close() error { return d.root.Close() }
 

@@ -14,7 +14,7 @@ import (
 // cap, whose rings run along a whole parallel from -180 to 180. Such a
 // ring has an edge from exactly -180 to exactly 180 (the two ends are one
 // meridian, so unwrapping turns the edge into nothing and the shape into
-// a sliver of no area: issue 23 measured a global item as 0 %). It is read
+// a sliver of no area: a global item would measure 0 %). It is read
 // as written when, so read, it encloses an area; a ring that only circles
 // a pole along one parallel encloses none and is left to unwrapRing.
 func cutForm(r orb.Ring) bool {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Issue 23, "Footprints spanning 360°": shapes that reach the antimeridian
+// Shapes that reach the antimeridian
 // from both sides, written as RFC 7946 §3.1.9 says (cut at ±180).
 func TestFootprintsSpanning360(t *testing.T) {
 	const (

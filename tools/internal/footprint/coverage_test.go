@@ -420,7 +420,7 @@ func syntheticFootprints(n int, seed uint64) []Item {
 }
 
 // TestGreedyPrefersClearScenesOfAboutTheSameGain: Groningen on
-// landsat-8-c2-l2 (issue 24): two scenes cover the whole area, one 72.3 %
+// landsat-8-c2-l2: two scenes cover the whole area, one 72.3 %
 // cloudy with the smaller id, one 0.99 % cloudy. The smallest set takes the
 // clear one, also when it covers a little less (within TiePercent of the
 // area); the cloud-weighted figure names the items behind it.

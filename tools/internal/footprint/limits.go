@@ -8,7 +8,7 @@ import "fmt"
 // cannot be interrupted once started and their cost grows faster than the
 // vertices (100 overlapping footprints: 5,000 vertices in 0.6 s, 50,000 in
 // 4.5 s, 100,000 in 8.7 s on a busy 2-core machine; 400,000 took 353 s of
-// CPU in issue 22), so an unbounded input would keep a core busy long
+// CPU), so an unbounded input would keep a core busy long
 // after the call's deadline. Real footprints have 5 to 50 vertices (a
 // hundred such items are 5,000); 50,000 leaves room for detailed areas.
 const MaxVertices = 50_000

@@ -21,7 +21,7 @@ func circle(cx, cy, r float64, n int) Shape {
 	return Shape{Polygons: orb.MultiPolygon{{ring}}}
 }
 
-// Footprints of thousands of vertices each (issue 22: 100 × 4,000 took
+// Footprints of thousands of vertices each (100 × 4,000 took
 // 353 s of CPU) are refused before any set operation, with the limit named.
 func TestMeasureRefusesMoreVerticesThanTheLimit(t *testing.T) {
 	area, err := FromBBox([]float64{0, 0, 2, 2})

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stacmcp/stac-mcp/internal/reporoot"
 )
 
 // These tests read the committed files and never write them: they fail
@@ -17,7 +19,7 @@ const regenerate = "run go generate ./... and review the diff"
 
 func testRoot(t *testing.T) string {
 	t.Helper()
-	root, err := repoRoot()
+	root, err := reporoot.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+
+	"github.com/stacmcp/stac-mcp/internal/reporoot"
 )
 
 func main() {
@@ -32,7 +34,7 @@ func main() {
 }
 
 func generate(ctx context.Context) error {
-	root, err := repoRoot()
+	root, err := reporoot.Dir()
 	if err != nil {
 		return err
 	}

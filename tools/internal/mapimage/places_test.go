@@ -29,7 +29,7 @@ func preview(t *testing.T, m *Map) {
 	}
 }
 
-// Issue 24 minor 9: the locator inset sat in the map's top-right corner,
+// The locator inset sat in the map's top-right corner,
 // over whatever footprint was there. Footprints padded by 6 % reach every
 // corner, so it now sits in the footer, outside the map.
 func TestLocatorNeverCoversFootprints(t *testing.T) {
@@ -62,7 +62,7 @@ func TestLocatorNeverCoversFootprints(t *testing.T) {
 	}
 }
 
-// Issue 24 minor 9: at city scale the map was beige and nameless. Places
+// At city scale the map was beige and nameless. Places
 // inside the frame are named, never on a footprint number; with none
 // inside, the nearest is named at the edge with distance and direction.
 func TestPlacesNameTheFrame(t *testing.T) {
@@ -166,7 +166,7 @@ func TestCompassAndDistanceWords(t *testing.T) {
 	}
 }
 
-// Issue 24 minor 9: translucent fills laid over one another blended into
+// Translucent fills laid over one another blended into
 // colours on no legend. Where footprints overlap, the top one's colour
 // shows, as where it lies alone.
 func TestOverlapsShowTheTopFootprintsColour(t *testing.T) {

@@ -121,7 +121,7 @@ func Render(spec Spec) (*Map, error) {
 	}
 	proj := fit(ext)
 	// The locator goes below the map, not over it: in a corner it covered
-	// footprints (issue 24), and footprints padded by 6 % reach every corner.
+	// footprints, and footprints padded by 6 % reach every corner.
 	locator := math.Max(proj.ext.Max[0]-proj.ext.Min[0], proj.ext.Max[1]-proj.ext.Min[1]) < 40
 	footerH := footerHeight
 	if locator {
@@ -137,7 +137,7 @@ func Render(spec Spec) (*Map, error) {
 	// every point shows the colour of the top footprint there (the caller
 	// draws the clearest, or newest, last): a colour on the legend.
 	// Translucent fills laid one over another blended into colours on no
-	// legend, and 50 overlapping Landsat scenes into one grey (issue 24).
+	// legend, and 50 overlapping Landsat scenes into one grey.
 	layer := canvas.New(cv.Img.Bounds().Dx(), cv.Img.Bounds().Dy(), color.Transparent)
 	for _, f := range spec.Footprints {
 		layer.Fill(rings(proj, f.Polygons), withAlpha(f.Color, 0xff))

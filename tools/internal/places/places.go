@@ -171,15 +171,6 @@ func (ix *index) englishName(r ref, name string) bool {
 	return false
 }
 
-// Sources names the data's sources and versions.
-func Sources() string {
-	ix, err := load()
-	if err != nil {
-		return ""
-	}
-	return ix.data.Sources
-}
-
 // query is a parsed place query.
 type query struct {
 	name       string // folded

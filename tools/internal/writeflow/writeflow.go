@@ -394,8 +394,8 @@ func (r *run) record(ctx context.Context, out Outcome, isError bool, cause error
 		ttl := time.Duration(0) // the store's TTL
 		if isError {
 			// Nothing was applied: keep the refusal only for an immediate
-			// repeat, so that it never holds the key (adr/0014 as amended
-			// for issue 22).
+			// repeat, so that it never holds the key (adr/0014 as
+			// amended).
 			ttl = idempotency.FailureTTL
 		}
 		storeErr = r.env.Store.Finish(ctx, r.key, r.token, raw, ttl)
@@ -448,7 +448,7 @@ func duplicateOf(ctx context.Context, op Op, raw []byte) (Outcome, string, error
 	var s storedOutcome
 	err := json.Unmarshal(raw, &s)
 	if err == nil && s.Status == "" {
-		// A record written before issue 22 kept the whole outcome and text.
+		// A record of an older release kept the whole outcome and text.
 		var legacy struct {
 			Out     Outcome `json:"out"`
 			IsError bool    `json:"is_error"`

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 24, Minor 11: the form's help texts name only what the form can
+// The form's help texts name only what the form can
 // set: no environment variable of another setting, no flag, no http mode,
 // no write toolset (the bundle runs stdio, read-only).
 func TestBundleHelpNamesOnlyWhatTheFormSets(t *testing.T) {

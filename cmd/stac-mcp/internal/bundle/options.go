@@ -29,7 +29,7 @@ type Option struct {
 	// Help replaces the setting's --help text where that names settings
 	// the form cannot set (other catalogs' header variables, http mode,
 	// the write toolset): a form's help that sends its user to a setting
-	// they cannot reach misleads (issue 24).
+	// they cannot reach misleads.
 	Help string
 }
 

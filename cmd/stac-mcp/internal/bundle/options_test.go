@@ -65,7 +65,7 @@ func TestReadmeInstallListsTheBundleSettings(t *testing.T) {
 
 // TestTimeoutAdviceSettingsAreOffered: every setting the advice after a
 // timeout tells the user to change can be changed in the bundle's form,
-// under the title the advice quotes (issue 25: the advice named a setting
+// under the title the advice quotes (the advice named a setting
 // the Claude Desktop extension could not set).
 func TestTimeoutAdviceSettingsAreOffered(t *testing.T) {
 	p := reliability.DefaultPolicy()

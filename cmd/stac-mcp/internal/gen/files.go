@@ -52,26 +52,6 @@ func (f derivedFile) write(root string) (bool, error) {
 	return true, os.WriteFile(path, f.want, 0o644)
 }
 
-// repoRoot is the directory of the module's go.mod, found upwards from the
-// working directory (go generate runs in the package's directory, go test
-// in the test's).
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory: run from inside the repository")
-		}
-		dir = parent
-	}
-}
-
 // bundleFiles renders manifest.json and server.json.
 func bundleFiles(ctx context.Context) ([]derivedFile, error) {
 	listed, prompts, err := bundle.Surface(ctx)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stacmcp/stac-mcp/internal/reporoot"
 )
 
 // These tests read the committed files and never write them: they fail
@@ -19,7 +21,7 @@ import (
 // tools, prompts and settings make; and so is server.json, the registry
 // entry, whose variables are the bundle form's.
 func TestManifestMatchesInventoryAndSettings(t *testing.T) {
-	root, err := repoRoot()
+	root, err := reporoot.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func firstDifference(committed, rendered string) string {
 // TestThirdPartyLicensesAreCurrent: docs/third-party-licenses.md lists the
 // modules the release binaries are built from now, with their texts.
 func TestThirdPartyLicensesAreCurrent(t *testing.T) {
-	root, err := repoRoot()
+	root, err := reporoot.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +92,7 @@ func TestThirdPartyLicensesAreCurrent(t *testing.T) {
 // The platforms whose dependencies are listed are the ones the release
 // builds.
 func TestLicenceTargetsAreTheReleaseTargets(t *testing.T) {
-	root, err := repoRoot()
+	root, err := reporoot.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}

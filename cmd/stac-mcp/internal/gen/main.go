@@ -23,6 +23,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+
+	"github.com/stacmcp/stac-mcp/internal/reporoot"
 )
 
 func main() {
@@ -33,7 +35,7 @@ func main() {
 }
 
 func generate(ctx context.Context) error {
-	root, err := repoRoot()
+	root, err := reporoot.Dir()
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,8 @@ import (
 // of the oldest one that never proved the token and is idle between
 // requests, or has sent nothing for newGrace since it connected. 600 idle
 // unauthenticated loopback connections, exempt from the per-address cap,
-// pushed the p99 of authenticated calls to 9.5 s by holding every slot
-// (issue 22); now they are closed as clients that have a use for the slot
+// pushed the p99 of authenticated calls to 9.5 s by holding every slot;
+// now they are closed as clients that have a use for the slot
 // arrive. When no connection is evictable, Accept waits for one to close
 // or become evictable. Without a token nobody is authenticated, and the
 // cap only makes Accept wait, as before.

@@ -45,7 +45,7 @@ const (
 // or a local reverse proxy that speaks for every client. So that exemption
 // cannot starve anyone, a connection that has not proven the token (and is
 // not serving a request) gives its slot up when the cap is reached and
-// another client connects (admitListener, issue 22); only when every slot
+// another client connects (admitListener); only when every slot
 // is busy or authenticated does Accept wait, and new clients queue in the
 // kernel's backlog until a connection ends.
 func limitListener(ln net.Listener, l Limits, refused prometheus.Counter) *admitListener {

@@ -133,7 +133,7 @@ func TestConnectionCapMakesAcceptWait(t *testing.T) {
 	})
 }
 
-// Issue 22: 600 idle unauthenticated loopback connections (exempt from the
+// 600 idle unauthenticated loopback connections (exempt from the
 // per-address cap) held every slot, and authenticated calls queued behind
 // them. At the cap, a new connection takes the slot of the oldest one that
 // is new or idle and never proved the token; authenticated and busy

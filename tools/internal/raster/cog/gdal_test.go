@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 )
 
 // testFiles are the committed GeoTIFFs: the generated layouts and the

@@ -1,26 +1,19 @@
 package cog_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"image"
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 )
 
@@ -45,10 +38,10 @@ type gdalRow struct {
 // 20 m SCL (uint8, nearest overviews) and a NAIP-style RGB JPEG (YCbCr).
 func compareFiles(tb testing.TB, dir string) {
 	tb.Helper()
-	writeTestCOG(tb, dir, cogSpec{name: "s2_b04", size: 2048, tile: 512, dataType: "UInt16", compress: "DEFLATE", predictor: 2, noiseDN: 60, seed: 1})
-	writeTestCOG(tb, dir, cogSpec{name: "s2_scl", size: 1024, tile: 512, dataType: "Byte", compress: "DEFLATE", classes: true, resampling: "NEAREST"})
-	writeTestCOG(tb, dir, cogSpec{name: "naip_rgb", size: 1024, tile: 256, dataType: "Byte", compress: "JPEG", noiseDN: 20, seed: 3,
-		extraCreate: []string{"-b", "1", "-b", "1", "-b", "1", "-co", "QUALITY=85"}})
+	gdaltest.WriteCOG(tb, dir, gdaltest.COGSpec{Name: "s2_b04", Size: 2048, Tile: 512, DataType: "UInt16", Compress: "DEFLATE", Predictor: 2, NoiseDN: 60, Seed: 1})
+	gdaltest.WriteCOG(tb, dir, gdaltest.COGSpec{Name: "s2_scl", Size: 1024, Tile: 512, DataType: "Byte", Compress: "DEFLATE", Classes: true, Resampling: "NEAREST"})
+	gdaltest.WriteCOG(tb, dir, gdaltest.COGSpec{Name: "naip_rgb", Size: 1024, Tile: 256, DataType: "Byte", Compress: "JPEG", NoiseDN: 20, Seed: 3,
+		ExtraCreate: []string{"-b", "1", "-b", "1", "-b", "1", "-co", "QUALITY=85"}})
 }
 
 var gdalCases = []gdalCase{
@@ -105,42 +98,42 @@ func gdalRead(ctx context.Context, env []string, url, out string, c gdalCase) er
 		args = append(args, "-outsize", fmt.Sprint(c.outSize), fmt.Sprint(c.outSize))
 	}
 	args = append(args, "/vsicurl/"+url, out)
-	return runGDAL(ctx, env, "gdal_translate", args...)
+	return gdaltest.Run(ctx, env, "gdal_translate", args...)
 }
 
 // TestRangeRequestsAgainstGDAL: for the same window reads over a loopback
 // server, our reader sends no more range requests and reads no more bytes
 // than GDAL's /vsicurl/, with GDAL's defaults or with the settings COG
-// users tune (issue 26 Proof). Everything is counted on the server side.
+// users tune. Everything is counted on the server side.
 // With STAC_MCP_GDAL_TABLE=path the table is written there (bench/RESULTS.md).
 func TestRangeRequestsAgainstGDAL(t *testing.T) {
 	gdaltest.Need(t, "gdal_translate", "gdalinfo")
 	dir := t.TempDir()
 	compareFiles(t, dir)
-	srv := newCOGServer(t, dir, 0)
+	srv := gdaltest.NewCOGServer(t, dir, 0)
 	fetch := newLayerFetcher(t, srv.URL)
 	ctx := t.Context()
 	var rows []gdalRow
 	for i, c := range gdalCases {
 		url := srv.URL + "/" + c.file
 		row := gdalRow{gdalCase: c}
-		srv.take()
-		if err := gdalRead(ctx, gdalEnv(), url, filepath.Join(t.TempDir(), fmt.Sprintf("d%d.tif", i)), c); err != nil {
+		srv.Take()
+		if err := gdalRead(ctx, gdaltest.Env(), url, filepath.Join(t.TempDir(), fmt.Sprintf("d%d.tif", i)), c); err != nil {
 			t.Fatal(err)
 		}
-		logD := srv.take()
-		row.gdalDefaultReq, row.gdalDefaultBytes = requestTotals(logD)
-		if err := gdalRead(ctx, gdalEnv(gdalTuned...), url, filepath.Join(t.TempDir(), fmt.Sprintf("t%d.tif", i)), c); err != nil {
+		logD := srv.Take()
+		row.gdalDefaultReq, row.gdalDefaultBytes = gdaltest.RequestTotals(logD)
+		if err := gdalRead(ctx, gdaltest.Env(gdaltest.Tuned...), url, filepath.Join(t.TempDir(), fmt.Sprintf("t%d.tif", i)), c); err != nil {
 			t.Fatal(err)
 		}
-		logT := srv.take()
-		row.gdalTunedReq, row.gdalTunedBytes = requestTotals(logT)
+		logT := srv.Take()
+		row.gdalTunedReq, row.gdalTunedBytes = gdaltest.RequestTotals(logT)
 		w, err := oursRead(ctx, fetch, url, c)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		logO := srv.take()
-		row.oursReq, row.oursBytes = requestTotals(logO)
+		logO := srv.Take()
+		row.oursReq, row.oursBytes = gdaltest.RequestTotals(logO)
 		if os.Getenv("STAC_MCP_GDAL_LOG") != "" {
 			t.Logf("%s\ndefaults %+v\ntuned %+v\nours %+v", c.name, logD, logT, logO)
 		}
@@ -175,230 +168,6 @@ func gdalTable(rows []gdalRow) string {
 	return b.String()
 }
 
-// Pixel reads measured from the serving side (issue 26): a loopback file
+// Pixel reads measured from the serving side: a loopback file
 // server that logs every request it answers, the COGs it serves generated
 // with GDAL at test time, and GDAL's own /vsicurl/ reads to compare with.
-
-// loggedRequest is one request the COG server answered.
-type loggedRequest struct {
-	Method, Path, Range string
-	Status              int
-	Bytes               int64 // body bytes sent
-}
-
-// cogServer serves the files of a directory with Range support
-// (http.ServeContent), after an optional delay per request, and logs what
-// it sends.
-type cogServer struct {
-	*httptest.Server
-	delay time.Duration
-
-	inflight sync.WaitGroup // handlers still running: take waits for them
-	mu       sync.Mutex
-	log      []loggedRequest
-}
-
-func newCOGServer(tb testing.TB, dir string, delay time.Duration) *cogServer {
-	tb.Helper()
-	s := &cogServer{delay: delay}
-	files := http.FileServer(http.Dir(dir))
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.inflight.Add(1)
-		defer s.inflight.Done()
-		if s.delay > 0 {
-			select {
-			case <-time.After(s.delay):
-			case <-r.Context().Done():
-				return
-			}
-		}
-		cw := &countingWriter{ResponseWriter: w, status: http.StatusOK, head: r.Method == http.MethodHead}
-		if strings.HasSuffix(r.URL.Path, "/") {
-			// No directory listings: an object store's answer to one is
-			// not a file GDAL reads (GDAL_DISABLE_READDIR_ON_OPEN's probe).
-			http.NotFound(cw, r)
-		} else {
-			files.ServeHTTP(cw, r)
-		}
-		s.mu.Lock()
-		s.log = append(s.log, loggedRequest{Method: r.Method, Path: r.URL.Path, Range: r.Header.Get("Range"), Status: cw.status, Bytes: cw.n})
-		s.mu.Unlock()
-	}))
-	tb.Cleanup(s.Close)
-	return s
-}
-
-// take returns the requests logged since the last take and clears the log.
-// A client has its last byte before the handler that sent it returns, so
-// take first waits for the handlers still running.
-func (s *cogServer) take() []loggedRequest {
-	s.inflight.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.log
-	s.log = nil
-	return out
-}
-
-type countingWriter struct {
-	http.ResponseWriter
-	status int
-	n      int64
-	head   bool // a HEAD answer's body is never sent
-}
-
-func (w *countingWriter) WriteHeader(code int) {
-	w.status = code
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *countingWriter) Write(p []byte) (int, error) {
-	n, err := w.ResponseWriter.Write(p)
-	if !w.head {
-		w.n += int64(n)
-	}
-	return n, err
-}
-
-// requestTotals sums a log: requests of any kind (HEAD, 404 probes for
-// side-car files and directory listings included: each is a round trip)
-// and body bytes.
-func requestTotals(log []loggedRequest) (requests int, bytes int64) {
-	for _, r := range log {
-		requests++
-		bytes += r.Bytes
-	}
-	return requests, bytes
-}
-
-// gdalEnv is the environment GDAL runs with: this process's, without
-// proxies (the server is on loopback) and without GDAL or CPL settings of
-// the caller's, plus extra.
-func gdalEnv(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch {
-		case strings.EqualFold(k, "http_proxy"), strings.EqualFold(k, "https_proxy"), strings.EqualFold(k, "all_proxy"),
-			strings.HasPrefix(k, "GDAL_"), strings.HasPrefix(k, "CPL_"), strings.HasPrefix(k, "VSI_"):
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, extra...)
-}
-
-// gdalTuned are the /vsicurl/ settings COG servers and titiler users set:
-// the first read holds the headers, consecutive ranges are merged, and no
-// directory listing or side-car file is looked for.
-var gdalTuned = []string{
-	"GDAL_INGESTED_BYTES_AT_OPEN=32768",
-	"GDAL_HTTP_MERGE_CONSECUTIVE_RANGES=YES",
-	"GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR",
-}
-
-func runGDAL(ctx context.Context, env []string, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, stderr.String())
-	}
-	return nil
-}
-
-// cogSpec is a COG to generate: size, tile size, and the GDAL creation
-// options beyond COMPRESS/BLOCKSIZE.
-type cogSpec struct {
-	name        string
-	size, tile  int
-	dataType    string // UInt16 or Byte
-	compress    string
-	predictor   int
-	noiseDN     float64
-	seed        int
-	classes     bool // SCL-like classes (nearest overviews) instead of reflectance
-	resampling  string
-	extraCreate []string
-}
-
-// writeTestCOG writes spec's pixels (a field pattern with noise, like the
-// demo's synthetic scenes; classes for an SCL-like band) as a raw file
-// described by a VRT, and converts it with gdal_translate -of COG.
-func writeTestCOG(tb testing.TB, dir string, spec cogSpec) string {
-	tb.Helper()
-	n := spec.size
-	var raw bytes.Buffer
-	for y := range n {
-		for x := range n {
-			field := (y/64)*131 + x/64 + spec.seed*7
-			if spec.classes {
-				c := byte(4 + field%3) // vegetation, not vegetated, water
-				if (x-n/3)*(x-n/3)+(y-n/2)*(y-n/2) < n*n/40 {
-					c = 9 // a cloud
-				}
-				raw.WriteByte(c)
-				continue
-			}
-			base := 1500 + float64(field%9)*350
-			noise := spec.noiseDN * pixelNoise(x, y, spec.seed)
-			if spec.dataType == "Byte" {
-				raw.WriteByte(byte(40 + float64(field%9)*20 + noise))
-				continue
-			}
-			v := uint16(base + noise)
-			_ = binary.Write(&raw, binary.LittleEndian, v)
-		}
-	}
-	bin := filepath.Join(dir, spec.name+".bin")
-	if err := os.WriteFile(bin, raw.Bytes(), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	bytesPer := 2
-	if spec.dataType == "Byte" {
-		bytesPer = 1
-	}
-	vrt := filepath.Join(dir, spec.name+".vrt")
-	desc := fmt.Sprintf(`<VRTDataset rasterXSize="%d" rasterYSize="%d">
-  <SRS>EPSG:32633</SRS>
-  <GeoTransform>500000, 10, 0, 5000000, 0, -10</GeoTransform>
-  <VRTRasterBand dataType="%s" band="1" subClass="VRTRawRasterBand">
-    <NoDataValue>0</NoDataValue>
-    <SourceFilename relativeToVRT="1">%s</SourceFilename>
-    <ImageOffset>0</ImageOffset><PixelOffset>%d</PixelOffset><LineOffset>%d</LineOffset><ByteOrder>LSB</ByteOrder>
-  </VRTRasterBand>
-</VRTDataset>
-`, n, n, spec.dataType, filepath.Base(bin), bytesPer, n*bytesPer)
-	if err := os.WriteFile(vrt, []byte(desc), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	out := filepath.Join(dir, spec.name+".tif")
-	resampling := spec.resampling
-	if resampling == "" {
-		resampling = "AVERAGE"
-	}
-	args := []string{"-q", "-of", "COG", "-co", "COMPRESS=" + spec.compress, "-co", fmt.Sprintf("BLOCKSIZE=%d", spec.tile),
-		"-co", "OVERVIEWS=AUTO", "-co", "OVERVIEW_RESAMPLING=" + resampling}
-	if spec.predictor > 0 {
-		args = append(args, "-co", fmt.Sprintf("PREDICTOR=%d", spec.predictor))
-	}
-	args = append(args, spec.extraCreate...)
-	args = append(args, vrt, out)
-	if err := runGDAL(context.Background(), gdalEnv(), "gdal_translate", args...); err != nil {
-		tb.Fatal(err)
-	}
-	_ = os.Remove(bin)
-	_ = os.Remove(vrt)
-	return out
-}
-
-// pixelNoise is deterministic noise in [-1, 1): the texture real scenes
-// have, so that tiles compress about as well as a satellite band's.
-func pixelNoise(x, y, seed int) float64 {
-	h := uint32(x)*73856093 ^ uint32(y)*19349663 ^ uint32(seed)*83492791
-	h ^= h >> 13
-	h *= 0x5bd1e995
-	h ^= h >> 15
-	return float64(h)/float64(1<<31) - 1
-}

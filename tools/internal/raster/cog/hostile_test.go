@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// Hostile files (issue 34, "Hostile files and hosts"): layouts built byte
+// Hostile files: layouts built byte
 // by byte that no writer makes, each the smallest form of an attack
 // measured on the server. Memory is measured as the bytes allocated
 // (runtime.MemStats.TotalAlloc) by one call; requests as the ranges a

@@ -13,12 +13,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/stats"
 )
 
-// The NDVI benchmark of issue 26: statistics of NDVI over a 10 km × 10 km
+// The NDVI benchmark: statistics of NDVI over a 10 km × 10 km
 // AOI at 10 m (1000 × 1000 px of red and nir, and the 20 m SCL as a mask)
 // read from Sentinel-2-style COGs over a loopback server that adds 50 ms
 // to every request; GDAL's /vsicurl/ reads the same three windows in the
@@ -34,9 +34,9 @@ func ndviFiles(b *testing.B) string {
 	b.Helper()
 	gdaltest.Need(b, "gdal_translate", "gdalinfo")
 	dir := b.TempDir()
-	writeTestCOG(b, dir, cogSpec{name: "red", size: 2048, tile: 1024, dataType: "UInt16", compress: "DEFLATE", predictor: 2, noiseDN: 60, seed: 1})
-	writeTestCOG(b, dir, cogSpec{name: "nir", size: 2048, tile: 1024, dataType: "UInt16", compress: "DEFLATE", predictor: 2, noiseDN: 60, seed: 2})
-	writeTestCOG(b, dir, cogSpec{name: "scl", size: 1024, tile: 1024, dataType: "Byte", compress: "DEFLATE", classes: true, resampling: "NEAREST"})
+	gdaltest.WriteCOG(b, dir, gdaltest.COGSpec{Name: "red", Size: 2048, Tile: 1024, DataType: "UInt16", Compress: "DEFLATE", Predictor: 2, NoiseDN: 60, Seed: 1})
+	gdaltest.WriteCOG(b, dir, gdaltest.COGSpec{Name: "nir", Size: 2048, Tile: 1024, DataType: "UInt16", Compress: "DEFLATE", Predictor: 2, NoiseDN: 60, Seed: 2})
+	gdaltest.WriteCOG(b, dir, gdaltest.COGSpec{Name: "scl", Size: 1024, Tile: 1024, DataType: "Byte", Compress: "DEFLATE", Classes: true, Resampling: "NEAREST"})
 	return dir
 }
 
@@ -125,11 +125,11 @@ func ndviStats(ctx context.Context, fetch cog.RangeFetcher, base string) (stats.
 
 func BenchmarkNDVIStatsAgainstGDAL(b *testing.B) {
 	dir := ndviFiles(b)
-	srv := newCOGServer(b, dir, ndviLatency)
+	srv := gdaltest.NewCOGServer(b, dir, ndviLatency)
 
 	b.Run("ours", func(b *testing.B) {
 		fetch := newLayerFetcher(b, srv.URL)
-		srv.take()
+		srv.Take()
 		var peak uint64
 		for b.Loop() {
 			runtime.GC()
@@ -145,7 +145,7 @@ func BenchmarkNDVIStatsAgainstGDAL(b *testing.B) {
 				b.Fatal("no valid NDVI pixel")
 			}
 		}
-		reqs, bytes := requestTotals(srv.take())
+		reqs, bytes := gdaltest.RequestTotals(srv.Take())
 		b.ReportMetric(float64(reqs)/float64(b.N), "requests/op")
 		b.ReportMetric(float64(bytes)/float64(b.N)/1e6, "MB-read/op")
 		b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
@@ -157,7 +157,7 @@ func BenchmarkNDVIStatsAgainstGDAL(b *testing.B) {
 	// reads and writes the windows: it computes no NDVI.
 	b.Run("gdal", func(b *testing.B) {
 		out := b.TempDir()
-		srv.take()
+		srv.Take()
 		for b.Loop() {
 			var g errgroup.Group
 			for i, c := range []struct {
@@ -165,7 +165,7 @@ func BenchmarkNDVIStatsAgainstGDAL(b *testing.B) {
 				win  image.Rectangle
 			}{{"red", ndviWin10}, {"nir", ndviWin10}, {"scl", ndviWin20}} {
 				g.Go(func() error {
-					return gdalRead(b.Context(), gdalEnv(gdalTuned...), srv.URL+"/"+c.name+".tif",
+					return gdalRead(b.Context(), gdaltest.Env(gdaltest.Tuned...), srv.URL+"/"+c.name+".tif",
 						filepath.Join(out, fmt.Sprintf("%d.tif", i)), gdalCase{name: c.name, win: c.win})
 				})
 			}
@@ -173,7 +173,7 @@ func BenchmarkNDVIStatsAgainstGDAL(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		reqs, bytes := requestTotals(srv.take())
+		reqs, bytes := gdaltest.RequestTotals(srv.Take())
 		b.ReportMetric(float64(reqs)/float64(b.N), "requests/op")
 		b.ReportMetric(float64(bytes)/float64(b.N)/1e6, "MB-read/op")
 	})

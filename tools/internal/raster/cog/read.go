@@ -309,19 +309,33 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 	if err := f.opts.Requests.take(p.cost.Requests); err != nil {
 		return nil, err
 	}
-	l, win, bands, asked, alpha := p.l, p.win, p.bands, p.asked, p.alpha
-	ww, wh := win.Dx(), win.Dy()
-	out := &Window{Rect: win, Level: lvl, Bands: make([][]float64, len(bands)), Blocks: p.cost.Blocks}
+	out := &Window{Rect: p.win, Level: lvl, Bands: make([][]float64, len(p.bands)), Blocks: p.cost.Blocks}
 	for i := range out.Bands {
-		out.Bands[i] = make([]float64, ww*wh)
+		out.Bands[i] = make([]float64, p.win.Dx()*p.win.Dy())
 	}
 	var masked []bool // true where the mask is 0
-	if l.mask != nil {
-		masked = make([]bool, ww*wh)
+	if p.l.mask != nil {
+		masked = make([]bool, p.win.Dx()*p.win.Dy())
 	}
+	if err := f.readGroups(ctx, p, out, masked); err != nil {
+		return nil, err
+	}
+	f.fillSparse(p, out, masked)
+	if p.alpha >= 0 {
+		masked = alphaMask(p, out, masked)
+	}
+	out.MaskValid = maskValidity(masked)
+	out.Valid = f.validity(out, out.MaskValid)
+	return out, nil
+}
 
-	sel := newSelection(l, bands)
-	read := sampleReader(l.format, l.bytesPer, f.h.order)
+// readGroups fetches the plan's groups, at most Options.Concurrency at
+// once, and places each block's pixels in out (a mask block's in masked).
+// The first failure, or the end of ctx, starts no more groups; out's
+// Requests and Bytes count what was fetched either way.
+func (f *File) readGroups(ctx context.Context, p *plan, out *Window, masked []bool) error {
+	sel := newSelection(p.l, p.bands)
+	read := sampleReader(p.l.format, p.l.bytesPer, f.h.order)
 	var requests, nbytes atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(f.opts.Concurrency)
@@ -335,62 +349,81 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			var data []byte
-			if gr.r.Len > 0 {
-				// A range that starts in the bytes Open read asks only for
-				// the rest.
-				head := f.h.headerHead(gr.r)
-				ask := Range{gr.r.Off + int64(len(head)), gr.r.Len - int64(len(head))}
-				bs, err := f.src.ReadRanges(gctx, []Range{ask})
-				if err != nil {
-					return err
-				}
-				requests.Add(1)
-				nbytes.Add(int64(len(bs[0])))
-				if int64(len(bs[0])) != ask.Len {
-					return fmt.Errorf("%s: %d bytes at offset %d were asked for, %d came back (the file is shorter than its header says)",
-						f.src, ask.Len, ask.Off, len(bs[0]))
-				}
-				data = bs[0]
-				if len(head) > 0 {
-					data = append(append(make([]byte, 0, gr.r.Len), head...), bs[0]...)
-				}
+			data, err := f.fetchGroup(gctx, gr, &requests, &nbytes)
+			if err != nil {
+				return err
 			}
-			for _, b := range gr.blocks {
-				if err := gctx.Err(); err != nil {
-					return err
-				}
-				raw := p.rawCached[b.r.Off]
-				if data != nil {
-					raw = data[b.r.Off-gr.r.Off : b.r.end()-gr.r.Off]
-					f.cacheBlock(b.r, raw)
-				}
-				var err error
-				if b.mask {
-					err = f.placeMask(l.mask, b, raw, win, masked)
-				} else {
-					err = f.placeBlock(l, b, raw, win, out, sel, read)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			return nil
+			return f.placeGroup(gctx, p, gr, data, out, masked, sel, read)
 		})
 	}
-	err = g.Wait()
+	err := g.Wait()
 	out.Requests, out.Bytes = int(requests.Load()), int(nbytes.Load())
 	if err == nil && stopped != nil {
 		err = stopped // groups not started because the call ended
 	}
+	return err
+}
+
+// fetchGroup requests a group's merged range (nil for a group whose blocks
+// are all at hand, gr.r.Len == 0), counting the request and its bytes.
+func (f *File) fetchGroup(ctx context.Context, gr group, requests, nbytes *atomic.Int64) ([]byte, error) {
+	if gr.r.Len == 0 {
+		return nil, nil
+	}
+	// A range that starts in the bytes Open read asks only for the rest.
+	head := f.h.headerHead(gr.r)
+	ask := Range{gr.r.Off + int64(len(head)), gr.r.Len - int64(len(head))}
+	bs, err := f.src.ReadRanges(ctx, []Range{ask})
 	if err != nil {
 		return nil, err
 	}
+	requests.Add(1)
+	nbytes.Add(int64(len(bs[0])))
+	if int64(len(bs[0])) != ask.Len {
+		return nil, fmt.Errorf("%s: %d bytes at offset %d were asked for, %d came back (the file is shorter than its header says)",
+			f.src, ask.Len, ask.Off, len(bs[0]))
+	}
+	if len(head) == 0 {
+		return bs[0], nil
+	}
+	return append(append(make([]byte, 0, gr.r.Len), head...), bs[0]...), nil
+}
+
+// placeGroup decodes each block of a group, from data (the group's fetched
+// bytes, then cached) or from the cache, into out or masked.
+func (f *File) placeGroup(ctx context.Context, p *plan, gr group, data []byte, out *Window, masked []bool, sel selection, read func([]byte, int) float64) error {
+	for _, b := range gr.blocks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		raw := p.rawCached[b.r.Off]
+		if data != nil {
+			raw = data[b.r.Off-gr.r.Off : b.r.end()-gr.r.Off]
+			f.cacheBlock(b.r, raw)
+		}
+		var err error
+		if b.mask {
+			err = f.placeMask(p.l.mask, b, raw, p.win, masked)
+		} else {
+			err = f.placeBlock(p.l, b, raw, p.win, out, sel, read)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillSparse fills the blocks the file never wrote (GDAL's sparse files):
+// a band's with its nodata (0 without one), a mask's as masked.
+func (f *File) fillSparse(p *plan, out *Window, masked []bool) {
+	win, ww := p.win, p.win.Dx()
+	sel := newSelection(p.l, p.bands)
 	for _, b := range p.sparse {
 		if b.mask {
 			// An unwritten mask block reads as 0 (masked), as GDAL fills
 			// any unwritten block without nodata.
-			in := l.mask.blockRect(b).Intersect(win)
+			in := p.l.mask.blockRect(b).Intersect(win)
 			for y := in.Min.Y; y < in.Max.Y; y++ {
 				for x := in.Min.X; x < in.Max.X; x++ {
 					masked[(y-win.Min.Y)*ww+x-win.Min.X] = true
@@ -405,23 +438,25 @@ func (f *File) ReadWindow(ctx context.Context, lvl int, win image.Rectangle, ban
 				fill = float64(float32(fill)) // a value of the band's type, as GDAL fills
 			}
 		}
-		f.fillBlock(l, b, win, out, sel, fill)
+		f.fillBlock(p.l, b, win, out, sel, fill)
 	}
-	if alpha >= 0 {
-		a := out.Bands[slices.Index(bands, alpha)]
-		for i, v := range a {
-			if v == 0 {
-				if masked == nil {
-					masked = make([]bool, ww*wh)
-				}
-				masked[i] = true
+}
+
+// alphaMask marks as masked the pixels whose alpha band (read beside the
+// asked bands) is 0, and drops that band from out; it returns masked,
+// made when the file had no mask.
+func alphaMask(p *plan, out *Window, masked []bool) []bool {
+	a := out.Bands[slices.Index(p.bands, p.alpha)]
+	for i, v := range a {
+		if v == 0 {
+			if masked == nil {
+				masked = make([]bool, len(a))
 			}
+			masked[i] = true
 		}
-		out.Bands = out.Bands[:asked]
 	}
-	out.MaskValid = maskValidity(masked)
-	out.Valid = f.validity(out, out.MaskValid)
-	return out, nil
+	out.Bands = out.Bands[:p.asked]
+	return masked
 }
 
 // cacheBlock keeps a fetched block's bytes in the cache: a copy when they

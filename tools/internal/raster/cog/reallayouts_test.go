@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 )
 
 // The bounds against hostile files leave the layouts real catalogs serve

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 )
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 )
 
 // gdal runs a GDAL command and returns its standard output.

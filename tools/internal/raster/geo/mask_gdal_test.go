@@ -9,7 +9,8 @@ import (
 
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/geojson"
-	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
+
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 )
 
 // maskGrids are the grids the masks are compared on: UTM north and south,

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 )
 
 // TestNearestInAgreesWithGDALWarp warps a source whose pixels are numbered

@@ -1,5 +1,8 @@
-// Command attack22 replays two attacks of issue 22 against a stac-mcp
-// binary over stdio and prints what they cost the server process:
+// Command heavycalls makes many concurrent heavy tool calls against a
+// stac-mcp binary over stdio and prints what they cost the server process:
+// the measurement behind the process-wide work bounds
+// (tools/internal/budget, adr/0025), which keep a burst of such calls from
+// exhausting memory or leaving CPU-heavy work running past deadlines.
 //
 //   - preview: n concurrent get_item_preview calls of a ~70 kB PNG that
 //     declares 4000×4000 pixels (64 MiB decoded); prints the process's peak
@@ -13,8 +16,8 @@
 // The catalog is an in-process STAC API (stacserver) on loopback.
 //
 //	go build -o /tmp/stac-mcp ./cmd/stac-mcp
-//	go run ./scripts/attack22 -bin /tmp/stac-mcp -mode preview -n 8
-//	go run ./scripts/attack22 -bin /tmp/stac-mcp -mode coverage -n 4 -items 100 -vertices 4000 -timeout 2
+//	go run ./scripts/heavycalls -bin /tmp/stac-mcp -mode preview -n 8
+//	go run ./scripts/heavycalls -bin /tmp/stac-mcp -mode coverage -n 4 -items 100 -vertices 4000 -timeout 2
 package main
 
 import (
@@ -94,7 +97,7 @@ func main() {
 	mux.Handle("/", stacserver.New(store, stacserver.Options{}))
 
 	cmd := exec.Command(*bin)
-	state, err := os.MkdirTemp("", "attack22")
+	state, err := os.MkdirTemp("", "heavycalls")
 	must(err)
 	defer func() { _ = os.RemoveAll(state) }()
 	cmd.Env = append(os.Environ(), "STAC_MCP_CATALOG_URL="+srv.URL, "STAC_MCP_TOOL_TIMEOUT_SECS="+strconv.Itoa(*timeout),
@@ -106,7 +109,7 @@ func main() {
 	}
 	cmd.Stderr = os.Stderr
 	ctx := context.Background()
-	client := mcp.NewClient(&mcp.Implementation{Name: "attack22", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "heavycalls", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	must(err)
 	defer func() { _ = cs.Close() }()
