@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/mask"
 )

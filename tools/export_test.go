@@ -20,8 +20,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
-	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
 )
 
 // The export tool's files are read back with GDAL (gdalinfo, ogrinfo and

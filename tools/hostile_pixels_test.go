@@ -14,8 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
-	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
 )
 
 // TestHostilePixelCallsRSS measures the process's peak RSS while 16

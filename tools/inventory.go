@@ -1,10 +1,3 @@
-// Package tools holds the MCP tools of stac-mcp: one file per tool, and this
-// inventory, the single list that the server, the docs and the schema
-// snapshot tests are all built from.
-//
-// Every tool is registered through define, the one adapter that resolves the
-// catalog, runs the handler inside the reliability layer (deadline, retries,
-// receipt) and shapes the result. No tool registers itself any other way.
 package tools
 
 // The files derived from the inventory (tools/__toolsnaps__, the tool and

@@ -5,18 +5,11 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stacmcp/stac-mcp/internal/reporoot"
 )
-
-// undocumentedAllowed are the packages that may still lack a package
-// comment: none but those whose files another change owns right now.
-var undocumentedAllowed = []string{
-	"tools/internal/pixel",
-}
 
 // TestEveryPackageHasAComment checks that every package of the module
 // (commands included, as "Command x …") has a package comment, so that a
@@ -65,13 +58,8 @@ func TestEveryPackageHasAComment(t *testing.T) {
 		t.Fatalf("found %d packages under %s; expected the whole module", len(pkgs), root)
 	}
 	for dir, p := range pkgs {
-		if p.documented == 0 && !slices.Contains(undocumentedAllowed, dir) {
+		if p.documented == 0 {
 			t.Errorf("%s: no package comment in any of its %d files; add a doc.go saying what the package is for", dir, p.files)
-		}
-	}
-	for _, dir := range undocumentedAllowed {
-		if p := pkgs[dir]; p == nil || p.documented > 0 {
-			t.Errorf("%s is allowed to lack a package comment but it has one (or is gone): remove it from undocumentedAllowed", dir)
 		}
 	}
 }

@@ -152,14 +152,3 @@ func PresetsHolding(familyID string) []string {
 	}
 	return nil
 }
-
-// CollectionsAt are the family's collection ids at preset (nil when the
-// table lists none).
-func CollectionsAt(familyID, preset string) []string {
-	for _, f := range families {
-		if f.ID == familyID {
-			return slices.Clone(f.IDs[preset])
-		}
-	}
-	return nil
-}

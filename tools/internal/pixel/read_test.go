@@ -13,10 +13,10 @@ import (
 
 	"github.com/paulmach/orb"
 
+	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/budget"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
-	"github.com/stacmcp/stac-mcp/tools/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
 )
