@@ -19,7 +19,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability/sharedstate"
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/internal/budget"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/export"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/pixel"
@@ -407,8 +407,8 @@ func knownExportError(err error) bool {
 			return true
 		}
 	}
-	var busy *budget.BusyError
-	var large *budget.TooLargeError
+	var busy *workbudget.BusyError
+	var large *workbudget.TooLargeError
 	return errors.As(err, &busy) || errors.As(err, &large)
 }
 
@@ -425,8 +425,8 @@ func exportError(err error, limit int64) error {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	}
-	var busy *budget.BusyError
-	var large *budget.TooLargeError
+	var busy *workbudget.BusyError
+	var large *workbudget.TooLargeError
 	if errors.As(err, &busy) || errors.As(err, &large) {
 		return err // worded as every tool words the decode budget
 	}

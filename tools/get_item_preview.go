@@ -13,7 +13,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability/inmemory"
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/internal/budget"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/federation"
 	"github.com/stacmcp/stac-mcp/tools/internal/picture"
 )
@@ -344,8 +344,8 @@ func fetchPreview(ctx context.Context, c *Call, href string) (pic *picture.Pictu
 	pic, err = picture.MakeContext(ctx, body.Body, picture.Options{Pixels: w.pixelBudget()})
 	release()
 	var tooLarge *picture.TooLargeError
-	var overBudget *budget.TooLargeError
-	var busy *budget.BusyError
+	var overBudget *workbudget.TooLargeError
+	var busy *workbudget.BusyError
 	switch {
 	case errors.As(err, &busy), err != nil && ctx.Err() != nil:
 		return nil, 0, "", err

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stacmcp/stac-mcp/tools/internal/budget"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 )
 
 // DecodeBudgetSetting is the environment variable of Limits.DecodePixels,
@@ -27,8 +27,8 @@ const DecodeBudgetSetting = "STAC_MCP_DECODE_BUDGET_PIXELS"
 // two steps never each hold what the other waits for.
 type workBudgets struct {
 	once   sync.Once
-	cpu    *budget.Budget
-	pixels *budget.Budget
+	cpu    *workbudget.Budget
+	pixels *workbudget.Budget
 }
 
 // defaultBudgetWait bounds a wait in line when there is no layer to take
@@ -54,10 +54,10 @@ func (d *Deps) work() *workBudgets {
 		}
 		pixels := d.Limits.DecodePixels
 		if pixels <= 0 {
-			pixels = budget.DefaultPixels
+			pixels = workbudget.DefaultPixels
 		}
-		w.cpu = budget.NewSlots(slots, wait)
-		w.pixels = budget.NewPixels(pixels, DecodeBudgetSetting, wait)
+		w.cpu = workbudget.NewSlots(slots, wait)
+		w.pixels = workbudget.NewPixels(pixels, DecodeBudgetSetting, wait)
 	})
 	return w
 }
@@ -71,7 +71,7 @@ func (w *workBudgets) cpuSlot(ctx context.Context) (release func(), err error) {
 }
 
 // cpuBudget is the CPU slots (nil for a nil *workBudgets).
-func (w *workBudgets) cpuBudget() *budget.Budget {
+func (w *workBudgets) cpuBudget() *workbudget.Budget {
 	if w == nil {
 		return nil
 	}
@@ -79,7 +79,7 @@ func (w *workBudgets) cpuBudget() *budget.Budget {
 }
 
 // pixelBudget is the decoded-pixel budget (nil for a nil *workBudgets).
-func (w *workBudgets) pixelBudget() *budget.Budget {
+func (w *workBudgets) pixelBudget() *workbudget.Budget {
 	if w == nil {
 		return nil
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
-	"github.com/stacmcp/stac-mcp/tools/internal/budget"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/mapimage"
 )
@@ -188,6 +188,6 @@ func roomyPolicy() reliability.Policy {
 // than half of roomyPolicy's minute. Call it before the server is built.
 func shortWaitInLine(d *Deps) {
 	w := d.work()
-	w.cpu = budget.NewSlots(int(w.cpu.Size()), 200*time.Millisecond)
-	w.pixels = budget.NewPixels(w.pixels.Size(), DecodeBudgetSetting, 200*time.Millisecond)
+	w.cpu = workbudget.NewSlots(int(w.cpu.Size()), 200*time.Millisecond)
+	w.pixels = workbudget.NewPixels(w.pixels.Size(), DecodeBudgetSetting, 200*time.Millisecond)
 }

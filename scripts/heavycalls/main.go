@@ -1,7 +1,7 @@
 // Command heavycalls makes many concurrent heavy tool calls against a
 // stac-mcp binary over stdio and prints what they cost the server process:
 // the measurement behind the process-wide work bounds
-// (tools/internal/budget, adr/0025), which keep a burst of such calls from
+// (tools/internal/workbudget, adr/0025), which keep a burst of such calls from
 // exhausting memory or leaving CPU-heavy work running past deadlines.
 //
 //   - preview: n concurrent get_item_preview calls of a ~70 kB PNG that

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/image/tiff"
 
-	"github.com/stacmcp/stac-mcp/tools/internal/budget"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 )
 
 // scene.jpg is 640×480: 307,200 pixels to reserve.
@@ -23,7 +23,7 @@ const scenePixels = 640 * 480
 // budget, runs once they give it back, and gives its own back when done.
 func TestMakeWaitsForThePixelBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pixels := budget.NewPixels(scenePixels+1000, "SETTING", 0)
+		pixels := workbudget.NewPixels(scenePixels+1000, "SETTING", 0)
 		other, err := pixels.Acquire(t.Context(), 2000) // another image being decoded
 		if err != nil {
 			t.Fatal(err)
@@ -52,22 +52,22 @@ func TestMakeWaitsForThePixelBudget(t *testing.T) {
 // A call whose context ends while it waits is refused, clearly, without
 // decoding; an image larger than the whole budget is refused at once.
 func TestMakeRefusesWhenTheBudgetIsSpentOrTooSmall(t *testing.T) {
-	pixels := budget.NewPixels(scenePixels, "STAC_MCP_DECODE_BUDGET_PIXELS", 0)
+	pixels := workbudget.NewPixels(scenePixels, "STAC_MCP_DECODE_BUDGET_PIXELS", 0)
 	hold, _ := pixels.Acquire(context.Background(), 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := MakeContext(ctx, readTestdata(t, "scene.jpg"), Options{Pixels: pixels})
-	var busy *budget.BusyError
+	var busy *workbudget.BusyError
 	if !errors.As(err, &busy) || !errors.Is(err, context.Canceled) {
-		t.Fatalf("spent budget, cancelled call: err = %v, want a budget.BusyError", err)
+		t.Fatalf("spent budget, cancelled call: err = %v, want a workbudget.BusyError", err)
 	}
 	hold()
 
-	small := budget.NewPixels(scenePixels-1, "STAC_MCP_DECODE_BUDGET_PIXELS", 0)
+	small := workbudget.NewPixels(scenePixels-1, "STAC_MCP_DECODE_BUDGET_PIXELS", 0)
 	_, err = MakeContext(context.Background(), readTestdata(t, "scene.jpg"), Options{Pixels: small})
-	var tl *budget.TooLargeError
+	var tl *workbudget.TooLargeError
 	if !errors.As(err, &tl) || tl.Cost != scenePixels {
-		t.Fatalf("image over the whole budget: err = %v, want a budget.TooLargeError for %d pixels", err, scenePixels)
+		t.Fatalf("image over the whole budget: err = %v, want a workbudget.TooLargeError for %d pixels", err, scenePixels)
 	}
 
 	// 16-bit RGBA counts double (8 bytes a pixel), and a TIFF double
@@ -77,9 +77,9 @@ func TestMakeRefusesWhenTheBudgetIsSpentOrTooSmall(t *testing.T) {
 	if err := tiff.Encode(&buf, deep, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err = MakeContext(context.Background(), buf.Bytes(), Options{Pixels: budget.NewPixels(4*100*100-1, "S", 0)})
+	_, err = MakeContext(context.Background(), buf.Bytes(), Options{Pixels: workbudget.NewPixels(4*100*100-1, "S", 0)})
 	if !errors.As(err, &tl) || tl.Cost != 4*100*100 {
-		t.Fatalf("16-bit TIFF: err = %v, want a budget.TooLargeError for %d pixels", err, 4*100*100)
+		t.Fatalf("16-bit TIFF: err = %v, want a workbudget.TooLargeError for %d pixels", err, 4*100*100)
 	}
 }
 
@@ -187,11 +187,11 @@ func TestProgressiveJPEGsCostTheirCoefficients(t *testing.T) {
 	if comps, prog := jpegFrame(baseline); comps != 3 || prog {
 		t.Errorf("baseline: %d components, progressive %v", comps, prog)
 	}
-	pixels := budget.NewPixels(200*100*4-1, "S", 0)
+	pixels := workbudget.NewPixels(200*100*4-1, "S", 0)
 	_, err := MakeContext(context.Background(), progressive, Options{Pixels: pixels})
-	var tl *budget.TooLargeError
+	var tl *workbudget.TooLargeError
 	if !errors.As(err, &tl) || tl.Cost != 200*100*4 {
-		t.Fatalf("progressive 3-component JPEG: err = %v, want a budget.TooLargeError for %d (pixels + 3 × samples)", err, 200*100*4)
+		t.Fatalf("progressive 3-component JPEG: err = %v, want a workbudget.TooLargeError for %d (pixels + 3 × samples)", err, 200*100*4)
 	}
 	if _, err := MakeContext(context.Background(), baseline, Options{Pixels: pixels}); err != nil {
 		t.Fatalf("the baseline JPEG costs its pixels only: %v", err)

@@ -25,7 +25,7 @@ import (
 	_ "golang.org/x/image/tiff" // GeoTIFF thumbnails (baseline TIFF: 8/16-bit, uncompressed, LZW, Deflate, PackBits)
 	_ "golang.org/x/image/webp"
 
-	"github.com/stacmcp/stac-mcp/tools/internal/budget"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 )
 
 // Output media types.
@@ -48,7 +48,7 @@ type Options struct {
 	// Pixels is the process-wide budget of decoded pixels the decode
 	// reserves its cost in (MaxPixels bounds one image, Pixels all the
 	// images decoded at once); nil bounds only the one image.
-	Pixels *budget.Budget
+	Pixels *workbudget.Budget
 }
 
 // Defaults.
@@ -120,7 +120,7 @@ func Make(data []byte, opts Options) (*Picture, error) {
 // decoders can decode at a reduced size (image/jpeg has no DCT scaling),
 // so the full image is decoded once, and never copied at full size.
 // Errors: ErrUnknownFormat (wrapped), *TooLargeError, the budget's
-// *budget.TooLargeError or *budget.BusyError, ctx's error, or a decoding
+// *workbudget.TooLargeError or *workbudget.BusyError, ctx's error, or a decoding
 // error of the format's decoder.
 func MakeContext(ctx context.Context, data []byte, opts Options) (*Picture, error) {
 	opts = opts.withDefaults()

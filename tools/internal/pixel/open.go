@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/internal/budget"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
 )
@@ -35,7 +35,7 @@ type Env struct {
 	Cache *cog.Cache
 	// Decode is the process's decoded-pixel budget (units of 4 bytes);
 	// CPU its slots for CPU-heavy steps. Nil bounds nothing.
-	Decode, CPU *budget.Budget
+	Decode, CPU *workbudget.Budget
 	// ReadPixels is the pixel budget of one band's read (0:
 	// DefaultReadPixels).
 	ReadPixels int

@@ -15,7 +15,7 @@ import (
 
 	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/internal/budget"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
@@ -192,13 +192,13 @@ func TestReadsAreChargedToTheDecodeBudget(t *testing.T) {
 	item := loadItem(t, esS2, esFiles("H_"))
 	env := localEnv(t)
 	red, _ := FindBand(item, ItemBands(item), "red")
-	env.Decode = budget.NewPixels(1000, "TEST_BUDGET", 0)
+	env.Decode = workbudget.NewPixels(1000, "TEST_BUDGET", 0)
 	_, err := env.Read(context.Background(), Request{Item: item, Bands: []Band{red}, Mask: true, AOI: squareAOI(t, 0)})
-	var tooLarge *budget.TooLargeError
+	var tooLarge *workbudget.TooLargeError
 	if !errors.As(err, &tooLarge) {
 		t.Fatalf("err = %v, want a TooLargeError", err)
 	}
-	env.Decode = budget.NewPixels(1<<20, "TEST_BUDGET", 0)
+	env.Decode = workbudget.NewPixels(1<<20, "TEST_BUDGET", 0)
 	if _, err := env.Read(context.Background(), Request{Item: item, Bands: []Band{red}, Mask: true, AOI: squareAOI(t, 0)}); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/paulmach/orb/geojson"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/internal/budget"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/index"
 )
 
@@ -169,7 +169,7 @@ func seasonEnv(t *testing.T) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{LocalCatalog: filepath.Join(dir, "catalog.json"), Decode: budget.NewPixels(budget.DefaultPixels, "TEST", time.Second)}
+	return &Env{LocalCatalog: filepath.Join(dir, "catalog.json"), Decode: workbudget.NewPixels(workbudget.DefaultPixels, "TEST", time.Second)}
 }
 
 // seasonAcquisitions groups every year item.
@@ -458,10 +458,10 @@ func TestACompositeChargesItsStackFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := tg.Grid.Width * tg.Grid.Height
-	env.Decode = budget.NewPixels(int64(12*n), "TEST", time.Second) // the stack alone
+	env.Decode = workbudget.NewPixels(int64(12*n), "TEST", time.Second) // the stack alone
 	_, err = env.Composite(context.Background(), CompositeRequest{Acquisitions: all, Bands: func(it *stacclient.Item) ([]Band, error) { return IndexBands(it, ndvi) },
 		Names: []string{"ndvi"}, Index: &ndvi, AOI: aoi, Grid: tg})
-	var tl *budget.TooLargeError
+	var tl *workbudget.TooLargeError
 	if !errors.As(err, &tl) {
 		t.Fatalf("err = %v, want the stack refused", err)
 	}

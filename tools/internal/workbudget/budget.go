@@ -1,4 +1,4 @@
-// Package budget bounds the work the whole process does at once in the
+// Package workbudget bounds the work the whole process does at once in the
 // CPU- and memory-heavy steps of tools: decoded image pixels (previews,
 // map basemaps, the pixel tools' reads and exports) and CPU-heavy calls
 // (coverage geometry, map drawing, image decoding). It is not the tool-list
@@ -16,7 +16,7 @@
 // Counting what is downloaded is not enough: a 70 kB PNG can declare
 // 4000×4000 pixels, 64 MiB once decoded, and eight such previews at once
 // took a server from 250 MiB to over 1 GiB before these bounds existed.
-package budget
+package workbudget
 
 import (
 	"context"
