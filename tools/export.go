@@ -19,13 +19,13 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability/sharedstate"
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/export"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/pixel"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/cogwrite"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/index"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/writeflow"
 )
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability/inmemory"
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/federation"
 	"github.com/stacmcp/stac-mcp/tools/internal/picture"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 )
 
 // GetItemPreviewIn names an item and, optionally, which asset to show.

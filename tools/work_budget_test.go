@@ -14,9 +14,9 @@ import (
 
 	"github.com/stacmcp/stac-mcp/reliability"
 	"github.com/stacmcp/stac-mcp/stacclient/stacserver"
-	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/mapimage"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 )
 
 // Map drawings that outlive their calls (they finish into the map cache)

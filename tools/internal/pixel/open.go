@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 )
 
 // Env is what the engine reads with; the adapters build it per call.

@@ -15,10 +15,10 @@ import (
 
 	"github.com/stacmcp/stac-mcp/internal/gdaltest"
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/footprint"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/cog"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/geo"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 )
 
 // makeItem is an Item with one asset per entry: href (a file of dir),

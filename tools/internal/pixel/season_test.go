@@ -20,8 +20,8 @@ import (
 	"github.com/paulmach/orb/geojson"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
-	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/index"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 )
 
 // The season fixtures (testdata/season/make.py): a year of two adjacent
