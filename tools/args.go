@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -72,46 +71,6 @@ type DetailArg string
 
 // ColorByArg is what map_items shades footprints by.
 type ColorByArg string
-
-func init() {
-	// The schemas say which JSON types each argument takes, without a
-	// description: the accepted forms are documented on the types above
-	// and, for the model, once in the server instructions ("Lists and
-	// objects may also be sent as JSON strings"); a field's own short
-	// description is what tools/list shows.
-	loose := func(types []string, items *jsonschema.Schema) *jsonschema.Schema {
-		return &jsonschema.Schema{Types: types, Items: items}
-	}
-	str := &jsonschema.Schema{Type: "string"}
-	argTypeSchemas[reflect.TypeFor[StringList]()] = loose([]string{"null", "array", "string"}, str)
-	// Coordinates may come quoted (["-105.3", "39.9", ...]).
-	coordinate := &jsonschema.Schema{Types: []string{"number", "string"}}
-	argTypeSchemas[reflect.TypeFor[BBoxArg]()] = loose([]string{"null", "array", "string"}, coordinate)
-	argTypeSchemas[reflect.TypeFor[AreaArg]()] = loose([]string{"null", "array", "string", "object"}, coordinate)
-	argTypeSchemas[reflect.TypeFor[GeoJSONArg]()] = loose([]string{"null", "object", "string"}, nil)
-	argTypeSchemas[reflect.TypeFor[QueryArg]()] = loose([]string{"null", "object", "string", "array"}, str)
-	argTypeSchemas[reflect.TypeFor[FilterArg]()] = loose([]string{"null", "object", "string"}, nil)
-	argTypeSchemas[reflect.TypeFor[SortByArg]()] = loose([]string{"null", "array", "string", "object"}, nil)
-	argTypeSchemas[reflect.TypeFor[FieldsArg]()] = loose([]string{"null", "array", "string", "object"}, nil)
-	argTypeSchemas[reflect.TypeFor[IntArg]()] = loose([]string{"null", "integer", "string"}, nil)
-	// minimum and maximum apply to numbers only: a string of digits is
-	// range-checked by the handler, with the same message.
-	bounded := func(min, max float64) *jsonschema.Schema {
-		s := loose([]string{"null", "integer", "string"}, nil)
-		s.Minimum = &min
-		if max > 0 {
-			s.Maximum = &max
-		}
-		return s
-	}
-	argTypeSchemas[reflect.TypeFor[MaxItemsArg]()] = bounded(1, 0) // maximum: the ceiling, at registration
-	argTypeSchemas[reflect.TypeFor[PageSizeArg]()] = bounded(0, stacclient.MaxPageLimit)
-	argTypeSchemas[reflect.TypeFor[ListLimitArg]()] = bounded(1, maxCollectionsLimit)
-	argTypeSchemas[reflect.TypeFor[FilterLangArg]()] = &jsonschema.Schema{Type: "string",
-		Enum: []any{stacclient.FilterLangCQL2Text, stacclient.FilterLangCQL2JSON}}
-	argTypeSchemas[reflect.TypeFor[DetailArg]()] = &jsonschema.Schema{Type: "string", Enum: []any{detailSummary, detailFull}}
-	argTypeSchemas[reflect.TypeFor[ColorByArg]()] = &jsonschema.Schema{Type: "string", Enum: []any{colorByCloud, colorByDate}}
-}
 
 // withItemCeiling returns schema with max_items' maximum set to the
 // configured ceiling: the schema then says what a call may ask for.

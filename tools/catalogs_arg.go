@@ -3,10 +3,7 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"strings"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 )
@@ -28,11 +25,6 @@ type CatalogRefs json.RawMessage
 
 func (a *CatalogRefs) UnmarshalJSON(b []byte) error { *a = keepRaw(b); return nil }
 func (a CatalogRefs) MarshalJSON() ([]byte, error)  { return rawOrNull(a) }
-
-func init() {
-	argTypeSchemas[reflect.TypeFor[CatalogRefs]()] = &jsonschema.Schema{Types: []string{"string", "array"},
-		Items: &jsonschema.Schema{Type: "string"}}
-}
 
 // catalogRef is the one reference given, for the code every tool shares;
 // a list gives "" here and is read by catalogRefs.

@@ -9,10 +9,8 @@ package tools
 import (
 	"context"
 	"errors"
-	"reflect"
 	"slices"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -184,10 +182,6 @@ func (t Tool) withAliases(aliases map[string]string) Tool {
 
 // Register adds the tool to s.
 func (t Tool) Register(s *mcp.Server, d *Deps) { t.register(s, d) }
-
-// argTypeSchemas overrides the inferred schema of loose argument types
-// (arrays that may arrive as JSON strings, and so on); see args.go.
-var argTypeSchemas = map[reflect.Type]*jsonschema.Schema{}
 
 // define is the one adapter every tool goes through. It fixes the tool's
 // schemas once (input from In with the loose argument types of args.go,

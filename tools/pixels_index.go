@@ -1,10 +1,7 @@
 package tools
 
 import (
-	"reflect"
 	"strings"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
 	"github.com/stacmcp/stac-mcp/tools/internal/raster/index"
@@ -12,14 +9,6 @@ import (
 
 // IndexArg names a spectral index (raster/index).
 type IndexArg string
-
-func init() {
-	var names []any
-	for _, n := range index.Names() {
-		names = append(names, n)
-	}
-	argTypeSchemas[reflect.TypeFor[IndexArg]()] = &jsonschema.Schema{Type: "string", Enum: names}
-}
 
 func lookupIndex(arg IndexArg) (index.Index, error) {
 	ix, err := index.Lookup(string(arg))

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"reflect"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
@@ -41,14 +39,6 @@ func viewNames() []string {
 		names = append(names, c.name)
 	}
 	return append(names, index.Names()...)
-}
-
-func init() {
-	var names []any
-	for _, n := range viewNames() {
-		names = append(names, n)
-	}
-	argTypeSchemas[reflect.TypeFor[ViewArg]()] = &jsonschema.Schema{Type: "string", Enum: names}
 }
 
 // RenderAOIIn names an item, an area and what to draw.

@@ -10,7 +10,72 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/stacmcp/stac-mcp/stacclient"
+	"github.com/stacmcp/stac-mcp/tools/internal/raster/index"
 )
+
+// argTypeSchemas overrides the inferred schema of the loose argument types
+// (arrays that may arrive as JSON strings, and so on; args.go and the
+// files of the types below): the one table of them.
+var argTypeSchemas = argTypeSchemaTable()
+
+func argTypeSchemaTable() map[reflect.Type]*jsonschema.Schema {
+	t := map[reflect.Type]*jsonschema.Schema{}
+	// The schemas say which JSON types each argument takes, without a
+	// description: the accepted forms are documented on the types (args.go)
+	// and, for the model, once in the server instructions ("Lists and
+	// objects may also be sent as JSON strings"); a field's own short
+	// description is what tools/list shows.
+	loose := func(types []string, items *jsonschema.Schema) *jsonschema.Schema {
+		return &jsonschema.Schema{Types: types, Items: items}
+	}
+	str := &jsonschema.Schema{Type: "string"}
+	t[reflect.TypeFor[StringList]()] = loose([]string{"null", "array", "string"}, str)
+	// Coordinates may come quoted (["-105.3", "39.9", ...]).
+	coordinate := &jsonschema.Schema{Types: []string{"number", "string"}}
+	t[reflect.TypeFor[BBoxArg]()] = loose([]string{"null", "array", "string"}, coordinate)
+	t[reflect.TypeFor[AreaArg]()] = loose([]string{"null", "array", "string", "object"}, coordinate)
+	t[reflect.TypeFor[GeoJSONArg]()] = loose([]string{"null", "object", "string"}, nil)
+	t[reflect.TypeFor[QueryArg]()] = loose([]string{"null", "object", "string", "array"}, str)
+	t[reflect.TypeFor[FilterArg]()] = loose([]string{"null", "object", "string"}, nil)
+	t[reflect.TypeFor[SortByArg]()] = loose([]string{"null", "array", "string", "object"}, nil)
+	t[reflect.TypeFor[FieldsArg]()] = loose([]string{"null", "array", "string", "object"}, nil)
+	t[reflect.TypeFor[IntArg]()] = loose([]string{"null", "integer", "string"}, nil)
+	// minimum and maximum apply to numbers only: a string of digits is
+	// range-checked by the handler, with the same message.
+	bounded := func(min, max float64) *jsonschema.Schema {
+		s := loose([]string{"null", "integer", "string"}, nil)
+		s.Minimum = &min
+		if max > 0 {
+			s.Maximum = &max
+		}
+		return s
+	}
+	t[reflect.TypeFor[MaxItemsArg]()] = bounded(1, 0) // maximum: the ceiling, at registration
+	t[reflect.TypeFor[PageSizeArg]()] = bounded(0, stacclient.MaxPageLimit)
+	t[reflect.TypeFor[ListLimitArg]()] = bounded(1, maxCollectionsLimit)
+	t[reflect.TypeFor[FilterLangArg]()] = &jsonschema.Schema{Type: "string",
+		Enum: []any{stacclient.FilterLangCQL2Text, stacclient.FilterLangCQL2JSON}}
+	t[reflect.TypeFor[DetailArg]()] = &jsonschema.Schema{Type: "string", Enum: []any{detailSummary, detailFull}}
+	t[reflect.TypeFor[ColorByArg]()] = &jsonschema.Schema{Type: "string", Enum: []any{colorByCloud, colorByDate}}
+	// catalog_url: one catalog, or several (catalogs_arg.go).
+	t[reflect.TypeFor[CatalogRefs]()] = &jsonschema.Schema{Types: []string{"string", "array"},
+		Items: &jsonschema.Schema{Type: "string"}}
+	// The pixel tools' index and view names (pixels_index.go, render_aoi.go).
+	var indices []any
+	for _, n := range index.Names() {
+		indices = append(indices, n)
+	}
+	t[reflect.TypeFor[IndexArg]()] = &jsonschema.Schema{Type: "string", Enum: indices}
+	var views []any
+	for _, n := range viewNames() {
+		views = append(views, n)
+	}
+	t[reflect.TypeFor[ViewArg]()] = &jsonschema.Schema{Type: "string", Enum: views}
+	// A write tool's document (write_tools.go).
+	t[reflect.TypeFor[DocumentArg]()] = &jsonschema.Schema{Types: []string{"object", "string"},
+		Description: "a JSON object, or its JSON-encoded string"}
+	return t
+}
 
 // mustInputSchema infers a tool's input schema from In, using the loose
 // argument types' schemas (args.go). It panics on a type the inference

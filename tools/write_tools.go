@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -52,11 +51,6 @@ type DocumentArg json.RawMessage
 
 func (a *DocumentArg) UnmarshalJSON(b []byte) error { *a = keepRaw(b); return nil }
 func (a DocumentArg) MarshalJSON() ([]byte, error)  { return rawOrNull(a) }
-
-func init() {
-	argTypeSchemas[reflect.TypeFor[DocumentArg]()] = &jsonschema.Schema{Types: []string{"object", "string"},
-		Description: "a JSON object, or its JSON-encoded string"}
-}
 
 // object decodes the document; present is false when it was not given.
 func (a DocumentArg) object(param string) (doc map[string]any, present bool, err error) {
