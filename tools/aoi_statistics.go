@@ -73,7 +73,7 @@ func AOIStatistics() Tool {
 
 func aoiStatistics(ctx context.Context, c *Call, in AOIStatisticsIn) (AOIStatisticsOut, string, error) {
 	ctx = pixelCall(ctx)
-	const tool = "aoi_statistics"
+	tool := c.Tool
 	fail := failWith[AOIStatisticsOut]()
 	aoi, shape, km2, err := aoiArea(in.AOI)
 	if err != nil {
@@ -161,7 +161,7 @@ func statBands(item *stacclient.Item, names []string) (bands []pixel.Band, repea
 
 // aoiStatisticsPeriod measures a period: a day's mosaic or a composite.
 func aoiStatisticsPeriod(ctx context.Context, c *Call, in AOIStatisticsIn, src pixelSource, names []string, aoi orb.Geometry, shape footprint.Shape) (AOIStatisticsOut, string, error) {
-	const tool = "aoi_statistics"
+	tool := c.Tool
 	fail := failWith[AOIStatisticsOut]()
 	acqs, s, notes, err := periodAcquisitions(ctx, c, tool, src, in.AOI, shape)
 	if err != nil {

@@ -137,7 +137,7 @@ type assetJob struct {
 }
 
 func estimateDataSize(ctx context.Context, c *Call, in EstimateDataSizeIn) (EstimateDataSizeOut, string, error) {
-	const tool = "estimate_data_size"
+	tool := c.Tool
 	fail := failWith[EstimateDataSizeOut]()
 	keys, err := in.AssetKeys.Strings("asset_keys")
 	if err != nil {

@@ -494,7 +494,7 @@ const pixelsAccepted = "item_id with collections naming its one collection (one 
 
 func exportPixelsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, string, error) {
 	ctx = pixelCall(ctx)
-	const tool = "export"
+	tool := c.Tool
 	fail := failWith[ExportOut]()
 	collections, err := in.Collections.Strings("collections")
 	if err != nil {
@@ -863,7 +863,7 @@ func relabel(err error, from, to string) error {
 // --- items ---
 
 func exportItemsKind(ctx context.Context, c *Call, in ExportIn) (ExportOut, string, error) {
-	const tool = "export"
+	tool := c.Tool
 	fail := failWith[ExportOut]()
 	if in.ItemID != "" || len(in.Bands) > 0 {
 		return fail(&stacclient.ParamError{Param: "kind", Got: exportItems, Reason: "kind items exports a search: item_id and bands do not apply",

@@ -21,7 +21,7 @@ import (
 // as the item path writes one item's read.
 
 func exportPixelsPeriod(ctx context.Context, c *Call, in ExportIn) (ExportOut, string, error) {
-	const tool = "export"
+	tool := c.Tool
 	fail := failWith[ExportOut]()
 	names, ix, err := in.selection()
 	if err != nil {

@@ -65,7 +65,7 @@ func GetCollection() Tool {
 }
 
 func getCollection(ctx context.Context, c *Call, in GetCollectionIn) (GetCollectionOut, string, error) {
-	const tool = "get_collection"
+	tool := c.Tool
 	fail := failWith[GetCollectionOut]()
 	id := strings.TrimSpace(in.CollectionID)
 	if id == "" {

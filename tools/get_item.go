@@ -104,7 +104,7 @@ func GetItem() Tool {
 }
 
 func getItem(ctx context.Context, c *Call, in GetItemIn) (GetItemOut, string, error) {
-	const tool = "get_item"
+	tool := c.Tool
 	fail := failWith[GetItemOut]()
 	ref, err := parseItemRef(in.CollectionID, in.ItemID)
 	if err != nil {

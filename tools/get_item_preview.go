@@ -74,7 +74,7 @@ func GetItemPreview() Tool {
 }
 
 func getItemPreview(ctx context.Context, c *Call, in GetItemPreviewIn) (GetItemPreviewOut, string, error) {
-	const tool = "get_item_preview"
+	tool := c.Tool
 	fail := failWith[GetItemPreviewOut]()
 	ref, err := parseItemRef(in.CollectionID, in.ItemID)
 	if err != nil {

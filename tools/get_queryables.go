@@ -50,7 +50,7 @@ func GetQueryables() Tool {
 }
 
 func getQueryables(ctx context.Context, c *Call, in GetQueryablesIn) (GetQueryablesOut, string, error) {
-	const tool = "get_queryables"
+	tool := c.Tool
 	fail := failWith[GetQueryablesOut]()
 	ids, err := in.CollectionID.Strings("collection_id")
 	if err != nil {

@@ -151,7 +151,7 @@ type seriesParams struct {
 
 func indexTimeSeries(ctx context.Context, c *Call, in IndexTimeSeriesIn) (IndexTimeSeriesOut, string, error) {
 	ctx = pixelCall(ctx)
-	const tool = "index_time_series"
+	tool := c.Tool
 	fail := failWith[IndexTimeSeriesOut]()
 	var of seriesOf
 	switch band := strings.ToLower(strings.TrimSpace(in.Band)); {

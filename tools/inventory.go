@@ -122,6 +122,10 @@ type Limits struct {
 
 // Call is one tool invocation as a handler sees it.
 type Call struct {
+	// Tool is the tool called, as errors and logs name it: a handler
+	// another tool reuses (export's series, a pixel read) names the tool
+	// the user called.
+	Tool    string
 	Deps    *Deps
 	Catalog *Catalog
 	Request *mcp.CallToolRequest
@@ -232,7 +236,7 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out], o
 			holder.record(receipt, err)
 			return nil, nil, renderError(name, err)
 		}
-		call := &Call{Deps: d, Catalog: cat, Federation: fed, Request: req, Cursor: cursor, Place: place}
+		call := &Call{Tool: name, Deps: d, Catalog: cat, Federation: fed, Request: req, Cursor: cursor, Place: place}
 		host := cat.Host
 		if fed != nil {
 			host = "" // several catalogs: each member's outcome is in the result (adr/0035)

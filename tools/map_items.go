@@ -81,7 +81,7 @@ func MapItems() Tool {
 }
 
 func mapItems(ctx context.Context, c *Call, in MapItemsIn) (MapItemsOut, string, error) {
-	const tool = "map_items"
+	tool := c.Tool
 	fail := failWith[MapItemsOut]()
 	colorBy, err := checkColorBy(in.ColorBy)
 	if err != nil {

@@ -100,7 +100,7 @@ func RenderAOI() Tool {
 
 func renderAOI(ctx context.Context, c *Call, in RenderAOIIn) (RenderAOIOut, string, error) {
 	ctx = pixelCall(ctx)
-	const tool = "render_aoi"
+	tool := c.Tool
 	fail := failWith[RenderAOIOut]()
 	name := strings.ToLower(strings.TrimSpace(string(in.View)))
 	if name == "" {

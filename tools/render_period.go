@@ -66,7 +66,7 @@ func changeMeanings(ix string) [5]string {
 
 // renderPeriod is render_aoi over a period (or two, with baseline).
 func renderPeriod(ctx context.Context, c *Call, in RenderAOIIn, src pixelSource, ci int, ix *index.Index, aoi orb.Geometry, shape footprint.Shape) (RenderAOIOut, string, error) {
-	const tool = "render_aoi"
+	tool := c.Tool
 	fail := failWith[RenderAOIOut]()
 	if in.Baseline != "" {
 		return renderChange(ctx, c, in, src, *ix, aoi, shape)
@@ -187,7 +187,7 @@ func attachPicture(out *RenderAOIOut, pic *plot.Picture, data []byte) {
 
 // renderChange draws an index's change from baseline to datetime.
 func renderChange(ctx context.Context, c *Call, in RenderAOIIn, later pixelSource, ix index.Index, aoi orb.Geometry, shape footprint.Shape) (RenderAOIOut, string, error) {
-	const tool = "render_aoi"
+	tool := c.Tool
 	fail := failWith[RenderAOIOut]()
 	bp, err := readPeriod("baseline", in.Baseline)
 	if err != nil {
