@@ -31,7 +31,7 @@ type PixelItemArgs struct {
 // AOIStatisticsIn names an item, an area and the bands to measure.
 type AOIStatisticsIn struct {
 	PixelItemArgs
-	Bands StringList `json:"bands,omitempty"` // default: defaultStatBands
+	Bands StringList `json:"bands,omitempty" jsonschema:"common names, asset keys or B08"` // default: defaultStatBands
 }
 
 // AOIStatisticsOut are the bands' statistics over the area.

@@ -50,11 +50,11 @@ const (
 // also takes an index's name, and a series' chart is always written.
 type ExportIn struct {
 	CatalogArg
-	Kind        string     `json:"kind"`
+	Kind        string     `json:"kind" jsonschema:"pixels, series or items"`
 	ItemID      string     `json:"item_id,omitempty"`
 	Collections StringList `json:"collections,omitempty"`
 	AOI         AreaArg    `json:"aoi,omitempty"`
-	Bands       StringList `json:"bands,omitempty"`
+	Bands       StringList `json:"bands,omitempty" jsonschema:"bands, or an index"`
 	Datetime    string     `json:"datetime,omitempty"`
 	Name        string     `json:"name,omitempty"`
 }
