@@ -89,7 +89,9 @@ func binaryModules(ctx context.Context, root string) ([]module, error) {
 	for _, t := range releaseTargets {
 		cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-f", "{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}} {{.Dir}}{{end}}{{end}}", "./cmd/stac-mcp")
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "GOOS="+t[0], "GOARCH="+t[1], "CGO_ENABLED=0")
+		// The release builds are static and not race-instrumented: a -race
+		// in GOFLAGS (.ci/run's go generate sets one) would need cgo.
+		cmd.Env = append(os.Environ(), "GOOS="+t[0], "GOARCH="+t[1], "CGO_ENABLED=0", "GOFLAGS="+withoutRace(os.Getenv("GOFLAGS")))
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -206,4 +208,15 @@ func classify(text string) string {
 		return "BSD-2-Clause"
 	}
 	return ""
+}
+
+// withoutRace is GOFLAGS without -race (and -race=true).
+func withoutRace(goflags string) string {
+	var kept []string
+	for _, f := range strings.Fields(goflags) {
+		if f != "-race" && f != "-race=true" && f != "--race" {
+			kept = append(kept, f)
+		}
+	}
+	return strings.Join(kept, " ")
 }
