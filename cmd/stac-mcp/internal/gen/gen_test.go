@@ -139,10 +139,10 @@ func TestClassifyLicences(t *testing.T) {
 // `GOFLAGS=-race go generate` must not make that go list ask for cgo.
 func TestWithoutRaceKeepsTheOtherFlags(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                        "",
-		"-race":                   "",
+		"":                         "",
+		"-race":                    "",
 		"-mod=mod -race -trimpath": "-mod=mod -trimpath",
-		"-race=true -count=1":     "-count=1",
+		"-race=true -count=1":      "-count=1",
 	} {
 		if got := withoutRace(in); got != want {
 			t.Errorf("withoutRace(%q) = %q, want %q", in, got, want)
