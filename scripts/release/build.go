@@ -111,11 +111,11 @@ func snapshotVersion(lastTag, shortCommit string) (string, error) {
 // crossCompile builds every target into stage, with the flags
 // .goreleaser.yaml passes, so both share the build cache and the same
 // commit gives the same binaries.
-func crossCompile(root, stage string, f facts) error {
+func crossCompile(root, stage string, f facts, tags string) error {
 	for _, t := range targets {
 		out := filepath.Join(stage, filepath.FromSlash(t.binary()))
 		start := time.Now()
-		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", f.ldflags(), "-o", out, "./cmd/stac-mcp")
+		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-tags", tags, "-ldflags", f.ldflags(), "-o", out, "./cmd/stac-mcp")
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.goos, "GOARCH="+t.goarch, "GOAMD64=v1", "GOARM64=v8.0")
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

@@ -32,8 +32,32 @@ const devManifestVersion = `"version": "0.0.0-dev"`
 // are, at the same paths (the archives of .goreleaser.yaml carry them too).
 var bundledRepoFiles = []string{"icon.png", "LICENSE", "NOTICE", "docs/third-party-licenses.md"}
 
+// gazetteerSource is the places data the binaries embed elsewhere; the
+// bundle's binaries read one copy of it beside them, which keeps 4 × 3.4 MB
+// out of the bundle.
+const gazetteerSource = "tools/internal/places/data/places.bin.zst"
+
+// bundleTags are the build tags of the bundle's binaries.
+const bundleTags = "places_beside"
+
 // launcherPath is where manifest.json's command points on macOS and Linux.
 const launcherPath = "server/stac-mcp"
+
+// buildTwins builds the five targets as the bundle does but without its
+// build tags, into dir/server/<os>-<arch>/: what goreleaser's archives
+// must be byte for byte (scripts/release/snapshot.sh compares them), so
+// the archives and the bundle share one set of flags and differ only by
+// bundleTags.
+func buildTwins(root, dir string) error {
+	f, err := readFacts(root)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	return crossCompile(root, dir, f, "")
+}
 
 // buildBundle writes dist/stac-mcp-<version>.mcpb and dist/server.json.
 func buildBundle(root, dist string) error {
@@ -59,7 +83,7 @@ func buildBundle(root, dist string) error {
 	if err := stageBundle(root, stage, f); err != nil {
 		return err
 	}
-	if err := crossCompile(root, stage, f); err != nil {
+	if err := crossCompile(root, stage, f, bundleTags); err != nil {
 		return err
 	}
 	if err := runCLI(mcpb, "validate", filepath.Join(stage, "manifest.json")); err != nil {
@@ -150,6 +174,17 @@ func stageBundle(root, stage string, f facts) error {
 			mode fs.FileMode
 		}{name, data, 0o644})
 	}
+	// One gazetteer for the five binaries, in the folder above theirs
+	// (they are built with -tags places_beside; adr/0033).
+	gazetteer, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(gazetteerSource)))
+	if err != nil {
+		return err
+	}
+	files = append(files, struct {
+		path string
+		data []byte
+		mode fs.FileMode
+	}{"server/places.bin.zst", gazetteer, 0o644})
 	for _, file := range files {
 		p := filepath.Join(stage, filepath.FromSlash(file.path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -254,6 +289,13 @@ func checkBundle(cli, bundle string, f facts) error {
 		return fmt.Errorf("the unpacked bundle's command printed %q, want it to start with %q", out, want)
 	}
 	fmt.Fprintf(os.Stderr, "unpacked bundle starts: %s", out)
+	// The binaries keep no gazetteer of their own: a place name must
+	// resolve from the copy beside them.
+	out, err = exec.Command(command, "call", "--catalog", "demo", "--text", "search_items", `{"bbox":"Lisbon","max_items":1}`).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Lisbon (city, Lisbon, Portugal") {
+		return fmt.Errorf("the unpacked bundle's command did not resolve a place from its gazetteer (%v):\n%s", err, out)
+	}
+	fmt.Fprintln(os.Stderr, "unpacked bundle resolves places from server/places.bin.zst")
 	return nil
 }
 

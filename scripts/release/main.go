@@ -56,6 +56,8 @@ func run(args []string) error {
 		return buildBundle(root, filepath.Join(root, *out))
 	case "icon":
 		return writeIcon(filepath.Join(root, "icon.png"))
+	case "twins":
+		return buildTwins(root, filepath.Join(root, *out, "twins"))
 	}
-	return fmt.Errorf("unknown command %q; accepted: bundle (default), icon", cmd)
+	return fmt.Errorf("unknown command %q; accepted: bundle (default), icon, twins", cmd)
 }

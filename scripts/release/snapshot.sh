@@ -36,11 +36,13 @@ if [ "$(go env GOHOSTOS)/$(go env GOHOSTARCH)" = linux/amd64 ]; then
   *"(commit $commit, built "*) ;;
   *) echo "the snapshot binary does not report commit $commit" >&2; exit 1 ;;
   esac
-  # Built from the same commit and version, the bundle's binaries (go run ./scripts/release) must be
-  # these, byte for byte: one set of flags, reproducible builds.
+  # Built from the same commit and version with the bundle's flags (go run ./scripts/release twins: the
+  # bundle's builds without its build tags, adr/0043), the binaries must be these, byte for byte: one set
+  # of flags, reproducible builds.
   version="${line#stac-mcp }"
   version="${version%% *}"
   if [ -f "dist/stac-mcp-$version.mcpb" ] && grep -q "\"version\": \"$version\"" dist/mcpb/manifest.json; then
+    go run ./scripts/release twins
     n=0
     for d in dist/goreleaser/stac-mcp_*_*/; do
       platform="$(basename "$d")"   # stac-mcp_linux_arm64_v8.0
@@ -48,12 +50,12 @@ if [ "$(go env GOHOSTOS)/$(go env GOHOSTARCH)" = linux/amd64 ]; then
       platform="${platform%_v*}"     # linux_arm64
       for exe in "$d"stac-mcp "$d"stac-mcp.exe; do
         [ -f "$exe" ] || continue
-        cmp "$exe" "dist/mcpb/server/${platform/_/-}/$(basename "$exe")"
+        cmp "$exe" "dist/twins/server/${platform/_/-}/$(basename "$exe")"
         n=$((n + 1))
       done
     done
-    [ "$n" = 5 ] || { echo "compared $n binaries with the bundle's, want 5" >&2; exit 1; }
-    echo "the bundle's $n binaries are the archives' ones, byte for byte"
+    [ "$n" = 5 ] || { echo "compared $n binaries with the bundle's builds, want 5" >&2; exit 1; }
+    echo "the $n binaries built with the bundle's flags (less its tags) are the archives' ones, byte for byte"
   fi
 fi
 ls -l dist/goreleaser/*.tar.gz dist/goreleaser/*.zip dist/goreleaser/*_checksums.txt

@@ -1,18 +1,11 @@
 package places
 
 import (
-	_ "embed"
 	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
 )
-
-// placesData is the gazetteer (data/README.md: sources, versions, checksums,
-// licences, and how to rebuild it).
-//
-//go:embed data/places.bin.zst
-var placesData []byte
 
 // ref names one place of the data: its kind and its index in that kind's
 // table.
@@ -47,7 +40,12 @@ var (
 // load decodes the embedded data and builds the index, once, on first use.
 func load() (*index, error) {
 	loadOnce.Do(func() {
-		d, err := Decode(placesData)
+		raw, err := placesData()
+		if err != nil {
+			loadErr = err
+			return
+		}
+		d, err := Decode(raw)
 		if err != nil {
 			loadErr = err
 			return
