@@ -292,8 +292,11 @@ func checkBundle(cli, bundle string, f facts) error {
 	// The binaries keep no gazetteer of their own: a place name must
 	// resolve from the copy beside them.
 	out, err = exec.Command(command, "call", "--catalog", "demo", "--text", "search_items", `{"bbox":"Lisbon","max_items":1}`).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "Lisbon (city, Lisbon, Portugal") {
-		return fmt.Errorf("the unpacked bundle's command did not resolve a place from its gazetteer (%v):\n%s", err, out)
+	if err != nil {
+		return fmt.Errorf("the unpacked bundle's command failed to resolve a place from its gazetteer: %w\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "Lisbon (city, Lisbon, Portugal") {
+		return fmt.Errorf("the unpacked bundle's command did not resolve a place from its gazetteer:\n%s", out)
 	}
 	fmt.Fprintln(os.Stderr, "unpacked bundle resolves places from server/places.bin.zst")
 	return nil

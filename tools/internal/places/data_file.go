@@ -42,7 +42,7 @@ func readDataFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("place names: the gazetteer %s could not be read (this build keeps it beside its binary, as the MCP bundle lays it out; %s names another path): %w", path, DataEnv, err)
 	}
-	defer f.Close() //nolint:errcheck // read-only
+	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxDataFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("place names: reading the gazetteer %s: %w", path, err)

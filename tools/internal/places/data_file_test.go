@@ -1,3 +1,5 @@
+//go:build !places_beside
+
 package places
 
 import (
