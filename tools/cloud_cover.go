@@ -54,20 +54,7 @@ func (cf *cloudFilter) apply(ctx context.Context, client *stacclient.Client, p *
 		p.Filter, p.FilterLang = raw, stacclient.FilterLangCQL2JSON
 		cf.note = fmt.Sprintf(`max_cloud_cover %d was sent as the CQL2-JSON filter {"op":"<=","args":[{"property":"eo:cloud_cover"},%d]}`, cf.max, cf.max)
 	case caps.Has(stacclient.CapQuery):
-		q := maps.Clone(p.Query)
-		if q == nil {
-			q = map[string]any{}
-		}
-		ops, _ := q["eo:cloud_cover"].(map[string]any)
-		ops = maps.Clone(ops)
-		if ops == nil {
-			ops = map[string]any{}
-		}
-		if lte, ok := ops["lte"].(float64); !ok || lte > float64(cf.max) {
-			ops["lte"] = cf.max
-		}
-		q["eo:cloud_cover"] = ops
-		p.Query = q
+		cf.boundQuery(p)
 		cf.note = fmt.Sprintf(`max_cloud_cover %d was sent as the query {"eo:cloud_cover":{"lte":%d}}`, cf.max, cf.max)
 	default:
 		cf.clientSide = true
@@ -82,20 +69,7 @@ func (cf *cloudFilter) apply(ctx context.Context, client *stacclient.Client, p *
 // declare query; the items it returns over the bound are then removed
 // here, with the search's other conditions).
 func (cf *cloudFilter) applyFederated(p *stacclient.SearchParams) {
-	q := maps.Clone(p.Query)
-	if q == nil {
-		q = map[string]any{}
-	}
-	ops, _ := q["eo:cloud_cover"].(map[string]any)
-	ops = maps.Clone(ops)
-	if ops == nil {
-		ops = map[string]any{}
-	}
-	if lte, ok := ops["lte"].(float64); !ok || lte > float64(cf.max) {
-		ops["lte"] = cf.max
-	}
-	q["eo:cloud_cover"] = ops
-	p.Query = q
+	cf.boundQuery(p)
 	cf.note = fmt.Sprintf(`max_cloud_cover %d was sent to each catalog as the query {"eo:cloud_cover":{"lte":%d}}; items over it from a catalog that ignored it are removed here`, cf.max, cf.max)
 }
 
@@ -122,4 +96,24 @@ func (cf *cloudFilter) noteText() string {
 		return fmt.Sprintf(cf.note, cf.dropped)
 	}
 	return cf.note
+}
+
+// boundQuery adds the bound to p's query extension object as
+// eo:cloud_cover lte, keeping a lower bound already there (and a tighter
+// one); p's own map is not changed.
+func (cf *cloudFilter) boundQuery(p *stacclient.SearchParams) {
+	q := maps.Clone(p.Query)
+	if q == nil {
+		q = map[string]any{}
+	}
+	ops, _ := q["eo:cloud_cover"].(map[string]any)
+	ops = maps.Clone(ops)
+	if ops == nil {
+		ops = map[string]any{}
+	}
+	if lte, ok := ops["lte"].(float64); !ok || lte > float64(cf.max) {
+		ops["lte"] = cf.max
+	}
+	q["eo:cloud_cover"] = ops
+	p.Query = q
 }
