@@ -183,14 +183,42 @@ func promptDatetime(param, text string) (datetime, shown string, err error) {
 		"and say which interval you used)", text), nil
 }
 
+// promptPeriod reads a prompt's period (promptDatetime) and gives the
+// datetime argument its message passes on: the datetime, or derived when
+// the model is to turn words into one first.
+func promptPeriod(param, text, derived string) (arg, shown string, err error) {
+	dt, shown, err := promptDatetime(param, text)
+	if err != nil {
+		return "", "", err
+	}
+	if dt == "" {
+		return derived, shown, nil
+	}
+	return strconv.Quote(dt), shown, nil
+}
+
+// promptArea reads a prompt's area argument (named name): a bbox, or a
+// place (promptPlace, passed on as the tools' param). shown is how the
+// message names it; arg is the value it passes as param: the bbox, the
+// place name when the server resolves it, else derived.
+func promptArea(name, text, param, derived string) (shown, arg string, err error) {
+	if looksLikeBBox(text) {
+		bbox, err := parseBBoxText(name, text)
+		if err != nil {
+			return "", "", err
+		}
+		return "the bbox " + bboxJSON(bbox), bboxJSON(bbox), nil
+	}
+	if _, err := places.Resolve(text); err == nil {
+		derived = strconv.Quote(text)
+	}
+	return promptPlace(text, param), derived, nil
+}
+
 func findImageryPrompt(args map[string]string) (string, error) {
-	period, periodShown, err := promptDatetime("period", args["period"])
+	datetimeArg, periodShown, err := promptPeriod("period", args["period"], "(the interval you derived from the period)")
 	if err != nil {
 		return "", err
-	}
-	datetimeArg := strconv.Quote(period)
-	if period == "" {
-		datetimeArg = "(the interval you derived from the period)"
 	}
 	maxCloud := 20.0
 	if v := args["max_cloud"]; v != "" {
@@ -199,15 +227,9 @@ func findImageryPrompt(args map[string]string) (string, error) {
 			return "", &stacclient.ParamError{Param: "max_cloud", Got: v, Reason: "not a percentage", Accepted: "a number from 0 to 100, e.g. 20"}
 		}
 	}
-	var area string
-	if looksLikeBBox(args["area"]) {
-		bbox, err := parseBBoxText("area", args["area"])
-		if err != nil {
-			return "", err
-		}
-		area = fmt.Sprintf("the bbox %s", bboxJSON(bbox))
-	} else {
-		area = promptPlace(args["area"], "bbox")
+	area, _, err := promptArea("area", args["area"], "bbox", "")
+	if err != nil {
+		return "", err
 	}
 	cloud := strconv.FormatFloat(maxCloud, 'f', -1, 64)
 	collectionStep := "3. Pick the collection: call search_collections with q describing the imagery (e.g. \"sentinel-2 surface reflectance\") " +
@@ -261,27 +283,13 @@ call (with the exact arguments) that I could run next. Do not download anything.
 
 func estimateDownloadPrompt(args map[string]string) (string, error) {
 	// A place name ("Denver") is handed to the model, as find_imagery's area.
-	var area string
-	bboxArg := "(the bbox you derived)"
-	if looksLikeBBox(args["bbox"]) {
-		bbox, err := parseBBoxText("bbox", args["bbox"])
-		if err != nil {
-			return "", err
-		}
-		area, bboxArg = "the bbox "+bboxJSON(bbox), bboxJSON(bbox)
-	} else {
-		area = promptPlace(args["bbox"], "bbox")
-		if _, err := places.Resolve(args["bbox"]); err == nil {
-			bboxArg = strconv.Quote(args["bbox"])
-		}
-	}
-	dt, dtShown, err := promptDatetime("datetime", args["datetime"])
+	area, bboxArg, err := promptArea("bbox", args["bbox"], "bbox", "(the bbox you derived)")
 	if err != nil {
 		return "", err
 	}
-	dtArg := strconv.Quote(dt)
-	if dt == "" {
-		dtArg = "(the interval you derived)"
+	dtArg, dtShown, err := promptPeriod("datetime", args["datetime"], "(the interval you derived)")
+	if err != nil {
+		return "", err
 	}
 	collection := args["collection"]
 	return fmt.Sprintf(`Estimate how much data a download of collection %q over %s for %s would be, before fetching anything.
@@ -300,13 +308,9 @@ could not be sized and why, and a cheaper alternative if it is large (fewer asse
 }
 
 func analyzeAreaPrompt(args map[string]string) (string, error) {
-	period, periodShown, err := promptDatetime("period", args["period"])
+	datetimeArg, periodShown, err := promptPeriod("period", args["period"], "(the interval you derived from the period)")
 	if err != nil {
 		return "", err
-	}
-	datetimeArg := strconv.Quote(period)
-	if period == "" {
-		datetimeArg = "(the interval you derived from the period)"
 	}
 	ix := "ndvi"
 	if v := args["index"]; v != "" {
@@ -317,18 +321,9 @@ func analyzeAreaPrompt(args map[string]string) (string, error) {
 		}
 		ix = x.Name
 	}
-	var area, aoiArg string
-	if looksLikeBBox(args["area"]) {
-		bbox, err := parseBBoxText("area", args["area"])
-		if err != nil {
-			return "", err
-		}
-		area, aoiArg = "the bbox "+bboxJSON(bbox), bboxJSON(bbox)
-	} else {
-		area, aoiArg = promptPlace(args["area"], "aoi"), "(the place or bbox above)"
-		if _, err := places.Resolve(args["area"]); err == nil {
-			aoiArg = strconv.Quote(args["area"])
-		}
+	area, aoiArg, err := promptArea("area", args["area"], "aoi", "(the place or bbox above)")
+	if err != nil {
+		return "", err
 	}
 	collectionStep := "1. Pick the collection: search_collections with q \"sentinel-2 surface reflectance\" (or what the area and period call for) " +
 		"and the same area and datetime; prefer an analysis-ready L2A / surface reflectance collection whose assets this server can read, and say which."
