@@ -125,26 +125,6 @@ func (e *Env) IndexOver(ctx context.Context, r Request, ix index.Index) (*Pixels
 	if err != nil {
 		return nil, nil, Stats{}, err
 	}
-	var values []float64
-	var st Stats
-	err = e.WithCPU(ctx, func() error {
-		keep := p.Keep
-		for _, v := range p.Valid {
-			keep = AndKeep(keep, v)
-		}
-		var err error
-		if values, err = ix.Compute(p.Values, keep); err != nil {
-			return err
-		}
-		valid := make([]bool, len(values))
-		for i := range valid {
-			valid[i] = p.Inside[i]
-			for _, v := range p.Valid {
-				valid[i] = valid[i] && v[i]
-			}
-		}
-		st = p.Stats(ix.Name, values, valid)
-		return nil
-	})
+	values, st, err := e.indexOf(ctx, p, ix)
 	return p, values, st, err
 }
