@@ -174,17 +174,23 @@ type peakHeap struct {
 	peak       atomic.Uint64
 }
 
-func startPeakHeap() *peakHeap {
+func startPeakHeap() *peakHeap { return startPeakSampler("/memory/classes/heap/objects:bytes") }
+
+// startPeakSampler samples a runtime/metrics byte count every 2 ms until
+// end, keeping its largest value.
+func startPeakSampler(metric string) *peakHeap {
 	p := &peakHeap{stop: make(chan struct{}), done: make(chan struct{})}
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	sample := []metrics.Sample{{Name: metric}}
 	go func() {
 		defer close(p.done)
 		t := time.NewTicker(2 * time.Millisecond)
 		defer t.Stop()
 		for {
 			metrics.Read(sample)
-			if v := sample[0].Value.Uint64(); v > p.peak.Load() {
-				p.peak.Store(v)
+			if sample[0].Value.Kind() == metrics.KindUint64 {
+				if v := sample[0].Value.Uint64(); v > p.peak.Load() {
+					p.peak.Store(v)
+				}
 			}
 			select {
 			case <-p.stop:

@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -368,26 +367,4 @@ func seasonFaultKey(r *http.Request) (faultinject.Key, bool) {
 // startPeakLive samples the heap the last garbage collection found live
 // (runtime/metrics /gc/heap/live:bytes) while a run goes on: the memory
 // held, without the garbage peakHeap also sees.
-func startPeakLive() *peakHeap {
-	p := &peakHeap{stop: make(chan struct{}), done: make(chan struct{})}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	go func() {
-		defer close(p.done)
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(sample)
-			if sample[0].Value.Kind() == metrics.KindUint64 {
-				if v := sample[0].Value.Uint64(); v > p.peak.Load() {
-					p.peak.Store(v)
-				}
-			}
-			select {
-			case <-p.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return p
-}
+func startPeakLive() *peakHeap { return startPeakSampler("/gc/heap/live:bytes") }
