@@ -548,11 +548,7 @@ func getAggregationsFederated(ctx context.Context, c *Call, params stacclient.Se
 		out.Catalogs = append(out.Catalogs, co)
 	}
 	if answered == 0 {
-		var parts []string
-		for _, co := range out.Catalogs {
-			parts = append(parts, co.Catalog+": "+co.Status+" ("+co.Error+")")
-		}
-		return GetAggregationsOut{}, "", actionable(nil, "no catalog answered the aggregation: %s", strings.Join(parts, "; "))
+		return GetAggregationsOut{}, "", actionable(nil, "no catalog answered the aggregation: %s", failedOutcomes(out.Catalogs))
 	}
 	if !out.Supported {
 		out.Reason = "none of these catalogs declares the aggregation extension; use search_items and read each catalog's matched instead"
@@ -652,11 +648,7 @@ func searchCollectionsFederated(ctx context.Context, c *Call, listing collection
 		out.Catalogs = append(out.Catalogs, co)
 	}
 	if answered == 0 {
-		var parts []string
-		for _, co := range out.Catalogs {
-			parts = append(parts, co.Catalog+": "+co.Status+" ("+co.Error+")")
-		}
-		return SearchCollectionsOut{}, "", actionable(nil, "no catalog answered: %s", strings.Join(parts, "; "))
+		return SearchCollectionsOut{}, "", actionable(nil, "no catalog answered: %s", failedOutcomes(out.Catalogs))
 	}
 	// The same product in several catalogs, by the collection table (or
 	// the same id), named on each.
@@ -688,4 +680,14 @@ type pageTimes struct {
 func (p *pageTimes) get(d *Deps) *federation.PageTimes {
 	p.once.Do(func() { p.times.Fallback = d.Layer })
 	return &p.times
+}
+
+// failedOutcomes words the catalogs' outcomes when none answered:
+// "earth-search: timeout (…); planetary-computer: error (…)".
+func failedOutcomes(cs []CatalogOutcome) string {
+	parts := make([]string, 0, len(cs))
+	for _, co := range cs {
+		parts = append(parts, co.Catalog+": "+co.Status+" ("+co.Error+")")
+	}
+	return strings.Join(parts, "; ")
 }
