@@ -90,7 +90,7 @@ const minClearShare = 0.5
 // items side by side, and each item its bands). Each date in flight keeps
 // its mosaic's pixels while its next item is read: with three, a 1 Mpx
 // grid's held mosaics and one read no longer fit the default decode
-// budget, and dates waited on each other (bench/RESULTS.md, issue 37).
+// budget, and dates waited on each other (bench/RESULTS.md, "A year of NDVI over two tiles").
 const seriesDatesAtOnce = 2
 
 // seriesPageDates bounds the dates one call returns (the text stays
