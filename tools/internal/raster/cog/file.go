@@ -708,8 +708,10 @@ func numericEntity(s string) (rune, int) {
 	if !strings.HasPrefix(s, "&#") {
 		return 0, 0
 	}
-	end := strings.IndexByte(s, ';')
-	if end < 3 || end > 12 {
+	// Only the longest entity's length is looked at: a metadata string of
+	// many '&#' without ';' stays linear to unescape.
+	end := strings.IndexByte(s[:min(len(s), 13)], ';')
+	if end < 3 {
 		return 0, 0
 	}
 	digits, base := s[2:end], 10
