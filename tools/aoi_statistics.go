@@ -21,11 +21,11 @@ type PixelItemArgs struct {
 	// (each scene once); an item is looked up in the first, and the others
 	// are where a readable copy is looked for first.
 	CatalogsArg
-	CollectionID string     `json:"collection_id,omitempty"`
-	ItemID       string     `json:"item_id,omitempty"`
-	Collections  StringList `json:"collections,omitempty"`
+	CollectionID string     `json:"collection_id,omitempty" jsonschema:"item_id's"`
+	ItemID       string     `json:"item_id,omitempty" jsonschema:"from search_items"`
+	Collections  StringList `json:"collections,omitempty" jsonschema:"with datetime, not item_id"`
 	Datetime     string     `json:"datetime,omitempty" jsonschema:"day: mosaic; interval: composite"`
-	AOI          AreaArg    `json:"aoi"`
+	AOI          AreaArg    `json:"aoi" jsonschema:"bbox, GeoJSON or place"`
 }
 
 // AOIStatisticsIn names an item, an area and the bands to measure.
@@ -65,7 +65,7 @@ func AOIStatistics() Tool {
 	return define(&mcp.Tool{
 		Name:  "aoi_statistics",
 		Title: "Band statistics over an area",
-		Description: "Band statistics over aoi, clouds masked, of an item or of a period (day mosaic, interval composite): valid share, range, mean, std, percentiles, histogram.\n" +
+		Description: "Band statistics over aoi, clouds masked, of an item or a period (day mosaic, interval composite): valid share, range, mean, std, percentiles, histogram.\n" +
 			`Example: {"collection_id":"sentinel-2-l2a-synthetic","item_id":"S2A_13TDE_20230803_0_L2A_synthetic","aoi":[-105.25,40.05,-105.21,40.08]}`,
 		Annotations: readOnlyAnnotations("Band statistics over an area"),
 	}, true, aoiStatistics)

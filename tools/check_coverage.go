@@ -92,8 +92,8 @@ func CheckCoverage() Tool {
 		Name:  "check_coverage",
 		Title: "Area coverage",
 		Description: "Share of aoi a search's footprints cover (equal-area): overall, per window_days, uncovered bbox, " +
-			"greedy smallest set for target_percent, cloud-weighted share.\n" +
-			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "max_cloud_cover": 30}`,
+			"smallest set for target_percent, cloud-weighted share.\n" +
+			`Example: {"collections":["sentinel-2-l2a"],"aoi":[-40.5,-5.3,-37.5,-3.5],"datetime":"2025-07","max_cloud_cover":30}`,
 		Annotations: readOnlyAnnotations("Area coverage"),
 		Meta:        mapViewMeta(),
 	}, true, checkCoverage).withAliases(areaAliases)

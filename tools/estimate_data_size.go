@@ -114,8 +114,8 @@ func EstimateDataSize() Tool {
 		Name:  "estimate_data_size",
 		Title: "Estimate data size",
 		Description: "Bytes a search's data assets hold (file:size, else dtype × shape, else HEAD; aoi clips rasters), per " +
-			"collection, asset key and method, extrapolated to all matches.\n" +
-			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [11, 46, 11.5, 46.5], "asset_keys": ["red", "nir"], "max_items": 5}`,
+			"asset key and method, extrapolated to all matches.\n" +
+			`Example: {"collections":["sentinel-2-l2a"],"aoi":[11,46,11.5,46.5],"asset_keys":["red","nir"],"max_items":5}`,
 		Annotations: readOnlyAnnotations("Estimate data size"),
 	}, true, estimateDataSize).withAliases(areaAliases)
 }

@@ -51,12 +51,12 @@ const (
 type ExportIn struct {
 	CatalogArg
 	Kind        string     `json:"kind" jsonschema:"pixels, series or items"`
-	ItemID      string     `json:"item_id,omitempty"`
-	Collections StringList `json:"collections,omitempty"`
-	AOI         AreaArg    `json:"aoi,omitempty"`
+	ItemID      string     `json:"item_id,omitempty" jsonschema:"pixels: one item"`
+	Collections StringList `json:"collections,omitempty" jsonschema:"with datetime"`
+	AOI         AreaArg    `json:"aoi,omitempty" jsonschema:"bbox, GeoJSON or place"`
 	Bands       StringList `json:"bands,omitempty" jsonschema:"bands, or an index"`
-	Datetime    string     `json:"datetime,omitempty"`
-	Name        string     `json:"name,omitempty"`
+	Datetime    string     `json:"datetime,omitempty" jsonschema:"day or interval"`
+	Name        string     `json:"name,omitempty" jsonschema:"file name, no folder"`
 }
 
 // selection splits bands into band names and an index: one index name

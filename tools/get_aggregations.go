@@ -77,7 +77,7 @@ func GetAggregations() Tool {
 		Title: "Aggregations",
 		Description: "Count or bucket a search's matches without listing them (aggregation extension; supported is false " +
 			"without it).\n" +
-			`Example: {"collections": ["sentinel-2-l2a"], "datetime": "2024", "aggregations": ["total_count", "datetime_frequency"]}`,
+			`Example: {"collections":["sentinel-2-l2a"],"datetime":"2024","aggregations":["total_count","datetime_frequency"]}`,
 		Annotations: readOnlyAnnotations("Aggregations"),
 	}, true, getAggregations)
 }

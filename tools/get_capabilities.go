@@ -63,7 +63,7 @@ func GetCapabilities() Tool {
 		Name:  "get_capabilities",
 		Title: "Catalog capabilities",
 		Description: "What the catalog supports (search, filter, query, sort, fields, free text, collection search, aggregation), " +
-			"with evidence and what it means for each tool's arguments.\n" +
+			"with evidence and the effect on tools' arguments.\n" +
 			`Example: {}`,
 		Annotations: readOnlyAnnotations("Catalog capabilities"),
 	}, true, getCapabilities)

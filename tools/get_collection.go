@@ -58,8 +58,8 @@ func GetCollection() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_collection",
 		Title: "Get one collection",
-		Description: "One collection: description, license, extent, providers, keywords, summaries, item_assets and key links.\n" +
-			`Example: {"collection_id": "sentinel-2-l2a"}`,
+		Description: "One collection: description, license, extent, providers, keywords, summaries, item_assets, key links.\n" +
+			`Example: {"collection_id":"sentinel-2-l2a"}`,
 		Annotations: readOnlyAnnotations("Get one collection"),
 	}, true, getCollection)
 }

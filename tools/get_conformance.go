@@ -14,7 +14,7 @@ import (
 // GetConformanceIn optionally asks about specific conformance classes.
 type GetConformanceIn struct {
 	CatalogArg
-	Check StringList `json:"check,omitempty" jsonschema:"class URIs or capability names (filter, sort, ...)"`
+	Check StringList `json:"check,omitempty" jsonschema:"URIs or names (filter, sort, ...)"`
 }
 
 // ConformanceCheck answers one checked URI or capability name.
@@ -37,8 +37,8 @@ func GetConformance() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_conformance",
 		Title: "Conformance classes",
-		Description: "The conformance classes the catalog declares; check answers for given class URIs (version-tolerant) or capability names.\n" +
-			`Example: {"check": ["https://api.stacspec.org/v1.0.0/item-search#filter", "sort"]}`,
+		Description: "The conformance classes the catalog declares; check tests class URIs (version-tolerant) or capability names.\n" +
+			`Example: {"check":["filter","sort"]}`,
 		Annotations: readOnlyAnnotations("Conformance classes"),
 	}, true, getConformance)
 }

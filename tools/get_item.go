@@ -17,7 +17,7 @@ type GetItemIn struct {
 	CatalogArg
 	CollectionID string `json:"collection_id" jsonschema:"e.g. sentinel-2-l2a"`
 	ItemID       string `json:"item_id" jsonschema:"from search_items"`
-	SignAssets   bool   `json:"sign_assets,omitempty" jsonschema:"Planetary Computer: sign asset hrefs (valid ~1 h)"`
+	SignAssets   bool   `json:"sign_assets,omitempty" jsonschema:"sign Planetary Computer hrefs (~1 h)"`
 }
 
 // GetItemOut is the complete item plus its summary.
@@ -98,7 +98,7 @@ func GetItem() Tool {
 		Name:  "get_item",
 		Title: "Get one item",
 		Description: "One complete STAC Item: every property, asset (href, type, roles) and link.\n" +
-			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}`,
+			`Example: {"collection_id":"sentinel-2-l2a","item_id":"S2B_24MUA_20250731_0_L2A"}`,
 		Annotations: readOnlyAnnotations("Get one item"),
 	}, true, getItem)
 }

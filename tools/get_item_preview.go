@@ -66,9 +66,9 @@ func GetItemPreview() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_item_preview",
 		Title: "Item preview image",
-		Description: "An item's thumbnail or overview as image content (at most 512 px, under 150 kB); without one, " +
+		Description: "An item's thumbnail or overview as image content (512 px, 150 kB at most); without one, " +
 			"why not.\n" +
-			`Example: {"collection_id": "sentinel-2-l2a", "item_id": "S2B_24MUA_20250731_0_L2A"}`,
+			`Example: {"collection_id":"sentinel-2-l2a","item_id":"S2B_24MUA_20250731_0_L2A"}`,
 		Annotations: readOnlyAnnotations("Item preview image"),
 	}, true, getItemPreview)
 }

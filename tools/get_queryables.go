@@ -15,7 +15,7 @@ import (
 // GetQueryablesIn optionally names one collection.
 type GetQueryablesIn struct {
 	CatalogArg
-	CollectionID StringList `json:"collection_id,omitempty" jsonschema:"one collection id; omit for catalog-wide"`
+	CollectionID StringList `json:"collection_id,omitempty" jsonschema:"omit for catalog-wide"`
 }
 
 // QueryableInfo is one property a filter or query can use.
@@ -44,7 +44,7 @@ func GetQueryables() Tool {
 		Name:  "get_queryables",
 		Title: "Queryable properties",
 		Description: "The properties filter and query can use, with type, range and allowed values: catalog-wide or for one collection.\n" +
-			`Example: {"collection_id": "sentinel-2-l2a"}`,
+			`Example: {"collection_id":"sentinel-2-l2a"}`,
 		Annotations: readOnlyAnnotations("Queryable properties"),
 	}, true, getQueryables)
 }

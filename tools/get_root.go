@@ -34,8 +34,8 @@ func GetRoot() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_root",
 		Title: "Catalog landing page",
-		Description: "The catalog's landing page: id, title, description, STAC version and key links. Call it first on an unknown catalog.\n" +
-			`Example: {"catalog_url": "demo"}`,
+		Description: "Landing page: id, title, description, STAC version, key links. Call it first on an unknown catalog.\n" +
+			`Example: {"catalog_url":"demo"}`,
 		Annotations: readOnlyAnnotations("Catalog landing page"),
 	}, true, getRoot)
 }

@@ -49,10 +49,9 @@ func GetServiceHealth() Tool {
 	return define(&mcp.Tool{
 		Name:  "get_service_health",
 		Title: "Catalog service health",
-		Description: "Per catalog host, least healthy first: circuit breaker, retry budget, retries, give-ups, timeouts and cache " +
-			"hits of the last 5 minutes; no upstream request. Use it when calls fail or are slow. A shared server shows only its " +
-			"configured catalogs or the one named.\n" +
-			`Example: {} or {"catalog_url": "earth-search"}`,
+		Description: "Per catalog host, least healthy first: breaker, retry budget, retries, give-ups, timeouts, cache hits " +
+			"(last 5 min); no upstream request. Use it when calls fail or are slow.\n" +
+			`Example: {} or {"catalog_url":"earth-search"}`,
 		Annotations: &mcp.ToolAnnotations{Title: "Catalog service health", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}, false, getServiceHealth)
 }

@@ -25,12 +25,12 @@ import (
 // IndexTimeSeriesIn is a search and the index or band to follow over it.
 type IndexTimeSeriesIn struct {
 	CatalogsArg
-	Collections   StringList `json:"collections,omitempty"`
-	Datetime      string     `json:"datetime,omitempty"`
-	AOI           AreaArg    `json:"aoi"`
-	Index         IndexArg   `json:"index,omitempty"`
-	Band          string     `json:"band,omitempty"`
-	MaxCloudCover IntArg     `json:"max_cloud_cover,omitempty"`
+	Collections   StringList `json:"collections,omitempty" jsonschema:"searched"`
+	Datetime      string     `json:"datetime,omitempty" jsonschema:"period, e.g. 2024"`
+	AOI           AreaArg    `json:"aoi" jsonschema:"bbox, GeoJSON or place"`
+	Index         IndexArg   `json:"index,omitempty" jsonschema:"default ndvi"`
+	Band          string     `json:"band,omitempty" jsonschema:"instead of index"`
+	MaxCloudCover IntArg     `json:"max_cloud_cover,omitempty" jsonschema:"percent, by item metadata"`
 	Cursor        string     `json:"cursor,omitempty" jsonschema:"from the previous result, with the same arguments"`
 }
 
@@ -106,7 +106,7 @@ func IndexTimeSeries() Tool {
 	return define(&mcp.Tool{
 		Name:  "index_time_series",
 		Title: "Index time series over an area",
-		Description: "Index (default ndvi) or band over aoi per clear acquisition date of a period (tiles mosaicked): table and chart; an even sample first, cursor for the rest.\n" +
+		Description: "Index or band over aoi per clear acquisition date of a period (tiles mosaicked): table and chart; an even sample first, cursor for the rest.\n" +
 			`Example: {"collections":"sentinel-2-l2a-synthetic-series","aoi":[-105.235,40.081,-105.217,40.087],"datetime":"2023","max_cloud_cover":60}`,
 		Annotations: readOnlyAnnotations("Index time series over an area"),
 	}, true, indexTimeSeries)

@@ -39,7 +39,7 @@ func ListCatalogs() Tool {
 	return define(&mcp.Tool{
 		Name:  "list_catalogs",
 		Title: "List known catalogs",
-		Description: "Catalogs that catalog_url accepts by name: presets, configured catalogs, the offline demo and groups; the default is marked. " +
+		Description: "Names catalog_url accepts: presets, configured catalogs, the offline demo, groups; the default marked. " +
 			"No upstream request.\n" +
 			`Example: {}`,
 		Annotations: &mcp.ToolAnnotations{Title: "List known catalogs", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},

@@ -72,9 +72,9 @@ func MapItems() Tool {
 	return define(&mcp.Tool{
 		Name:  "map_items",
 		Title: "Map of item footprints",
-		Description: "PNG map of a search's footprints, numbered, shaded by cloud cover or date, on an offline basemap, aoi " +
-			"outlined in red; the text is the legend.\n" +
-			`Example: {"collections": ["sentinel-2-l2a"], "aoi": [-40.5, -5.3, -37.5, -3.5], "datetime": "2025-07", "max_items": 20}`,
+		Description: "PNG map of a search's footprints, numbered, shaded by cloud cover or date, offline basemap, aoi in " +
+			"red; the text is the legend.\n" +
+			`Example: {"collections":["sentinel-2-l2a"],"aoi":[-40.5,-5.3,-37.5,-3.5],"datetime":"2025-07","max_items":20}`,
 		Annotations: readOnlyAnnotations("Map of item footprints"),
 		Meta:        mapViewMeta(),
 	}, true, mapItems).withAliases(areaAliases)

@@ -44,7 +44,7 @@ func viewNames() []string {
 // RenderAOIIn names an item, an area and what to draw.
 type RenderAOIIn struct {
 	PixelItemArgs
-	View     ViewArg `json:"view,omitempty"`
+	View     ViewArg `json:"view,omitempty" jsonschema:"default true-color"`
 	Baseline string  `json:"baseline,omitempty" jsonschema:"earlier day or interval: change map"`
 }
 

@@ -122,3 +122,23 @@ func toJSONText(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestPixelToolArgumentsAreDescribed: every argument of the pixel tools and
+// export carries a short description in tools/list (what a newcomer's
+// model reads to fill it), except catalog_url, which every tool shares and
+// the server instructions describe once.
+func TestPixelToolArgumentsAreDescribed(t *testing.T) {
+	t.Parallel()
+	schemas := listedInputSchemas(t, testSessionOptions{})
+	for _, tool := range []string{"aoi_statistics", "render_aoi", "index_time_series", "export"} {
+		for name, p := range inputProperties(t, schemas, tool) {
+			if name == "catalog_url" {
+				continue
+			}
+			desc, _ := p.(map[string]any)["description"].(string)
+			if strings.TrimSpace(desc) == "" {
+				t.Errorf("%s: argument %s has no description", tool, name)
+			}
+		}
+	}
+}

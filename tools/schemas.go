@@ -57,9 +57,11 @@ func argTypeSchemaTable() map[reflect.Type]*jsonschema.Schema {
 		Enum: []any{stacclient.FilterLangCQL2Text, stacclient.FilterLangCQL2JSON}}
 	t[reflect.TypeFor[DetailArg]()] = &jsonschema.Schema{Type: "string", Enum: []any{detailSummary, detailFull}}
 	t[reflect.TypeFor[ColorByArg]()] = &jsonschema.Schema{Type: "string", Enum: []any{colorByCloud, colorByDate}}
-	// catalog_url: one catalog, or several (catalogs_arg.go).
-	t[reflect.TypeFor[CatalogRefs]()] = &jsonschema.Schema{Types: []string{"string", "array"},
-		Items: &jsonschema.Schema{Type: "string"}}
+	// catalog_url: one catalog, or several (catalogs_arg.go). The items'
+	// type is left to the handler: a catalog is named by a string in every
+	// form, and the 26 bytes of every tool's schema buy the pixel
+	// arguments their descriptions within the tool-list budget.
+	t[reflect.TypeFor[CatalogRefs]()] = &jsonschema.Schema{Types: []string{"string", "array"}}
 	// The pixel tools' index and view names (pixels_index.go, render_aoi.go).
 	var indices []any
 	for _, n := range index.Names() {

@@ -76,7 +76,7 @@ func SearchCollections() Tool {
 		Name:  "search_collections",
 		Title: "Search collections",
 		Description: "List collections, narrowed by free text q, bbox and datetime (applied here when the catalog cannot); cursor pages on.\n" +
-			`Example: {"q": "sentinel-2", "bbox": [5.9, 45.8, 10.5, 47.8], "limit": 5}`,
+			`Example: {"q":"sentinel-2","bbox":[5.9,45.8,10.5,47.8],"limit":5}`,
 		Annotations: readOnlyAnnotations("Search collections"),
 	}, true, searchCollections)
 }

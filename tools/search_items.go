@@ -21,7 +21,7 @@ type SearchItemsIn struct {
 	MaxItems   MaxItemsArg `json:"max_items,omitempty" jsonschema:"items to return (default 10)"`
 	Cursor     string      `json:"cursor,omitempty" jsonschema:"from the previous result"`
 	Detail     DetailArg   `json:"detail,omitempty" jsonschema:"default summary"`
-	SignAssets bool        `json:"sign_assets,omitempty" jsonschema:"Planetary Computer: sign asset hrefs (valid ~1 h)"`
+	SignAssets bool        `json:"sign_assets,omitempty" jsonschema:"sign Planetary Computer hrefs (~1 h)"`
 }
 
 // SearchItemsOut is one page of search results, shaped for a model.
@@ -109,8 +109,8 @@ func SearchItems() Tool {
 		Title: "Search items",
 		Description: "Search items (STAC /search): up to max_items summaries, or complete items with detail full; cursor " +
 			"continues.\n" +
-			`Example: {"collections": ["sentinel-2-l2a"], "bbox": [-105.3, 39.9, -105.1, 40.1], "datetime": "2024-06", ` +
-			`"query": {"eo:cloud_cover": {"lt": 20}}, "sortby": "-properties.datetime", "max_items": 5}`,
+			`Example: {"collections":["sentinel-2-l2a"],"bbox":[-105.3,39.9,-105.1,40.1],"datetime":"2024-06",` +
+			`"query":{"eo:cloud_cover":{"lt":20}},"max_items":5}`,
 		Annotations: readOnlyAnnotations("Search items"),
 		Meta:        mapViewMeta(),
 	}, true, searchItems)
