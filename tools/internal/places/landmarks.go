@@ -1,9 +1,11 @@
 package places
 
 import (
+	"cmp"
 	"errors"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/paulmach/orb"
@@ -47,7 +49,7 @@ func loadLandmarks() (*landmarkIndex, *Data, error) {
 
 // newLandmarkIndex orders the cities national capitals first (a map of a
 // region names its capital before a bigger city), then by population, then
-// by name and position (the same order on every build).
+// by name and place in the data (the same order on every build).
 func newLandmarkIndex(d *Data) (*landmarkIndex, error) {
 	if len(d.Cities) == 0 {
 		return nil, errors.New("places: no cities")
@@ -56,15 +58,21 @@ func newLandmarkIndex(d *Data) (*landmarkIndex, error) {
 	for i := range order {
 		order[i] = int32(i)
 	}
-	sort.SliceStable(order, func(i, j int) bool {
-		a, b := &d.Cities[order[i]], &d.Cities[order[j]]
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := &d.Cities[i], &d.Cities[j]
 		if a.Capital != b.Capital {
-			return a.Capital
+			if a.Capital {
+				return -1
+			}
+			return 1
 		}
-		if a.Population != b.Population {
-			return a.Population > b.Population
+		if c := cmp.Compare(b.Population, a.Population); c != 0 {
+			return c
 		}
-		return a.Name < b.Name
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(i, j)
 	})
 	lx := &landmarkIndex{city: order, lon: make([]float32, len(order)), lat: make([]float32, len(order)), xyz: make([][3]float32, len(order))}
 	for k, i := range order {
@@ -181,6 +189,25 @@ func CountryAt(lon, lat float64) (p Place, ok bool, err error) {
 		}
 		p.Area = mp
 		return p, true, nil
+	}
+	return Place{}, false, nil
+}
+
+// CountryByCode returns the country of an ISO 3166-1 alpha-2 code (a
+// Landmark's CountryCode), with its outline in Area; ok is false for a code
+// no country has. It fails only when the gazetteer cannot be loaded.
+func CountryByCode(iso2 string) (p Place, ok bool, err error) {
+	ix, err := load()
+	if err != nil || iso2 == "" {
+		return Place{}, false, err
+	}
+	for _, i := range ix.countryKeys[Fold(iso2)] {
+		if ix.data.Countries[i].ISO2 != iso2 {
+			continue
+		}
+		if p, err := ix.place(ref{KindCountry, int32(i)}, true); err == nil {
+			return p, true, nil
+		}
 	}
 	return Place{}, false, nil
 }

@@ -114,6 +114,20 @@ func TestCountryAt(t *testing.T) {
 	}
 }
 
+// A city's country code names its country, the one a map of the city lies
+// in when its centre is at sea.
+func TestCountryByCode(t *testing.T) {
+	for code, want := range map[string]string{"FJ": "Fiji", "PT": "Portugal", "": "", "ZZ": ""} {
+		p, ok, err := CountryByCode(code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != (want != "") || p.Name != want || (ok && len(p.Area) == 0) {
+			t.Errorf("CountryByCode(%q) = %q (%v, %d polygons), want %q", code, p.Name, ok, len(p.Area), want)
+		}
+	}
+}
+
 func BenchmarkCitiesIn(b *testing.B) {
 	if _, err := CitiesIn(0, 0, 1, 1, 1); err != nil {
 		b.Fatal(err)
