@@ -3,8 +3,10 @@
 // embedded), with the area of interest outlined, a graticule, a colour
 // legend, a scale bar and, for small extents, a locator inset beside the
 // legend (outside the map, so it never covers a footprint) and the names of
-// a few populated places (Natural Earth 1:110m, embedded). Output is an
-// RGBA image; drawing is deterministic (same spec, same pixels).
+// a few populated places: the offline gazetteer's cities (package places,
+// GeoNames), the data the place search uses; a build without it names
+// places from Natural Earth 1:110m's 243, embedded here. Output is an RGBA
+// image; drawing is deterministic (same spec, same pixels).
 //
 // The projection is equirectangular with longitudes scaled by the cosine
 // of the map's middle latitude: shapes look right at the scale of a search,
@@ -159,10 +161,14 @@ func Render(spec Spec) (*Map, error) {
 	}
 	labels := drawLabels(cv, proj, spec.Footprints)
 	var places []string
+	placesSource := ""
 	if locator {
 		// Local and regional maps get place names; a continental map shows
 		// where it is by its coasts.
-		for _, l := range drawPlaces(cv, proj, labels) {
+		found, _ := findPlaces(proj)
+		var named []placeLabel
+		named, placesSource = drawPlaces(cv, proj, found, labels)
+		for _, l := range named {
 			places = append(places, l.text)
 		}
 	}
@@ -175,7 +181,7 @@ func Render(spec Spec) (*Map, error) {
 	if locator {
 		textRight = proj.w - locatorW - 24
 	}
-	m.ScaleBar = drawFooter(cv, proj, spec.Legend, m.KmPerPixel, float64(footerH), textRight, len(places) > 0)
+	m.ScaleBar = drawFooter(cv, proj, spec.Legend, m.KmPerPixel, float64(footerH), textRight, placesSource)
 	if locator {
 		m.Locator = drawLocator(cv, proj, w)
 	}
@@ -503,7 +509,8 @@ func drawLocator(cv *canvas.Canvas, p projection, w *World) image.Rectangle {
 // drawFooter draws the legend, the scale bar and the extent; it returns
 // the scale bar's label.
 // Its text stays left of textRight (the locator sits beyond it).
-func drawFooter(cv *canvas.Canvas, p projection, legend *Legend, kmPerPixel, height, textRight float64, places bool) string {
+// placesSource is the attribution of the places named ("" for none).
+func drawFooter(cv *canvas.Canvas, p projection, legend *Legend, kmPerPixel, height, textRight float64, placesSource string) string {
 	top := p.top + p.h
 	cv.Rect(0, top, p.w, top+height, paper)
 	x := 8.0
@@ -524,11 +531,12 @@ func drawFooter(cv *canvas.Canvas, p projection, legend *Legend, kmPerPixel, hei
 	cv.Text(label, x+barPx+6, top+18, 11, ink)
 	ext := fmt.Sprintf("lon %s … %s, lat %s … %s", trimCoord(normLon(p.ext.Min[0])), trimCoord(normLon(p.ext.Max[0])),
 		trimCoord(p.ext.Min[1]), trimCoord(p.ext.Max[1]))
-	source := "  ·  basemap: Natural Earth 1:110m (public domain)"
-	if places {
-		source = "  ·  basemap, places: Natural Earth 1:110m (public domain)"
+	cv.Text(canvas.FitText(ext+"  ·  basemap: Natural Earth 1:110m (public domain)", textRight-8, 10), 8, top+37, 10, faintInk)
+	if placesSource != "" {
+		// A line of its own: with the extent's it would be cut short, and
+		// the GeoNames licence asks for the attribution.
+		cv.Text(canvas.FitText("places: "+placesSource, textRight-8, 10), 8, top+52, 10, faintInk)
 	}
-	cv.Text(canvas.FitText(ext+source, textRight-8, 10), 8, top+37, 10, faintInk)
 	return label
 }
 
