@@ -121,9 +121,11 @@ var placeSources = []func(p projection) (framePlaces, error){gazetteerPlaces, pl
 // gazetteer is what the maps ask of package places; a variable so that a
 // test can take the gazetteer away.
 var gazetteer = struct {
-	citiesIn    func(west, south, east, north float64, n int) ([]places.Landmark, error)
-	nearestCity func(lon, lat float64) (places.Landmark, float64, error)
-}{places.CitiesIn, places.NearestCity}
+	citiesIn      func(west, south, east, north float64, n int) ([]places.Landmark, error)
+	nearestCity   func(lon, lat float64) (places.Landmark, float64, error)
+	countryAt     func(lon, lat float64) (places.Place, bool, error)
+	countryByCode func(iso2 string) (places.Place, bool, error)
+}{places.CitiesIn, places.NearestCity, places.CountryAt, places.CountryByCode}
 
 // gazetteerSource is the attribution the GeoNames licence (CC BY 4.0) asks
 // for.

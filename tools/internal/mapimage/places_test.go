@@ -66,6 +66,52 @@ func TestLocatorNeverCoversFootprints(t *testing.T) {
 	}
 }
 
+// The locator names and shades the country the map lies in: the one
+// holding its centre, or, with the centre at sea, its first place's; none
+// in mid-ocean.
+func TestLocatorNamesTheCountry(t *testing.T) {
+	blue := color.NRGBA{0x30, 0x70, 0xc0, 0xff}
+	for _, c := range []struct {
+		bbox [4]float64
+		iso  string
+		// A large country shows shaded; a small one is a pixel or two,
+		// under the extent's mark: its name says it.
+		large bool
+	}{
+		{[4]float64{-39.3, -4.4, -38.3, -3.5}, "BR", true},
+		{[4]float64{-9.6, 38.3, -8.4, 39.2}, "PT", false}, // the centre in the Tagus estuary
+		{[4]float64{170, -20, 185, -10}, "FJ", false},     // across the antimeridian, the centre at sea
+		{[4]float64{-150.3, 10.0, -150.0, 10.2}, "", false},
+	} {
+		m, err := Render(Spec{Footprints: []Footprint{{Polygons: box(c.bbox[0], c.bbox[1], c.bbox[2], c.bbox[3]), Color: blue}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		if c.iso != "" {
+			p, ok, err := places.CountryByCode(c.iso)
+			if err != nil || !ok {
+				t.Fatalf("%s: %v", c.iso, err)
+			}
+			want = p.Name
+		}
+		if m.Country != want {
+			t.Errorf("map of %v: locator names %q, want %q", c.bbox, m.Country, want)
+		}
+		shaded := 0
+		for y := m.Locator.Min.Y; y < m.Locator.Max.Y; y++ {
+			for x := m.Locator.Min.X; x < m.Locator.Max.X; x++ {
+				if m.Image.RGBAAt(x, y) == color.RGBA(locatorCountry) {
+					shaded++
+				}
+			}
+		}
+		if (shaded > 0) != c.large {
+			t.Errorf("map of %v: %d pixels of the locator shaded as its country %q", c.bbox, shaded, want)
+		}
+	}
+}
+
 // At city scale the map was beige and nameless. Places
 // inside the frame are named, never on a footprint number; with none
 // inside, the nearest is named at the edge with distance and direction.
@@ -193,6 +239,8 @@ func TestPlacesFallBackWithoutTheGazetteer(t *testing.T) {
 	missing := errors.New("the gazetteer is missing")
 	gazetteer.citiesIn = func(float64, float64, float64, float64, int) ([]places.Landmark, error) { return nil, missing }
 	gazetteer.nearestCity = func(float64, float64) (places.Landmark, float64, error) { return places.Landmark{}, 0, missing }
+	gazetteer.countryAt = func(float64, float64) (places.Place, bool, error) { return places.Place{}, false, missing }
+	gazetteer.countryByCode = func(string) (places.Place, bool, error) { return places.Place{}, false, missing }
 
 	blue := color.NRGBA{0x30, 0x70, 0xc0, 0xff}
 	// Lake Champlain: no place of the 1:110m set inside; Ottawa is nearest.
@@ -204,6 +252,9 @@ func TestPlacesFallBackWithoutTheGazetteer(t *testing.T) {
 	preview(t, m)
 	if want := []string{"Ottawa 260 km NW"}; !slices.Equal(m.Places, want) {
 		t.Errorf("places %q, want %q", m.Places, want)
+	}
+	if m.Country != "" || m.Locator.Empty() {
+		t.Errorf("locator at %v naming %q, want one naming no country", m.Locator, m.Country)
 	}
 	proj := fit(mustExtent(t, spec))
 	cv := canvas.New(Width, int(proj.top+proj.h)+footerWithLocator, paper)
