@@ -36,7 +36,7 @@ type MapItemsOut struct {
 	Extent   []float64        `json:"extent" jsonschema:"the area shown, [west, south, east, north] (west > east across the antimeridian)"`
 	ScaleBar string           `json:"scale_bar" jsonschema:"the distance the map's scale bar stands for"`
 	AOI      []float64        `json:"aoi" jsonschema:"bbox of the area of interest outlined in red (the search's bbox or intersects); empty when none"`
-	Places   []string         `json:"places" jsonschema:"populated places named on the map (Natural Earth 1:110m); with none inside, the nearest as \"Name 260 km NW\""`
+	Places   []string         `json:"places" jsonschema:"populated places named on the map (GeoNames cities of the offline gazetteer); with none inside, the nearest as \"Name 260 km NW\""`
 	Image    ImageInfo        `json:"image"`
 	Items    []MapLegendEntry `json:"items" jsonschema:"the legend: each footprint's number on the map, item and colour"`
 	Skipped  []SkippedItem    `json:"skipped" jsonschema:"items returned but not drawn, and why"`

@@ -190,6 +190,21 @@ func TextWidth(s string, size float64) float64 {
 	return w
 }
 
+// CanDraw reports whether the font has a glyph for every letter of s: a
+// name in a script it lacks would be drawn as boxes.
+func CanDraw(s string, size float64) bool {
+	ok := true
+	withFace(size, func(f font.Face) {
+		for _, r := range s {
+			if _, has := f.GlyphAdvance(r); !has {
+				ok = false
+				return
+			}
+		}
+	})
+	return ok
+}
+
 // HaloText draws s over a white box, readable on any background.
 func (cv *Canvas) HaloText(s string, x, y, size float64, c color.Color) {
 	w := TextWidth(s, size)

@@ -93,3 +93,11 @@ func TestTextAdvanceIsTextWidth(t *testing.T) {
 		t.Fatalf("Text advance %v, TextWidth %v", w, want)
 	}
 }
+
+func TestCanDraw(t *testing.T) {
+	for s, want := range map[string]bool{"Lisbon": true, "Maracanaú": true, "Москва": true, "東京": false, "": true} {
+		if got := CanDraw(s, 11); got != want {
+			t.Errorf("CanDraw(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/paulmach/orb"
 
 	"github.com/stacmcp/stac-mcp/tools/internal/canvas"
+	"github.com/stacmcp/stac-mcp/tools/internal/places"
 )
 
 // places110m is Natural Earth's 1:110m populated places, converted from the
@@ -95,17 +97,127 @@ var (
 	placeDot = color.NRGBA{0x33, 0x2a, 0x22, 0xff}
 )
 
+// maxPlaceCandidates is how many of a frame's places are tried for a
+// label: more than are named, since some labels clash with others.
+const maxPlaceCandidates = 40
+
+// framePlaces are the places a map may name: those inside the frame, the
+// most important first, with longitudes in the frame's; when there are
+// none, the one nearest the map's centre and its distance.
+type framePlaces struct {
+	inside    []Place
+	nearest   *Place
+	nearestKm float64
+	source    string // the attribution written in the footer
+}
+
+// placeSources are where place names come from, tried in order: the
+// gazetteer's cities (GeoNames, tens of thousands: a map of one satellite
+// tile names the towns in it), then the 243 places of Natural Earth 1:110m
+// embedded here, for a build whose gazetteer file is missing (built with
+// places_beside and run without it): a map is never refused for its names.
+var placeSources = []func(p projection) (framePlaces, error){gazetteerPlaces, placesOf110m}
+
+// gazetteer is what the maps ask of package places; a variable so that a
+// test can take the gazetteer away.
+var gazetteer = struct {
+	citiesIn      func(west, south, east, north float64, n int) ([]places.Landmark, error)
+	nearestCity   func(lon, lat float64) (places.Landmark, float64, error)
+	countryAt     func(lon, lat float64) (places.Place, bool, error)
+	countryByCode func(iso2 string) (places.Place, bool, error)
+}{places.CitiesIn, places.NearestCity, places.CountryAt, places.CountryByCode}
+
+// gazetteerSource is the attribution the GeoNames licence (CC BY 4.0) asks
+// for.
+const gazetteerSource = "GeoNames (CC BY 4.0)"
+
+func gazetteerPlaces(p projection) (framePlaces, error) {
+	cities, err := gazetteer.citiesIn(p.ext.Min[0], p.ext.Min[1], p.ext.Max[0], p.ext.Max[1], maxPlaceCandidates)
+	if err != nil {
+		return framePlaces{}, err
+	}
+	fp := framePlaces{source: gazetteerSource}
+	for _, c := range cities {
+		fp.inside = append(fp.inside, Place{Name: labelName(c.Name), Country: c.CountryCode, Lon: c.Lon, Lat: c.Lat, PopMax: c.Population})
+	}
+	if len(fp.inside) > 0 {
+		return fp, nil
+	}
+	center := p.ext.Center()
+	c, km, err := gazetteer.nearestCity(center[0], center[1])
+	if err != nil {
+		return framePlaces{}, err
+	}
+	fp.nearest = &Place{Name: labelName(c.Name), Country: c.CountryCode, Lon: c.Lon, Lat: c.Lat, PopMax: c.Population}
+	fp.nearestKm = km
+	return fp, nil
+}
+
+// labelName is a gazetteer name as a map writes it: without the
+// parenthesis GeoNames adds to tell places of one name apart
+// ("Middlebury (village)"), which the map's position already does.
+func labelName(name string) string {
+	if i := strings.LastIndex(name, " ("); i > 0 && strings.HasSuffix(name, ")") {
+		return name[:i]
+	}
+	return name
+}
+
+func placesOf110m(p projection) (framePlaces, error) {
+	list, err := Places()
+	if err != nil {
+		return framePlaces{}, err
+	}
+	fp := framePlaces{source: "Natural Earth 1:110m (public domain)"}
+	for _, pl := range list {
+		if len(fp.inside) == maxPlaceCandidates {
+			break
+		}
+		if q, ok := placeInFrame(p, pl); ok {
+			pl.Lon = q[0]
+			fp.inside = append(fp.inside, pl)
+		}
+	}
+	if len(fp.inside) > 0 {
+		return fp, nil
+	}
+	center := p.ext.Center()
+	for i, pl := range list {
+		if d := greatCircleKm(center[1], center[0], pl.Lat, pl.Lon); fp.nearest == nil || d < fp.nearestKm {
+			fp.nearest, fp.nearestKm = &list[i], d
+		}
+	}
+	return fp, nil
+}
+
+// findPlaces asks each source in turn; a source that fails is logged and
+// the next one asked. With none left (a build defect, caught by the
+// tests), it finds nothing: the map is still useful without names.
+func findPlaces(p projection) (framePlaces, bool) {
+	for _, src := range placeSources {
+		fp, err := src(p)
+		if err == nil {
+			return fp, true
+		}
+		placesFailed.Do(func() {
+			fmt.Fprintf(os.Stderr, "mapimage: place names from a smaller set: %v\n", err)
+		})
+	}
+	return framePlaces{}, false
+}
+
+// placesFailed logs a source's failure once a process: it fails the same
+// way on every map.
+var placesFailed sync.Once
+
 // drawPlaces names a few populated places for orientation on maps zoomed
 // in past the locator threshold: the most important places inside the
 // frame, each with a dot and a label beside it where the label (and dot)
 // clash with no footprint number, no other place and no graticule label;
 // when no place is inside the frame, the nearest is named at the frame's
-// edge with its distance and direction, with an arrow pointing to it.
-func drawPlaces(cv *canvas.Canvas, p projection, avoid []image.Rectangle) []placeLabel {
-	places, err := Places()
-	if err != nil {
-		return nil // a build defect, caught by the tests; the map is still useful without names
-	}
+// edge with its distance and direction, with an arrow pointing to it. It
+// returns the labels and the places' attribution ("" when none is named).
+func drawPlaces(cv *canvas.Canvas, p projection, fp framePlaces, avoid []image.Rectangle) ([]placeLabel, string) {
 	// Labels stay clear of the graticule labels (left and bottom strips)
 	// and the frame.
 	inner := image.Rect(48, int(p.top)+6, int(p.w)-6, int(p.top+p.h)-18)
@@ -121,17 +233,14 @@ func drawPlaces(cv *canvas.Canvas, p projection, avoid []image.Rectangle) []plac
 		return true
 	}
 	var names []placeLabel
-	inFrame := 0
-	for _, pl := range places {
+	for _, pl := range fp.inside {
 		if len(names) == maxPlaceLabels {
 			break
 		}
-		q, ok := placeInFrame(p, pl)
-		if !ok {
-			continue
+		if !canvas.CanDraw(pl.Name, placeTextSize) {
+			continue // a name in a script the map's font lacks
 		}
-		inFrame++
-		c := p.point(q)
+		c := p.point(orb.Point{pl.Lon, pl.Lat})
 		dot := image.Rect(int(c.X)-4, int(c.Y)-4, int(c.X)+5, int(c.Y)+5)
 		if !free(dot) {
 			continue
@@ -151,13 +260,16 @@ func drawPlaces(cv *canvas.Canvas, p projection, avoid []image.Rectangle) []plac
 			break
 		}
 	}
-	if inFrame > 0 {
-		return names
+	if len(fp.inside) > 0 || fp.nearest == nil || fp.nearestKm > maxNearestKm || !canvas.CanDraw(fp.nearest.Name, placeTextSize) {
+		if len(names) == 0 {
+			return nil, ""
+		}
+		return names, fp.source
 	}
-	if l, ok := drawNearestPlace(cv, p, places, free); ok {
-		names = append(names, l)
+	if l, ok := drawNearestPlace(cv, p, *fp.nearest, fp.nearestKm, free); ok {
+		return append(names, l), fp.source
 	}
-	return names
+	return names, ""
 }
 
 // placeLabel is a name written on the map and the boxes it took (its
@@ -185,22 +297,12 @@ func placeInFrame(p projection, pl Place) (orb.Point, bool) {
 }
 
 // drawNearestPlace writes "Name 230 km NW" inside the frame's edge, in the
-// direction of the place nearest the map's centre, after an arrow pointing
-// there; nothing when that place is over maxNearestKm away.
-func drawNearestPlace(cv *canvas.Canvas, p projection, places []Place, free func(image.Rectangle) bool) (placeLabel, bool) {
+// direction of pl, the place nearest the map's centre, km away, after an
+// arrow pointing there.
+func drawNearestPlace(cv *canvas.Canvas, p projection, pl Place, km float64, free func(image.Rectangle) bool) (placeLabel, bool) {
 	center := p.ext.Center()
-	best, bestKm := -1, math.Inf(1)
-	for i, pl := range places {
-		if d := greatCircleKm(center[1], center[0], pl.Lat, pl.Lon); d < bestKm {
-			best, bestKm = i, d
-		}
-	}
-	if best < 0 || bestKm > maxNearestKm {
-		return placeLabel{}, false
-	}
-	pl := places[best]
 	bearing := initialBearing(center[1], center[0], pl.Lat, pl.Lon)
-	text := fmt.Sprintf("%s %s %s", pl.Name, roundKm(bestKm), compass(bearing))
+	text := fmt.Sprintf("%s %s %s", pl.Name, roundKm(km), compass(bearing))
 	const arrowW = 14.0 // the arrow before the text
 	w := canvas.TextWidth(text, placeTextSize) + arrowW
 	// From the centre along the bearing (north up, east right) to the

@@ -1,17 +1,21 @@
 package mapimage
 
 import (
+	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/paulmach/orb"
 
 	"github.com/stacmcp/stac-mcp/tools/internal/canvas"
 	"github.com/stacmcp/stac-mcp/tools/internal/picture"
+	"github.com/stacmcp/stac-mcp/tools/internal/places"
 )
 
 func box(w, s, e, n float64) orb.MultiPolygon {
@@ -62,6 +66,52 @@ func TestLocatorNeverCoversFootprints(t *testing.T) {
 	}
 }
 
+// The locator names and shades the country the map lies in: the one
+// holding its centre, or, with the centre at sea, its first place's; none
+// in mid-ocean.
+func TestLocatorNamesTheCountry(t *testing.T) {
+	blue := color.NRGBA{0x30, 0x70, 0xc0, 0xff}
+	for _, c := range []struct {
+		bbox [4]float64
+		iso  string
+		// A large country shows shaded; a small one is a pixel or two,
+		// under the extent's mark: its name says it.
+		large bool
+	}{
+		{[4]float64{-39.3, -4.4, -38.3, -3.5}, "BR", true},
+		{[4]float64{-9.6, 38.3, -8.4, 39.2}, "PT", false}, // the centre in the Tagus estuary
+		{[4]float64{170, -20, 185, -10}, "FJ", false},     // across the antimeridian, the centre at sea
+		{[4]float64{-150.3, 10.0, -150.0, 10.2}, "", false},
+	} {
+		m, err := Render(Spec{Footprints: []Footprint{{Polygons: box(c.bbox[0], c.bbox[1], c.bbox[2], c.bbox[3]), Color: blue}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		if c.iso != "" {
+			p, ok, err := places.CountryByCode(c.iso)
+			if err != nil || !ok {
+				t.Fatalf("%s: %v", c.iso, err)
+			}
+			want = p.Name
+		}
+		if m.Country != want {
+			t.Errorf("map of %v: locator names %q, want %q", c.bbox, m.Country, want)
+		}
+		shaded := 0
+		for y := m.Locator.Min.Y; y < m.Locator.Max.Y; y++ {
+			for x := m.Locator.Min.X; x < m.Locator.Max.X; x++ {
+				if m.Image.RGBAAt(x, y) == color.RGBA(locatorCountry) {
+					shaded++
+				}
+			}
+		}
+		if (shaded > 0) != c.large {
+			t.Errorf("map of %v: %d pixels of the locator shaded as its country %q", c.bbox, shaded, want)
+		}
+	}
+}
+
 // At city scale the map was beige and nameless. Places
 // inside the frame are named, never on a footprint number; with none
 // inside, the nearest is named at the edge with distance and direction.
@@ -86,7 +136,8 @@ func TestPlacesNameTheFrame(t *testing.T) {
 	proj := fit(mustExtent(t, spec))
 	cv := canvas.New(Width, int(proj.top+proj.h)+footerWithLocator, paper)
 	labels := drawLabels(cv, proj, spec.Footprints)
-	placed := drawPlaces(cv, proj, slices.Clone(labels))
+	fp, _ := findPlaces(proj)
+	placed, _ := drawPlaces(cv, proj, fp, slices.Clone(labels))
 	if len(placed) == 0 {
 		t.Fatal("no place named")
 	}
@@ -110,13 +161,19 @@ func TestPlacesNameTheFrame(t *testing.T) {
 		}
 	}
 
-	// Lake Champlain: no place of the 1:110m set inside; Ottawa is nearest.
-	m, err = Render(Spec{Footprints: []Footprint{{Polygons: box(-73.3, 43.9, -73.0, 44.1), Color: blue, Label: "1"}}})
+	// Off Portugal's coast no city is inside: the nearest is named at the
+	// edge, with its distance and direction from the map's centre.
+	m, err = Render(Spec{Footprints: []Footprint{{Polygons: box(-11.3, 38.9, -11.0, 39.1), Color: blue, Label: "1"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	preview(t, m)
-	if want := []string{"Ottawa 260 km NW"}; !slices.Equal(m.Places, want) {
+	c := m.Extent.Center()
+	near, km, err := places.NearestCity(c[0], c[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{fmt.Sprintf("%s %s E", labelName(near.Name), roundKm(km))}; !slices.Equal(m.Places, want) {
 		t.Errorf("places %q, want %q", m.Places, want)
 	}
 	// Mid-Pacific: the nearest place is too far to help; the locator says where.
@@ -126,6 +183,101 @@ func TestPlacesNameTheFrame(t *testing.T) {
 	}
 	if len(m.Places) != 0 {
 		t.Errorf("places %q in the mid-Pacific, want none", m.Places)
+	}
+}
+
+// A map of one Sentinel-2 tile (about 100 km) named no town inside it:
+// the 243 places of Natural Earth 1:110m are world cities. The gazetteer's
+// cities name the towns in the frame, each at its gazetteer position.
+func TestPlacesNameTheTownsOfATile(t *testing.T) {
+	world, err := Places()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][4]float64{
+		"Lisbon":    {-9.6, 38.3, -8.4, 39.2},
+		"Fortaleza": {-39.3, -4.4, -38.3, -3.5}, // a tile of the Ceará coast
+	} {
+		t.Run(name, func(t *testing.T) {
+			blue := color.NRGBA{0x30, 0x70, 0xc0, 0xff}
+			m, err := Render(Spec{Footprints: []Footprint{{Polygons: box(b[0], b[1], b[2], b[3]), Color: blue, Label: "1"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			preview(t, m)
+			inFrame, err := places.CitiesIn(m.Extent.Min[0], m.Extent.Min[1], m.Extent.Max[0], m.Extent.Max[1], 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			notWorld := 0
+			for _, named := range m.Places {
+				i := slices.IndexFunc(inFrame, func(l places.Landmark) bool { return labelName(l.Name) == named })
+				if i < 0 {
+					t.Errorf("%q is no gazetteer city inside the frame %v", named, m.Extent)
+					continue
+				}
+				if l := inFrame[i]; !m.Extent.Contains(orb.Point{l.Lon, l.Lat}) {
+					t.Errorf("%q at %g, %g is outside the frame %v", named, l.Lon, l.Lat, m.Extent)
+				}
+				if !slices.ContainsFunc(world, func(p Place) bool { return p.Name == named }) {
+					notWorld++
+				}
+			}
+			if len(m.Places) < 4 || notWorld < 3 {
+				t.Errorf("places named %q: want at least 4, 3 of them towns the 1:110m places lack", m.Places)
+			}
+		})
+	}
+}
+
+// A build whose gazetteer is missing (places_beside, without its file)
+// still names places, from the 1:110m set, and says so; with no source at
+// all the map is drawn without names.
+func TestPlacesFallBackWithoutTheGazetteer(t *testing.T) {
+	saved, savedSources := gazetteer, placeSources
+	t.Cleanup(func() { gazetteer, placeSources = saved, savedSources })
+	missing := errors.New("the gazetteer is missing")
+	gazetteer.citiesIn = func(float64, float64, float64, float64, int) ([]places.Landmark, error) { return nil, missing }
+	gazetteer.nearestCity = func(float64, float64) (places.Landmark, float64, error) { return places.Landmark{}, 0, missing }
+	gazetteer.countryAt = func(float64, float64) (places.Place, bool, error) { return places.Place{}, false, missing }
+	gazetteer.countryByCode = func(string) (places.Place, bool, error) { return places.Place{}, false, missing }
+
+	blue := color.NRGBA{0x30, 0x70, 0xc0, 0xff}
+	// Lake Champlain: no place of the 1:110m set inside; Ottawa is nearest.
+	spec := Spec{Footprints: []Footprint{{Polygons: box(-73.3, 43.9, -73.0, 44.1), Color: blue, Label: "1"}}}
+	m, err := Render(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preview(t, m)
+	if want := []string{"Ottawa 260 km NW"}; !slices.Equal(m.Places, want) {
+		t.Errorf("places %q, want %q", m.Places, want)
+	}
+	if m.Country != "" || m.Locator.Empty() {
+		t.Errorf("locator at %v naming %q, want one naming no country", m.Locator, m.Country)
+	}
+	proj := fit(mustExtent(t, spec))
+	cv := canvas.New(Width, int(proj.top+proj.h)+footerWithLocator, paper)
+	fp, _ := findPlaces(proj)
+	if _, source := drawPlaces(cv, proj, fp, nil); !strings.Contains(source, "Natural Earth") {
+		t.Errorf("places from %q, want Natural Earth named", source)
+	}
+	// Lisbon, the one place of the 1:110m set in its tile.
+	m, err = Render(Spec{Footprints: []Footprint{{Polygons: box(-9.6, 38.3, -8.4, 39.2), Color: blue, Label: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"Lisbon"}; !slices.Equal(m.Places, want) {
+		t.Errorf("places %q, want %q", m.Places, want)
+	}
+
+	placeSources = placeSources[:1]
+	m, err = Render(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Places) != 0 {
+		t.Errorf("places %q with no source", m.Places)
 	}
 }
 

@@ -2,9 +2,13 @@
 // basemap of land, coastlines and country borders (Natural Earth 1:110m,
 // embedded), with the area of interest outlined, a graticule, a colour
 // legend, a scale bar and, for small extents, a locator inset beside the
-// legend (outside the map, so it never covers a footprint) and the names of
-// a few populated places (Natural Earth 1:110m, embedded). Output is an
-// RGBA image; drawing is deterministic (same spec, same pixels).
+// legend (outside the map, so it never covers a footprint) naming the
+// country the map lies in, and the names of a few populated places. Places
+// and country come from the offline gazetteer (package places: GeoNames
+// cities, Natural Earth 1:10m outlines), the same data the place search
+// uses; a build without it names places from Natural Earth 1:110m's 243,
+// embedded here. Output is an RGBA image; drawing is deterministic (same
+// spec, same pixels).
 //
 // The projection is equirectangular with longitudes scaled by the cosine
 // of the map's middle latitude: shapes look right at the scale of a search,
@@ -62,6 +66,9 @@ type Map struct {
 	// Locator is where the locator inset was drawn (in the footer, outside
 	// Frame); empty when the map is wide enough not to need one.
 	Locator image.Rectangle
+	// Country is the country the map's centre lies in, named on the
+	// locator; "" at sea, without a locator, or without the gazetteer.
+	Country string
 	// Places are the populated places named on the map ("Name 230 km NW"
 	// for the nearest one when none is inside the frame).
 	Places []string
@@ -159,10 +166,15 @@ func Render(spec Spec) (*Map, error) {
 	}
 	labels := drawLabels(cv, proj, spec.Footprints)
 	var places []string
+	var found framePlaces
+	placesSource := ""
 	if locator {
 		// Local and regional maps get place names; a continental map shows
 		// where it is by its coasts.
-		for _, l := range drawPlaces(cv, proj, labels) {
+		var named []placeLabel
+		found, _ = findPlaces(proj)
+		named, placesSource = drawPlaces(cv, proj, found, labels)
+		for _, l := range named {
 			places = append(places, l.text)
 		}
 	}
@@ -175,9 +187,9 @@ func Render(spec Spec) (*Map, error) {
 	if locator {
 		textRight = proj.w - locatorW - 24
 	}
-	m.ScaleBar = drawFooter(cv, proj, spec.Legend, m.KmPerPixel, float64(footerH), textRight, len(places) > 0)
+	m.ScaleBar = drawFooter(cv, proj, spec.Legend, m.KmPerPixel, float64(footerH), textRight, placesSource)
 	if locator {
-		m.Locator = drawLocator(cv, proj, w)
+		m.Locator, m.Country = drawLocator(cv, proj, w, found)
 	}
 	return m, nil
 }
@@ -470,14 +482,27 @@ func drawLabels(cv *canvas.Canvas, p projection, fps []Footprint) []image.Rectan
 	return placed
 }
 
+// Locator colours: land, and the country the map lies in.
+var (
+	locatorLand    = color.NRGBA{0xc9, 0xc2, 0xb3, 0xff}
+	locatorCountry = color.NRGBA{0x9c, 0x8f, 0x78, 0xff}
+)
+
 // drawLocator draws a small world map at the footer's right with the
 // map's extent marked, for maps too zoomed in to show where they are, and
-// returns where it drew it.
-func drawLocator(cv *canvas.Canvas, p projection, w *World) image.Rectangle {
+// returns where it drew it and the country named on it. The land is the
+// basemap's 1:110m; the country the map lies in is the gazetteer's (the
+// one the place search and the place labels use), shaded darker and named:
+// the one holding the map's centre, or, with the centre at sea (an
+// estuary, a coast), the country of the frame's first place. Only that
+// one outline is decoded: the whole world at 1:10m would cost a hundred
+// times the vertices for a picture 150 pixels wide, where 1:110m and
+// 1:10m differ by less than a pixel.
+func drawLocator(cv *canvas.Canvas, p projection, w *World, fp framePlaces) (image.Rectangle, string) {
 	const iw, ih = locatorW, locatorH
 	inset := canvas.New(iw, ih, ocean)
-	center := p.ext.Center()[0]
-	world := projection{ext: orb.Bound{Min: orb.Point{center - 180, -90}, Max: orb.Point{center + 180, 90}},
+	center := p.ext.Center()
+	world := projection{ext: orb.Bound{Min: orb.Point{center[0] - 180, -90}, Max: orb.Point{center[0] + 180, 90}},
 		pxPerDegX: iw / 360.0, pxPerDegY: ih / 180.0, w: iw, h: ih}
 	var landRings [][]pt
 	for _, dx := range turns {
@@ -487,23 +512,57 @@ func drawLocator(cv *canvas.Canvas, p projection, w *World) image.Rectangle {
 			}
 		}
 	}
-	inset.Fill(landRings, color.NRGBA{0xc9, 0xc2, 0xb3, 0xff})
+	inset.Fill(landRings, locatorLand)
+	// The country: none at sea, nor when the gazetteer cannot be loaded
+	// (the place labels have said why on stderr).
+	country := ""
+	c, ok, err := gazetteer.countryAt(center[0], center[1])
+	if err == nil && !ok && len(fp.inside) > 0 && fp.source == gazetteerSource {
+		// A coastal city may lie just outside its country's simplified
+		// outline: its country code says which country it is.
+		c, ok, err = gazetteer.countryByCode(fp.inside[0].Country)
+	}
+	if err == nil && ok {
+		var shaded [][]pt
+		for _, dx := range turns {
+			for _, poly := range c.Area {
+				if shiftBound(poly.Bound(), dx).Intersects(world.ext) {
+					shaded = append(shaded, rings(world, orb.MultiPolygon{shiftPolygon(poly, dx)})...)
+				}
+			}
+		}
+		inset.Fill(shaded, locatorCountry)
+		country = c.Name
+	}
 	// Mark the extent; at least a few pixels, so a tiny extent still shows.
 	a, b := world.point(orb.Point{p.ext.Min[0], p.ext.Max[1]}), world.point(orb.Point{p.ext.Max[0], p.ext.Min[1]})
 	cx, cy := (a.X+b.X)/2, (a.Y+b.Y)/2
 	hw, hh := math.Max((b.X-a.X)/2, 3), math.Max((b.Y-a.Y)/2, 3)
 	inset.Stroke([][]pt{{{X: cx - hw, Y: cy - hh}, {X: cx + hw, Y: cy - hh}, {X: cx + hw, Y: cy + hh}, {X: cx - hw, Y: cy + hh}, {X: cx - hw, Y: cy - hh}}}, 1.6, aoiLine)
+	if name := canvas.FitText(country, iw-10, locatorTextSize); name != "" && canvas.CanDraw(name, locatorTextSize) {
+		// Centred at the top or the bottom, whichever the mark is not in:
+		// the mark is at most 40° of latitude tall, under a quarter of
+		// the inset.
+		y := float64(ih) - 4
+		if cy > ih/2 {
+			y = locatorTextSize + 2
+		}
+		inset.HaloText(name, (iw-canvas.TextWidth(name, locatorTextSize))/2, y, locatorTextSize, ink)
+	}
 	x0, y0 := int(p.w)-iw-8, int(p.top+p.h)+8
 	cv.Rect(float64(x0-1), float64(y0-1), float64(x0+iw+1), float64(y0+ih+1), faintInk)
 	r := image.Rect(x0, y0, x0+iw, y0+ih)
 	draw.Draw(cv.Img, r, inset.Img, image.Point{}, draw.Src)
-	return r.Inset(-1)
+	return r.Inset(-1), country
 }
+
+const locatorTextSize = 10
 
 // drawFooter draws the legend, the scale bar and the extent; it returns
 // the scale bar's label.
 // Its text stays left of textRight (the locator sits beyond it).
-func drawFooter(cv *canvas.Canvas, p projection, legend *Legend, kmPerPixel, height, textRight float64, places bool) string {
+// placesSource is the attribution of the places named ("" for none).
+func drawFooter(cv *canvas.Canvas, p projection, legend *Legend, kmPerPixel, height, textRight float64, placesSource string) string {
 	top := p.top + p.h
 	cv.Rect(0, top, p.w, top+height, paper)
 	x := 8.0
@@ -524,11 +583,12 @@ func drawFooter(cv *canvas.Canvas, p projection, legend *Legend, kmPerPixel, hei
 	cv.Text(label, x+barPx+6, top+18, 11, ink)
 	ext := fmt.Sprintf("lon %s … %s, lat %s … %s", trimCoord(normLon(p.ext.Min[0])), trimCoord(normLon(p.ext.Max[0])),
 		trimCoord(p.ext.Min[1]), trimCoord(p.ext.Max[1]))
-	source := "  ·  basemap: Natural Earth 1:110m (public domain)"
-	if places {
-		source = "  ·  basemap, places: Natural Earth 1:110m (public domain)"
+	cv.Text(canvas.FitText(ext+"  ·  basemap: Natural Earth 1:110m (public domain)", textRight-8, 10), 8, top+37, 10, faintInk)
+	if placesSource != "" {
+		// A line of its own: with the extent's it would be cut short, and
+		// the GeoNames licence asks for the attribution.
+		cv.Text(canvas.FitText("places: "+placesSource, textRight-8, 10), 8, top+52, 10, faintInk)
 	}
-	cv.Text(canvas.FitText(ext+source, textRight-8, 10), 8, top+37, 10, faintInk)
 	return label
 }
 

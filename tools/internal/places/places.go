@@ -2,7 +2,9 @@
 // on the ground, offline: countries and first-level regions to their
 // Natural Earth 1:10m outlines, cities to a city-sized area, points to a
 // small circle. It returns facts (what was found, from which source, what
-// else the name could mean); the tools word them.
+// else the name could mean); the tools word them. The maps ask it too
+// (landmarks.go): the cities inside a frame, the nearest city, the
+// country at a point.
 //
 // The gazetteer is embedded (data/README.md) and loaded on the first
 // lookup.
