@@ -122,10 +122,13 @@ var placeSources = []func(p projection) (framePlaces, error){gazetteerPlaces, pl
 // test can take the gazetteer away.
 var gazetteer = struct {
 	citiesIn      func(west, south, east, north float64, n int) ([]places.Landmark, error)
-	nearestCity   func(lon, lat float64) (places.Landmark, float64, error)
+	nearestCity   func(lon, lat float64, minPopulation int64) (places.Landmark, float64, error)
 	countryAt     func(lon, lat float64) (places.Place, bool, error)
 	countryByCode func(iso2 string) (places.Place, bool, error)
 }{places.CitiesIn, places.NearestCity, places.CountryAt, places.CountryByCode}
+
+// edgeLabelMinPopulation is the size of town the edge label names first.
+const edgeLabelMinPopulation = 100_000
 
 // gazetteerSource is the attribution the GeoNames licence (CC BY 4.0) asks
 // for.
@@ -143,8 +146,14 @@ func gazetteerPlaces(p projection) (framePlaces, error) {
 	if len(fp.inside) > 0 {
 		return fp, nil
 	}
+	// Off the frame, a town people know orients better than the nearest
+	// hamlet ("Lisbon 180 km E", not a village of 2,000 on the coast);
+	// where no such town is within reach, the nearest city of any size.
 	center := p.ext.Center()
-	c, km, err := gazetteer.nearestCity(center[0], center[1])
+	c, km, err := gazetteer.nearestCity(center[0], center[1], edgeLabelMinPopulation)
+	if err == nil && km > maxNearestKm {
+		c, km, err = gazetteer.nearestCity(center[0], center[1], 0)
+	}
 	if err != nil {
 		return framePlaces{}, err
 	}

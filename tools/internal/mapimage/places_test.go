@@ -161,20 +161,28 @@ func TestPlacesNameTheFrame(t *testing.T) {
 		}
 	}
 
-	// Off Portugal's coast no city is inside: the nearest is named at the
-	// edge, with its distance and direction from the map's centre.
+	// Off Portugal's coast no city is inside: the nearest town of 100,000
+	// people is named at the edge, with its distance and direction from
+	// the map's centre, not the nearer coastal village.
 	m, err = Render(Spec{Footprints: []Footprint{{Polygons: box(-11.3, 38.9, -11.0, 39.1), Color: blue, Label: "1"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	preview(t, m)
 	c := m.Extent.Center()
-	near, km, err := places.NearestCity(c[0], c[1])
+	near, km, err := places.NearestCity(c[0], c[1], edgeLabelMinPopulation)
 	if err != nil {
 		t.Fatal(err)
 	}
+	village, villageKm, err := places.NearestCity(c[0], c[1], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if village.Population >= edgeLabelMinPopulation || villageKm >= km {
+		t.Fatalf("the nearest place is %s (%d people, %.0f km): the case wants a nearer small one", village.Name, village.Population, villageKm)
+	}
 	if want := []string{fmt.Sprintf("%s %s E", labelName(near.Name), roundKm(km))}; !slices.Equal(m.Places, want) {
-		t.Errorf("places %q, want %q", m.Places, want)
+		t.Errorf("places %q, want %q (not %s %s)", m.Places, want, village.Name, roundKm(villageKm))
 	}
 	// Mid-Pacific: the nearest place is too far to help; the locator says where.
 	m, err = Render(Spec{Footprints: []Footprint{{Polygons: box(-150.3, 10.0, -150.0, 10.2), Color: blue}}})
@@ -238,7 +246,7 @@ func TestPlacesFallBackWithoutTheGazetteer(t *testing.T) {
 	t.Cleanup(func() { gazetteer, placeSources = saved, savedSources })
 	missing := errors.New("the gazetteer is missing")
 	gazetteer.citiesIn = func(float64, float64, float64, float64, int) ([]places.Landmark, error) { return nil, missing }
-	gazetteer.nearestCity = func(float64, float64) (places.Landmark, float64, error) { return places.Landmark{}, 0, missing }
+	gazetteer.nearestCity = func(float64, float64, int64) (places.Landmark, float64, error) { return places.Landmark{}, 0, missing }
 	gazetteer.countryAt = func(float64, float64) (places.Place, bool, error) { return places.Place{}, false, missing }
 	gazetteer.countryByCode = func(string) (places.Place, bool, error) { return places.Place{}, false, missing }
 

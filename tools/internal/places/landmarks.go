@@ -129,10 +129,11 @@ func CitiesIn(west, south, east, north float64, n int) ([]Landmark, error) {
 	return out, nil
 }
 
-// NearestCity returns the city nearest to lon, lat on the sphere and its
-// great-circle distance in kilometres. It fails only when the gazetteer
-// cannot be loaded.
-func NearestCity(lon, lat float64) (Landmark, float64, error) {
+// NearestCity returns the city nearest to lon, lat on the sphere among
+// the national capitals and the cities of at least minPopulation people
+// (0: every city), and its great-circle distance in kilometres. It fails
+// only when the gazetteer cannot be loaded.
+func NearestCity(lon, lat float64, minPopulation int64) (Landmark, float64, error) {
 	lx, d, err := loadLandmarks()
 	if err != nil {
 		return Landmark{}, 0, err
@@ -143,6 +144,11 @@ func NearestCity(lon, lat float64) (Landmark, float64, error) {
 	p := unitVector(lon, lat)
 	best, bestChord := 0, float32(math.Inf(1))
 	for k, q := range lx.xyz {
+		// The index runs capitals first, then by population: past the
+		// first smaller city every one is smaller.
+		if c := &d.Cities[lx.city[k]]; !c.Capital && c.Population < minPopulation {
+			break
+		}
 		dx, dy, dz := q[0]-p[0], q[1]-p[1], q[2]-p[2]
 		if c := dx*dx + dy*dy + dz*dz; c < bestChord {
 			best, bestChord = k, c

@@ -53,16 +53,23 @@ func TestLandmarksMatchAScanOfEveryCity(t *testing.T) {
 			}
 		}
 
-		near, km, err := NearestCity(lon, lat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		best := math.Inf(1)
-		for _, c := range cities {
-			best = math.Min(best, greatCircleKm(lat, lon, c.Lat, c.Lon))
-		}
-		if math.Abs(km-best) > 0.01 {
-			t.Errorf("nearest to %g, %g: %s at %.3f km, a scan finds one at %.3f km", lon, lat, near.Name, km, best)
+		for _, minPop := range []int64{0, 100_000} {
+			near, km, err := NearestCity(lon, lat, minPop)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !near.Capital && near.Population < minPop {
+				t.Errorf("nearest to %g, %g of at least %d people: %s has %d", lon, lat, minPop, near.Name, near.Population)
+			}
+			best := math.Inf(1)
+			for _, c := range cities {
+				if c.Capital || c.Population >= minPop {
+					best = math.Min(best, greatCircleKm(lat, lon, c.Lat, c.Lon))
+				}
+			}
+			if math.Abs(km-best) > 0.01 {
+				t.Errorf("nearest to %g, %g of at least %d people: %s at %.3f km, a scan finds one at %.3f km", lon, lat, minPop, near.Name, km, best)
+			}
 		}
 	}
 }
@@ -135,6 +142,6 @@ func BenchmarkCitiesIn(b *testing.B) {
 	for b.Loop() {
 		// A sparse frame (the whole scan) and the nearest city.
 		_, _ = CitiesIn(-150.3, 10.0, -150.0, 10.2, 40)
-		_, _, _ = NearestCity(-150.15, 10.1)
+		_, _, _ = NearestCity(-150.15, 10.1, 0)
 	}
 }
