@@ -488,6 +488,21 @@ var (
 	locatorCountry = color.NRGBA{0x9c, 0x8f, 0x78, 0xff}
 )
 
+// ringsInFrame projects the polygons that reach the inset's world frame,
+// each shifted by the turns that bring it in (the frame is centred on the
+// map, so it spans past ±180).
+func ringsInFrame(world projection, polys orb.MultiPolygon) [][]pt {
+	var out [][]pt
+	for _, dx := range turns {
+		for _, poly := range polys {
+			if shiftBound(poly.Bound(), dx).Intersects(world.ext) {
+				out = append(out, rings(world, orb.MultiPolygon{shiftPolygon(poly, dx)})...)
+			}
+		}
+	}
+	return out
+}
+
 // drawLocator draws a small world map at the footer's right with the
 // map's extent marked, for maps too zoomed in to show where they are, and
 // returns where it drew it and the country named on it. The land is the
@@ -504,15 +519,7 @@ func drawLocator(cv *canvas.Canvas, p projection, w *World, fp framePlaces) (ima
 	center := p.ext.Center()
 	world := projection{ext: orb.Bound{Min: orb.Point{center[0] - 180, -90}, Max: orb.Point{center[0] + 180, 90}},
 		pxPerDegX: iw / 360.0, pxPerDegY: ih / 180.0, w: iw, h: ih}
-	var landRings [][]pt
-	for _, dx := range turns {
-		for _, poly := range w.Land {
-			if shiftBound(poly.Bound(), dx).Intersects(world.ext) {
-				landRings = append(landRings, rings(world, orb.MultiPolygon{shiftPolygon(poly, dx)})...)
-			}
-		}
-	}
-	inset.Fill(landRings, locatorLand)
+	inset.Fill(ringsInFrame(world, w.Land), locatorLand)
 	// The country: none at sea, nor when the gazetteer cannot be loaded
 	// (the place labels have said why on stderr).
 	country := ""
@@ -523,15 +530,7 @@ func drawLocator(cv *canvas.Canvas, p projection, w *World, fp framePlaces) (ima
 		c, ok, err = gazetteer.countryByCode(fp.inside[0].Country)
 	}
 	if err == nil && ok {
-		var shaded [][]pt
-		for _, dx := range turns {
-			for _, poly := range c.Area {
-				if shiftBound(poly.Bound(), dx).Intersects(world.ext) {
-					shaded = append(shaded, rings(world, orb.MultiPolygon{shiftPolygon(poly, dx)})...)
-				}
-			}
-		}
-		inset.Fill(shaded, locatorCountry)
+		inset.Fill(ringsInFrame(world, c.Area), locatorCountry)
 		country = c.Name
 	}
 	// Mark the extent; at least a few pixels, so a tiny extent still shows.
