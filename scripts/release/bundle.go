@@ -153,38 +153,31 @@ func stageBundle(root, stage string, f facts) error {
 		return fmt.Errorf("manifest.json: want exactly one %s to stamp, found %d (regenerate it: go generate ./...)", devManifestVersion, n)
 	}
 	manifest = bytes.Replace(manifest, []byte(devManifestVersion), []byte(`"version": "`+f.Version+`"`), 1)
-	files := []struct {
+	type stagedFile struct {
 		path string
 		data []byte
 		mode fs.FileMode
-	}{
+	}
+	files := []stagedFile{
 		{"manifest.json", manifest, 0o644},
 		{launcherPath, launcherScript, 0o755},
 	}
 	// The binaries go with their licence, the attributions of the data they
 	// embed and the licences of the modules compiled into them (adr/0036).
+	// One gazetteer for the five binaries, in the folder above theirs
+	// (they are built with -tags places_beside; adr/0043).
+	var copies [][2]string // from the repository, to the bundle
 	for _, name := range bundledRepoFiles {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		copies = append(copies, [2]string{name, name})
+	}
+	copies = append(copies, [2]string{gazetteerSource, "server/places.bin.zst"})
+	for _, c := range copies {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(c[0])))
 		if err != nil {
 			return err
 		}
-		files = append(files, struct {
-			path string
-			data []byte
-			mode fs.FileMode
-		}{name, data, 0o644})
+		files = append(files, stagedFile{c[1], data, 0o644})
 	}
-	// One gazetteer for the five binaries, in the folder above theirs
-	// (they are built with -tags places_beside; adr/0033).
-	gazetteer, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(gazetteerSource)))
-	if err != nil {
-		return err
-	}
-	files = append(files, struct {
-		path string
-		data []byte
-		mode fs.FileMode
-	}{"server/places.bin.zst", gazetteer, 0o644})
 	for _, file := range files {
 		p := filepath.Join(stage, filepath.FromSlash(file.path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
