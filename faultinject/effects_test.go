@@ -100,6 +100,9 @@ var forms = []form{
 // observe sends one request and reads the whole answer within timeout.
 func observe(t *testing.T, client *http.Client, method, url string, timeout time.Duration) observation {
 	t.Helper()
+	// The clock starts before the deadline is set, so that a request ended
+	// by its deadline measures at least timeout (wantTimedOut).
+	o := observation{start: time.Now()}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url+"/collections/sentinel-2-l2a", nil)
@@ -108,7 +111,6 @@ func observe(t *testing.T, client *http.Client, method, url string, timeout time
 	}
 	req.Header.Set(HeaderTool, "get_collection")
 	req.Header.Set(HeaderInvocation, "1")
-	o := observation{start: time.Now()}
 	o.resp, o.doErr = client.Do(req)
 	o.headersAt = time.Since(o.start)
 	if o.doErr == nil {
