@@ -79,6 +79,21 @@ type sloHarness struct {
 	catalogs *tools.Catalogs
 	session  *mcp.ClientSession
 	catalog  string // base URL of the catalog server
+	// upstreams are the catalog and asset servers, closed by settle.
+	upstreams []*httptest.Server
+}
+
+// settle closes the upstream servers, which waits for the requests they
+// are still handling, so that the journal and served are final when a
+// test compares them. A call can end before its last request arrives: a
+// hedged copy or an attempt cut by its timeout may already be on the wire,
+// and on a loaded machine the server reads it later, journals it and
+// serves it. Counted between those two steps it shows as a served request
+// the journal never let through. The harness takes no calls afterwards.
+func (h *sloHarness) settle() {
+	for _, s := range h.upstreams {
+		s.Close()
+	}
 }
 
 // newSLOHarness starts the catalog and asset servers and the MCP server.
@@ -125,7 +140,8 @@ func newSLOHarness(tb testing.TB, cfg sloConfig) *sloHarness {
 	server := tools.NewServer(deps, "slo")
 	server.AddReceivingMiddleware(correlationFromMeta)
 	cs := connectInMemory(tb, server, "slo")
-	return &sloHarness{injector: injector, served: served, requests: timer, layer: deps.Layer, catalogs: deps.Catalogs, session: cs, catalog: catalog.URL}
+	return &sloHarness{injector: injector, served: served, requests: timer, layer: deps.Layer, catalogs: deps.Catalogs, session: cs, catalog: catalog.URL,
+		upstreams: []*httptest.Server{catalog, assets}}
 }
 
 // wrapUpstream puts the injector and the latency model around h in the

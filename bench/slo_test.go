@@ -90,6 +90,7 @@ func runSLOWith(t *testing.T, plan faultinject.Plan, policy reliability.Policy, 
 				n = min(n, sloPerCallInvocations)
 			}
 			outcomes := h.run(t, c, n, parallel)
+			h.settle()
 			s := summarize(c.tool, outcomes, h.injector.Journal())
 			s.served = int(h.served.Load())
 			t.Logf("%s (%s)", s, c.why)
