@@ -8,6 +8,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stacmcp/stac-mcp/reliability"
+	"github.com/stacmcp/stac-mcp/tools/advice"
+	"github.com/stacmcp/stac-mcp/tools/internal/workbudget"
 )
 
 // Keys of a tool result's _meta.
@@ -61,9 +63,25 @@ func (m *callMeta) record(receipt reliability.Receipt, err error) {
 	defer m.mu.Unlock()
 	m.set, m.receipt = true, receipt
 	var denial *reliability.Denial
-	if errors.As(err, &denial) {
+	var busy *workbudget.BusyError
+	switch {
+	case errors.As(err, &denial):
 		m.denial = denial
+	case errors.As(err, &busy):
+		m.denial = busyDenial(receipt)
 	}
+}
+
+// busyDenial is the _meta denial of a call that waited in line for one of
+// this server's work budgets (CPU slots, decoded pixels) until its wait
+// ended: the code the layer gives a request refused by one of its own
+// limits, so that a client reads the same retry signal from either, where
+// an error without a denial reads as a failure nobody explained.
+func busyDenial(receipt reliability.Receipt) *reliability.Denial {
+	d := &reliability.Denial{Code: reliability.CodeOverloaded, Attempts: receipt.Attempts,
+		ElapsedMS: receipt.ElapsedMS, Recovery: reliability.RecoveryRetry}
+	d.Next = advice.Next(d, reliability.Situation{})
+	return d
 }
 
 // handlerRan reports whether the tool handler ran (and recorded a

@@ -154,7 +154,8 @@ func TestGetItemPreviewRespectsTheDecodeBudget(t *testing.T) {
 }
 
 // While other images hold the budget, a preview waits in line, then the
-// call fails saying the server is busy decoding and to retry.
+// call fails saying the server is busy decoding and to retry, with an
+// "overloaded" denial in its _meta.
 func TestGetItemPreviewWaitsForThePixelBudget(t *testing.T) {
 	t.Parallel()
 	catalogURL, _, _ := newPreviewCatalog(t)
@@ -166,9 +167,15 @@ func TestGetItemPreviewWaitsForThePixelBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := callErr(t, cs, "get_item_preview", map[string]any{"collection_id": "previews", "item_id": "thumb-jpeg"})
-	if !strings.Contains(msg, "busy decoding other images") || !strings.Contains(msg, "retry") || !strings.Contains(msg, DecodeBudgetSetting) {
-		t.Errorf("with the budget spent: %q", msg)
+	res := callTool(t, cs, "get_item_preview", map[string]any{"collection_id": "previews", "item_id": "thumb-jpeg"})
+	msg := resultText(res)
+	if !res.IsError || !strings.Contains(msg, "busy decoding other images") || !strings.Contains(msg, "retry") || !strings.Contains(msg, DecodeBudgetSetting) {
+		t.Errorf("with the budget spent (isError %v): %q", res.IsError, msg)
+	}
+	// The refusal carries the denial a limit of this server gives, so a
+	// client reads "retry" from _meta as it does for the layer's refusals.
+	if d := denialOf(t, res); d.Code != reliability.CodeOverloaded || d.Recovery != reliability.RecoveryRetry || d.Next == "" {
+		t.Errorf("denial %+v; want code %s, recovery %s and a next step", d, reliability.CodeOverloaded, reliability.RecoveryRetry)
 	}
 	hold()
 	callOK(t, cs, "get_item_preview", map[string]any{"collection_id": "previews", "item_id": "thumb-jpeg"})
