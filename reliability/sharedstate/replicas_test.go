@@ -98,6 +98,61 @@ type replicaOptions struct {
 	seed   uint64
 	// wrap, when set, puts a test's store in front of the Redis one.
 	wrap func(*sharedstate.Store) reliability.SharedStore
+	// boundedStore keeps the layer's own bound on every store operation
+	// (250 ms): the outage tests, which are about what that bound does.
+	// Without it the store is a patientStore.
+	boundedStore bool
+}
+
+// patientStore lets every operation finish however long it takes: the
+// tests that count what replicas share (one budget of retries, one read
+// of the catalog) are not about the store being slow, and on a loaded
+// machine an operation past the layer's bound sends that replica to its
+// own state for the call, which shows as one retry or read too many.
+type patientStore struct{ reliability.SharedStore }
+
+func (p patientStore) Ping(ctx context.Context) error {
+	return p.SharedStore.Ping(context.WithoutCancel(ctx))
+}
+
+func (p patientStore) CacheRead(ctx context.Context, host, key string) (string, []byte, error) {
+	return p.SharedStore.CacheRead(context.WithoutCancel(ctx), host, key)
+}
+
+func (p patientStore) CacheWrite(ctx context.Context, host, key, gen string, entry []byte, ttl time.Duration, maxBytes int64) (bool, error) {
+	return p.SharedStore.CacheWrite(context.WithoutCancel(ctx), host, key, gen, entry, ttl, maxBytes)
+}
+
+func (p patientStore) Invalidate(ctx context.Context, hosts []string, all bool) error {
+	return p.SharedStore.Invalidate(context.WithoutCancel(ctx), hosts, all)
+}
+
+func (p patientStore) Lead(ctx context.Context, claim, token string, ttl time.Duration) (bool, error) {
+	return p.SharedStore.Lead(context.WithoutCancel(ctx), claim, token, ttl)
+}
+
+func (p patientStore) Unlead(ctx context.Context, claim, token string) error {
+	return p.SharedStore.Unlead(context.WithoutCancel(ctx), claim, token)
+}
+
+func (p patientStore) BudgetTake(ctx context.Context, host string, cost, capacity int) (bool, int, error) {
+	return p.SharedStore.BudgetTake(context.WithoutCancel(ctx), host, cost, capacity)
+}
+
+func (p patientStore) BudgetRefund(ctx context.Context, host string, amount, capacity int) (int, error) {
+	return p.SharedStore.BudgetRefund(context.WithoutCancel(ctx), host, amount, capacity)
+}
+
+func (p patientStore) BreakerAllow(ctx context.Context, host string, now time.Time, r reliability.BreakerRules) (bool, bool, reliability.BreakerView, error) {
+	return p.SharedStore.BreakerAllow(context.WithoutCancel(ctx), host, now, r)
+}
+
+func (p patientStore) BreakerRecord(ctx context.Context, host string, o reliability.BreakerOutcome, now time.Time, openFor time.Duration, r reliability.BreakerRules) (reliability.BreakerView, error) {
+	return p.SharedStore.BreakerRecord(context.WithoutCancel(ctx), host, o, now, openFor, r)
+}
+
+func (p patientStore) Peek(ctx context.Context, hosts []string, capacity int) ([]reliability.BreakerView, []int, error) {
+	return p.SharedStore.Peek(context.WithoutCancel(ctx), hosts, capacity)
 }
 
 func newReplica(t *testing.T, redisURL string, up http.RoundTripper, o replicaOptions) *replica {
@@ -116,6 +171,9 @@ func newReplica(t *testing.T, redisURL string, up http.RoundTripper, o replicaOp
 	var shared reliability.SharedStore = store
 	if o.wrap != nil {
 		shared = o.wrap(store)
+	}
+	if !o.boundedStore {
+		shared = patientStore{shared}
 	}
 	l := reliability.New(p, reliability.Options{Transport: up, Logger: &logger, Shared: shared, Now: o.now,
 		Rand: rand.New(rand.NewPCG(o.seed, 7))})
@@ -513,8 +571,8 @@ func TestRedisGoneReadsKeepWorkingAndRecover(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := newFakeClock()
 	up := newCatalog(func(req *http.Request) *http.Response { return answer(200, `{"path":"`+req.URL.Path+`"}`) })
-	a := newReplica(t, srv.URL, up, replicaOptions{now: clock.now})
-	b := newReplica(t, srv.URL, up, replicaOptions{now: clock.now, seed: 1})
+	a := newReplica(t, srv.URL, up, replicaOptions{now: clock.now, boundedStore: true})
+	b := newReplica(t, srv.URL, up, replicaOptions{now: clock.now, seed: 1, boundedStore: true})
 	if _, _, err := a.get("/x"); err != nil {
 		t.Fatal(err)
 	}
@@ -593,8 +651,8 @@ func TestWritesDuringAnOutageArePassedOnAtRecovery(t *testing.T) {
 		}
 		return answer(200, fmt.Sprintf(`{"version":%d}`, version.Load()))
 	})
-	a := newReplica(t, url, up, replicaOptions{now: clock.now})
-	b := newReplica(t, url, up, replicaOptions{now: clock.now})
+	a := newReplica(t, url, up, replicaOptions{now: clock.now, boundedStore: true})
+	b := newReplica(t, url, up, replicaOptions{now: clock.now, boundedStore: true})
 	if _, body, _ := a.get("/items/i"); body != `{"version":0}` {
 		t.Fatal(body)
 	}
@@ -672,7 +730,7 @@ func TestHungRedisBoundsReads(t *testing.T) {
 	})
 	clock := newFakeClock()
 	up := newCatalog(func(*http.Request) *http.Response { return answer(200, `{}`) })
-	r := newReplica(t, "redis://"+ln.Addr().String(), up, replicaOptions{now: clock.now})
+	r := newReplica(t, "redis://"+ln.Addr().String(), up, replicaOptions{now: clock.now, boundedStore: true})
 	for i := range 5 {
 		if _, body := r.getWithin(t, fmt.Sprintf("/hung/%d", i)); body != `{}` {
 			t.Fatalf("read %d with a hung Redis: %q", i, body)
