@@ -36,8 +36,13 @@ type renderedMap struct {
 	extent        orb.Bound
 	scaleBar      string
 	places        []string
+	placesErr     error // why the places came from a smaller set (mapimage.Map.PlacesErr)
 	width, height int
 }
+
+// placesFallbackLogged logs a map's missing gazetteer once a process: it
+// is loaded once, so every later map fails the same way.
+var placesFallbackLogged sync.Once
 
 // renderWithin is render that gives up when ctx ends first. Drawing is CPU
 // work nothing can interrupt (the first map of a process also decodes the
@@ -82,6 +87,11 @@ func (c *mapCache) renderWithin(ctx context.Context, spec mapimage.Spec, w *work
 		defer func() { done <- r }()
 		defer recoverAs(*log, "map_items: drawing the map", &r.err)
 		r.m, r.err = c.render(spec)
+		if r.err == nil && r.m.placesErr != nil {
+			placesFallbackLogged.Do(func() {
+				log.Warn().Err(r.m.placesErr).Str("event", "places_fallback").Msg("map_items: place names come from a smaller set (or none); the maps are drawn without the gazetteer's cities")
+			})
+		}
 	}()
 	select {
 	case r := <-done:
@@ -134,7 +144,7 @@ func (c *mapCache) render(spec mapimage.Spec) (*renderedMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &renderedMap{png: data, extent: m.Extent, scaleBar: m.ScaleBar, places: m.Places, width: m.Image.Bounds().Dx(), height: m.Image.Bounds().Dy()}
+	r := &renderedMap{png: data, extent: m.Extent, scaleBar: m.ScaleBar, places: m.Places, placesErr: m.PlacesErr, width: m.Image.Bounds().Dx(), height: m.Image.Bounds().Dy()}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()

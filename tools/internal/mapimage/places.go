@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	_ "embed"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -199,25 +199,21 @@ func placesOf110m(p projection) (framePlaces, error) {
 	return fp, nil
 }
 
-// findPlaces asks each source in turn; a source that fails is logged and
-// the next one asked. With none left (a build defect, caught by the
-// tests), it finds nothing: the map is still useful without names.
-func findPlaces(p projection) (framePlaces, bool) {
+// findPlaces asks each source in turn and returns the first answer, with
+// the failures of the sources before it (nil when the first answered), for
+// the caller to log. With none left (a build defect, caught by the tests),
+// it finds nothing: the map is still useful without names.
+func findPlaces(p projection) (framePlaces, error) {
+	var failed []error
 	for _, src := range placeSources {
 		fp, err := src(p)
 		if err == nil {
-			return fp, true
+			return fp, errors.Join(failed...)
 		}
-		placesFailed.Do(func() {
-			fmt.Fprintf(os.Stderr, "mapimage: place names from a smaller set: %v\n", err)
-		})
+		failed = append(failed, err)
 	}
-	return framePlaces{}, false
+	return framePlaces{}, errors.Join(failed...)
 }
-
-// placesFailed logs a source's failure once a process: it fails the same
-// way on every map.
-var placesFailed sync.Once
 
 // drawPlaces names a few populated places for orientation on maps zoomed
 // in past the locator threshold: the most important places inside the

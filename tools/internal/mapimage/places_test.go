@@ -213,6 +213,9 @@ func TestPlacesNameTheTownsOfATile(t *testing.T) {
 				t.Fatal(err)
 			}
 			preview(t, m)
+			if m.PlacesErr != nil {
+				t.Errorf("PlacesErr %v with the gazetteer there", m.PlacesErr)
+			}
 			inFrame, err := places.CitiesIn(m.Extent.Min[0], m.Extent.Min[1], m.Extent.Max[0], m.Extent.Max[1], 1000)
 			if err != nil {
 				t.Fatal(err)
@@ -260,6 +263,9 @@ func TestPlacesFallBackWithoutTheGazetteer(t *testing.T) {
 	preview(t, m)
 	if want := []string{"Ottawa 260 km NW"}; !slices.Equal(m.Places, want) {
 		t.Errorf("places %q, want %q", m.Places, want)
+	}
+	if !errors.Is(m.PlacesErr, missing) {
+		t.Errorf("PlacesErr %v, want the gazetteer's failure for the caller to log", m.PlacesErr)
 	}
 	if m.Country != "" || m.Locator.Empty() {
 		t.Errorf("locator at %v naming %q, want one naming no country", m.Locator, m.Country)

@@ -72,6 +72,10 @@ type Map struct {
 	// Places are the populated places named on the map ("Name 230 km NW"
 	// for the nearest one when none is inside the frame).
 	Places []string
+	// PlacesErr says why the places were named from a smaller set, or not
+	// at all (the gazetteer could not be loaded); nil when they come from
+	// the gazetteer. The map is complete either way: the caller logs it.
+	PlacesErr error
 }
 
 // Layout.
@@ -167,12 +171,13 @@ func Render(spec Spec) (*Map, error) {
 	labels := drawLabels(cv, proj, spec.Footprints)
 	var places []string
 	var found framePlaces
+	var placesErr error
 	placesSource := ""
 	if locator {
 		// Local and regional maps get place names; a continental map shows
 		// where it is by its coasts.
 		var named []placeLabel
-		found, _ = findPlaces(proj)
+		found, placesErr = findPlaces(proj)
 		named, placesSource = drawPlaces(cv, proj, found, labels)
 		for _, l := range named {
 			places = append(places, l.text)
@@ -182,7 +187,7 @@ func Render(spec Spec) (*Map, error) {
 	cv.Rect(0, 0, proj.w, proj.top, paper)
 	cv.Text(canvas.FitText(spec.Title, proj.w-16, 14), 8, 19, 14, ink)
 	m := &Map{Image: cv.Img, Extent: proj.ext, KmPerPixel: kmPerDegLon(proj.ext.Center()[1]) / proj.pxPerDegX,
-		Frame: image.Rect(0, int(proj.top), int(proj.w), int(proj.top+proj.h)), Places: places}
+		Frame: image.Rect(0, int(proj.top), int(proj.w), int(proj.top+proj.h)), Places: places, PlacesErr: placesErr}
 	textRight := proj.w - 8
 	if locator {
 		textRight = proj.w - locatorW - 24
@@ -521,7 +526,7 @@ func drawLocator(cv *canvas.Canvas, p projection, w *World, fp framePlaces) (ima
 		pxPerDegX: iw / 360.0, pxPerDegY: ih / 180.0, w: iw, h: ih}
 	inset.Fill(ringsInFrame(world, w.Land), locatorLand)
 	// The country: none at sea, nor when the gazetteer cannot be loaded
-	// (the place labels have said why on stderr).
+	// (Map.PlacesErr says why, for the caller to log).
 	country := ""
 	c, ok, err := gazetteer.countryAt(center[0], center[1])
 	if err == nil && !ok && len(fp.inside) > 0 && fp.source == gazetteerSource {
