@@ -192,7 +192,7 @@ func placesOf110m(p projection) (framePlaces, error) {
 	}
 	center := p.ext.Center()
 	for i, pl := range list {
-		if d := greatCircleKm(center[1], center[0], pl.Lat, pl.Lon); fp.nearest == nil || d < fp.nearestKm {
+		if d := places.GreatCircleKm(center[1], center[0], pl.Lat, pl.Lon); fp.nearest == nil || d < fp.nearestKm {
 			fp.nearest, fp.nearestKm = &list[i], d
 		}
 	}
@@ -377,15 +377,6 @@ func roundKm(km float64) string {
 func compass(bearing float64) string {
 	dirs := []string{"N", "NE", "E", "SE", "S", "SW", "W", "NW"}
 	return dirs[int(math.Mod(bearing+22.5+720, 360)/45)%8]
-}
-
-const earthRadiusKm = 6371.0088
-
-func greatCircleKm(lat1, lon1, lat2, lon2 float64) float64 {
-	φ1, φ2 := lat1*math.Pi/180, lat2*math.Pi/180
-	dφ, dλ := φ2-φ1, (lon2-lon1)*math.Pi/180
-	a := math.Sin(dφ/2)*math.Sin(dφ/2) + math.Cos(φ1)*math.Cos(φ2)*math.Sin(dλ/2)*math.Sin(dλ/2)
-	return 2 * earthRadiusKm * math.Asin(math.Min(1, math.Sqrt(a)))
 }
 
 // initialBearing is the direction from the first point to the second, in

@@ -155,15 +155,15 @@ func NearestCity(lon, lat float64, minPopulation int64) (Landmark, float64, erro
 		}
 	}
 	l := landmarkOf(d, lx.city[best])
-	return l, greatCircleKm(lat, lon, l.Lat, l.Lon), nil
+	return l, GreatCircleKm(lat, lon, l.Lat, l.Lon), nil
 }
 
 // earthRadiusKm is the mean radius of the WGS 84 ellipsoid.
 const earthRadiusKm = 6371.0088
 
-// greatCircleKm is the distance between two points on the sphere of the
+// GreatCircleKm is the distance between two points on the sphere of the
 // Earth's mean radius, in kilometres.
-func greatCircleKm(lat1, lon1, lat2, lon2 float64) float64 {
+func GreatCircleKm(lat1, lon1, lat2, lon2 float64) float64 {
 	φ1, φ2 := lat1*math.Pi/180, lat2*math.Pi/180
 	dφ, dλ := φ2-φ1, (lon2-lon1)*math.Pi/180
 	a := math.Sin(dφ/2)*math.Sin(dφ/2) + math.Cos(φ1)*math.Cos(φ2)*math.Sin(dλ/2)*math.Sin(dλ/2)

@@ -64,7 +64,7 @@ func TestLandmarksMatchAScanOfEveryCity(t *testing.T) {
 			best := math.Inf(1)
 			for _, c := range cities {
 				if c.Capital || c.Population >= minPop {
-					best = math.Min(best, greatCircleKm(lat, lon, c.Lat, c.Lon))
+					best = math.Min(best, GreatCircleKm(lat, lon, c.Lat, c.Lon))
 				}
 			}
 			if math.Abs(km-best) > 0.01 {
