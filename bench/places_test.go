@@ -22,10 +22,11 @@ var placeQueries = []string{
 
 // BenchmarkPlaceLookup measures resolving a place name to its area, after
 // the gazetteer is loaded: each lookup is timed, and the p50, p99 and
-// slowest are reported (the bound a lookup must keep so that a call never waits on it: p99 under 2 ms on 2 cores,
-// fuzzy matching included), and the slowest query's fastest run (on a
-// shared machine the tail of the wall times is also the scheduler's). first_lookup_ms is the first lookup of the
-// process, which decodes the embedded gazetteer; heap_mib is what the
+// slowest are reported (the bound that keeps a lookup negligible in a
+// call: p99 under 2 ms on 2 cores, fuzzy matching included), and the
+// slowest query's fastest run (on a shared machine the tail of the wall
+// times is also the scheduler's). first_lookup_ms is the first lookup of
+// the process, which decodes the embedded gazetteer; heap_mib is what the
 // loaded gazetteer holds (live heap after a GC, before and after).
 //
 //	go test -run '^$' -bench PlaceLookup -benchtime 20x ./bench/

@@ -366,7 +366,7 @@ func fetchPreview(ctx context.Context, c *Call, href string) (pic *picture.Pictu
 // size, dimensions or decoder error) when the caller may see it: over http
 // (untrusted callers) nothing is said about an answer from another host
 // than the catalog's, since an item's asset href can name any URL this
-// server can reach and the detail would describe it (issue 22).
+// server can reach and the detail would describe it.
 func bodyDetail(c *Call, href, detail string) string {
 	if c.Deps.Catalogs.UntrustedCallers() && !sameHost(href, c.Catalog.URL) {
 		return " (what another host than the catalog's answered is not described to http clients)"

@@ -253,7 +253,7 @@ func adapt[In catalogInput, Out any](name string, d *Deps, h Handler[In, Out], o
 		})
 		holder.record(receipt, err)
 		if err != nil {
-			d.Catalogs.Forget(cat) // a catalog that never answered keeps nothing cached (issue 22)
+			d.Catalogs.Forget(cat) // a catalog that never answered keeps nothing cached, so URLs that never answer cannot fill the table
 			if fed != nil {
 				for _, m := range fed.members[1:] {
 					d.Catalogs.Forget(m)
